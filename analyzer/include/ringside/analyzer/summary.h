@@ -1,0 +1,62 @@
+// analyzer/summary.h — the short run summary `ringside record` prints.
+//
+// Computed in one streaming pass over a trace through storage::TraceReader;
+// holds only per-op, per-rank and per-link aggregates (memory is O(ranks^2),
+// never O(rows)). Nothing here prints: cli/ formats it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ringside::storage {
+class TraceReader;
+}
+
+namespace ringside::analyzer {
+
+struct OpTotals {
+  std::string op;       // allreduce, broadcast, ...
+  std::string library;  // gloo, ...
+  int64_t calls = 0;    // summed over ranks
+  int64_t bytes = 0;    // summed over ranks (CollectiveRow::bytes)
+  int64_t time_ns = 0;  // summed over ranks (end - start)
+};
+
+struct RankTotals {
+  int rank = -1;
+  std::string host;
+  int64_t pid = 0;
+  int64_t calls = 0;
+  int64_t span_ns = 0;      // first collective start to last collective end... see trace_span_ns
+  int64_t comm_ns = 0;      // time inside collectives (union of intervals per rank)
+  int64_t trace_span_ns = 0;// rank's first to last recorded event
+  bool cut_off = false;     // rank's file did not end cleanly
+};
+
+struct LinkTotals {
+  int src = -1;
+  int dst = -1;
+  int64_t messages = 0;  // side = send rows
+  int64_t bytes = 0;     // side = send rows
+  int64_t busy_ns = 0;   // union of [start,end] of its send rows
+};
+
+struct Summary {
+  int world_size = -1;
+  int ranks_present = 0;
+  std::vector<int> missing_ranks;
+  std::vector<int> cut_off_ranks;
+  int64_t dropped_events = 0;  // sum of the drop counters in meta
+  std::vector<std::string> warnings;  // e.g. "interposition inactive: ..."
+  std::vector<OpTotals> ops;          // sorted by time_ns descending
+  std::vector<RankTotals> ranks;      // sorted by rank
+  std::vector<LinkTotals> links;      // sorted by bytes descending (busiest first)
+};
+
+// Returns false and fills *error on a read error.
+bool summarize(storage::TraceReader& reader, Summary* out, std::string* error);
+
+}  // namespace ringside::analyzer

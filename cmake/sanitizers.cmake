@@ -1,0 +1,11 @@
+# Sanitizer builds are one switch away: -DRINGSIDE_SANITIZE=address|thread.
+# They apply to everything compiled in the tree so that tests see one runtime.
+if(RINGSIDE_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+elseif(RINGSIDE_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT RINGSIDE_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "RINGSIDE_SANITIZE must be '', 'address' or 'thread' (got '${RINGSIDE_SANITIZE}')")
+endif()

@@ -1,0 +1,10 @@
+# Warnings for ringside's own targets (never for third-party sources such as
+# the ImGui backends). Call ringside_warnings(<target>) on every target we own.
+function(ringside_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
+    -Wnon-virtual-dtor -Wcast-align -Wunused -Woverloaded-virtual
+    -Wnull-dereference -Wformat=2 -Wimplicit-fallthrough)
+  if(RINGSIDE_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()

@@ -1,0 +1,44 @@
+// storage/merge.h — merges per-rank files into one trace per run.
+//
+// The merged file has the same schema as a rank file plus indexes, with
+// collective ids renumbered to be unique across ranks (transfer.collective_id
+// follows). Ranks whose file did not end cleanly (meta end_state != 'clean')
+// are listed as cut off; ranks below world_size with no file as missing. Both
+// lists are stored in the merged file's meta table.
+// Inputs are opened read-only (a live rank file's -wal is honoured, never
+// copied without it). The output is written to a temporary name and renamed
+// when complete, so a failed merge never leaves a half trace at `output`.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ringside::storage {
+
+struct MergeOptions {
+  std::vector<std::string> inputs;  // rank files
+  std::string output;               // merged trace path
+  bool overwrite = false;           // replace an existing output
+  // Called now and then with rows copied so far and the total to copy.
+  std::function<void(int64_t done, int64_t total)> progress;
+  // key/value pairs added to the merged meta table (e.g. command line).
+  std::vector<std::pair<std::string, std::string>> extra_meta;
+};
+
+struct MergeResult {
+  bool ok = false;
+  std::string error;                  // one line, when !ok
+  std::vector<std::string> warnings;  // one line each (skipped unreadable inputs, ...)
+  int ranks = 0;                      // distinct ranks merged
+  int world_size = -1;
+  int64_t collectives = 0;
+  int64_t transfers = 0;
+  std::vector<int> cut_off_ranks;
+  std::vector<int> missing_ranks;
+};
+
+MergeResult mergeRankFiles(const MergeOptions& options);
+
+}  // namespace ringside::storage

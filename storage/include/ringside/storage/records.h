@@ -1,0 +1,73 @@
+// storage/records.h — the rows of a ringside trace, as plain C++ values.
+//
+// These structs are the whole vocabulary shared by the writer (in the traced
+// process), the merger and the reader (analyzer, reports, viewer). Times are
+// integer nanoseconds on the clock named in RankInfo::clock (CLOCK_MONOTONIC of
+// the rank's host unless said otherwise). Short enumerated strings (op, dtype,
+// phase, ...) are interned by the writer; string_view fields must stay valid
+// only for the duration of the call that takes them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ringside::storage {
+
+// Schema version stored in PRAGMA user_version. Readers refuse newer files.
+inline constexpr int kSchemaVersion = 1;
+
+// Sentinel for "not known / not applicable" in integer columns (stored as NULL).
+inline constexpr int64_t kNone = -1;
+
+struct RankInfo {
+  int32_t rank = -1;        // rank in the world communicator
+  int32_t world_size = -1;  // number of ranks in the world communicator
+  int32_t local_rank = -1;  // rank among the processes of this host
+  std::string host;         // hostname
+  int64_t pid = 0;
+  std::string launcher;     // how the rank was started: torchrun, ompi, slurm, pmi, ringside, unknown
+  std::string clock = "CLOCK_MONOTONIC";  // the clock all *_ns values of this rank use
+  int64_t start_ns = 0;        // process trace start on `clock`
+  int64_t start_unix_ns = 0;   // the same instant on CLOCK_REALTIME (for aligning hosts)
+  std::string command_line;    // argv joined by spaces
+  std::string identity_source; // where rank/world_size came from: gloo, env, none
+};
+
+// One call of a collective (or point-to-point) operation on one rank.
+struct CollectiveRow {
+  int64_t id = 0;            // unique within a rank file; renumbered on merge
+  int32_t rank = -1;
+  std::string_view comm;     // communicator id, equal across the ranks of one communicator
+  int64_t seq = 0;           // call number within `comm`, from 0; matches calls across ranks
+  std::string_view op;       // allreduce, broadcast, allgather, ... (lower case)
+  std::string_view library;  // gloo, nccl, ringside-ring, ringside-tree
+  int64_t bytes = 0;         // payload bytes of this rank's input (see docs/schema.md per op)
+  int64_t count = 0;         // elements
+  std::string_view dtype;    // f32, f64, f16, bf16, i8, u8, i32, i64, ... or "" when unknown
+  std::string_view reduce_op;// sum, prod, min, max, ... or "" when not a reduction/unknown
+  std::string_view algorithm;// ring, bcube, ... or "" when the library chose
+  int64_t start_ns = 0;      // call entered
+  int64_t end_ns = 0;        // call returned
+  int32_t root = -1;         // root rank for rooted ops, else -1
+  int32_t tid = 0;           // OS thread id of the caller
+  int32_t status = 0;        // 0 ok, 1 the call threw/failed
+};
+
+// One message on a directed link, as seen by one side.
+struct TransferRow {
+  int64_t id = 0;              // unique within a file (assigned by the writer when 0)
+  int64_t collective_id = kNone; // CollectiveRow::id of the enclosing call, kNone if none
+  int32_t src_rank = -1;
+  int32_t dst_rank = -1;
+  int64_t bytes = 0;
+  int64_t start_ns = 0;        // posted (send/recv issued)
+  int64_t end_ns = 0;          // completed (last byte written/read); kNone if never completed
+  std::string_view side;       // "send" (seen by src_rank) or "recv" (seen by dst_rank)
+  std::string_view phase;      // reduce-scatter, all-gather, reduce, broadcast, or "" if unknown
+  int32_t step = -1;           // algorithm step, -1 if unknown
+  int32_t chunk = -1;          // chunk within a step, -1 if unknown
+  int64_t slot = kNone;        // library's message tag/slot
+};
+
+}  // namespace ringside::storage

@@ -1,0 +1,50 @@
+// storage/trace_reader.h — the one way to read a trace (merged or per rank).
+//
+// Shared by the analyzer, the reports, the viewer and `ringside merge`.
+// Opens read-only (never needs write access), in SQLite's defensive mode with
+// trusted_schema off and no extensions, runs PRAGMA quick_check first and
+// refuses files that are not ringside traces or have a newer schema version.
+// All failures are reported as one line in *error; nothing throws.
+// Reading is streamed: forEach* visit rows without loading a table in memory.
+// Threads: one TraceReader per thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ringside/storage/records.h"
+
+namespace ringside::storage {
+
+class TraceReader {
+ public:
+  static std::unique_ptr<TraceReader> open(const std::string& path, std::string* error);
+
+  virtual ~TraceReader() = default;
+  TraceReader(const TraceReader&) = delete;
+  TraceReader& operator=(const TraceReader&) = delete;
+
+  virtual int schemaVersion() const = 0;
+  virtual std::vector<RankInfo> ranks() = 0;
+  virtual std::map<std::string, std::string> meta() = 0;
+  virtual int64_t collectiveCount() = 0;
+  virtual int64_t transferCount() = 0;
+
+  // Visit rows ordered by (rank, start_ns). Return false from `fn` to stop.
+  // string_view fields point into storage valid only during the callback.
+  // Returns false (and fills *error) on a read error.
+  virtual bool forEachCollective(const std::function<bool(const CollectiveRow&)>& fn,
+                                 std::string* error) = 0;
+  // Visit rows ordered by (start_ns).
+  virtual bool forEachTransfer(const std::function<bool(const TransferRow&)>& fn,
+                               std::string* error) = 0;
+
+ protected:
+  TraceReader() = default;
+};
+
+}  // namespace ringside::storage
