@@ -1,1 +1,315 @@
-// placeholder: being written
+// analyzer/summary.cpp — the run summary, in one streaming pass.
+//
+// Memory: per-(op, library), per-rank and per-link accumulators only. The
+// interval unions rely on the reader's order: collectives by (rank, start_ns),
+// transfers by start_ns, so each union only has to remember its open interval.
+#include "ringside/analyzer/summary.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "ringside/storage/trace_reader.h"
+
+namespace ringside::analyzer {
+namespace {
+
+using storage::CollectiveRow;
+using storage::TransferRow;
+
+// Total length of a union of intervals fed in order of start.
+class IntervalUnion {
+ public:
+  void add(int64_t start, int64_t end) {
+    if (end < start) end = start;
+    if (!open_) {
+      open_ = true;
+      start_ = start;
+      end_ = end;
+    } else if (start > end_) {
+      closed_ += end_ - start_;
+      start_ = start;
+      end_ = end;
+    } else if (end > end_) {
+      end_ = end;
+    }
+  }
+  int64_t total() const { return closed_ + (open_ ? end_ - start_ : 0); }
+
+ private:
+  bool open_ = false;
+  int64_t start_ = 0;
+  int64_t end_ = 0;
+  int64_t closed_ = 0;
+};
+
+// First and last instant seen.
+struct Span {
+  bool any = false;
+  int64_t first = 0;
+  int64_t last = 0;
+  void add(int64_t start, int64_t end) {
+    end = std::max(start, end);
+    if (!any) {
+      any = true;
+      first = start;
+      last = end;
+      return;
+    }
+    first = std::min(first, start);
+    last = std::max(last, end);
+  }
+  int64_t length() const { return any ? last - first : 0; }
+};
+
+struct RankAcc {
+  int64_t calls = 0;
+  Span collectives;
+  Span events;
+  IntervalUnion comm;
+};
+
+struct SideAcc {
+  int64_t messages = 0;
+  int64_t bytes = 0;
+  IntervalUnion busy;
+  void add(const TransferRow& row) {
+    ++messages;
+    bytes += row.bytes;
+    if (row.end_ns != storage::kNone && row.end_ns >= row.start_ns) busy.add(row.start_ns, row.end_ns);
+  }
+};
+
+struct LinkAcc {
+  SideAcc send;
+  SideAcc recv;
+};
+
+bool parseInt(std::string_view text, int64_t* out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return !text.empty() && ec == std::errc() && ptr == end;
+}
+
+// "1,3, 5" -> {1, 3, 5}; unparsable items are skipped.
+std::vector<int> parseRankList(std::string_view text) {
+  std::vector<int> ranks;
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    int64_t value = 0;
+    if (parseInt(item, &value) && value >= 0 && value <= INT32_MAX) {
+      ranks.push_back(static_cast<int>(value));
+    }
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
+// Per-rank meta: "rank.<r>.<key>" in a merged trace, "<key>" in a rank file.
+struct RankMeta {
+  std::map<int, std::map<std::string, std::string>> by_rank;
+};
+
+RankMeta collectRankMeta(const std::map<std::string, std::string>& meta, bool merged,
+                         int single_rank) {
+  RankMeta out;
+  if (!merged) {
+    out.by_rank[single_rank] = meta;
+    return out;
+  }
+  for (const auto& [key, value] : meta) {
+    if (key.rfind("rank.", 0) != 0) continue;
+    std::string_view rest = std::string_view(key).substr(5);
+    size_t dot = rest.find('.');
+    int64_t rank = 0;
+    if (dot == std::string_view::npos || !parseInt(rest.substr(0, dot), &rank) || rank < 0 ||
+        rank > INT32_MAX) {
+      continue;
+    }
+    out.by_rank[static_cast<int>(rank)][std::string(rest.substr(dot + 1))] = value;
+  }
+  return out;
+}
+
+// One line for all drops: per rank counts when few ranks dropped, else the worst one.
+std::string droppedWarning(const Summary& summary) {
+  std::string text = std::to_string(summary.dropped_events) + " events dropped (event buffers full): ";
+  if (summary.dropped_by_rank.size() <= 4) {
+    std::string sep;
+    for (const auto& [rank, count] : summary.dropped_by_rank) {
+      text += sep + std::to_string(count) + " on rank " + std::to_string(rank);
+      sep = ", ";
+    }
+    return text;
+  }
+  std::vector<int> ranks;
+  std::pair<int, int64_t> worst{-1, -1};
+  for (const auto& [rank, count] : summary.dropped_by_rank) {
+    ranks.push_back(rank);
+    if (count > worst.second) worst = {rank, count};
+  }
+  return text + "ranks " + formatRankList(ranks) + ", most on rank " + std::to_string(worst.first) +
+         " (" + std::to_string(worst.second) + ")";
+}
+
+void addMetaFindings(const std::map<std::string, std::string>& meta,
+                     const std::vector<storage::RankInfo>& infos, Summary* out) {
+  // A merged trace carries the merger's keys; a lone rank file has none of them.
+  bool merged = meta.count("world_size") != 0 || meta.count("cut_off_ranks") != 0 ||
+                meta.count("missing_ranks") != 0 || meta.count("merged_at") != 0;
+  int single_rank = infos.empty() ? 0 : infos.front().rank;
+  RankMeta rank_meta = collectRankMeta(meta, merged, single_rank);
+
+  int64_t world_size = -1;
+  if (auto it = meta.find("world_size"); it != meta.end()) parseInt(it->second, &world_size);
+  if (world_size <= 0) {
+    for (const storage::RankInfo& info : infos) world_size = std::max<int64_t>(world_size, info.world_size);
+  }
+  out->world_size = world_size > 0 ? static_cast<int>(world_size) : -1;
+
+  if (auto it = meta.find("missing_ranks"); it != meta.end()) {
+    out->missing_ranks = parseRankList(it->second);
+  }
+  if (auto it = meta.find("cut_off_ranks"); it != meta.end()) {
+    out->cut_off_ranks = parseRankList(it->second);
+  } else {
+    // No merger's verdict (a rank file, or an older merge): judge by end_state.
+    for (const auto& [rank, keys] : rank_meta.by_rank) {
+      auto state = keys.find("end_state");
+      if (state == keys.end() || state->second != "clean") out->cut_off_ranks.push_back(rank);
+    }
+  }
+
+  std::map<std::string, std::vector<int>> inactive;  // reason -> ranks
+  for (const auto& [rank, keys] : rank_meta.by_rank) {
+    if (auto it = keys.find("events_dropped"); it != keys.end()) {
+      int64_t dropped = 0;
+      if (parseInt(it->second, &dropped) && dropped > 0) {
+        out->dropped_by_rank[rank] = dropped;
+        out->dropped_events += dropped;
+      }
+    }
+    if (auto it = keys.find("interposition"); it != keys.end() &&
+                                               it->second.rfind("inactive", 0) == 0) {
+      inactive[it->second].push_back(rank);
+    }
+  }
+  for (auto& [reason, ranks] : inactive) {
+    std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+    out->warnings.push_back(text + formatRankList(ranks) + ": interposition " + reason);
+  }
+  if (out->dropped_events > 0) out->warnings.push_back(droppedWarning(*out));
+}
+
+}  // namespace
+
+std::string formatRankList(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += std::to_string(ranks[i]);
+    if (j > i) out += (j == i + 1 ? "," : "-") + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
+  *out = Summary{};
+  std::vector<storage::RankInfo> infos = reader.ranks();
+  addMetaFindings(reader.meta(), infos, out);
+
+  std::map<std::pair<std::string, std::string>, OpTotals> ops;
+  std::map<int, RankAcc> ranks;
+  for (const storage::RankInfo& info : infos) ranks[info.rank];
+  bool ok = reader.forEachCollective(
+      [&](const CollectiveRow& row) {
+        ++out->collectives;
+        int64_t duration = std::max<int64_t>(0, row.end_ns - row.start_ns);
+        auto key = std::make_pair(std::string(row.op), std::string(row.library));
+        auto [it, inserted] = ops.try_emplace(key);
+        OpTotals& op = it->second;
+        if (inserted) std::tie(op.op, op.library) = key;
+        ++op.calls;
+        op.bytes += row.bytes;
+        op.time_ns += duration;
+
+        RankAcc& rank = ranks[row.rank];
+        ++rank.calls;
+        rank.collectives.add(row.start_ns, row.end_ns);
+        rank.events.add(row.start_ns, row.end_ns);
+        rank.comm.add(row.start_ns, row.end_ns);
+        return true;
+      },
+      error);
+  if (!ok) return false;
+
+  std::map<std::pair<int, int>, LinkAcc> links;
+  ok = reader.forEachTransfer(
+      [&](const TransferRow& row) {
+        ++out->transfers;
+        bool send = row.side == "send";
+        if (!send && row.side != "recv") return true;
+        LinkAcc& link = links[{row.src_rank, row.dst_rank}];
+        (send ? link.send : link.recv).add(row);
+        int recorder = send ? row.src_rank : row.dst_rank;
+        int64_t end = row.end_ns == storage::kNone ? row.start_ns : row.end_ns;
+        if (recorder >= 0) ranks[recorder].events.add(row.start_ns, end);
+        return true;
+      },
+      error);
+  if (!ok) return false;
+
+  for (auto& [key, op] : ops) out->ops.push_back(std::move(op));
+  std::sort(out->ops.begin(), out->ops.end(), [](const OpTotals& a, const OpTotals& b) {
+    return std::tie(b.time_ns, a.op, a.library) < std::tie(a.time_ns, b.op, b.library);
+  });
+
+  std::set<int> cut_off(out->cut_off_ranks.begin(), out->cut_off_ranks.end());
+  for (const auto& [rank, acc] : ranks) {
+    RankTotals totals;
+    totals.rank = rank;
+    for (const storage::RankInfo& info : infos) {
+      if (info.rank == rank) {
+        totals.host = info.host;
+        totals.pid = info.pid;
+      }
+    }
+    totals.calls = acc.calls;
+    totals.span_ns = acc.collectives.length();
+    totals.comm_ns = acc.comm.total();
+    totals.trace_span_ns = acc.events.length();
+    totals.cut_off = cut_off.count(rank) != 0;
+    out->ranks.push_back(std::move(totals));
+  }
+  std::set<int> present;
+  for (const storage::RankInfo& info : infos) present.insert(info.rank);
+  out->ranks_present = static_cast<int>(present.size());
+
+  for (const auto& [key, acc] : links) {
+    bool from_recv = acc.send.messages == 0;
+    const SideAcc& side = from_recv ? acc.recv : acc.send;
+    out->links.push_back({key.first, key.second, side.messages, side.bytes, side.busy.total(),
+                          from_recv});
+  }
+  std::sort(out->links.begin(), out->links.end(), [](const LinkTotals& a, const LinkTotals& b) {
+    return std::tie(b.bytes, b.messages, a.src, a.dst) < std::tie(a.bytes, a.messages, b.src, b.dst);
+  });
+  return true;
+}
+
+}  // namespace ringside::analyzer

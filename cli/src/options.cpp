@@ -1,0 +1,145 @@
+#include "options.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace ringside::cli {
+namespace {
+
+std::string displayName(const OptionSpec& spec) {
+  return "--" + std::string(spec.long_name);
+}
+
+const OptionSpec* findLong(std::span<const OptionSpec> specs, std::string_view name) {
+  for (const OptionSpec& spec : specs) {
+    if (spec.long_name == name) return &spec;
+  }
+  return nullptr;
+}
+
+const OptionSpec* findShort(std::span<const OptionSpec> specs, char name) {
+  for (const OptionSpec& spec : specs) {
+    if (spec.short_name != 0 && spec.short_name == name) return &spec;
+  }
+  return nullptr;
+}
+
+bool apply(const OptionSpec& spec, std::string_view value, std::string* error) {
+  std::string why;
+  if (spec.apply(value, &why)) return true;
+  *error = "invalid value '" + std::string(value) + "' for " + displayName(spec);
+  if (!why.empty()) *error += ": " + why;
+  return false;
+}
+
+}  // namespace
+
+ParseStatus parseOptions(std::span<const std::string> args, std::span<const OptionSpec> specs,
+                         Positionals mode, std::vector<std::string>* positionals,
+                         std::string* error) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      positionals->insert(positionals->end(), args.begin() + static_cast<ptrdiff_t>(i) + 1,
+                          args.end());
+      return ParseStatus::kOk;
+    }
+    if (arg == "-h" || arg == "--help") return ParseStatus::kHelp;
+    if (arg.size() < 2 || arg[0] != '-') {  // "-" alone is a positional too (stdin-style)
+      if (mode == Positionals::kStopAtFirst) {
+        positionals->insert(positionals->end(), args.begin() + static_cast<ptrdiff_t>(i),
+                            args.end());
+        return ParseStatus::kOk;
+      }
+      positionals->push_back(arg);
+      continue;
+    }
+
+    const OptionSpec* spec = nullptr;
+    std::string_view inline_value;
+    bool has_inline_value = false;
+    if (arg[1] == '-') {
+      std::string_view name = std::string_view(arg).substr(2);
+      if (size_t eq = name.find('='); eq != std::string_view::npos) {
+        inline_value = name.substr(eq + 1);
+        has_inline_value = true;
+        name = name.substr(0, eq);
+      }
+      spec = findLong(specs, name);
+    } else {
+      spec = findShort(specs, arg[1]);
+      if (spec != nullptr && arg.size() > 2) {
+        inline_value = std::string_view(arg).substr(2);
+        has_inline_value = true;
+      }
+    }
+    if (spec == nullptr) {
+      *error = "unknown option '" + arg + "'";
+      if (mode == Positionals::kStopAtFirst) {
+        *error += " (put '--' before a command that starts with '-')";
+      }
+      return ParseStatus::kError;
+    }
+
+    if (spec->value_name.empty()) {
+      if (has_inline_value) {
+        *error = "option " + displayName(*spec) + " takes no value";
+        return ParseStatus::kError;
+      }
+      if (!apply(*spec, "", error)) return ParseStatus::kError;
+      continue;
+    }
+    if (!has_inline_value) {
+      if (i + 1 >= args.size()) {
+        *error = "option " + displayName(*spec) + " needs a value (" +
+                 std::string(spec->value_name) + ")";
+        return ParseStatus::kError;
+      }
+      inline_value = args[++i];
+    }
+    if (!apply(*spec, inline_value, error)) return ParseStatus::kError;
+  }
+  return ParseStatus::kOk;
+}
+
+std::string formatOptionsHelp(std::span<const OptionSpec> specs) {
+  std::vector<std::string> left;
+  size_t width = 0;
+  for (const OptionSpec& spec : specs) {
+    std::string text = spec.short_name != 0 ? std::string("-") + spec.short_name + ", " : "    ";
+    text += "--" + std::string(spec.long_name);
+    if (!spec.value_name.empty()) text += " " + std::string(spec.value_name);
+    width = std::max(width, text.size());
+    left.push_back(std::move(text));
+  }
+  std::string out = "Options:\n";
+  for (size_t i = 0; i < specs.size(); ++i) {
+    out += "  " + left[i] + std::string(width - left[i].size() + 2, ' ') +
+           std::string(specs[i].help) + "\n";
+  }
+  out += "  -h, --help" + std::string(width > 10 ? width - 10 + 2 : 2, ' ') + "show this help\n";
+  return out;
+}
+
+bool parseInteger(std::string_view text, int64_t min, int64_t max, int64_t* out) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) return false;
+  *out = value;
+  return true;
+}
+
+bool parseSeconds(std::string_view text, double* out) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value) || value < 0) {
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+}  // namespace ringside::cli

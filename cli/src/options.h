@@ -1,0 +1,54 @@
+// cli/options.h — the one option parser every verb uses.
+//
+// A verb declares its options once as a table of OptionSpec; parsing and the
+// "Options:" part of its --help text are both derived from that table, so the
+// two cannot drift apart. Parsing never prints and never exits: it returns a
+// status and a one-line error, which keeps it testable without a process.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ringside::cli {
+
+// Exit codes shared by all verbs (commands run by `record` pass theirs through).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitDataError = 1;  // bad input file, failed merge, ...
+inline constexpr int kExitUsage = 2;      // bad command line
+
+struct OptionSpec {
+  std::string_view long_name;   // without the leading "--"
+  char short_name = 0;          // 0: no short form
+  std::string_view value_name;  // empty: a flag that takes no value
+  std::string_view help;        // one line for --help
+  // Applies the option (value is "" for flags). Returns false and fills *error
+  // (without the option name; the parser adds it) when the value is invalid.
+  std::function<bool(std::string_view value, std::string* error)> apply;
+};
+
+enum class Positionals {
+  kInterleaved,   // options and inputs may be mixed (merge FILE -o OUT)
+  kStopAtFirst,   // the first non-option starts a command line (record CMD ARGS)
+};
+
+enum class ParseStatus { kOk, kHelp, kError };
+
+// Parses `args` (the words after the verb). Accepts --name VALUE, --name=VALUE,
+// -x VALUE and -xVALUE; "--" ends the options; -h/--help returns kHelp.
+// Everything that is not an option is appended to *positionals.
+ParseStatus parseOptions(std::span<const std::string> args, std::span<const OptionSpec> specs,
+                         Positionals mode, std::vector<std::string>* positionals,
+                         std::string* error);
+
+// The "Options:" block of a --help text, aligned, one option per line.
+std::string formatOptionsHelp(std::span<const OptionSpec> specs);
+
+// Value parsers for OptionSpec::apply. They accept only the whole text.
+bool parseInteger(std::string_view text, int64_t min, int64_t max, int64_t* out);
+bool parseSeconds(std::string_view text, double* out);  // >= 0, decimals allowed
+
+}  // namespace ringside::cli
