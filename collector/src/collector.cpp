@@ -1,1 +1,431 @@
-// placeholder: being written
+// The collector's hot path (emit into a per-thread ring) and its life cycle:
+// lazy activation, fork, fatal signals and exit.
+#include "ringside/collector/collector.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "internal.h"
+
+namespace ringside::collector {
+namespace detail {
+
+Global& global() {
+  // Leaked on purpose: wrapped calls may happen during static destruction.
+  static Global* g = new Global();
+  return *g;
+}
+
+namespace {
+
+void vlog(const char* fmt, va_list ap) {
+  char line[512];
+  int n = std::snprintf(line, sizeof line, "ringside: ");
+  std::vsnprintf(line + n, sizeof line - static_cast<size_t>(n), fmt, ap);
+  size_t len = std::strlen(line);
+  if (len + 1 < sizeof line) line[len++] = '\n';
+  // One write(2): never interleaves with the app's stdio buffers.
+  ssize_t rc = ::write(STDERR_FILENO, line, len);
+  (void)rc;
+}
+
+}  // namespace
+
+void logWarning(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vlog(fmt, ap);
+  va_end(ap);
+}
+
+void logVerbose(const char* fmt, ...) {
+  if (!global().config.verbose) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vlog(fmt, ap);
+  va_end(ap);
+}
+
+}  // namespace detail
+
+using detail::global;
+using detail::Ring;
+using detail::State;
+
+int64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+namespace {
+
+int64_t unixNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// A ring pointer that means "this thread got no ring: count and drop".
+Ring* const kNoRing = reinterpret_cast<Ring*>(uintptr_t{1});
+
+struct ThreadSlot {
+  Ring* ring = nullptr;
+  uint64_t current_collective = 0;
+  ~ThreadSlot() {
+    if (ring != nullptr && ring != kNoRing) ring->retired.store(true, std::memory_order_release);
+  }
+};
+
+thread_local ThreadSlot t_slot;
+
+uint64_t envU64(const char* name, uint64_t dflt, uint64_t lo, uint64_t hi) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return dflt;
+  char* end = nullptr;
+  unsigned long long x = std::strtoull(v, &end, 10);
+  if (end == v || *end != '\0' || x < lo || x > hi) {
+    detail::logWarning("ignoring %s=%s (expected an integer in %llu..%llu)", name, v,
+                       static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi));
+    return dflt;
+  }
+  return x;
+}
+
+void readConfig(detail::Config* c) {
+  const char* dir = std::getenv("RINGSIDE_DIR");
+  c->dir = (dir != nullptr && *dir != '\0') ? dir : "ringside-rank-files";
+  c->buffer_bytes = envU64("RINGSIDE_BUFFER_MB", 64, 1, 1 << 16) << 20;
+  c->flush_ms = static_cast<int>(envU64("RINGSIDE_FLUSH_MS", 200, 1, 600000));
+  c->exit_timeout_ms = static_cast<int>(envU64("RINGSIDE_EXIT_TIMEOUT_MS", 3000, 0, 600000));
+  const char* v = std::getenv("RINGSIDE_VERBOSE");
+  c->verbose = v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+  const char* run = std::getenv("RINGSIDE_RUN_ID");
+  c->run_id = run != nullptr ? run : "";
+}
+
+uint64_t ringCapacityFor(uint64_t cap_bytes) {
+  // Aim for at least 8 rings within the cap, between 1 Ki and 16 Ki events each.
+  uint64_t events = cap_bytes / sizeof(Event) / 8;
+  uint64_t pow2 = 1024;
+  while (pow2 * 2 <= events && pow2 < 16384) pow2 *= 2;
+  return pow2;
+}
+
+// Gets this thread a ring: reuse a drained one or allocate within the cap.
+Ring* acquireRing() {
+  auto& g = global();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (static_cast<State>(g.state.load()) != State::kActive) return kNoRing;
+  Ring* r = g.free_rings;
+  if (r != nullptr) {
+    g.free_rings = r->next;
+    r->next = nullptr;
+  } else {
+    uint64_t bytes = g.ring_capacity * sizeof(Event);
+    if (g.ring_bytes_allocated + bytes > g.config.buffer_bytes) return kNoRing;
+    r = new (std::nothrow) Ring();
+    Event* ev = r != nullptr ? new (std::nothrow) Event[g.ring_capacity] : nullptr;
+    if (ev == nullptr) {
+      delete r;
+      return kNoRing;
+    }
+    r->events = ev;
+    r->mask = g.ring_capacity - 1;
+    g.ring_bytes_allocated += bytes;
+  }
+  r->retired.store(false, std::memory_order_relaxed);
+  r->tid.store(static_cast<int32_t>(syscall(SYS_gettid)), std::memory_order_relaxed);
+  // Appended to the registry (the writer walks it); reused rings are re-linked.
+  r->next = g.rings;
+  g.rings = r;
+  return r;
+}
+
+void onForkChild() {
+  // The writer thread, the SQLite handle and the rings belong to the parent:
+  // the child never touches them (a lock may be held by a thread that does
+  // not exist here). It stays quiet for good.
+  global().state.store(static_cast<int>(State::kForked), std::memory_order_release);
+}
+
+struct sigaction g_old_term;
+struct sigaction g_old_int;
+
+void waitForWriter(int timeout_ms) {
+  auto& g = global();
+  timespec step{0, 2 * 1000 * 1000};
+  for (int waited = 0; waited <= timeout_ms * 1000 / 2000 + 1; ++waited) {
+    if (g.writer_done.load(std::memory_order_acquire) != 0) return;
+    if (!g.writer_running.load(std::memory_order_acquire)) return;
+    nanosleep(&step, nullptr);
+  }
+}
+
+// Installed only where the disposition was SIG_DFL: flush what we have, then
+// die of the same signal so the exit status (128 + n) is unchanged.
+void onFatalSignal(int sig) {
+  auto& g = global();
+  int expected = 0;
+  if (static_cast<State>(g.state.load()) == State::kActive &&
+      g.flush_request.compare_exchange_strong(expected, sig + 1)) {
+    waitForWriter(g.config.exit_timeout_ms);
+  }
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  raise(sig);  // delivered when this handler returns
+}
+
+void installSignalFlush(int sig, struct sigaction* old) {
+  if (sigaction(sig, nullptr, old) != 0) return;
+  if (old->sa_handler != SIG_DFL || (old->sa_flags & SA_SIGINFO) != 0) return;  // the app's own: keep it
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = onFatalSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(sig, &sa, nullptr);
+}
+
+void onExit() { shutdown(); }
+
+}  // namespace
+
+bool activate() {
+  auto& g = global();
+  State s = static_cast<State>(g.state.load(std::memory_order_acquire));
+  if (s != State::kDormant) return s == State::kActive;
+  std::lock_guard<std::mutex> lock(g.mutex);
+  s = static_cast<State>(g.state.load());
+  if (s != State::kDormant) return s == State::kActive;
+  const char* off = std::getenv("RINGSIDE_DISABLE");
+  if (off != nullptr && *off != '\0' && std::strcmp(off, "0") != 0) {
+    g.state.store(static_cast<int>(State::kDisabled));
+    return false;
+  }
+  readConfig(&g.config);
+  g.ring_capacity = ringCapacityFor(g.config.buffer_bytes);
+  g.start_ns = nowNs();
+  g.start_unix_ns = unixNs();
+  g.identity.pid = getpid();
+  g.identity.host = detail::hostName();
+  g.identity.command_line = detail::commandLine();
+  detail::readLauncherIdentity(&g.identity);
+  g.identity_gen.fetch_add(1);
+  g.state.store(static_cast<int>(State::kActive), std::memory_order_release);
+  if (!detail::startWriter()) {
+    g.state.store(static_cast<int>(State::kDisabled));
+    detail::logWarning("tracing disabled: could not start the writer thread");
+    return false;
+  }
+  pthread_atfork(nullptr, nullptr, onForkChild);
+  installSignalFlush(SIGTERM, &g_old_term);
+  installSignalFlush(SIGINT, &g_old_int);
+  std::atexit(onExit);
+  detail::logVerbose("tracing pid %d into %s", static_cast<int>(g.identity.pid), g.config.dir.c_str());
+  return true;
+}
+
+bool isActive() { return detail::state() == State::kActive; }
+
+void setIdentity(int32_t rank, int32_t world_size, const char* source) {
+  auto& g = global();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  auto& id = g.identity;
+  bool take = id.rank < 0 || id.source != "gloo";
+  // Prefer the communicator that spans the world the launcher announced.
+  if (!take && id.env_world_size > 0 && id.world_size != id.env_world_size &&
+      world_size == id.env_world_size)
+    take = true;
+  if (!take) return;
+  id.rank = rank;
+  id.world_size = world_size;
+  id.source = source;
+  if (id.env_rank >= 0 && id.env_world_size == world_size && id.env_rank != rank) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s says rank %d of %d, the launcher's environment says rank %d",
+                  source, rank, world_size, id.env_rank);
+    g.meta.emplace_back("identity_mismatch", buf);
+  }
+  g.identity_gen.fetch_add(1);
+}
+
+int32_t findComm(const void* key) {
+  auto& g = global();
+  int n = g.comm_count.load(std::memory_order_acquire);
+  for (int i = n - 1; i >= 0; --i)
+    if (g.comms[i].key.load(std::memory_order_relaxed) == key) return i;
+  return -1;
+}
+
+int32_t registerComm(const void* key, int32_t rank, int32_t size, const char* library) {
+  auto& g = global();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  int n = g.comm_count.load();
+  // A reused address is a new communicator: the old one was destroyed.
+  int same_shape = 0;
+  for (int i = 0; i < n; ++i)
+    if (g.comms[i].size == size && std::strncmp(g.comms[i].name, library, std::strlen(library)) == 0)
+      ++same_shape;
+  if (n >= detail::kMaxComms) return -1;
+  auto& c = g.comms[n];
+  c.rank = rank;
+  c.size = size;
+  c.seq.store(0);
+  // Communicators are named by library, size and creation order among those of
+  // that size: every member rank creates them in the same order.
+  std::snprintf(c.name, sizeof c.name, "%s/%d/%d", library, size, same_shape);
+  c.key.store(key, std::memory_order_relaxed);
+  g.comm_count.store(n + 1, std::memory_order_release);
+  return n;
+}
+
+int64_t nextSeq(int32_t comm) {
+  if (comm < 0 || comm >= detail::kMaxComms) return -1;
+  return global().comms[comm].seq.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t newCollectiveId() { return global().next_collective.fetch_add(1, std::memory_order_relaxed); }
+
+uint64_t currentCollective() { return t_slot.current_collective; }
+void setCurrentCollective(uint64_t id) { t_slot.current_collective = id; }
+
+void emit(const Event& e) {
+  auto& g = global();
+  if (g.state.load(std::memory_order_relaxed) != static_cast<int>(State::kActive)) return;
+  Ring* r = t_slot.ring;
+  if (r == nullptr) r = t_slot.ring = acquireRing();
+  if (r == kNoRing) {
+    g.overflow_emitted.fetch_add(1, std::memory_order_relaxed);
+    g.overflow_dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // Single producer: plain load/store on our own counters.
+  r->emitted.store(r->emitted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  uint64_t h = r->head.load(std::memory_order_relaxed);
+  if (h - r->tail.load(std::memory_order_acquire) > r->mask) {
+    r->dropped.store(r->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return;
+  }
+  r->events[h & r->mask] = e;
+  r->head.store(h + 1, std::memory_order_release);
+}
+
+void noteMeta(const char* key, const char* value) {
+  auto& g = global();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  g.meta.emplace_back(key, value);
+}
+
+void shutdown() {
+  auto& g = global();
+  if (detail::state() != State::kActive) return;
+  int expected = 0;
+  if (g.flush_request.compare_exchange_strong(expected, 1)) waitForWriter(g.config.exit_timeout_ms);
+  if (g.writer_done.load() == 0 && g.writer_running.load())
+    detail::logWarning("final flush did not finish within %d ms; the trace keeps what was flushed before",
+                       g.config.exit_timeout_ms);
+  g.state.store(static_cast<int>(State::kClosed), std::memory_order_release);
+}
+
+Counters counters() {
+  auto& g = global();
+  Counters c;
+  std::lock_guard<std::mutex> lock(g.mutex);
+  for (Ring* r = g.rings; r != nullptr; r = r->next) {
+    c.emitted += r->emitted.load();
+    c.dropped += r->dropped.load();
+  }
+  c.emitted += g.overflow_emitted.load();
+  c.dropped += g.overflow_dropped.load();
+  c.recorded = g.recorded.load();
+  return c;
+}
+
+const char* opName(Op op) {
+  switch (op) {
+    case Op::kAllreduce: return "allreduce";
+    case Op::kBroadcast: return "broadcast";
+    case Op::kAllgather: return "allgather";
+    case Op::kAllgatherv: return "allgatherv";
+    case Op::kReduce: return "reduce";
+    case Op::kReducescatter: return "reducescatter";
+    case Op::kGather: return "gather";
+    case Op::kScatter: return "scatter";
+    case Op::kAlltoall: return "alltoall";
+    case Op::kAlltoallv: return "alltoallv";
+    case Op::kBarrier: return "barrier";
+    case Op::kSend: return "send";
+    case Op::kRecv: return "recv";
+    case Op::kUnknown: break;
+  }
+  return "unknown";
+}
+
+const char* libraryName(Library lib) {
+  switch (lib) {
+    case Library::kGloo: return "gloo";
+    case Library::kNccl: return "nccl";
+    case Library::kRingsideRing: return "ringside-ring";
+    case Library::kRingsideTree: return "ringside-tree";
+    case Library::kUnknown: break;
+  }
+  return "unknown";
+}
+
+const char* dtypeName(DType t) {
+  switch (t) {
+    case DType::kF32: return "f32";
+    case DType::kF64: return "f64";
+    case DType::kF16: return "f16";
+    case DType::kBF16: return "bf16";
+    case DType::kI8: return "i8";
+    case DType::kU8: return "u8";
+    case DType::kI32: return "i32";
+    case DType::kU32: return "u32";
+    case DType::kI64: return "i64";
+    case DType::kU64: return "u64";
+    case DType::kBool: return "bool";
+    case DType::kUnknown: break;
+  }
+  return "";
+}
+
+const char* reduceOpName(ReduceOp r) {
+  switch (r) {
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kProd: return "prod";
+    case ReduceOp::kMin: return "min";
+    case ReduceOp::kMax: return "max";
+    case ReduceOp::kUnknown: return "unknown";
+    case ReduceOp::kNone: break;
+  }
+  return "";
+}
+
+const char* sideName(Side s) { return s == Side::kSend ? "send" : "recv"; }
+
+const char* phaseName(Phase p) {
+  switch (p) {
+    case Phase::kReduceScatter: return "reduce-scatter";
+    case Phase::kAllGather: return "all-gather";
+    case Phase::kReduce: return "reduce";
+    case Phase::kBroadcast: return "broadcast";
+    case Phase::kNone: break;
+  }
+  return "";
+}
+
+}  // namespace ringside::collector

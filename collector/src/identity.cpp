@@ -1,1 +1,83 @@
-// placeholder: being written
+// Who this process is, from the launcher's environment. The communication
+// library's own view (setIdentity) wins; this is the cross-check and the
+// fallback when the library never says.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "internal.h"
+
+namespace ringside::collector::detail {
+namespace {
+
+int envInt(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return -1;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < 0 || x > (1 << 30)) return -1;
+  return static_cast<int>(x);
+}
+
+struct LauncherVars {
+  const char* launcher;
+  const char* rank;
+  const char* world_size;
+  const char* local_rank;
+};
+
+// In order of preference: a process started by torchrun inside an srun
+// allocation has both, and torchrun's numbering is the one the job uses.
+constexpr LauncherVars kLaunchers[] = {
+    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
+    {"ompi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+    {"pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+};
+
+}  // namespace
+
+void readLauncherIdentity(Identity* id) {
+  id->launcher = "unknown";
+  for (const auto& l : kLaunchers) {
+    int r = envInt(l.rank);
+    if (r < 0) continue;
+    id->launcher = l.launcher;
+    const char* by = std::getenv("RINGSIDE_LAUNCHER");
+    if (by != nullptr && *by != '\0' && std::strcmp(l.launcher, "torchrun") == 0) id->launcher = by;
+    id->env_rank = r;
+    id->env_world_size = envInt(l.world_size);
+    id->local_rank = envInt(l.local_rank);
+    break;
+  }
+  if (id->rank < 0 && id->env_rank >= 0) {
+    id->rank = id->env_rank;
+    id->world_size = id->env_world_size;
+    id->source = "env";
+  }
+  if (id->source.empty()) id->source = "none";
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string commandLine() {
+  std::string out;
+  FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (f == nullptr) return out;
+  char buf[4096];
+  size_t n = std::fread(buf, 1, sizeof buf, f);
+  std::fclose(f);
+  for (size_t i = 0; i < n; ++i) out.push_back(buf[i] == '\0' ? ' ' : buf[i]);
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (n == sizeof buf) out += " ...";
+  return out;
+}
+
+}  // namespace ringside::collector::detail

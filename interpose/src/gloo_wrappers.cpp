@@ -1,1 +1,416 @@
-// placeholder: being written
+// Wrappers for Debian's Gloo (libgloo.so.0).
+//
+// What is wrapped, and how:
+// - The function-style collectives (gloo::allreduce(AllreduceOptions&), ...),
+//   listed once in RINGSIDE_GLOO_COLLECTIVES, are interposed by symbol: the
+//   application (or libtorch) binds to our definitions first. We time the real
+//   call and describe it from its options object.
+// - gloo::Context's constructor gives each communicator's rank and size.
+// - The TCP transport's UnboundBuffer::send/recv are virtual and reached
+//   through a vtable whose entries are bound inside libgloo, so symbol
+//   interposition cannot see them: we patch the vtable once.
+// - UnboundBuffer::handleSendCompletion/handleRecvCompletion are called by the
+//   transport's event loop through the PLT when the last byte of a message was
+//   written/read: interposed by symbol, they give each transfer's end time.
+// Every wrapper has the same shape: find the real function (lazily), record
+// only when the collector is active and we are not nested, time the real call,
+// let its exceptions through, never add one of our own.
+#include <gloo/allgather.h>
+#include <gloo/allgatherv.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/context.h>
+#include <gloo/gather.h>
+#include <gloo/reduce.h>
+#include <gloo/scatter.h>
+#include <gloo/transport/unbound_buffer.h>
+
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gloo_probe.h"
+#include "ringside/collector/collector.h"
+#include "symbols.h"
+
+namespace ringside::interpose {
+namespace {
+
+namespace col = ringside::collector;
+using col::Event;
+using col::EventKind;
+using col::Op;
+
+// ---------------------------------------------------------------------------
+// Reading Gloo's options objects. Their fields are protected; a derived type
+// may name them, which gives pointers-to-member usable on the base object.
+struct AllreducePeek : gloo::AllreduceOptions {
+  static constexpr auto impl = &AllreducePeek::impl_;
+};
+struct BroadcastPeek : gloo::BroadcastOptions {
+  static constexpr auto context = &BroadcastPeek::context;
+  static constexpr auto elements = &BroadcastPeek::elements;
+  static constexpr auto elementSize = &BroadcastPeek::elementSize;
+  static constexpr auto root = &BroadcastPeek::root;
+};
+struct AllgatherPeek : gloo::AllgatherOptions {
+  static constexpr auto context = &AllgatherPeek::context;
+  static constexpr auto in = &AllgatherPeek::in;
+  static constexpr auto out = &AllgatherPeek::out;
+  static constexpr auto elementSize = &AllgatherPeek::elementSize;
+};
+struct AllgathervPeek : gloo::AllgathervOptions {
+  static constexpr auto context = &AllgathervPeek::context;
+  static constexpr auto elements = &AllgathervPeek::elements;
+  static constexpr auto elementSize = &AllgathervPeek::elementSize;
+};
+struct ReducePeek : gloo::ReduceOptions {
+  static constexpr auto context = &ReducePeek::context;
+  static constexpr auto elements = &ReducePeek::elements;
+  static constexpr auto elementSize = &ReducePeek::elementSize;
+  static constexpr auto root = &ReducePeek::root;
+  static constexpr auto reduce = &ReducePeek::reduce;
+};
+struct GatherPeek : gloo::GatherOptions {
+  static constexpr auto context = &GatherPeek::context;
+  static constexpr auto in = &GatherPeek::in;
+  static constexpr auto elementSize = &GatherPeek::elementSize;
+  static constexpr auto root = &GatherPeek::root;
+};
+struct ScatterPeek : gloo::ScatterOptions {
+  static constexpr auto context = &ScatterPeek::context;
+  static constexpr auto out = &ScatterPeek::out;
+  static constexpr auto elementSize = &ScatterPeek::elementSize;
+  static constexpr auto root = &ScatterPeek::root;
+};
+struct AlltoallPeek : gloo::AlltoallOptions {
+  static constexpr auto context = &AlltoallPeek::context;
+  static constexpr auto in = &AlltoallPeek::in;
+  static constexpr auto elementSize = &AlltoallPeek::elementSize;
+};
+struct AlltoallvPeek : gloo::AlltoallvOptions {
+  static constexpr auto context = &AlltoallvPeek::context;
+  static constexpr auto inLengthPerRank = &AlltoallvPeek::inLengthPerRank;
+  static constexpr auto elementSize = &AlltoallvPeek::elementSize;
+};
+struct BarrierPeek : gloo::BarrierOptions {
+  static constexpr auto context = &BarrierPeek::context;
+};
+
+// What a call is: its communicator, size, element type and root.
+struct Call {
+  gloo::Context* context = nullptr;
+  uint64_t bytes = 0;
+  uint64_t elements = 0;
+  size_t element_size = 0;
+  int32_t root = -1;
+  const gloo::AllreduceOptions::Func* reduce = nullptr;
+};
+
+uint64_t sizeOf(const std::unique_ptr<gloo::transport::UnboundBuffer>& b) { return b ? b->size : 0; }
+
+Call describe(const gloo::AllreduceOptions& o) {
+  const auto& impl = o.*AllreducePeek::impl;
+  Call c;
+  c.context = impl.context.get();
+  c.elements = impl.elements;
+  c.element_size = impl.elementSize;
+  c.bytes = impl.elements * impl.elementSize;
+  c.reduce = &impl.reduce;
+  return c;
+}
+Call describe(const gloo::BroadcastOptions& o) {
+  Call c;
+  c.context = (o.*BroadcastPeek::context).get();
+  c.elements = o.*BroadcastPeek::elements;
+  c.element_size = o.*BroadcastPeek::elementSize;
+  c.bytes = c.elements * c.element_size;
+  c.root = o.*BroadcastPeek::root;
+  return c;
+}
+Call describe(const gloo::AllgatherOptions& o) {
+  Call c;
+  c.context = (o.*AllgatherPeek::context).get();
+  c.element_size = o.*AllgatherPeek::elementSize;
+  // This rank's contribution; in place (no input) it is a 1/size share of the output.
+  c.bytes = sizeOf(o.*AllgatherPeek::in);
+  if (c.bytes == 0 && c.context != nullptr && c.context->size > 0)
+    c.bytes = sizeOf(o.*AllgatherPeek::out) / static_cast<uint64_t>(c.context->size);
+  return c;
+}
+Call describe(const gloo::AllgathervOptions& o) {
+  Call c;
+  c.context = (o.*AllgathervPeek::context).get();
+  c.element_size = o.*AllgathervPeek::elementSize;
+  const auto& el = o.*AllgathervPeek::elements;
+  if (c.context != nullptr && c.context->rank >= 0 && static_cast<size_t>(c.context->rank) < el.size())
+    c.elements = el[static_cast<size_t>(c.context->rank)];
+  c.bytes = c.elements * c.element_size;
+  return c;
+}
+Call describe(const gloo::ReduceOptions& o) {
+  Call c;
+  c.context = (o.*ReducePeek::context).get();
+  c.elements = o.*ReducePeek::elements;
+  c.element_size = o.*ReducePeek::elementSize;
+  c.bytes = c.elements * c.element_size;
+  c.root = o.*ReducePeek::root;
+  c.reduce = &(o.*ReducePeek::reduce);
+  return c;
+}
+Call describe(const gloo::GatherOptions& o) {
+  Call c;
+  c.context = (o.*GatherPeek::context).get();
+  c.element_size = o.*GatherPeek::elementSize;
+  c.bytes = sizeOf(o.*GatherPeek::in);
+  c.root = o.*GatherPeek::root;
+  return c;
+}
+Call describe(const gloo::ScatterOptions& o) {
+  Call c;
+  c.context = (o.*ScatterPeek::context).get();
+  c.element_size = o.*ScatterPeek::elementSize;
+  c.bytes = sizeOf(o.*ScatterPeek::out);  // what this rank receives
+  c.root = o.*ScatterPeek::root;
+  return c;
+}
+Call describe(const gloo::AlltoallOptions& o) {
+  Call c;
+  c.context = (o.*AlltoallPeek::context).get();
+  c.element_size = o.*AlltoallPeek::elementSize;
+  c.bytes = sizeOf(o.*AlltoallPeek::in);
+  return c;
+}
+Call describe(const gloo::AlltoallvOptions& o) {
+  Call c;
+  c.context = (o.*AlltoallvPeek::context).get();
+  c.element_size = o.*AlltoallvPeek::elementSize;
+  for (size_t n : o.*AlltoallvPeek::inLengthPerRank) c.bytes += n;
+  return c;
+}
+Call describe(const gloo::BarrierOptions& o) {
+  Call c;
+  c.context = (o.*BarrierPeek::context).get();
+  return c;
+}
+
+// ---------------------------------------------------------------------------
+// Communicators and the transport hooks.
+
+thread_local int t_depth = 0;        // > 0 inside a wrapped collective
+thread_local int16_t t_comm = -1;    // communicator of the collective we are in
+
+int32_t commFor(gloo::Context* ctx);
+void installTransportHooks();
+
+void onContextCreated(gloo::Context* ctx, int rank, int size) {
+  if (!col::activate()) return;
+  col::registerComm(ctx, rank, size, "gloo");
+  col::setIdentity(rank, size, "gloo");
+  installTransportHooks();
+}
+
+int32_t commFor(gloo::Context* ctx) {
+  if (ctx == nullptr) return -1;
+  int32_t c = col::findComm(ctx);
+  if (c < 0) {
+    // Created before we could see it (or through a constructor we don't wrap).
+    col::registerComm(ctx, ctx->rank, ctx->size, "gloo");
+    col::setIdentity(ctx->rank, ctx->size, "gloo");
+    installTransportHooks();
+    c = col::findComm(ctx);
+  }
+  return c;
+}
+
+using UB = gloo::transport::UnboundBuffer;
+using SendFn = void (*)(UB*, int, uint64_t, size_t, size_t);
+using RecvAnyFn = void (*)(UB*, std::vector<int>, uint64_t, size_t, size_t);
+
+std::atomic<SendFn> g_real_send{nullptr};
+std::atomic<SendFn> g_real_recv{nullptr};
+std::atomic<RecvAnyFn> g_real_recv_any{nullptr};
+
+void emitPost(UB* self, int peer, uint64_t slot, size_t offset, size_t nbytes, col::Side side) {
+  if (!col::isActive()) return;
+  Event e;
+  e.kind = EventKind::kTransferPost;
+  e.t0 = col::nowNs();
+  e.key = reinterpret_cast<uint64_t>(self);
+  e.peer = peer;
+  e.bytes = nbytes != UB::kUnspecifiedByteCount ? nbytes : (self->size > offset ? self->size - offset : 0);
+  e.aux = slot;
+  e.id = col::currentCollective();
+  e.comm = t_comm;
+  e.side = static_cast<uint8_t>(side);
+  col::emit(e);
+}
+
+void hookSend(UB* self, int dst, uint64_t slot, size_t offset, size_t nbytes) {
+  emitPost(self, dst, slot, offset, nbytes, col::Side::kSend);
+  g_real_send.load(std::memory_order_acquire)(self, dst, slot, offset, nbytes);
+}
+
+void hookRecv(UB* self, int src, uint64_t slot, size_t offset, size_t nbytes) {
+  emitPost(self, src, slot, offset, nbytes, col::Side::kRecv);
+  g_real_recv.load(std::memory_order_acquire)(self, src, slot, offset, nbytes);
+}
+
+void hookRecvAny(UB* self, std::vector<int> srcs, uint64_t slot, size_t offset, size_t nbytes) {
+  emitPost(self, srcs.size() == 1 ? srcs[0] : -1, slot, offset, nbytes, col::Side::kRecv);
+  g_real_recv_any.load(std::memory_order_acquire)(self, std::move(srcs), slot, offset, nbytes);
+}
+
+void installTransportHooks() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* vt_name = "_ZTVN4gloo9transport3tcp13UnboundBufferE";
+    auto** vt = static_cast<void**>(findRealSymbol(vt_name));
+    void* send = findRealSymbol("_ZN4gloo9transport3tcp13UnboundBuffer4sendEimmm");
+    void* recv = findRealSymbol("_ZN4gloo9transport3tcp13UnboundBuffer4recvEimmm");
+    void* recv_any = findRealSymbol("_ZN4gloo9transport3tcp13UnboundBuffer4recvESt6vectorIiSaIiEEmmm");
+    size_t slots = vt != nullptr ? symbolSize(vt) / sizeof(void*) : 0;
+    if (vt == nullptr || send == nullptr || recv == nullptr || recv_any == nullptr || slots == 0) {
+      col::noteMeta("transfers", "inactive: Gloo's TCP UnboundBuffer was not found (another transport?)");
+      return;
+    }
+    g_real_send.store(reinterpret_cast<SendFn>(send));
+    g_real_recv.store(reinterpret_cast<SendFn>(recv));
+    g_real_recv_any.store(reinterpret_cast<RecvAnyFn>(recv_any));
+    int n = patchPointerTable(vt, slots, send, reinterpret_cast<void*>(&hookSend)) +
+            patchPointerTable(vt, slots, recv, reinterpret_cast<void*>(&hookRecv)) +
+            patchPointerTable(vt, slots, recv_any, reinterpret_cast<void*>(&hookRecvAny));
+    col::noteMeta("transfers", n == 3 ? "active: gloo tcp UnboundBuffer send/recv"
+                                      : "partial: could not patch every send/recv entry of Gloo's vtable");
+  });
+}
+
+// ---------------------------------------------------------------------------
+// The collectives, listed once: name, Op, options type, mangled symbol.
+#define RINGSIDE_GLOO_COLLECTIVES(X)                                                      \
+  X(allreduce, kAllreduce, const gloo::AllreduceOptions, "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE") \
+  X(broadcast, kBroadcast, gloo::BroadcastOptions, "_ZN4gloo9broadcastERNS_16BroadcastOptionsE")        \
+  X(allgather, kAllgather, gloo::AllgatherOptions, "_ZN4gloo9allgatherERNS_16AllgatherOptionsE")        \
+  X(allgatherv, kAllgatherv, gloo::AllgathervOptions, "_ZN4gloo10allgathervERNS_17AllgathervOptionsE")  \
+  X(reduce, kReduce, gloo::ReduceOptions, "_ZN4gloo6reduceERNS_13ReduceOptionsE")                       \
+  X(gather, kGather, gloo::GatherOptions, "_ZN4gloo6gatherERNS_13GatherOptionsE")                       \
+  X(scatter, kScatter, gloo::ScatterOptions, "_ZN4gloo7scatterERNS_14ScatterOptionsE")                  \
+  X(alltoall, kAlltoall, gloo::AlltoallOptions, "_ZN4gloo8alltoallERNS_15AlltoallOptionsE")             \
+  X(alltoallv, kAlltoallv, gloo::AlltoallvOptions, "_ZN4gloo9alltoallvERNS_16AlltoallvOptionsE")        \
+  X(barrier, kBarrier, gloo::BarrierOptions, "_ZN4gloo7barrierERNS_14BarrierOptionsE")
+
+[[noreturn]] void missingReal(const char* name) {
+  // Only reachable if the process bound to our gloo symbol but no loaded
+  // object defines the real one: we cannot do the work, and must not pretend.
+  throw std::runtime_error(std::string("ringside: the real Gloo function ") + name +
+                           " was not found in any loaded library");
+}
+
+// The one shape of every collective wrapper.
+template <class Opts>
+void wrapCollective(Op op, Opts& opts, void (*real)(Opts&), const char* name) {
+  if (real == nullptr) missingReal(name);
+  if (t_depth > 0 || !col::activate()) {
+    real(opts);
+    return;
+  }
+  Call call = describe(opts);
+  Event e;
+  e.kind = EventKind::kCollective;
+  e.op = static_cast<uint8_t>(op);
+  e.library = static_cast<uint8_t>(col::Library::kGloo);
+  e.comm = static_cast<int16_t>(commFor(call.context));
+  e.key = static_cast<uint64_t>(col::nextSeq(e.comm));
+  e.bytes = call.bytes;
+  e.aux = call.elements != 0 ? call.elements : (call.element_size != 0 ? call.bytes / call.element_size : 0);
+  e.peer = call.root;
+  if (call.reduce != nullptr) {
+    ReduceKind k = classifyReduce(*call.reduce, call.element_size);
+    e.dtype = static_cast<uint8_t>(k.dtype);
+    e.reduce_op = static_cast<uint8_t>(k.op);
+  }
+  e.id = col::newCollectiveId();
+  uint64_t outer = col::currentCollective();
+  int16_t outer_comm = t_comm;
+  col::setCurrentCollective(e.id);
+  t_comm = e.comm;
+  ++t_depth;
+  e.t0 = col::nowNs();
+  try {
+    real(opts);
+  } catch (...) {
+    e.t1 = col::nowNs();
+    e.status = 1;
+    --t_depth;
+    t_comm = outer_comm;
+    col::setCurrentCollective(outer);
+    col::emit(e);
+    throw;
+  }
+  e.t1 = col::nowNs();
+  --t_depth;
+  t_comm = outer_comm;
+  col::setCurrentCollective(outer);
+  col::emit(e);
+}
+
+}  // namespace
+}  // namespace ringside::interpose
+
+// ---------------------------------------------------------------------------
+// The exported definitions. asm labels give them Gloo's mangled names.
+using ringside::interpose::RealFunction;
+
+#define RINGSIDE_DEFINE_GLOO_WRAPPER(name, op, Opts, mangled)                                  \
+  extern "C" RINGSIDE_EXPORT void ringside_gloo_##name(Opts& opts) __asm__(mangled);            \
+  extern "C" void ringside_gloo_##name(Opts& opts) {                                            \
+    static RealFunction<void (*)(Opts&)> real(mangled);                                         \
+    ringside::interpose::wrapCollective(ringside::collector::Op::op, opts, real.get(), #name); \
+  }
+RINGSIDE_GLOO_COLLECTIVES(RINGSIDE_DEFINE_GLOO_WRAPPER)
+#undef RINGSIDE_DEFINE_GLOO_WRAPPER
+
+// gloo::Context::Context(int rank, int size, int base): complete (C1) and base
+// object (C2) constructors. rendezvous::Context, which PyTorch uses, calls C2.
+#define RINGSIDE_DEFINE_CONTEXT_CTOR(variant, mangled)                                           \
+  extern "C" RINGSIDE_EXPORT void ringside_gloo_context_##variant(gloo::Context* self, int rank, \
+                                                                   int size, int base)          \
+      __asm__(mangled);                                                                          \
+  extern "C" void ringside_gloo_context_##variant(gloo::Context* self, int rank, int size,       \
+                                                   int base) {                                   \
+    static RealFunction<void (*)(gloo::Context*, int, int, int)> real(mangled);                  \
+    auto fn = real.get();                                                                        \
+    if (fn == nullptr) ringside::interpose::missingReal(mangled);                                \
+    fn(self, rank, size, base);                                                                  \
+    ringside::interpose::onContextCreated(self, rank, size);                                     \
+  }
+RINGSIDE_DEFINE_CONTEXT_CTOR(c1, "_ZN4gloo7ContextC1Eiii")
+RINGSIDE_DEFINE_CONTEXT_CTOR(c2, "_ZN4gloo7ContextC2Eiii")
+#undef RINGSIDE_DEFINE_CONTEXT_CTOR
+
+// UnboundBuffer completions, called by the transport's loop thread.
+#define RINGSIDE_DEFINE_COMPLETION(name, which, mangled)                                           \
+  extern "C" RINGSIDE_EXPORT void ringside_gloo_##name(void* self, int rank) __asm__(mangled);    \
+  extern "C" void ringside_gloo_##name(void* self, int rank) {                                    \
+    static RealFunction<void (*)(void*, int)> real(mangled);                                      \
+    auto fn = real.get();                                                                         \
+    if (fn == nullptr) ringside::interpose::missingReal(mangled);                                 \
+    if (ringside::collector::isActive()) {                                                        \
+      ringside::collector::Event e;                                                               \
+      e.kind = ringside::collector::EventKind::kTransferDone;                                     \
+      e.t1 = ringside::collector::nowNs();                                                        \
+      e.key = reinterpret_cast<uint64_t>(self);                                                   \
+      e.peer = rank;                                                                              \
+      e.side = static_cast<uint8_t>(ringside::collector::Side::which);                             \
+      ringside::collector::emit(e);                                                               \
+    }                                                                                             \
+    fn(self, rank);                                                                               \
+  }
+RINGSIDE_DEFINE_COMPLETION(send_done, kSend, "_ZN4gloo9transport3tcp13UnboundBuffer20handleSendCompletionEi")
+RINGSIDE_DEFINE_COMPLETION(recv_done, kRecv, "_ZN4gloo9transport3tcp13UnboundBuffer20handleRecvCompletionEi")
+#undef RINGSIDE_DEFINE_COMPLETION

@@ -1,0 +1,74 @@
+// collector/collector.h — the in-process recorder that the wrappers feed.
+//
+// Contract for callers (interpose/ wrappers, later the reference all-reduce):
+// - Dormant until activate() is called by the first wrapped call: until then
+//   no file, no thread, no signal handler exists (launchers and shells that
+//   inherit LD_PRELOAD stay untouched).
+// - emit*() is the hot path: no allocation (after a thread's first event), no
+//   lock, no syscall, no formatting. Events go into a per-thread single-producer
+//   ring; a background writer thread drains them into the rank file. A full
+//   ring or the memory cap drops the event and counts it; nothing ever blocks.
+// - Never throws, never aborts, never changes the process's exit status or the
+//   application's signal handling. In a child forked without exec the collector
+//   goes permanently quiet (the parent's file and threads are not the child's).
+#pragma once
+
+#include <cstdint>
+
+#include "ringside/collector/event.h"
+
+namespace ringside::collector {
+
+// Monotonic host time in ns: the one place ringside reads the clock
+// (CLOCK_MONOTONIC; named "CLOCK_MONOTONIC" in the trace).
+int64_t nowNs();
+
+// Starts the collector if RINGSIDE_DISABLE is not set: reads the environment,
+// prepares the rank file and the writer thread, registers the exit flush.
+// Thread-safe and idempotent; cheap after the first call. Returns isActive().
+bool activate();
+
+// True while events are being recorded (activated, not forked, not shut down,
+// not disabled after an I/O failure).
+bool isActive();
+
+// Rank identity from the communication library (first call with a
+// communicator spanning the world wins; later calls are cross-checked).
+void setIdentity(int32_t rank, int32_t world_size, const char* source);
+
+// Registers a communicator (keyed by the library's object address) and
+// returns its index (stable for the process) for CollectiveEvent::comm.
+// `library` names the id prefix, e.g. "gloo". Returns -1 when the table is full.
+int32_t registerComm(const void* key, int32_t rank, int32_t size, const char* library);
+// Looks up a communicator registered earlier; -1 if unknown. Lock-free.
+int32_t findComm(const void* key);
+// Next call number on a communicator (0, 1, 2, ...). Lock-free.
+int64_t nextSeq(int32_t comm);
+
+// A process-unique id for a collective call (1, 2, ...). Lock-free.
+uint64_t newCollectiveId();
+
+// The collective the calling thread is inside (0: none); transfers posted by
+// this thread are attributed to it.
+uint64_t currentCollective();
+void setCurrentCollective(uint64_t id);
+
+void emit(const Event& e);
+
+// Records a fact about the trace (e.g. "interposition", "active"). Not hot:
+// takes a lock and copies the strings.
+void noteMeta(const char* key, const char* value);
+
+// Flushes and closes the rank file (called at exit; exposed for tests).
+// Waits at most RINGSIDE_EXIT_TIMEOUT_MS for the writer.
+void shutdown();
+
+// Counters of this process (for tests and the final meta rows).
+struct Counters {
+  uint64_t emitted = 0;
+  uint64_t dropped = 0;
+  uint64_t recorded = 0;
+};
+Counters counters();
+
+}  // namespace ringside::collector

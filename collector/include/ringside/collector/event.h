@@ -1,0 +1,67 @@
+// collector/event.h — the fixed-size record the hot path writes.
+//
+// 64 bytes, trivially copyable, no pointers the writer dereferences. The
+// names of ops, dtypes, reduce ops and phases are enum values here and become
+// strings (the trace's vocabulary) only on the writer thread.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace ringside::collector {
+
+enum class EventKind : uint8_t {
+  kCollective = 1,    // one finished call: t0 = entry, t1 = return
+  kTransferPost = 2,  // a send or recv was posted: t0
+  kTransferDone = 3,  // a send or recv completed: t1 (matched to its post by the writer)
+};
+
+enum class Op : uint8_t {
+  kUnknown, kAllreduce, kBroadcast, kAllgather, kAllgatherv, kReduce, kReducescatter,
+  kGather, kScatter, kAlltoall, kAlltoallv, kBarrier, kSend, kRecv,
+};
+
+enum class Library : uint8_t { kUnknown, kGloo, kNccl, kRingsideRing, kRingsideTree };
+
+enum class DType : uint8_t {
+  kUnknown, kF32, kF64, kF16, kBF16, kI8, kU8, kI32, kU32, kI64, kU64, kBool,
+};
+
+enum class ReduceOp : uint8_t { kNone, kUnknown, kSum, kProd, kMin, kMax };
+
+enum class Side : uint8_t { kSend = 1, kRecv = 2 };
+
+enum class Phase : uint8_t { kNone, kReduceScatter, kAllGather, kReduce, kBroadcast };
+
+struct Event {
+  int64_t t0 = 0;        // ns on nowNs()'s clock
+  int64_t t1 = 0;
+  uint64_t id = 0;       // collective id (kCollective, and the enclosing one for kTransferPost)
+  uint64_t key = 0;      // transfers: the library's buffer object; collectives: seq
+  uint64_t bytes = 0;
+  uint64_t aux = 0;      // collectives: element count; transfers: slot/tag
+  int32_t peer = -1;     // transfers: the other rank (-1: any); collectives: root
+  int16_t comm = -1;     // collectives: registered communicator index
+  EventKind kind = EventKind::kCollective;
+  uint8_t op = 0;        // Op
+  uint8_t library = 0;   // Library
+  uint8_t dtype = 0;     // DType
+  uint8_t reduce_op = 0; // ReduceOp
+  uint8_t side = 0;      // Side (transfers)
+  uint8_t phase = 0;     // Phase (transfers)
+  uint8_t status = 0;    // collectives: 0 ok, 1 threw
+  int16_t step = -1;     // transfers: algorithm step (-1 unknown)
+};
+
+static_assert(sizeof(Event) == 64, "Event must stay one cache line");
+static_assert(std::is_trivially_copyable_v<Event>);
+
+// The trace's names for the enum values ("" for unknown/none).
+const char* opName(Op op);
+const char* libraryName(Library lib);
+const char* dtypeName(DType t);
+const char* reduceOpName(ReduceOp r);
+const char* sideName(Side s);
+const char* phaseName(Phase p);
+
+}  // namespace ringside::collector

@@ -1,0 +1,110 @@
+// Internals shared by collector.cpp (hot path, lifecycle), writer.cpp (the
+// background thread) and identity.cpp (who this process is). Not exported.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ringside/collector/event.h"
+
+namespace ringside::collector::detail {
+
+// One thread's single-producer/single-consumer event ring.
+struct Ring {
+  Event* events = nullptr;
+  uint64_t mask = 0;  // capacity - 1 (capacity is a power of two)
+  alignas(64) std::atomic<uint64_t> head{0};  // next slot the producer writes
+  alignas(64) std::atomic<uint64_t> tail{0};  // next slot the writer reads
+  alignas(64) std::atomic<uint64_t> emitted{0};
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<bool> retired{false};  // owning thread exited
+  std::atomic<int32_t> tid{0};
+  Ring* next = nullptr;  // registry list, appended under Registry::mutex
+};
+
+struct Comm {
+  std::atomic<const void*> key{nullptr};
+  std::atomic<int64_t> seq{0};
+  int32_t rank = -1;
+  int32_t size = -1;
+  char name[48] = {};
+};
+
+inline constexpr int kMaxComms = 256;
+
+enum class State : int {
+  kDormant = 0,   // never activated
+  kActive = 1,
+  kDisabled = 2,  // RINGSIDE_DISABLE, or the writer failed (I/O); events dropped
+  kClosed = 3,    // final flush done
+  kForked = 4,    // a child forked without exec: quiet forever
+};
+
+struct Config {
+  std::string dir;
+  uint64_t buffer_bytes = 64ull << 20;
+  int flush_ms = 200;
+  int exit_timeout_ms = 3000;
+  bool verbose = false;
+  std::string run_id;
+};
+
+struct Identity {
+  int32_t rank = -1;
+  int32_t world_size = -1;
+  int32_t local_rank = -1;
+  std::string launcher;         // torchrun, ompi, slurm, pmi, ringside, unknown
+  std::string source;           // gloo, env, none
+  int32_t env_rank = -1;        // what the launcher's environment said
+  int32_t env_world_size = -1;
+  std::string host;
+  std::string command_line;
+  int64_t pid = 0;
+};
+
+struct Global {
+  std::atomic<int> state{static_cast<int>(State::kDormant)};
+  std::mutex mutex;  // activation, registry appends, meta, identity (never on the hot path)
+  Config config;
+  Ring* rings = nullptr;     // registry (under mutex)
+  Ring* free_rings = nullptr;// drained rings of exited threads, for reuse (under mutex)
+  uint64_t ring_capacity = 0;
+  uint64_t ring_bytes_allocated = 0;
+  std::atomic<uint64_t> overflow_emitted{0};  // threads that got no ring (memory cap)
+  std::atomic<uint64_t> overflow_dropped{0};
+  std::atomic<uint64_t> recorded{0};          // events the writer consumed
+  std::atomic<uint64_t> next_collective{1};
+  Comm comms[kMaxComms];
+  std::atomic<int> comm_count{0};
+  Identity identity;                     // under mutex
+  std::atomic<uint64_t> identity_gen{0}; // bumped on change
+  std::vector<std::pair<std::string, std::string>> meta;  // under mutex; writer takes them
+  int64_t start_ns = 0;
+  int64_t start_unix_ns = 0;
+  // Writer handshake (atomics only: the signal handler uses them).
+  std::atomic<int> flush_request{0};     // 0 none, 1 final (exit), >1 fatal signal number + 1
+  std::atomic<int> writer_done{0};       // 1 once the final flush finished
+  std::atomic<bool> writer_running{false};
+};
+
+Global& global();
+
+inline State state() { return static_cast<State>(global().state.load(std::memory_order_acquire)); }
+
+// identity.cpp
+void readLauncherIdentity(Identity* id);
+std::string hostName();
+std::string commandLine();
+
+// writer.cpp: starts the writer thread (all signals blocked). False on failure.
+bool startWriter();
+// Takes the rings list snapshot and drains them; used by the writer only.
+
+void logWarning(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void logVerbose(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace ringside::collector::detail

@@ -1,0 +1,220 @@
+// The collector as the preload library drives it: many threads, some short
+// lived, a memory cap, the final flush. Each test runs in a forked child
+// because the collector is a process-wide singleton (as in a traced job).
+#include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ringside/collector/collector.h"
+#include "ringside/storage/trace_reader.h"
+
+namespace col = ringside::collector;
+namespace st = ringside::storage;
+
+namespace {
+
+std::string makeTempDir() {
+  char tmpl[] = "/tmp/ringside-collector-XXXXXX";
+  const char* d = mkdtemp(tmpl);
+  return d != nullptr ? d : "";
+}
+
+std::vector<std::string> rankFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 7 && n.substr(n.size() - 7) == ".sqlite") out.push_back(dir + "/" + n);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+// Runs `body` in a child process with the given environment; returns its exit code.
+template <class F>
+int inChild(const std::string& dir, const char* buffer_mb, F body) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("RINGSIDE_DIR", dir.c_str(), 1);
+    if (buffer_mb != nullptr) setenv("RINGSIDE_BUFFER_MB", buffer_mb, 1);
+    int rc = body();
+    std::exit(rc);  // runs the collector's exit flush
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+col::Event collective(uint64_t seq) {
+  col::Event e;
+  e.kind = col::EventKind::kCollective;
+  e.op = static_cast<uint8_t>(col::Op::kAllreduce);
+  e.library = static_cast<uint8_t>(col::Library::kGloo);
+  e.id = col::newCollectiveId();
+  e.key = seq;
+  e.bytes = 4096;
+  e.aux = 1024;
+  e.t0 = col::nowNs();
+  e.t1 = e.t0 + 10;
+  return e;
+}
+
+std::map<std::string, std::string> metaOf(const std::string& file) {
+  std::string err;
+  auto r = st::TraceReader::open(file, &err);
+  EXPECT_TRUE(r) << err;
+  return r ? r->meta() : std::map<std::string, std::string>{};
+}
+
+}  // namespace
+
+TEST(Collector, DormantUntilActivated) {
+  std::string dir = makeTempDir() + "/sub";
+  int rc = inChild(dir, nullptr, [] {
+    col::emit(collective(0));  // not activated: ignored, no file
+    return col::isActive() ? 1 : 0;
+  });
+  EXPECT_EQ(rc, 0);
+  EXPECT_TRUE(rankFiles(dir).empty());
+}
+
+TEST(Collector, ManyThreadsBalance) {
+  std::string dir = makeTempDir();
+  constexpr int kThreads = 64, kEvents = 10000;
+  int rc = inChild(dir, nullptr, [] {
+    if (!col::activate()) return 2;
+    int comm = col::registerComm(reinterpret_cast<void*>(0x1000), 0, 1, "test");
+    col::setIdentity(0, 1, "test");
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([comm] {
+        for (int i = 0; i < kEvents; ++i) {
+          col::Event e = collective(static_cast<uint64_t>(col::nextSeq(comm)));
+          e.comm = static_cast<int16_t>(comm);
+          col::emit(e);
+          if (i % 1000 == 999) std::this_thread::yield();
+        }
+      });
+      if (t % 8 == 7) {  // short-lived threads: rings get retired and reused
+        for (auto& th : threads) th.join();
+        threads.clear();
+      }
+    }
+    for (auto& th : threads) th.join();
+    return 0;
+  });
+  ASSERT_EQ(rc, 0);
+  auto files = rankFiles(dir);
+  ASSERT_EQ(files.size(), 1u);
+  auto meta = metaOf(files[0]);
+  EXPECT_EQ(meta["end_state"], "clean");
+  uint64_t emitted = std::stoull(meta["events_emitted"]);
+  uint64_t recorded = std::stoull(meta["events_recorded"]);
+  uint64_t dropped = std::stoull(meta["events_dropped"]);
+  EXPECT_EQ(emitted, uint64_t{kThreads} * kEvents);
+  EXPECT_EQ(recorded + dropped, emitted);
+  std::string err;
+  auto r = st::TraceReader::open(files[0], &err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_EQ(static_cast<uint64_t>(r->collectiveCount()), recorded);
+}
+
+TEST(Collector, MemoryCapDropsAndCounts) {
+  std::string dir = makeTempDir();
+  int rc = inChild(dir, "1", [] {
+    if (!col::activate()) return 2;
+    col::setIdentity(0, 1, "test");
+    // Far more threads than 1 MiB of rings can hold, each bursting faster than
+    // the writer drains: events must be dropped, never block, and be counted.
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 32; ++t)
+      threads.emplace_back([] {
+        for (int i = 0; i < 20000; ++i) col::emit(collective(static_cast<uint64_t>(i)));
+      });
+    for (auto& th : threads) th.join();
+    return 0;
+  });
+  ASSERT_EQ(rc, 0);
+  auto files = rankFiles(dir);
+  ASSERT_EQ(files.size(), 1u);
+  auto meta = metaOf(files[0]);
+  uint64_t emitted = std::stoull(meta["events_emitted"]);
+  uint64_t recorded = std::stoull(meta["events_recorded"]);
+  uint64_t dropped = std::stoull(meta["events_dropped"]);
+  EXPECT_EQ(emitted, 32u * 20000u);
+  EXPECT_GT(dropped, 0u);
+  EXPECT_EQ(recorded + dropped, emitted);
+}
+
+TEST(Collector, TransfersPairPostWithCompletion) {
+  std::string dir = makeTempDir();
+  int rc = inChild(dir, nullptr, [] {
+    if (!col::activate()) return 2;
+    col::setIdentity(1, 4, "test");
+    // The completion arrives on another thread, possibly drained first.
+    for (int i = 0; i < 100; ++i) {
+      col::Event post;
+      post.kind = col::EventKind::kTransferPost;
+      post.key = 0xabc;
+      post.peer = 2;
+      post.side = static_cast<uint8_t>(col::Side::kSend);
+      post.bytes = 100 + static_cast<uint64_t>(i);
+      post.t0 = col::nowNs();
+      col::emit(post);
+      std::thread([] {
+        col::Event done;
+        done.kind = col::EventKind::kTransferDone;
+        done.key = 0xabc;
+        done.peer = 2;
+        done.side = static_cast<uint8_t>(col::Side::kSend);
+        done.t1 = col::nowNs();
+        col::emit(done);
+      }).join();
+    }
+    return 0;
+  });
+  ASSERT_EQ(rc, 0);
+  auto files = rankFiles(dir);
+  ASSERT_EQ(files.size(), 1u);
+  std::string err;
+  auto r = st::TraceReader::open(files[0], &err);
+  ASSERT_TRUE(r) << err;
+  int n = 0;
+  int64_t expect_bytes = 100;
+  ASSERT_TRUE(r->forEachTransfer(
+      [&](const st::TransferRow& t) {
+        EXPECT_EQ(t.src_rank, 1);
+        EXPECT_EQ(t.dst_rank, 2);
+        EXPECT_EQ(t.side, "send");
+        EXPECT_EQ(t.bytes, expect_bytes++);  // FIFO pairing keeps the order
+        EXPECT_GE(t.end_ns, t.start_ns);
+        ++n;
+        return true;
+      },
+      &err))
+      << err;
+  EXPECT_EQ(n, 100);
+}
+
+TEST(Collector, UnwritableDirectoryDisablesQuietly) {
+  std::string dir = makeTempDir();
+  std::string file = dir + "/a-file";
+  FILE* f = fopen(file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fclose(f);
+  int rc = inChild(file + "/sub", nullptr, [] {
+    col::activate();
+    for (int i = 0; i < 1000; ++i) col::emit(collective(static_cast<uint64_t>(i)));
+    return 7;  // the job's own status
+  });
+  EXPECT_EQ(rc, 7);
+}
