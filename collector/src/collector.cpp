@@ -175,9 +175,11 @@ void waitForWriter(int timeout_ms) {
 // die of the same signal so the exit status (128 + n) is unchanged.
 void onFatalSignal(int sig) {
   auto& g = global();
-  int expected = 0;
-  if (static_cast<State>(g.state.load()) == State::kActive &&
-      g.flush_request.compare_exchange_strong(expected, sig + 1)) {
+  if (static_cast<State>(g.state.load()) == State::kActive) {
+    // A second signal (often the launcher's, on another thread) waits for the
+    // flush the first one started instead of killing the process mid-write.
+    int expected = 0;
+    g.flush_request.compare_exchange_strong(expected, sig + 1);
     waitForWriter(g.config.exit_timeout_ms);
   }
   struct sigaction dfl;
@@ -344,9 +346,11 @@ Counters counters() {
   auto& g = global();
   Counters c;
   std::lock_guard<std::mutex> lock(g.mutex);
-  for (Ring* r = g.rings; r != nullptr; r = r->next) {
-    c.emitted += r->emitted.load();
-    c.dropped += r->dropped.load();
+  for (Ring* list : {g.rings, g.free_rings}) {
+    for (Ring* r = list; r != nullptr; r = r->next) {
+      c.emitted += r->emitted.load();
+      c.dropped += r->dropped.load();
+    }
   }
   c.emitted += g.overflow_emitted.load();
   c.dropped += g.overflow_dropped.load();

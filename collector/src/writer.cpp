@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -80,8 +82,9 @@ class Writer {
 
  private:
   bool open();
-  void drain();
+  void drain(bool final_pass);
   void consume(const Event& e, int32_t tid);
+  void matchStaged(int64_t before_ns);
   void post(const Event& e);
   void done(const Event& e);
   void writeTransfer(const Event& post, int32_t peer, int64_t end_ns);
@@ -102,7 +105,33 @@ class Writer {
   std::unordered_map<TransferKey, std::deque<Event>, TransferKeyHash> posts_;
   std::unordered_map<TransferKey, std::deque<Event>, TransferKeyHash> dones_;
   std::vector<Ring*> rings_;
+  // Transfer events wait here, sorted by time, until no earlier one can still
+  // arrive from another ring (see matchStaged).
+  std::vector<Event> staged_;
 };
+
+int64_t emitTime(const Event& e) { return e.kind == EventKind::kTransferDone ? e.t1 : e.t0; }
+
+// Events of one thread arrive in order, but rings are drained one after the
+// other, so an event stamped earlier on thread A can reach us after a later
+// one from thread B. Pairing posts with completions needs them in time order:
+// only events older than the drain's start minus this lag are paired; a thread
+// descheduled between taking its timestamp and publishing is the rare loser.
+constexpr int64_t kReorderLagNs = 20 * 1000 * 1000;
+
+void Writer::matchStaged(int64_t before_ns) {
+  std::stable_sort(staged_.begin(), staged_.end(),
+                   [](const Event& a, const Event& b) { return emitTime(a) < emitTime(b); });
+  size_t n = 0;
+  while (n < staged_.size() && emitTime(staged_[n]) < before_ns) {
+    if (staged_[n].kind == EventKind::kTransferPost)
+      post(staged_[n]);
+    else
+      done(staged_[n]);
+    ++n;
+  }
+  staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(n));
+}
 
 void Writer::fail(const char* what) {
   if (failed_) return;
@@ -182,10 +211,8 @@ void Writer::consume(const Event& e, int32_t tid) {
       return;
     }
     case EventKind::kTransferPost:
-      post(e);
-      return;
     case EventKind::kTransferDone:
-      done(e);
+      staged_.push_back(e);
       return;
   }
 }
@@ -238,7 +265,8 @@ void Writer::writeTransfer(const Event& p, int32_t peer, int64_t end_ns) {
   if (!out_->addTransfer(row)) fail("cannot write");
 }
 
-void Writer::drain() {
+void Writer::drain(bool final_pass) {
+  const int64_t pass_start = nowNs();
   {
     std::lock_guard<std::mutex> lock(g_.mutex);
     rings_.clear();
@@ -281,6 +309,7 @@ void Writer::drain() {
     if (failed_) r->dropped.fetch_add(h - t, std::memory_order_relaxed);
     if (retired) drained.push_back(r);
   }
+  if (!failed_) matchStaged(final_pass ? INT64_MAX : pass_start - kReorderLagNs);
   if (!drained.empty()) {
     // Rings of exited threads go back to the pool for new threads.
     std::lock_guard<std::mutex> lock(g_.mutex);
@@ -336,9 +365,9 @@ void Writer::run() {
   last_commit_ns_ = nowNs();
   for (;;) {
     int req = g_.flush_request.load(std::memory_order_acquire);
-    drain();
+    drain(false);
     if (req != 0) {
-      drain();  // anything emitted while the request was being noticed
+      drain(true);  // anything emitted while the request was being noticed
       commit(true, req > 1 ? req - 1 : 0);
       if (out_ && !out_->close() && !failed_) fail("cannot close");
       break;
