@@ -54,7 +54,7 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          return integer(&o->master_port, 1, 65535)(value, error);
        }},
       {"grace-s", 0, "SECONDS",
-       "--ranks: after a rank fails, wait this long before stopping the rest (default: 30)",
+       "with --ranks: time the others get after one failed (default: 30)",
        [o](std::string_view value, std::string* error) {
          if (parseSeconds(value, &o->grace_s)) return true;
          *error = "expected a number of seconds >= 0";

@@ -1,0 +1,231 @@
+// summarize() on a two-rank trace written with RankWriter and merged with
+// mergeRankFiles; every expected number is worked out by hand in the comments.
+#include "ringside/analyzer/summary.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "ringside/storage/merge.h"
+#include "ringside/storage/rank_writer.h"
+#include "ringside/storage/trace_reader.h"
+
+namespace ringside::analyzer {
+namespace {
+namespace fs = std::filesystem;
+using storage::CollectiveRow;
+using storage::TransferRow;
+
+CollectiveRow coll(int64_t id, int rank, int64_t seq, const char* op, int64_t bytes, int64_t start,
+                   int64_t end, int tid = 1) {
+  CollectiveRow row;
+  row.id = id;
+  row.rank = rank;
+  row.comm = "world";
+  row.seq = seq;
+  row.op = op;
+  row.library = "gloo";
+  row.bytes = bytes;
+  row.count = bytes / 4;
+  row.dtype = "f32";
+  row.start_ns = start;
+  row.end_ns = end;
+  row.tid = tid;
+  return row;
+}
+
+TransferRow xfer(int64_t collective, int src, int dst, const char* side, int64_t bytes,
+                 int64_t start, int64_t end) {
+  TransferRow row;
+  row.collective_id = collective;
+  row.src_rank = src;
+  row.dst_rank = dst;
+  row.side = side;
+  row.bytes = bytes;
+  row.start_ns = start;
+  row.end_ns = end;
+  return row;
+}
+
+class SummaryTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/ringside-summary-test-XXXXXX";
+    dir_ = mkdtemp(pattern);
+    writeRank0();
+    writeRank1();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::unique_ptr<storage::RankWriter> create(int rank) {
+    std::string error;
+    auto writer = storage::RankWriter::create(rankFile(rank), &error);
+    EXPECT_NE(writer, nullptr) << error;
+    storage::RankInfo info;
+    info.rank = rank;
+    info.world_size = 3;  // rank 2 never shows up: missing
+    info.local_rank = rank;
+    info.host = "testhost";
+    info.pid = 100 + rank;
+    info.launcher = "ringside";
+    info.identity_source = "env";
+    EXPECT_TRUE(writer->setRank(info)) << writer->error();
+    return writer;
+  }
+
+  // Rank 0: two overlapping allreduces on two threads, one broadcast.
+  //   comm union = [1000,2500] + [3000,3500] = 1500 + 500 = 2000
+  //   collective span = 1000..3500 = 2500; first event is the send at 800: 800..3500 = 2700
+  // Sends 0->1: [800,900] 10 B, [1100,1300] 50 B, [1200,1600] 50 B
+  //   -> 3 messages, 110 B, busy 100 + 400 = 500... union [1100,1600] = 500, plus 100 = 600
+  // Recv 1->0 (rank 1 recorded no sends): [1000,1400] 30 B -> from_recv, busy 400
+  void writeRank0() {
+    auto w = create(0);
+    ASSERT_TRUE(w->begin());
+    ASSERT_TRUE(w->addCollective(coll(1, 0, 0, "allreduce", 100, 1000, 2000, 1)));
+    ASSERT_TRUE(w->addCollective(coll(2, 0, 0, "allreduce", 100, 1500, 2500, 2)));
+    ASSERT_TRUE(w->addCollective(coll(3, 0, 1, "broadcast", 40, 3000, 3500)));
+    ASSERT_TRUE(w->addTransfer(xfer(storage::kNone, 0, 1, "send", 10, 800, 900)));
+    ASSERT_TRUE(w->addTransfer(xfer(1, 1, 0, "recv", 30, 1000, 1400)));
+    ASSERT_TRUE(w->addTransfer(xfer(1, 0, 1, "send", 50, 1100, 1300)));
+    ASSERT_TRUE(w->addTransfer(xfer(2, 0, 1, "send", 50, 1200, 1600)));
+    ASSERT_TRUE(w->commit()) << w->error();
+    ASSERT_TRUE(w->setMeta("events_emitted", "12"));
+    ASSERT_TRUE(w->setMeta("events_recorded", "7"));
+    ASSERT_TRUE(w->setMeta("events_dropped", "5"));
+    ASSERT_TRUE(w->setMeta("interposition", "active"));
+    ASSERT_TRUE(w->setMeta("end_state", "clean"));
+    ASSERT_TRUE(w->close()) << w->error();
+  }
+
+  // Rank 1: cut off (no end_state), interposition inactive.
+  //   comm = 800 + 100 = 900; span of events 1000..3100 = 2100
+  //   its recv of 0->1 is ignored: the link has send rows.
+  void writeRank1() {
+    auto w = create(1);
+    ASSERT_TRUE(w->begin());
+    ASSERT_TRUE(w->addCollective(coll(1, 1, 0, "allreduce", 100, 1000, 1800)));
+    ASSERT_TRUE(w->addCollective(coll(2, 1, 1, "broadcast", 40, 3000, 3100)));
+    ASSERT_TRUE(w->addTransfer(xfer(1, 0, 1, "recv", 50, 1150, 1350)));
+    ASSERT_TRUE(w->commit()) << w->error();
+    ASSERT_TRUE(w->setMeta("events_dropped", "0"));
+    ASSERT_TRUE(w->setMeta("interposition", "inactive: gloo is linked statically"));
+    ASSERT_TRUE(w->close()) << w->error();
+  }
+
+  std::string rankFile(int rank) const { return (dir_ / ("rank-" + std::to_string(rank) + ".sqlite")).string(); }
+
+  std::string merge() {
+    storage::MergeOptions options;
+    options.inputs = {rankFile(0), rankFile(1)};
+    options.output = (dir_ / "merged.sqlite").string();
+    storage::MergeResult result = storage::mergeRankFiles(options);
+    EXPECT_TRUE(result.ok) << result.error;
+    return options.output;
+  }
+
+  Summary summarizeFile(const std::string& path) {
+    std::string error;
+    auto reader = storage::TraceReader::open(path, &error);
+    EXPECT_NE(reader, nullptr) << error;
+    Summary summary;
+    if (reader != nullptr) {
+      EXPECT_TRUE(summarize(*reader, &summary, &error)) << error;
+    }
+    return summary;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(SummaryTest, MergedTrace) {
+  Summary s = summarizeFile(merge());
+  EXPECT_EQ(s.world_size, 3);
+  EXPECT_EQ(s.ranks_present, 2);
+  EXPECT_EQ(s.missing_ranks, std::vector<int>{2});
+  EXPECT_EQ(s.cut_off_ranks, std::vector<int>{1});
+  EXPECT_EQ(s.dropped_events, 5);
+  EXPECT_EQ(s.dropped_by_rank, (std::map<int, int64_t>{{0, 5}}));
+  EXPECT_EQ(s.collectives, 5);
+  EXPECT_EQ(s.transfers, 5);
+
+  ASSERT_EQ(s.warnings.size(), 2u);
+  bool inactive = false;
+  bool dropped = false;
+  for (const std::string& w : s.warnings) {
+    inactive = inactive || w == "rank 1: interposition inactive: gloo is linked statically";
+    dropped = dropped || w.find("5 events dropped") != std::string::npos;
+  }
+  EXPECT_TRUE(inactive);
+  EXPECT_TRUE(dropped);
+
+  // allreduce: 1000 + 1000 + 800 ns over 3 calls; broadcast: 500 + 100 over 2.
+  ASSERT_EQ(s.ops.size(), 2u);
+  EXPECT_EQ(s.ops[0].op, "allreduce");
+  EXPECT_EQ(s.ops[0].library, "gloo");
+  EXPECT_EQ(s.ops[0].calls, 3);
+  EXPECT_EQ(s.ops[0].bytes, 300);
+  EXPECT_EQ(s.ops[0].time_ns, 2800);
+  EXPECT_EQ(s.ops[1].op, "broadcast");
+  EXPECT_EQ(s.ops[1].calls, 2);
+  EXPECT_EQ(s.ops[1].bytes, 80);
+  EXPECT_EQ(s.ops[1].time_ns, 600);
+
+  ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_EQ(s.ranks[0].rank, 0);
+  EXPECT_EQ(s.ranks[0].host, "testhost");
+  EXPECT_EQ(s.ranks[0].pid, 100);
+  EXPECT_EQ(s.ranks[0].calls, 3);
+  EXPECT_EQ(s.ranks[0].comm_ns, 2000);
+  EXPECT_EQ(s.ranks[0].span_ns, 2500);
+  EXPECT_EQ(s.ranks[0].trace_span_ns, 2700);
+  EXPECT_FALSE(s.ranks[0].cut_off);
+  EXPECT_EQ(s.ranks[1].rank, 1);
+  EXPECT_EQ(s.ranks[1].calls, 2);
+  EXPECT_EQ(s.ranks[1].comm_ns, 900);
+  EXPECT_EQ(s.ranks[1].span_ns, 2100);
+  EXPECT_EQ(s.ranks[1].trace_span_ns, 2100);
+  EXPECT_TRUE(s.ranks[1].cut_off);
+
+  ASSERT_EQ(s.links.size(), 2u);
+  EXPECT_EQ(s.links[0].src, 0);
+  EXPECT_EQ(s.links[0].dst, 1);
+  EXPECT_EQ(s.links[0].messages, 3);
+  EXPECT_EQ(s.links[0].bytes, 110);
+  EXPECT_EQ(s.links[0].busy_ns, 600);
+  EXPECT_FALSE(s.links[0].from_recv);
+  EXPECT_EQ(s.links[1].src, 1);
+  EXPECT_EQ(s.links[1].dst, 0);
+  EXPECT_EQ(s.links[1].messages, 1);
+  EXPECT_EQ(s.links[1].bytes, 30);
+  EXPECT_EQ(s.links[1].busy_ns, 400);
+  EXPECT_TRUE(s.links[1].from_recv);
+}
+
+TEST_F(SummaryTest, SingleRankFile) {
+  Summary s = summarizeFile(rankFile(1));
+  EXPECT_EQ(s.world_size, 3);
+  EXPECT_EQ(s.ranks_present, 1);
+  EXPECT_TRUE(s.missing_ranks.empty());
+  EXPECT_EQ(s.cut_off_ranks, std::vector<int>{1});  // no end_state
+  EXPECT_EQ(s.dropped_events, 0);
+  ASSERT_EQ(s.ranks.size(), 1u);
+  EXPECT_EQ(s.ranks[0].comm_ns, 900);
+  ASSERT_EQ(s.links.size(), 1u);
+  EXPECT_TRUE(s.links[0].from_recv);
+}
+
+TEST(RankList, Compact) {
+  EXPECT_EQ(formatRankList({}), "");
+  EXPECT_EQ(formatRankList({4}), "4");
+  EXPECT_EQ(formatRankList({3, 0, 1, 2, 5, 7, 8, 8}), "0-3,5,7,8");
+  EXPECT_EQ(formatRankList({10, 11, 12, 20}), "10-12,20");
+}
+
+}  // namespace
+}  // namespace ringside::analyzer

@@ -1,0 +1,117 @@
+#include "launch.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+
+#include <gtest/gtest.h>
+
+namespace ringside::cli {
+namespace {
+
+int waitStatusOfChild(void (*body)()) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    body();
+    _exit(99);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+TEST(ExitStatus, MapsLikeAShell) {
+  EXPECT_EQ(exitCodeFromWaitStatus(W_EXITCODE(0, 0)), 0);
+  EXPECT_EQ(exitCodeFromWaitStatus(W_EXITCODE(3, 0)), 3);
+  EXPECT_EQ(exitCodeFromWaitStatus(W_EXITCODE(255, 0)), 255);
+  EXPECT_EQ(exitCodeFromWaitStatus(W_EXITCODE(0, SIGTERM)), 143);
+  EXPECT_EQ(exitCodeFromWaitStatus(W_EXITCODE(0, SIGINT)), 130);
+  EXPECT_EQ(exitCodeFromWaitStatus(waitStatusOfChild([] { _exit(7); })), 7);
+  EXPECT_EQ(exitCodeFromWaitStatus(waitStatusOfChild([] { raise(SIGKILL); })), 137);
+  EXPECT_EQ(exitCodeFromWaitStatus(waitStatusOfChild([] {
+              signal(SIGSEGV, SIG_DFL);
+              raise(SIGSEGV);
+            })),
+            128 + SIGSEGV);  // with or without the core-dump bit
+}
+
+TEST(ExitStatus, Describe) {
+  EXPECT_EQ(describeWaitStatus(W_EXITCODE(3, 0)), "exit code 3");
+  EXPECT_EQ(describeWaitStatus(W_EXITCODE(0, SIGTERM)), "killed by SIGTERM");
+  EXPECT_EQ(exitCodeForExecError(ENOENT), 127);
+  EXPECT_EQ(exitCodeForExecError(EACCES), 126);
+  EXPECT_EQ(exitCodeForExecError(ENOEXEC), 126);
+}
+
+TEST(Environment, SetAndFind) {
+  std::vector<std::string> env = {"RANKX=1", "PATH=/bin", "EMPTY="};
+  setEnvVar(&env, "RANK", "3");
+  setEnvVar(&env, "PATH", "/usr/bin");
+  EXPECT_EQ(env, (std::vector<std::string>{"RANKX=1", "PATH=/usr/bin", "EMPTY=", "RANK=3"}));
+  ASSERT_NE(findEnvVar(env, "RANK"), nullptr);
+  EXPECT_STREQ(findEnvVar(env, "RANK"), "3");
+  EXPECT_STREQ(findEnvVar(env, "EMPTY"), "");
+  EXPECT_EQ(findEnvVar(env, "RAN"), nullptr);
+  EXPECT_FALSE(currentEnvironment().empty());
+}
+
+ChildSpec shell(const std::string& script, int rank = -1) {
+  return {{"/bin/sh", "-c", script}, currentEnvironment(), rank};
+}
+
+TEST(RunJob, PassesTheExitStatusThrough) {
+  EXPECT_EQ(runJob({{{"true"}, currentEnvironment(), -1}}, {}), 0);
+  EXPECT_EQ(runJob({{{"false"}, currentEnvironment(), -1}}, {}), 1);
+  EXPECT_EQ(runJob({shell("exit 3")}, {}), 3);
+  EXPECT_EQ(runJob({shell("kill -TERM $$")}, {}), 143);
+}
+
+TEST(RunJob, CommandNotFound) {
+  EXPECT_EQ(runJob({{{"ringside-no-such-command-xyz"}, currentEnvironment(), -1}}, {}), 127);
+  EXPECT_EQ(runJob({{{"/no/such/file"}, currentEnvironment(), -1}}, {}), 127);
+  EXPECT_EQ(runJob({{{"/"}, currentEnvironment(), -1}}, {}), 126);
+}
+
+TEST(RunJob, ChildSeesItsEnvironment) {
+  ChildSpec child = shell("test \"$RINGSIDE_TEST_VALUE\" = hello");
+  setEnvVar(&child.env, "RINGSIDE_TEST_VALUE", "hello");
+  EXPECT_EQ(runJob({child}, {}), 0);
+}
+
+TEST(RunJob, AllRanksZeroIsZero) {
+  EXPECT_EQ(runJob({shell("exit 0", 0), shell("exit 0", 1), shell("exit 0", 2)}, {}), 0);
+}
+
+TEST(RunJob, FirstFailureWinsAndTheRestAreStopped) {
+  SuperviseOptions options;
+  options.grace_s = 0.2;
+  options.kill_after_s = 0.3;
+  auto start = std::chrono::steady_clock::now();
+  // Rank 0 would sleep long, rank 1 fails at once; rank 0 gets SIGTERM after the grace.
+  int code = runJob({shell("exec sleep 30", 0), shell("exit 5", 1)}, options);
+  EXPECT_EQ(code, 5);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(RunJob, SigkillAfterIgnoredSigterm) {
+  SuperviseOptions options;
+  options.grace_s = 0.1;
+  options.kill_after_s = 0.3;
+  auto start = std::chrono::steady_clock::now();
+  int code = runJob({shell("trap '' TERM; exec sleep 30", 0), shell("kill -KILL $$", 1)}, options);
+  EXPECT_EQ(code, 137);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(RunJob, ForwardsSigtermSentToUs) {
+  // The child is told our pid and sends us SIGTERM; we forward it, it dies of it.
+  ChildSpec child = shell("kill -TERM $PPID; sleep 5 & wait");
+  int code = runJob({child}, {});
+  EXPECT_EQ(code, 143);
+}
+
+}  // namespace
+}  // namespace ringside::cli

@@ -1,0 +1,163 @@
+#include "options.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "record_options.h"
+
+namespace ringside::cli {
+namespace {
+
+struct Parsed {
+  ParseStatus status;
+  RecordOptions options;
+  std::string error;
+};
+
+Parsed record(std::vector<std::string> args) {
+  Parsed p;
+  p.status = parseRecordArgs(args, &p.options, &p.error);
+  return p;
+}
+
+TEST(RecordArgs, CommandAfterDoubleDash) {
+  Parsed p = record({"-o", "t.sqlite", "--", "ls", "-l"});
+  ASSERT_EQ(p.status, ParseStatus::kOk) << p.error;
+  EXPECT_EQ(p.options.output, "t.sqlite");
+  EXPECT_EQ(p.options.command, (std::vector<std::string>{"ls", "-l"}));
+}
+
+TEST(RecordArgs, DoubleDashIsOptionalAndOptionsAfterCommandBelongToIt) {
+  Parsed p = record({"--ranks", "2", "python3", "train.py", "--ranks", "5", "--help"});
+  ASSERT_EQ(p.status, ParseStatus::kOk) << p.error;
+  EXPECT_EQ(p.options.ranks, 2);
+  EXPECT_EQ(p.options.command,
+            (std::vector<std::string>{"python3", "train.py", "--ranks", "5", "--help"}));
+}
+
+TEST(RecordArgs, CommandStartingWithDashNeedsDoubleDash) {
+  Parsed p = record({"-weird"});
+  EXPECT_EQ(p.status, ParseStatus::kError);
+  EXPECT_NE(p.error.find("unknown option '-weird'"), std::string::npos) << p.error;
+  EXPECT_NE(p.error.find("'--'"), std::string::npos) << p.error;
+  p = record({"--", "-weird", "x"});
+  ASSERT_EQ(p.status, ParseStatus::kOk) << p.error;
+  EXPECT_EQ(p.options.command, (std::vector<std::string>{"-weird", "x"}));
+}
+
+TEST(RecordArgs, UnknownFlag) {
+  Parsed p = record({"--bogus", "ls"});
+  EXPECT_EQ(p.status, ParseStatus::kError);
+  EXPECT_NE(p.error.find("unknown option '--bogus'"), std::string::npos) << p.error;
+  EXPECT_EQ(p.error.find('\n'), std::string::npos);
+}
+
+TEST(RecordArgs, MissingCommand) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {}, {"--ranks", "2"}, {"--"}, {"-q", "--"}}) {
+    Parsed p = record(args);
+    EXPECT_EQ(p.status, ParseStatus::kError);
+    EXPECT_NE(p.error.find("no command"), std::string::npos) << p.error;
+  }
+  EXPECT_EQ(record({"--", ""}).status, ParseStatus::kError);
+}
+
+TEST(RecordArgs, RanksValidation) {
+  for (const char* bad : {"0", "-1", "abc", "2x", "", "1025", "99999999999999999999"}) {
+    Parsed p = record({"--ranks", bad, "ls"});
+    EXPECT_EQ(p.status, ParseStatus::kError) << bad;
+    EXPECT_NE(p.error.find("--ranks"), std::string::npos) << p.error;
+  }
+  EXPECT_EQ(record({"--ranks=4", "ls"}).options.ranks, 4);
+  EXPECT_EQ(record({"-n4", "ls"}).options.ranks, 4);
+  EXPECT_EQ(record({"-n", "1024", "ls"}).options.ranks, 1024);
+  Parsed p = record({"ls", "--ranks"});  // belongs to ls
+  EXPECT_EQ(p.status, ParseStatus::kOk);
+  EXPECT_EQ(p.options.ranks, 0);
+}
+
+TEST(RecordArgs, MissingValue) {
+  Parsed p = record({"--ranks"});
+  EXPECT_EQ(p.status, ParseStatus::kError);
+  EXPECT_NE(p.error.find("needs a value"), std::string::npos) << p.error;
+  p = record({"-o"});
+  EXPECT_NE(p.error.find("--output needs a value"), std::string::npos) << p.error;
+}
+
+TEST(RecordArgs, FlagWithValueIsAnError) {
+  Parsed p = record({"--quiet=1", "ls"});
+  EXPECT_EQ(p.status, ParseStatus::kError);
+  EXPECT_NE(p.error.find("takes no value"), std::string::npos) << p.error;
+}
+
+TEST(RecordArgs, OtherOptions) {
+  Parsed p = record({"-f", "-q", "--keep-rank-files", "--no-merge", "--dir", "d", "--buffer-mb",
+                     "128", "--master-addr", "10.0.0.1", "--master-port", "29500", "--grace-s",
+                     "2.5", "true"});
+  ASSERT_EQ(p.status, ParseStatus::kOk) << p.error;
+  EXPECT_TRUE(p.options.force);
+  EXPECT_TRUE(p.options.quiet);
+  EXPECT_TRUE(p.options.keep_rank_files);
+  EXPECT_TRUE(p.options.no_merge);
+  EXPECT_TRUE(p.options.master_set);
+  EXPECT_EQ(p.options.dir, "d");
+  EXPECT_EQ(p.options.buffer_mb, 128);
+  EXPECT_EQ(p.options.master_addr, "10.0.0.1");
+  EXPECT_EQ(p.options.master_port, 29500);
+  EXPECT_DOUBLE_EQ(p.options.grace_s, 2.5);
+  EXPECT_EQ(record({"--master-port", "70000", "ls"}).status, ParseStatus::kError);
+  EXPECT_EQ(record({"--grace-s", "-1", "ls"}).status, ParseStatus::kError);
+  EXPECT_EQ(record({"--grace-s", "nan", "ls"}).status, ParseStatus::kError);
+  EXPECT_EQ(record({"--buffer-mb", "0", "ls"}).status, ParseStatus::kError);
+  EXPECT_EQ(record({"-o", "", "ls"}).status, ParseStatus::kError);
+}
+
+TEST(RecordArgs, Defaults) {
+  Parsed p = record({"ls"});
+  ASSERT_EQ(p.status, ParseStatus::kOk);
+  EXPECT_EQ(p.options.output, "");
+  EXPECT_EQ(p.options.ranks, 0);
+  EXPECT_EQ(p.options.master_addr, "127.0.0.1");
+  EXPECT_EQ(p.options.master_port, 0);
+  EXPECT_FALSE(p.options.master_set);
+  EXPECT_DOUBLE_EQ(p.options.grace_s, 30.0);
+  EXPECT_FALSE(p.options.force);
+}
+
+TEST(RecordArgs, Help) {
+  Parsed p = record({"--help"});
+  EXPECT_EQ(p.status, ParseStatus::kHelp);
+  EXPECT_EQ(record({"-q", "-h"}).status, ParseStatus::kHelp);
+  std::string help = recordHelp();
+  for (const char* option : {"--output", "--ranks", "--dir", "--keep-rank-files", "--master-addr",
+                             "--master-port", "--quiet", "--buffer-mb", "--no-merge", "--force",
+                             "--grace-s", "--help"}) {
+    EXPECT_NE(help.find(option), std::string::npos) << option;
+  }
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
+}
+
+TEST(ValueParsers, Integer) {
+  int64_t v = 0;
+  EXPECT_TRUE(parseInteger("42", 0, 100, &v));
+  EXPECT_EQ(v, 42);
+  EXPECT_FALSE(parseInteger("101", 0, 100, &v));
+  EXPECT_FALSE(parseInteger(" 1", 0, 100, &v));
+  EXPECT_FALSE(parseInteger("+1", 0, 100, &v));
+  EXPECT_FALSE(parseInteger("", 0, 100, &v));
+}
+
+TEST(ValueParsers, Seconds) {
+  double s = 0;
+  EXPECT_TRUE(parseSeconds("0", &s));
+  EXPECT_TRUE(parseSeconds("0.25", &s));
+  EXPECT_DOUBLE_EQ(s, 0.25);
+  EXPECT_FALSE(parseSeconds("-0.5", &s));
+  EXPECT_FALSE(parseSeconds("inf", &s));
+  EXPECT_FALSE(parseSeconds("1s", &s));
+}
+
+}  // namespace
+}  // namespace ringside::cli

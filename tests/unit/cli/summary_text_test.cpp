@@ -1,0 +1,121 @@
+#include "summary_text.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace ringside::cli {
+namespace {
+
+TEST(Units, Bytes) {
+  EXPECT_EQ(formatBytes(0), "0 B");
+  EXPECT_EQ(formatBytes(1023), "1023 B");
+  EXPECT_EQ(formatBytes(1024), "1.0 KiB");
+  EXPECT_EQ(formatBytes(1536), "1.5 KiB");
+  EXPECT_EQ(formatBytes(150 * 1024), "150 KiB");
+  EXPECT_EQ(formatBytes(int64_t{1} << 20), "1.0 MiB");
+  EXPECT_EQ(formatBytes(int64_t{3} << 30), "3.0 GiB");
+  EXPECT_EQ(formatBytes(int64_t{5} << 40), "5.0 TiB");
+}
+
+TEST(Units, Durations) {
+  EXPECT_EQ(formatDuration(0), "0 ns");
+  EXPECT_EQ(formatDuration(999), "999 ns");
+  EXPECT_EQ(formatDuration(1500), "1.5 us");
+  EXPECT_EQ(formatDuration(250000), "250 us");
+  EXPECT_EQ(formatDuration(2500000), "2.50 ms");
+  EXPECT_EQ(formatDuration(1500000000), "1.50 s");
+  EXPECT_EQ(formatDuration(int64_t{125} * 1000000000), "2m05s");
+  EXPECT_EQ(formatDuration(int64_t{3720} * 1000000000), "1h02m");
+  EXPECT_EQ(formatDuration(-5), "-");
+}
+
+TEST(Units, Counts) {
+  EXPECT_EQ(formatCount(0), "0");
+  EXPECT_EQ(formatCount(999), "999");
+  EXPECT_EQ(formatCount(1000), "1,000");
+  EXPECT_EQ(formatCount(1234567), "1,234,567");
+  EXPECT_EQ(formatCount(-1234), "-1,234");
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+analyzer::Summary sample(int ranks, int links) {
+  analyzer::Summary s;
+  s.world_size = ranks + 1;
+  s.ranks_present = ranks;
+  s.missing_ranks = {ranks};
+  s.cut_off_ranks = {1};
+  s.dropped_events = 12;
+  s.dropped_by_rank = {{0, 12}};
+  s.warnings = {"12 events dropped (event buffers full): 12 on rank 0",
+                "rank 1: interposition inactive: gloo is linked statically"};
+  s.collectives = 1200;
+  s.transfers = 4800;
+  s.ops = {{"allreduce", "gloo", 1000, int64_t{3} << 30, 12'000'000'000},
+           {"a_very_long_operation_name_indeed", "a_long_library_name", 200, 4096, 1'000'000}};
+  for (int r = 0; r < ranks; ++r) {
+    s.ranks.push_back({r, "host-with-a-rather-long-name-" + std::to_string(r), 1000 + r, 600,
+                       20'000'000'000, 6'000'000'000 + r * 100'000'000, 21'000'000'000, r == 1});
+  }
+  for (int l = 0; l < links; ++l) {
+    s.links.push_back({l, l + 1, 100 - l, int64_t{1000} * (links - l), 5'000'000, l == 0});
+  }
+  return s;
+}
+
+TEST(SummaryText, ShowsEverythingAndFits100Columns) {
+  std::string text = formatSummary(sample(3, 4));
+  for (const std::string& line : lines(text)) EXPECT_LE(line.size(), 100u) << line;
+  EXPECT_NE(text.find("ranks: 3 of 4 present"), std::string::npos) << text;
+  EXPECT_NE(text.find("!! MISSING RANKS 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("!! CUT-OFF RANKS 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("12 events dropped"), std::string::npos) << text;
+  EXPECT_NE(text.find("--buffer-mb"), std::string::npos) << text;
+  EXPECT_NE(text.find("interposition inactive"), std::string::npos) << text;
+  EXPECT_NE(text.find("allreduce"), std::string::npos) << text;
+  EXPECT_NE(text.find("3.0 GiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("12.00 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("CUT OFF"), std::string::npos) << text;
+  EXPECT_NE(text.find("28.6%"), std::string::npos) << text;  // 6 s of 21 s
+  EXPECT_NE(text.find("0 -> 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("recv rows"), std::string::npos) << text;  // link 0->1 is from recv
+  EXPECT_EQ(text.find("quietest"), std::string::npos) << text;  // 4 links: one table
+}
+
+TEST(SummaryText, BusiestAndQuietestLinksDoNotRepeat) {
+  std::string text = formatSummary(sample(2, 7));
+  EXPECT_NE(text.find("busiest links"), std::string::npos) << text;
+  EXPECT_NE(text.find("quietest links"), std::string::npos) << text;
+  for (int l = 0; l < 7; ++l) {
+    std::string link = std::to_string(l) + " -> " + std::to_string(l + 1) + " ";
+    size_t first = text.find(link);
+    EXPECT_NE(first, std::string::npos) << link;
+    EXPECT_EQ(text.find(link, first + 1), std::string::npos) << link << " twice\n" << text;
+  }
+}
+
+TEST(SummaryText, ManyRanksAreCondensed) {
+  std::string text = formatSummary(sample(40, 100));
+  std::vector<std::string> all = lines(text);
+  EXPECT_LT(all.size(), 45u) << text;
+  EXPECT_NE(text.find("30 ranks in between"), std::string::npos) << text;
+  EXPECT_NE(text.find("(100 directed links in all)"), std::string::npos) << text;
+  for (const std::string& line : all) EXPECT_LE(line.size(), 100u) << line;
+}
+
+TEST(SummaryText, EmptyTrace) {
+  analyzer::Summary s;
+  s.ranks_present = 0;
+  std::string text = formatSummary(s);
+  EXPECT_NE(text.find("world size unknown"), std::string::npos) << text;
+  EXPECT_NE(text.find("no collective calls recorded"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace ringside::cli
