@@ -1,0 +1,261 @@
+// storage/src/sqlite_util.cpp — see sqlite_util.h.
+#include "sqlite_util.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include "ringside/storage/records.h"
+#include "schema.h"
+
+namespace ringside::storage::detail {
+
+std::string fileUri(const std::string& path, std::string_view params) {
+  static const char* const kHex = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                       c == '/' || c == '.' || c == '_' || c == '~' || c == '-';
+    if (plain) {
+      uri += static_cast<char>(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 15];
+    }
+  }
+  // "file:" followed by "//" would start an authority: keep such paths local.
+  if (path.size() >= 2 && path[0] == '/' && path[1] == '/') uri.insert(5, "//");
+  if (!params.empty()) {
+    uri += '?';
+    uri += params;
+  }
+  return uri;
+}
+
+std::string oneLine(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return out;
+}
+
+std::string lastError(sqlite3* db) {
+  if (db == nullptr) return "out of memory";
+  std::string msg = sqlite3_errmsg(db);
+  const int code = sqlite3_extended_errcode(db);
+  const int sys = sqlite3_system_errno(db);
+  const int primary = code & 0xff;
+  if (sys != 0 && (primary == SQLITE_IOERR || primary == SQLITE_FULL || primary == SQLITE_CANTOPEN ||
+                   primary == SQLITE_READONLY || primary == SQLITE_PERM)) {
+    msg += " (";
+    msg += std::strerror(sys);
+    msg += ')';
+  }
+  return oneLine(msg);
+}
+
+Stmt prepare(sqlite3* db, std::string_view sql, std::string* error) {
+  sqlite3_stmt* raw = nullptr;
+  const int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(raw);
+    if (error) *error = lastError(db);
+    return nullptr;
+  }
+  return Stmt(raw);
+}
+
+bool exec(sqlite3* db, const char* sql, std::string* error) {
+  char* msg = nullptr;
+  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &msg);
+  if (rc != SQLITE_OK) {
+    if (error) *error = msg ? oneLine(msg) : lastError(db);
+    sqlite3_free(msg);
+    return false;
+  }
+  return true;
+}
+
+bool queryInt(sqlite3* db, const char* sql, int64_t* out, std::string* error) {
+  Stmt st = prepare(db, sql, error);
+  if (!st) return false;
+  const int rc = sqlite3_step(st.get());
+  if (rc != SQLITE_ROW) {
+    if (error) *error = rc == SQLITE_DONE ? std::string("no result for: ") + sql : lastError(db);
+    return false;
+  }
+  *out = sqlite3_column_int64(st.get(), 0);
+  return true;
+}
+
+int bindNullable(sqlite3_stmt* st, int index, int64_t value) {
+  return value == kNone ? sqlite3_bind_null(st, index) : sqlite3_bind_int64(st, index, value);
+}
+
+int64_t columnNullable(sqlite3_stmt* st, int index) {
+  return sqlite3_column_type(st, index) == SQLITE_NULL ? kNone : sqlite3_column_int64(st, index);
+}
+
+std::string baseName(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool hardenConnection(sqlite3* db, std::string* error) {
+  // Defensive mode: no writes to the schema or shadow tables through SQL,
+  // whatever the file contains.
+  // trusted_schema off: views/triggers in the file cannot call functions with
+  // side effects. Extensions off: a trace can never load code.
+  int on = -1;
+  if (sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &on) != SQLITE_OK ||
+      sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &on) != SQLITE_OK ||
+      sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, &on) != SQLITE_OK ||
+      sqlite3_enable_load_extension(db, 0) != SQLITE_OK) {
+    if (error) *error = "cannot enable SQLite defensive settings: " + lastError(db);
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+std::string notTrace(const std::string& path, std::string_view why) {
+  return oneLine("not a ringside trace: " + path + ": " + std::string(why));
+}
+
+// Classifies an SQLite failure while first touching a file.
+std::string openFailure(const std::string& path, sqlite3* db) {
+  const int primary = db ? (sqlite3_extended_errcode(db) & 0xff) : SQLITE_NOMEM;
+  if (primary == SQLITE_NOTADB) return notTrace(path, "file is not a database");
+  if (primary == SQLITE_CORRUPT) return oneLine(path + ": corrupt trace: " + lastError(db));
+  return oneLine(path + ": cannot read: " + lastError(db));
+}
+
+}  // namespace
+
+Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error) {
+  std::string scratch;
+  std::string& err = error ? *error : scratch;
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0) {
+    err = oneLine(path + ": cannot open: " + std::strerror(errno));
+    return nullptr;
+  }
+  if (S_ISDIR(sb.st_mode)) {
+    err = oneLine(path + ": cannot open: is a directory");
+    return nullptr;
+  }
+  if (sb.st_size == 0) {
+    err = oneLine(path + ": empty file");
+    return nullptr;
+  }
+  // Cheap first check, before SQLite sees the bytes: the 16-byte magic.
+  {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) {
+      err = oneLine(path + ": cannot open: " + std::strerror(errno));
+      return nullptr;
+    }
+    char magic[16] = {};
+    const size_t got = std::fread(magic, 1, sizeof magic, f);
+    std::fclose(f);
+    if (got != sizeof magic || std::memcmp(magic, "SQLite format 3", 16) != 0) {
+      err = notTrace(path, "file is not a database");
+      return nullptr;
+    }
+  }
+
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(fileUri(path, "mode=ro").c_str(), &raw,
+                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+  Db db(raw);
+  if (rc != SQLITE_OK) {
+    err = oneLine(path + ": cannot open: " + lastError(raw));
+    return nullptr;
+  }
+  sqlite3_extended_result_codes(raw, 1);
+  std::string why;
+  if (!hardenConnection(raw, &why)) {
+    err = oneLine(path + ": " + why);
+    return nullptr;
+  }
+  // A live rank file may be mid-checkpoint: wait a little rather than fail.
+  sqlite3_busy_timeout(raw, 2000);
+
+  // quick_check first: every later query may assume a structurally sound file.
+  {
+    Stmt st = prepare(raw, "PRAGMA quick_check(1)", nullptr);
+    if (!st) {
+      err = openFailure(path, raw);
+      return nullptr;
+    }
+    const int step = sqlite3_step(st.get());
+    if (step != SQLITE_ROW) {
+      err = openFailure(path, raw);
+      return nullptr;
+    }
+    const unsigned char* text = sqlite3_column_text(st.get(), 0);
+    const std::string verdict = text ? reinterpret_cast<const char*>(text) : "";
+    if (verdict != "ok") {
+      err = oneLine(path + ": corrupt trace: " + verdict);
+      return nullptr;
+    }
+  }
+  int64_t app_id = 0;
+  int64_t version = 0;
+  if (!queryInt(raw, "PRAGMA application_id", &app_id, nullptr) ||
+      !queryInt(raw, "PRAGMA user_version", &version, nullptr)) {
+    err = openFailure(path, raw);
+    return nullptr;
+  }
+  if (app_id != kApplicationId) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "foreign SQLite database (application_id 0x%llx)",
+                  static_cast<unsigned long long>(static_cast<uint32_t>(app_id)));
+    err = notTrace(path, buf);
+    return nullptr;
+  }
+  if (version > kSchemaVersion) {
+    err = oneLine(path + ": trace schema version " + std::to_string(version) +
+                  " is newer than this ringside (" + std::to_string(kSchemaVersion) +
+                  "); upgrade ringside");
+    return nullptr;
+  }
+  if (version < 1) {
+    err = notTrace(path, "schema version " + std::to_string(version));
+    return nullptr;
+  }
+  {
+    Stmt st = prepare(raw, "SELECT name FROM sqlite_schema WHERE type='table'", nullptr);
+    if (!st) {
+      err = openFailure(path, raw);
+      return nullptr;
+    }
+    std::set<std::string> tables;
+    int step;
+    while ((step = sqlite3_step(st.get())) == SQLITE_ROW) {
+      const unsigned char* name = sqlite3_column_text(st.get(), 0);
+      if (name) tables.insert(reinterpret_cast<const char*>(name));
+    }
+    if (step != SQLITE_DONE) {
+      err = openFailure(path, raw);
+      return nullptr;
+    }
+    for (const char* t : kRequiredTables) {
+      if (!tables.count(t)) {
+        err = notTrace(path, std::string("table '") + t + "' missing");
+        return nullptr;
+      }
+    }
+  }
+  if (user_version) *user_version = static_cast<int>(version);
+  return db;
+}
+
+}  // namespace ringside::storage::detail

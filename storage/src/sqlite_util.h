@@ -1,0 +1,64 @@
+// storage/src/sqlite_util.h — small RAII and error helpers around the SQLite C API.
+//
+// Internal to storage/. Nothing here throws; every helper reports failure by
+// return value and a one-line message.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace ringside::storage::detail {
+
+struct DbCloser {
+  void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
+};
+struct StmtFinalizer {
+  void operator()(sqlite3_stmt* st) const noexcept { sqlite3_finalize(st); }
+};
+using Db = std::unique_ptr<sqlite3, DbCloser>;
+using Stmt = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
+
+// Builds a "file:" URI for `path` with every byte outside [A-Za-z0-9/._~-]
+// percent-encoded, so that a path is never misread as a URI or as carrying
+// query parameters (Debian's SQLite is built with USE_URI=1, which would make
+// a plain "file:x?mode=memory" path mean something else). `params` is appended
+// verbatim after '?', e.g. "mode=ro".
+std::string fileUri(const std::string& path, std::string_view params);
+
+// Replaces control characters (newlines included) by spaces: errors are one line.
+std::string oneLine(std::string_view text);
+
+// "<sqlite message> (<errno text>)" for the last error on `db`.
+std::string lastError(sqlite3* db);
+
+// Prepares `sql`; on failure returns nullptr and sets *error.
+Stmt prepare(sqlite3* db, std::string_view sql, std::string* error);
+
+// Runs one or more statements without results.
+bool exec(sqlite3* db, const char* sql, std::string* error);
+
+// Runs a single-value query (e.g. a PRAGMA); returns false on error or no row.
+bool queryInt(sqlite3* db, const char* sql, int64_t* out, std::string* error);
+
+// Binds kNone as NULL, anything else as an integer.
+int bindNullable(sqlite3_stmt* st, int index, int64_t value);
+// Reads NULL as kNone.
+int64_t columnNullable(sqlite3_stmt* st, int index);
+
+// Last path component ("a/b/rank.sqlite" -> "rank.sqlite").
+std::string baseName(const std::string& path);
+
+// Opens an existing trace read-only, in defensive mode, with trusted_schema
+// off and extensions off, and checks that it is a readable ringside trace of a
+// schema version this build understands. On failure returns nullptr and sets
+// *error to one line naming `path`. *user_version receives the schema version.
+Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error);
+
+// Applies the reader-side safety settings to an open connection.
+bool hardenConnection(sqlite3* db, std::string* error);
+
+}  // namespace ringside::storage::detail

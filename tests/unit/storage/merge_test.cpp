@@ -1,0 +1,231 @@
+// mergeRankFiles: renumbering, string remapping, cut-off/missing ranks,
+// duplicates, refusals, skipped inputs, live inputs.
+#include <unistd.h>
+
+#include <set>
+
+#include "ringside/storage/merge.h"
+#include "ringside/storage/trace_reader.h"
+#include "storage_test_util.h"
+
+namespace ringside::storage::testing {
+namespace {
+
+class MergeTest : public TempDirTest {
+ protected:
+  std::string rankFile(int rank, RankFileSpec spec = {}) {
+    spec.rank = rank;
+    const std::string file = path("rank-" + std::to_string(rank) + "-" + std::to_string(counter_++) + ".sqlite");
+    writeRankFile(file, spec);
+    return file;
+  }
+  int counter_ = 0;
+};
+
+TEST_F(MergeTest, RenumbersCollectivesAndRemapsTransfersAndStrings) {
+  MergeOptions o;
+  RankFileSpec spec;  // every file uses collective ids 1..10
+  for (int r = 0; r < 4; ++r) o.inputs.push_back(rankFile(r, spec));
+  o.output = path("merged.sqlite");
+  o.extra_meta = {{"tool_version", "9.9"}};
+  int64_t last_done = -1, last_total = -1;
+  o.progress = [&](int64_t done, int64_t total) {
+    EXPECT_GE(done, last_done);
+    last_done = done;
+    last_total = total;
+  };
+  const MergeResult m = mergeRankFiles(o);
+  ASSERT_TRUE(m.ok) << m.error;
+  EXPECT_TRUE(m.warnings.empty());
+  EXPECT_EQ(m.ranks, 4);
+  EXPECT_EQ(m.world_size, 4);
+  EXPECT_EQ(m.collectives, 40);
+  EXPECT_EQ(m.transfers, 80);
+  EXPECT_TRUE(m.cut_off_ranks.empty());
+  EXPECT_TRUE(m.missing_ranks.empty());
+  EXPECT_EQ(last_done, 120);
+  EXPECT_EQ(last_total, 120);
+  const std::string& f = o.output;
+  EXPECT_EQ(sqlInt(f, "SELECT count(DISTINCT id) FROM collective_data"), 40);
+  // Every transfer points at a collective of its own rank with the same seq'd call.
+  EXPECT_EQ(sqlInt(f, "SELECT count(*) FROM transfer t JOIN collective c ON c.id = t.collective_id"
+                      " WHERE c.rank = t.rank AND t.start_ns - c.start_ns BETWEEN 0 AND 10"), 80);
+  // Strings resolved correctly despite per-file sids: rank r, seq i -> ops[(i+r)%2].
+  EXPECT_EQ(sqlInt(f, "SELECT count(*) FROM collective WHERE op = CASE (seq + rank) % 2"
+                      " WHEN 0 THEN 'allreduce' ELSE 'broadcast' END"), 40);
+  EXPECT_EQ(sqlInt(f, "SELECT count(*) FROM string WHERE value = 'allreduce'"), 1);
+  EXPECT_EQ(sqlInt(f, "SELECT count(*) FROM rank WHERE file LIKE 'rank-%.sqlite'"), 4);
+  EXPECT_EQ(sqlText(f, "SELECT value FROM meta WHERE key = 'rank.2.tool_version'"), "0.1.0");
+  EXPECT_EQ(sqlText(f, "SELECT value FROM meta WHERE key = 'tool_version'"), "9.9");
+  EXPECT_EQ(sqlText(f, "SELECT value FROM meta WHERE key = 'ranks'"), "4");
+  EXPECT_EQ(sqlText(f, "SELECT value FROM meta WHERE key = 'world_size'"), "4");
+  EXPECT_EQ(sqlText(f, "SELECT value FROM meta WHERE key = 'missing_ranks'"), "");
+  EXPECT_EQ(sqlText(f, "SELECT value FROM meta WHERE key = 'cut_off_ranks'"), "");
+  EXPECT_EQ(sqlText(f, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+  EXPECT_GT(sqlInt(f, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'merged_at_unix_ns'"), 0);
+  EXPECT_EQ(sqlInt(f, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name NOT LIKE 'sqlite_%'"), 5);
+  EXPECT_FALSE(fileExists(f + ".tmp-" + std::to_string(::getpid())));
+
+  std::string err;
+  auto r = TraceReader::open(f, &err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_EQ(r->ranks().size(), 4u);
+  std::pair<int, int64_t> prev{-1, INT64_MIN};
+  int n = 0;
+  ASSERT_TRUE(r->forEachCollective(
+      [&](const CollectiveRow& c) {
+        const std::pair<int, int64_t> key{c.rank, c.start_ns};
+        EXPECT_LE(prev, key);
+        prev = key;
+        ++n;
+        return true;
+      },
+      &err));
+  EXPECT_EQ(n, 40);
+}
+
+TEST_F(MergeTest, CutOffAndMissingRanks) {
+  MergeOptions o;
+  RankFileSpec spec;
+  spec.world_size = 5;
+  o.inputs.push_back(rankFile(0, spec));
+  spec.clean = false;
+  o.inputs.push_back(rankFile(1, spec));
+  spec.clean = true;
+  o.inputs.push_back(rankFile(3, spec));
+  o.output = path("m.sqlite");
+  const MergeResult m = mergeRankFiles(o);
+  ASSERT_TRUE(m.ok) << m.error;
+  EXPECT_EQ(m.ranks, 3);
+  EXPECT_EQ(m.world_size, 5);
+  EXPECT_EQ(m.cut_off_ranks, std::vector<int>({1}));
+  EXPECT_EQ(m.missing_ranks, std::vector<int>({2, 4}));
+  EXPECT_EQ(sqlText(o.output, "SELECT value FROM meta WHERE key = 'cut_off_ranks'"), "1");
+  EXPECT_EQ(sqlText(o.output, "SELECT value FROM meta WHERE key = 'missing_ranks'"), "2,4");
+}
+
+TEST_F(MergeTest, LiveRankFileIsMergedWithItsCommittedRowsAndFlaggedCutOff) {
+  RankFileSpec spec;
+  spec.rank = 1;
+  spec.clean = false;
+  spec.close = false;
+  const std::string live = path("live.sqlite");
+  auto w = writeRankFile(live, spec);
+  ASSERT_TRUE(w);
+  ASSERT_TRUE(fileExists(live + "-wal"));
+  MergeOptions o;
+  o.inputs = {rankFile(0), live};
+  o.output = path("m.sqlite");
+  const MergeResult m = mergeRankFiles(o);
+  ASSERT_TRUE(m.ok) << m.error;
+  EXPECT_EQ(m.collectives, 20);
+  EXPECT_EQ(m.cut_off_ranks, std::vector<int>({1}));
+  EXPECT_TRUE(w->begin());  // the writer is undisturbed
+  EXPECT_TRUE(w->commit());
+}
+
+TEST_F(MergeTest, DuplicateRankIsKeptWithAWarning) {
+  MergeOptions o;
+  RankFileSpec spec;
+  spec.world_size = 2;
+  o.inputs.push_back(rankFile(0, spec));
+  o.inputs.push_back(rankFile(1, spec));
+  spec.start_unix_ns += 1000;
+  o.inputs.push_back(rankFile(0, spec));
+  o.output = path("m.sqlite");
+  const MergeResult m = mergeRankFiles(o);
+  ASSERT_TRUE(m.ok) << m.error;
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("rank 0 appears in 2 files"), std::string::npos) << m.warnings[0];
+  EXPECT_EQ(m.ranks, 2);
+  EXPECT_EQ(m.collectives, 30);
+  EXPECT_EQ(sqlInt(o.output, "SELECT count(*) FROM rank WHERE rank = 0"), 2);
+  EXPECT_EQ(sqlInt(o.output, "SELECT count(*) FROM meta WHERE key IN ('rank.0.tool_version', 'rank.0#2.tool_version')"), 2);
+  EXPECT_EQ(sqlInt(o.output, "SELECT count(DISTINCT id) FROM collective_data"), 30);
+}
+
+TEST_F(MergeTest, TransferOfACallWithoutARowStaysInItsFilesIdBlock) {
+  // Rank 0's last call was cut off before its row: transfers name id 11.
+  MergeOptions o;
+  o.inputs.push_back(rankFile(0));
+  o.inputs.push_back(rankFile(1));
+  sqlExec(o.inputs[0], "UPDATE transfer_data SET collective_id = 11 WHERE collective_id = 10");
+  o.output = path("m.sqlite");
+  const MergeResult m = mergeRankFiles(o);
+  ASSERT_TRUE(m.ok) << m.error;
+  // Every transfer that has a matching collective matches one of its own rank.
+  EXPECT_EQ(sqlInt(o.output, "SELECT count(*) FROM transfer t JOIN collective c ON c.id = t.collective_id"
+                             " WHERE c.rank != t.rank"), 0);
+  EXPECT_EQ(sqlInt(o.output, "SELECT count(*) FROM transfer t LEFT JOIN collective c ON c.id = t.collective_id"
+                             " WHERE c.id IS NULL"), 2);
+}
+
+TEST_F(MergeTest, RefusesToOverwriteUnlessAsked) {
+  MergeOptions o;
+  o.inputs = {rankFile(0)};
+  o.output = path("m.sqlite");
+  writeBytes(o.output, {'x'});
+  MergeResult m = mergeRankFiles(o);
+  EXPECT_FALSE(m.ok);
+  EXPECT_TRUE(isOneLine(m.error)) << m.error;
+  EXPECT_NE(m.error.find("exists"), std::string::npos) << m.error;
+  EXPECT_EQ(readBytes(o.output).size(), 1u);
+  o.overwrite = true;
+  m = mergeRankFiles(o);
+  ASSERT_TRUE(m.ok) << m.error;
+  std::string err;
+  EXPECT_TRUE(TraceReader::open(o.output, &err)) << err;
+}
+
+TEST_F(MergeTest, SkipsUnusableInputsWithAWarning) {
+  MergeOptions o;
+  o.inputs = {rankFile(0), path("garbage.sqlite"), path("missing.sqlite")};
+  writeBytes(o.inputs[1], {'h', 'e', 'l', 'l', 'o'});
+  o.output = path("m.sqlite");
+  const MergeResult m = mergeRankFiles(o);
+  ASSERT_TRUE(m.ok) << m.error;
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_NE(m.warnings[0].find("garbage.sqlite"), std::string::npos);
+  EXPECT_NE(m.warnings[1].find("missing.sqlite"), std::string::npos);
+  EXPECT_EQ(sqlText(o.output, "SELECT value FROM meta WHERE key = 'skipped_inputs'"),
+            "garbage.sqlite,missing.sqlite");
+  EXPECT_EQ(m.missing_ranks, std::vector<int>({1, 2, 3}));
+}
+
+TEST_F(MergeTest, NoUsableInputIsAnErrorAndWritesNothing) {
+  MergeOptions o;
+  o.inputs = {path("empty.sqlite")};
+  writeBytes(o.inputs[0], {});
+  o.output = path("m.sqlite");
+  const MergeResult m = mergeRankFiles(o);
+  EXPECT_FALSE(m.ok);
+  EXPECT_TRUE(isOneLine(m.error)) << m.error;
+  EXPECT_NE(m.error.find("empty file"), std::string::npos) << m.error;
+  EXPECT_FALSE(fileExists(o.output));
+  EXPECT_FALSE(fileExists(o.output + ".tmp-" + std::to_string(::getpid())));
+}
+
+TEST_F(MergeTest, MergedTraceIsNotAcceptedAsARankFile) {
+  MergeOptions o;
+  o.inputs = {rankFile(0), rankFile(1)};
+  o.output = path("m.sqlite");
+  ASSERT_TRUE(mergeRankFiles(o).ok);
+  MergeOptions again;
+  again.inputs = {o.output};
+  again.output = path("m2.sqlite");
+  const MergeResult m = mergeRankFiles(again);
+  EXPECT_FALSE(m.ok);
+  EXPECT_NE(m.error.find("rank file"), std::string::npos) << m.error;
+}
+
+TEST_F(MergeTest, OutputInMissingFolderFailsCleanly) {
+  MergeOptions o;
+  o.inputs = {rankFile(0)};
+  o.output = path("no/dir/m.sqlite");
+  const MergeResult m = mergeRankFiles(o);
+  EXPECT_FALSE(m.ok);
+  EXPECT_TRUE(isOneLine(m.error)) << m.error;
+}
+
+}  // namespace
+}  // namespace ringside::storage::testing

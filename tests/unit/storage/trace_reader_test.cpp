@@ -1,0 +1,104 @@
+// TraceReader: refuses what is not a readable ringside trace, in one line.
+#include <sqlite3.h>
+
+#include "ringside/storage/trace_reader.h"
+#include "storage_test_util.h"
+
+namespace ringside::storage::testing {
+namespace {
+
+class TraceReaderTest : public TempDirTest {
+ protected:
+  // Opens `file`, expects failure, returns the error.
+  std::string refuse(const std::string& file) {
+    std::string err;
+    auto r = TraceReader::open(file, &err);
+    EXPECT_FALSE(r) << file;
+    EXPECT_TRUE(isOneLine(err)) << err;
+    EXPECT_NE(err.find(file), std::string::npos) << err;
+    return err;
+  }
+};
+
+TEST_F(TraceReaderTest, MissingFile) {
+  EXPECT_NE(refuse(path("nope.sqlite")).find("No such file"), std::string::npos);
+}
+
+TEST_F(TraceReaderTest, EmptyFile) {
+  writeBytes(path("empty.sqlite"), {});
+  EXPECT_NE(refuse(path("empty.sqlite")).find("empty file"), std::string::npos);
+}
+
+TEST_F(TraceReaderTest, RandomBytesAndTextAreNotDatabases) {
+  std::vector<char> noise(10000);
+  uint32_t x = 12345;
+  for (char& c : noise) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  writeBytes(path("noise.sqlite"), noise);
+  const std::string text = "rank,op,bytes\n0,allreduce,4096\n";
+  writeBytes(path("text.sqlite"), std::vector<char>(text.begin(), text.end()));
+  EXPECT_EQ(refuse(path("noise.sqlite")), "not a ringside trace: " + path("noise.sqlite") + ": file is not a database");
+  EXPECT_EQ(refuse(path("text.sqlite")), "not a ringside trace: " + path("text.sqlite") + ": file is not a database");
+}
+
+TEST_F(TraceReaderTest, ForeignSqliteDatabase) {
+  const std::string file = path("foreign.sqlite");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const std::string err = refuse(file);
+  EXPECT_NE(err.find("not a ringside trace"), std::string::npos) << err;
+  EXPECT_NE(err.find("foreign"), std::string::npos) << err;
+}
+
+TEST_F(TraceReaderTest, NewerSchemaVersion) {
+  const std::string file = path("newer.sqlite");
+  writeRankFile(file, RankFileSpec{});
+  sqlExec(file, "PRAGMA user_version=7");
+  EXPECT_EQ(refuse(file), file + ": trace schema version 7 is newer than this ringside (1); upgrade ringside");
+}
+
+TEST_F(TraceReaderTest, MissingTable) {
+  const std::string file = path("notable.sqlite");
+  writeRankFile(file, RankFileSpec{});
+  sqlExec(file, "DROP VIEW transfer; DROP TABLE transfer_data");
+  EXPECT_NE(refuse(file).find("transfer_data"), std::string::npos);
+}
+
+TEST_F(TraceReaderTest, StreamsInOrderAndStopsEarly) {
+  const std::string file = path("r.sqlite");
+  RankFileSpec spec;
+  spec.collectives = 50;
+  writeRankFile(file, spec);
+  std::string err;
+  auto r = TraceReader::open(file, &err);
+  ASSERT_TRUE(r) << err;
+  int64_t last = INT64_MIN;
+  int n = 0;
+  ASSERT_TRUE(r->forEachTransfer(
+      [&](const TransferRow& t) {
+        EXPECT_GE(t.start_ns, last);
+        last = t.start_ns;
+        return ++n < 7;
+      },
+      &err));
+  EXPECT_EQ(n, 7);
+}
+
+TEST_F(TraceReaderTest, ReadsAFileWhoseFolderIsReadOnly) {
+  // A cleanly closed trace is a single file: no -wal/-shm needed to read it.
+  const std::string file = path("ro.sqlite");
+  writeRankFile(file, RankFileSpec{});
+  EXPECT_FALSE(fileExists(file + "-wal"));
+  EXPECT_FALSE(fileExists(file + "-shm"));
+  std::string err;
+  auto r = TraceReader::open(file, &err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_FALSE(fileExists(file + "-shm"));
+}
+
+}  // namespace
+}  // namespace ringside::storage::testing
