@@ -13,6 +13,9 @@
 //                         else "gloo-collectives"); keeps reruns apart
 //   GLOO_DEVICE_HOST      address the TCP device binds to (default 127.0.0.1)
 //
+// With --threads T, T threads run the iterations at once, each on its own Gloo
+// context (a communicator of its own) sharing one TCP device.
+//
 // Exit status: 0 when every check passed, 1 on a wrong result or a Gloo error,
 // 2 on bad usage. Rank 0 prints one "OK <op>" line per collective.
 #include <gloo/allgather.h>
@@ -62,6 +65,7 @@ struct Options {
   long forkDuring = 0;  // number of fork()s done by a side thread while collectives run
   long sleepMs = 0;     // pause between iterations
   long timeoutS = 30;   // Gloo timeout for every collective
+  long threads = 1;     // threads running the collectives, each on its own Gloo context
 };
 
 const char* const kOps[] = {"allreduce", "broadcast", "allgather", "allgatherv", "reduce",
@@ -71,7 +75,7 @@ const char* const kOps[] = {"allreduce", "broadcast", "allgather", "allgatherv",
   std::fprintf(stderr,
                "gloo_collectives: %s\n"
                "usage: gloo_collectives [--iters N] [--bytes B] [--only OP] [--fork-during N]\n"
-               "                        [--sleep-ms MS] [--timeout-s S]\n"
+               "                        [--sleep-ms MS] [--timeout-s S] [--threads T]\n"
                "  env: RANK, WORLD_SIZE (required), GLOO_STORE_DIR or MASTER_PORT,\n"
                "       GLOO_STORE_PREFIX, GLOO_DEVICE_HOST\n"
                "  OP: allreduce broadcast allgather allgatherv reduce gather scatter\n"
@@ -117,6 +121,8 @@ Options parseArgs(int argc, char** argv) {
       o.forkDuring = parseLong("--fork-during", value(), 0);
     } else if (a == "--sleep-ms") {
       o.sleepMs = parseLong("--sleep-ms", value(), 0);
+    } else if (a == "--threads") {
+      o.threads = parseLong("--threads", value(), 1);
     } else if (a == "--timeout-s") {
       o.timeoutS = parseLong("--timeout-s", value(), 1);
     } else if (a == "-h" || a == "--help") {
@@ -454,6 +460,34 @@ class Forker {
   std::atomic<long> failures_{0};
 };
 
+// Connects one context per thread (its own key prefix in the store) and runs the
+// iterations on each; every thread checks its own results.
+std::shared_ptr<gloo::Context> connect(const std::string& storeDir, const std::string& prefix,
+                                       std::shared_ptr<gloo::transport::Device> device, long rank,
+                                       long size, const Options& o) {
+  gloo::rendezvous::FileStore fileStore(storeDir);
+  gloo::rendezvous::PrefixStore store(prefix, fileStore);
+  auto context = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(rank),
+                                                              static_cast<int>(size));
+  context->setTimeout(std::chrono::seconds(o.timeoutS));
+  context->connectFullMesh(store, device);
+  return context;
+}
+
+void runIterations(const std::shared_ptr<gloo::Context>& context, const Options& o) {
+  Runner runner(context, std::max<size_t>(1, o.bytes / sizeof(Elem)));
+  for (long it = 0; it < o.iters; ++it) {
+    for (const char* op : kOps) {
+      if (o.only.empty() || o.only == op) {
+        runner.run(op, it);
+      }
+    }
+    if (o.sleepMs > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.sleepMs));
+    }
+  }
+}
+
 int run(const Options& o) {
   const long rank = envLong("RANK");
   const long size = envLong("WORLD_SIZE");
@@ -473,24 +507,33 @@ int run(const Options& o) {
   gloo::transport::tcp::attr attr;
   attr.hostname = envOr("GLOO_DEVICE_HOST", "127.0.0.1");
   auto device = gloo::transport::tcp::CreateDevice(attr);
-  gloo::rendezvous::FileStore fileStore(storeDir);
-  gloo::rendezvous::PrefixStore store(prefix, fileStore);
-  auto context = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(rank),
-                                                              static_cast<int>(size));
-  context->setTimeout(std::chrono::seconds(o.timeoutS));
-  context->connectFullMesh(store, device);
+  auto context = connect(storeDir, prefix, device, rank, size, o);
 
-  const size_t elements = std::max<size_t>(1, o.bytes / sizeof(Elem));
-  Runner runner(context, elements);
   Forker forker(o.forkDuring);
-  for (long it = 0; it < o.iters; ++it) {
-    for (const char* op : kOps) {
-      if (o.only.empty() || o.only == op) {
-        runner.run(op, it);
-      }
+  if (o.threads == 1) {
+    runIterations(context, o);
+  } else {
+    // Thread k uses its own context, so its calls are a communicator of their own.
+    std::vector<std::thread> workers;
+    std::vector<std::string> errors(static_cast<size_t>(o.threads));
+    for (long k = 0; k < o.threads; ++k) {
+      workers.emplace_back([&, k] {
+        try {
+          auto mine = connect(storeDir, prefix + "/thread" + std::to_string(k), device, rank,
+                              size, o);
+          runIterations(mine, o);
+        } catch (const std::exception& e) {
+          errors[k] = e.what();
+        }
+      });
     }
-    if (o.sleepMs > 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(o.sleepMs));
+    for (auto& w : workers) {
+      w.join();
+    }
+    for (long k = 0; k < o.threads; ++k) {
+      if (!errors[k].empty()) {
+        throw Failure("thread " + std::to_string(k) + ": " + errors[k]);
+      }
     }
   }
   if (const long bad = forker.join(); bad != 0) {
@@ -501,10 +544,14 @@ int run(const Options& o) {
   gloo::BarrierOptions closing(context);
   gloo::barrier(closing);
   if (rank == 0) {
+    const size_t bytes = std::max<size_t>(1, o.bytes / sizeof(Elem)) * sizeof(Elem);
     for (const char* op : kOps) {
       if (o.only.empty() || o.only == op) {
-        std::printf("OK %s ranks=%ld iters=%ld bytes=%zu\n", op, size, o.iters,
-                    elements * sizeof(Elem));
+        std::printf("OK %s ranks=%ld iters=%ld bytes=%zu", op, size, o.iters, bytes);
+        if (o.threads > 1) {
+          std::printf(" threads=%ld", o.threads);
+        }
+        std::printf("\n");
       }
     }
     std::fflush(stdout);

@@ -531,13 +531,21 @@ def calls_by_key(trace, where="1=1", params=()):
     return out
 
 
-def check_seq_matches(trace, world, *, allow_partial_ranks=()):
+def check_seq_matches(trace, world, *, common_prefix_only=False):
     """comm+seq identify one call: every rank of the world recorded it, with the same op (and
-    root). Ranks in allow_partial_ranks (cut off) may miss calls at the end."""
+    root). With common_prefix_only (a rank died, the others failed wherever they were), only
+    the calls below the smallest last seq of any rank are checked."""
     by_key = calls_by_key(trace)
     check(by_key, "no collective calls recorded")
+    limit = {}
+    if common_prefix_only:
+        for comm, r, last in trace.rows("SELECT comm, rank, max(seq) FROM collective "
+                                        "GROUP BY comm, rank"):
+            limit[comm] = min(limit.get(comm, last), last)
     for (comm, seq), per_rank in sorted(by_key.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
-        missing = set(range(world)) - set(per_rank) - set(allow_partial_ranks)
+        if common_prefix_only and seq >= limit.get(comm, -1):
+            continue
+        missing = set(range(world)) - set(per_rank)
         check(not missing, f"call comm={comm} seq={seq} ({next(iter(per_rank.values())).op}) "
                            f"missing on ranks {sorted(missing)}")
         ops = {c.op for c in per_rank.values()}

@@ -91,6 +91,9 @@ def scenario(world):
                     f"first all-reduce (found {[(c.bytes, c.root) for c in initial]})")
 
         checked = u.check_transfers(trace, world, by_key)
+        print(f"calls with checked transfers, per op: {dict(sorted(checked.items()))}")
+        print(f"all-reduce buckets per step after step 1: {per_step}; "
+              f"ops: {trace.rows('SELECT op, count(*), sum(bytes) FROM collective WHERE rank = 0 GROUP BY op')}")
         n_allreduce = 1 + (STEPS - 1) * per_step
         u.check_eq(checked.get("allreduce", 0), n_allreduce, "all-reduce calls with checked transfers")
         u.check(checked.get("broadcast", 0) >= 1, "no broadcast with checked transfers")

@@ -83,6 +83,7 @@ def scenario(world):
 
         checked = u.check_transfers(trace, world, by_key,
                                     overrides={"alltoallv": alltoallv_sample(world)})
+        print(f"calls with checked transfers, per op: {dict(sorted(checked.items()))}")
         for op in u.GLOO_OPS:
             if op == "barrier":
                 continue  # empty messages: checked when recorded, not required
