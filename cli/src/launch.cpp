@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -138,19 +139,23 @@ class Supervisor {
     }
   }
 
-  void noteFailure(int rank, int code, const std::string& how) {
+  void noteFailure(int rank, int code, std::string how) {
     if (first_failure_) return;
     first_failure_ = code;
     failed_at_ = Clock::now();
-    if (alive_ > 0 && !how.empty()) {
-      std::cerr << kPrefix << childName(rank) << " failed (" << how << "); the other " << alive_
-                << " get " << options_.grace_s << " s to finish\n";
-    }
+    failure_text_ = how.empty() ? "" : childName(rank) + " failed (" + how + ")";
   }
 
   void escalate() {
     if (!failed_at_) return;
     auto since = std::chrono::duration<double>(Clock::now() - *failed_at_).count();
+    // Said only when the others outlive the failure a little: when all ranks
+    // fail together (the usual case) the job's own output tells the story.
+    if (!announced_ && !failure_text_.empty() && since >= std::min(1.0, options_.grace_s)) {
+      announced_ = true;
+      std::cerr << kPrefix << failure_text_ << "; waiting up to " << options_.grace_s
+                << " s for the other " << alive_ << " before stopping them\n";
+    }
     if (!termed_ && since >= options_.grace_s) {
       termed_ = true;
       std::cerr << kPrefix << "stopping " << alive_ << " remaining process(es) with SIGTERM\n";
@@ -181,6 +186,8 @@ class Supervisor {
   int alive_ = 0;
   std::optional<int> first_failure_;
   std::optional<Clock::time_point> failed_at_;
+  std::string failure_text_;
+  bool announced_ = false;
   bool termed_ = false;
   bool killed_ = false;
 };
@@ -255,13 +262,15 @@ const char* findEnvVar(const std::vector<std::string>& env, std::string_view key
   return nullptr;
 }
 
-int runJob(const std::vector<ChildSpec>& children, const SuperviseOptions& options) {
+JobResult runJob(const std::vector<ChildSpec>& children, const SuperviseOptions& options) {
   BlockedSignals blocked;
   Supervisor supervisor(options);
+  JobResult result;
   for (const ChildSpec& spec : children) {
     Spawned spawned = spawn(spec, blocked.original());
     if (spawned.pid < 0) {
       reportStartFailure(spec, spawned);
+      result.start_failed = true;
       // Starting the rest would only make them wait for a rank that never comes.
       supervisor.startFailed(spec.rank, spawned.exec_failed
                                             ? exitCodeForExecError(spawned.error_number)
@@ -270,7 +279,8 @@ int runJob(const std::vector<ChildSpec>& children, const SuperviseOptions& optio
     }
     supervisor.add(spawned.pid, spec.rank);
   }
-  return supervisor.wait(blocked.handled());
+  result.exit_code = supervisor.wait(blocked.handled());
+  return result;
 }
 
 }  // namespace ringside::cli

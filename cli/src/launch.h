@@ -40,12 +40,16 @@ struct SuperviseOptions {
   double kill_after_s = 10.0;  // after SIGTERM: time before SIGKILL
 };
 
-// Starts the children in order and waits until all have ended. Returns 0 when
-// every child exited 0, else the status of the first child that failed
-// (exit code, 128 + signal, or 127/126 when it could not be started; that
-// error is reported on stderr). Once a child failed, the others get
-// grace_s seconds, then SIGTERM, then SIGKILL after kill_after_s. With a
-// single child no one else is stopped.
-int runJob(const std::vector<ChildSpec>& children, const SuperviseOptions& options);
+struct JobResult {
+  // 0 when every child exited 0, else the status of the first child that
+  // failed: exit code, 128 + signal, or 127/126 when it could not be started.
+  int exit_code = 0;
+  bool start_failed = false;  // a child could not be started (reported on stderr)
+};
+
+// Starts the children in order and waits until all have ended. Once a child
+// failed, the others get grace_s seconds, then SIGTERM, then SIGKILL after
+// kill_after_s. With a single child no one else is stopped.
+JobResult runJob(const std::vector<ChildSpec>& children, const SuperviseOptions& options);
 
 }  // namespace ringside::cli

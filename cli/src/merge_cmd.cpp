@@ -154,9 +154,9 @@ int runMerge(std::span<const std::string> args) {
     if (storage::TraceReader::open(file, &why) != nullptr) {
       usable.push_back(file);
     } else if (options.keep_going) {
-      std::cerr << kPrefix << "skipping " << file << ": " << why << "\n";
+      std::cerr << kPrefix << "skipping an input: " << why << "\n";  // `why` names the file
     } else {
-      std::cerr << kPrefix << file << ": " << why << "\n";
+      std::cerr << kPrefix << why << "\n";
       return kExitDataError;
     }
   }

@@ -86,7 +86,7 @@ bool printTraceSummary(const std::string& trace, std::string_view prefix) {
   std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(trace, &error);
   analyzer::Summary summary;
   if (reader == nullptr || !analyzer::summarize(*reader, &summary, &error)) {
-    std::cerr << prefix << "cannot summarize " << trace << ": " << error << "\n";
+    std::cerr << prefix << "cannot summarize the trace: " << error << "\n";  // names the file
     return false;
   }
   std::cerr << formatSummary(summary);

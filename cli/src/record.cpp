@@ -306,7 +306,8 @@ int runRecord(std::span<const std::string> args) {
 
   SuperviseOptions supervise;
   supervise.grace_s = options.grace_s;
-  int status = runJob(buildChildren(options, env, port), supervise);
+  JobResult job = runJob(buildChildren(options, env, port), supervise);
+  int status = job.exit_code;
 
   std::vector<std::string> files;
   if (!listRankFiles(dir, &files, &error)) {
@@ -316,7 +317,9 @@ int runRecord(std::span<const std::string> args) {
   std::set<std::string> old(before.begin(), before.end());
   std::erase_if(files, [&](const std::string& file) { return old.count(file) != 0; });
   if (files.empty()) {
-    std::cerr << kPrefix << "no rank files were written (the command made no Gloo calls?)\n";
+    if (!job.start_failed) {
+      std::cerr << kPrefix << "no rank files were written (the command made no Gloo calls?)\n";
+    }
     if (created_dir) fs::remove(dir, ec);  // only when empty
     return status;
   }

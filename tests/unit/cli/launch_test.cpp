@@ -58,31 +58,46 @@ TEST(Environment, SetAndFind) {
   EXPECT_FALSE(currentEnvironment().empty());
 }
 
+int exitOf(const std::vector<ChildSpec>& children, const SuperviseOptions& options) {
+  return runJob(children, options).exit_code;
+}
+
 ChildSpec shell(const std::string& script, int rank = -1) {
   return {{"/bin/sh", "-c", script}, currentEnvironment(), rank};
 }
 
 TEST(RunJob, PassesTheExitStatusThrough) {
-  EXPECT_EQ(runJob({{{"true"}, currentEnvironment(), -1}}, {}), 0);
-  EXPECT_EQ(runJob({{{"false"}, currentEnvironment(), -1}}, {}), 1);
-  EXPECT_EQ(runJob({shell("exit 3")}, {}), 3);
-  EXPECT_EQ(runJob({shell("kill -TERM $$")}, {}), 143);
+  EXPECT_EQ(exitOf({{{"true"}, currentEnvironment(), -1}}, {}), 0);
+  EXPECT_EQ(exitOf({{{"false"}, currentEnvironment(), -1}}, {}), 1);
+  EXPECT_EQ(exitOf({shell("exit 3")}, {}), 3);
+  EXPECT_EQ(exitOf({shell("kill -TERM $$")}, {}), 143);
 }
 
 TEST(RunJob, CommandNotFound) {
-  EXPECT_EQ(runJob({{{"ringside-no-such-command-xyz"}, currentEnvironment(), -1}}, {}), 127);
-  EXPECT_EQ(runJob({{{"/no/such/file"}, currentEnvironment(), -1}}, {}), 127);
-  EXPECT_EQ(runJob({{{"/"}, currentEnvironment(), -1}}, {}), 126);
+  EXPECT_EQ(exitOf({{{"ringside-no-such-command-xyz"}, currentEnvironment(), -1}}, {}), 127);
+  EXPECT_EQ(exitOf({{{"/no/such/file"}, currentEnvironment(), -1}}, {}), 127);
+  EXPECT_EQ(exitOf({{{"/"}, currentEnvironment(), -1}}, {}), 126);
+  EXPECT_TRUE(runJob({{{"/no/such/file"}, currentEnvironment(), -1}}, {}).start_failed);
+  EXPECT_FALSE(runJob({shell("exit 127")}, {}).start_failed);
+}
+
+TEST(RunJob, StartFailureOfALaterRankStopsTheEarlierOnes) {
+  SuperviseOptions options;
+  options.grace_s = 0.1;
+  JobResult result = runJob({shell("exec sleep 30", 0), {{"/no/such/file"}, currentEnvironment(), 1}},
+                            options);
+  EXPECT_EQ(result.exit_code, 127);
+  EXPECT_TRUE(result.start_failed);
 }
 
 TEST(RunJob, ChildSeesItsEnvironment) {
   ChildSpec child = shell("test \"$RINGSIDE_TEST_VALUE\" = hello");
   setEnvVar(&child.env, "RINGSIDE_TEST_VALUE", "hello");
-  EXPECT_EQ(runJob({child}, {}), 0);
+  EXPECT_EQ(exitOf({child}, {}), 0);
 }
 
 TEST(RunJob, AllRanksZeroIsZero) {
-  EXPECT_EQ(runJob({shell("exit 0", 0), shell("exit 0", 1), shell("exit 0", 2)}, {}), 0);
+  EXPECT_EQ(exitOf({shell("exit 0", 0), shell("exit 0", 1), shell("exit 0", 2)}, {}), 0);
 }
 
 TEST(RunJob, FirstFailureWinsAndTheRestAreStopped) {
@@ -91,7 +106,7 @@ TEST(RunJob, FirstFailureWinsAndTheRestAreStopped) {
   options.kill_after_s = 0.3;
   auto start = std::chrono::steady_clock::now();
   // Rank 0 would sleep long, rank 1 fails at once; rank 0 gets SIGTERM after the grace.
-  int code = runJob({shell("exec sleep 30", 0), shell("exit 5", 1)}, options);
+  int code = exitOf({shell("exec sleep 30", 0), shell("exit 5", 1)}, options);
   EXPECT_EQ(code, 5);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
@@ -101,7 +116,7 @@ TEST(RunJob, SigkillAfterIgnoredSigterm) {
   options.grace_s = 0.1;
   options.kill_after_s = 0.3;
   auto start = std::chrono::steady_clock::now();
-  int code = runJob({shell("trap '' TERM; exec sleep 30", 0), shell("kill -KILL $$", 1)}, options);
+  int code = exitOf({shell("trap '' TERM; exec sleep 30", 0), shell("kill -KILL $$", 1)}, options);
   EXPECT_EQ(code, 137);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
@@ -109,7 +124,7 @@ TEST(RunJob, SigkillAfterIgnoredSigterm) {
 TEST(RunJob, ForwardsSigtermSentToUs) {
   // The child is told our pid and sends us SIGTERM; we forward it, it dies of it.
   ChildSpec child = shell("kill -TERM $PPID; sleep 5 & wait");
-  int code = runJob({child}, {});
+  int code = exitOf({child}, {});
   EXPECT_EQ(code, 143);
 }
 
