@@ -42,7 +42,7 @@ struct LastString {
 
 class SqliteRankWriter final : public RankWriter {
  public:
-  SqliteRankWriter(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)) {}
+  SqliteRankWriter(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)), owner_pid_(::getpid()) {}
   ~SqliteRankWriter() override { closeQuietly(); }
 
   bool init(std::string* error);
@@ -88,6 +88,7 @@ class SqliteRankWriter final : public RankWriter {
   bool failed_ = false;
   bool in_batch_ = false;
   bool closed_ = false;
+  pid_t owner_pid_;  // a forked child must never touch (or close) its parent's database
 
   Stmt begin_, commit_, rollback_;
   Stmt insert_collective_, insert_transfer_, insert_string_, upsert_meta_, delete_rank_, insert_rank_;
@@ -123,6 +124,7 @@ bool SqliteRankWriter::misuse(std::string_view what) {
 
 bool SqliteRankWriter::usable(std::string_view what) {
   if (failed_) return false;
+  if (::getpid() != owner_pid_) return misuse(std::string(what) + " in a forked child");
   if (closed_ || !db_) return misuse(std::string(what) + " after close()");
   return true;
 }
@@ -374,6 +376,7 @@ bool SqliteRankWriter::commit() {
   return guarded("commit", [&]() -> bool {
     if (failed_) return false;
     if (!in_batch_) return misuse("commit() without begin()");
+    if (::getpid() != owner_pid_) return misuse("commit() in a forked child");
     if (!stepDone(commit_.get(), "cannot commit a batch")) return false;
     in_batch_ = false;
     return true;
@@ -384,6 +387,16 @@ void SqliteRankWriter::closeQuietly() noexcept {
   if (closed_) return;
   closed_ = true;
   if (!db_) return;
+  if (::getpid() != owner_pid_) {
+    // Forked child: finalizing or closing would roll back, checkpoint or
+    // unlock the parent's live database. Leak the handles instead.
+    for (Stmt* st : {&begin_, &commit_, &rollback_, &insert_collective_, &insert_transfer_, &insert_string_,
+                     &upsert_meta_, &delete_rank_, &insert_rank_}) {
+      (void)st->release();
+    }
+    (void)db_.release();
+    return;
+  }
   if (in_batch_ && rollback_) sqlite3_step(rollback_.get());
   in_batch_ = false;
   begin_.reset();
@@ -401,6 +414,10 @@ void SqliteRankWriter::closeQuietly() noexcept {
 bool SqliteRankWriter::close() {
   return guarded("close", [&]() -> bool {
     if (closed_) return !failed_;
+    if (::getpid() != owner_pid_) {
+      closeQuietly();  // leaks the parent's handles, touches nothing
+      return misuse("close() in a forked child: the parent's file is left alone");
+    }
     if (in_batch_ && !failed_) {
       // An open batch is dropped, as a kill would: only commit() makes rows durable.
       sqlite3_step(rollback_.get());

@@ -289,6 +289,42 @@ TEST_F(RankWriterTest, KilledWriterKeepsCommittedBatches) {
   EXPECT_EQ(r->meta().count("end_state"), 0u);
 }
 
+// fork() without exec: the child must leave the parent's database alone, even
+// when it destroys its copy of the writer.
+TEST_F(RankWriterTest, ForkedChildLeavesTheParentsFileAlone) {
+  const std::string file = path("fork.sqlite");
+  std::string err;
+  auto w = RankWriter::create(file, &err);
+  ASSERT_TRUE(w) << err;
+  CollectiveRow c;
+  ASSERT_TRUE(w->begin());
+  for (int i = 0; i < 500; ++i) {
+    c.id = i;
+    ASSERT_TRUE(w->addCollective(c));
+  }
+  ASSERT_TRUE(w->commit());
+  ASSERT_TRUE(w->begin());
+  c.id = 500;
+  ASSERT_TRUE(w->addCollective(c));  // the parent has a batch open across the fork
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const bool refused = !w->commit() && !w->begin() && !w->setMeta("k", "v");
+    w->close();
+    w.reset();
+    ::_exit(refused ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  c.id = 501;
+  ASSERT_TRUE(w->addCollective(c)) << w->error();
+  ASSERT_TRUE(w->commit()) << w->error();
+  ASSERT_TRUE(w->close()) << w->error();
+  EXPECT_EQ(sqlText(file, "PRAGMA quick_check"), "ok");
+  EXPECT_EQ(sqlInt(file, "SELECT count(*) FROM collective_data"), 502);
+}
+
 // Disk full / file size limit: the writer fails with one line and stays failed.
 TEST_F(RankWriterTest, FileSizeLimitTurnsIntoAOneLineFailure) {
   const std::string file = path("full.sqlite");
