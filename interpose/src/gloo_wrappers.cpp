@@ -28,6 +28,7 @@
 #include <gloo/scatter.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -208,8 +209,14 @@ thread_local int16_t t_comm = -1;    // communicator of the collective we are in
 int32_t commFor(gloo::Context* ctx);
 void installTransportHooks();
 
+void noteActive() {
+  static std::once_flag once;
+  std::call_once(once, [] { col::noteMeta("interposition", "active: gloo"); });
+}
+
 void onContextCreated(gloo::Context* ctx, int rank, int size) {
   if (!col::activate()) return;
+  noteActive();
   col::registerComm(ctx, rank, size, "gloo");
   col::setIdentity(rank, size, "gloo");
   installTransportHooks();
@@ -220,6 +227,7 @@ int32_t commFor(gloo::Context* ctx) {
   int32_t c = col::findComm(ctx);
   if (c < 0) {
     // Created before we could see it (or through a constructor we don't wrap).
+    noteActive();
     col::registerComm(ctx, ctx->rank, ctx->size, "gloo");
     col::setIdentity(ctx->rank, ctx->size, "gloo");
     installTransportHooks();
@@ -360,6 +368,31 @@ void wrapCollective(Op op, Opts& opts, void (*real)(Opts&), const char* name) {
 }
 
 }  // namespace
+
+// At exit of a process that never called Gloo through us: if it is a rank of a
+// job (the launcher said so) and PyTorch's Gloo process group is present while
+// no loaded library exports Gloo's functions, Gloo was linked statically into
+// PyTorch (as in the wheels) and every call bypassed us. Leave a rank file that
+// says so, so the merged trace and every report can warn instead of showing an
+// empty run.
+void checkStaticGlooAtExit() {
+  if (col::isActive() || std::getenv("RINGSIDE_DISABLE") != nullptr) return;
+  if (std::getenv("RANK") == nullptr && std::getenv("OMPI_COMM_WORLD_RANK") == nullptr &&
+      std::getenv("SLURM_PROCID") == nullptr && std::getenv("PMI_RANK") == nullptr)
+    return;
+  const char* pg_vtable = "_ZTVN4c10d16ProcessGroupGlooE";
+  void* pg = findRealSymbol(pg_vtable);
+  if (pg == nullptr) return;  // no Gloo process group in this process
+  if (findRealSymbol("_ZN4gloo9allreduceERKNS_16AllreduceOptionsE") != nullptr) return;  // dynamic: we saw it all
+  std::string where = objectOf(pg);
+  if (!col::activate()) return;
+  std::string why = "inactive: Gloo is linked statically into " + where +
+                    ", so its calls never reach ringside (use a PyTorch that links libgloo.so dynamically, "
+                    "such as Debian's python3-torch)";
+  col::noteMeta("interposition", why.c_str());
+  col::shutdown();
+}
+
 }  // namespace ringside::interpose
 
 // ---------------------------------------------------------------------------

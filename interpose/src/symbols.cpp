@@ -73,6 +73,12 @@ void* findRealSymbol(const char* name) {
   return nullptr;
 }
 
+std::string objectOf(void* addr) {
+  Dl_info info{};
+  if (dladdr(addr, &info) == 0 || info.dli_fname == nullptr) return "";
+  return info.dli_fname;
+}
+
 size_t symbolSize(void* addr) {
   Dl_info info{};
   void* extra = nullptr;

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <string>
 
 namespace ringside::interpose {
 
@@ -12,6 +13,9 @@ namespace ringside::interpose {
 // private (RTLD_LOCAL) dlopen, as PyTorch does, RTLD_NEXT finds nothing, so it
 // then asks every loaded object in turn.
 void* findRealSymbol(const char* name);
+
+// Path of the loaded object that contains `addr` ("" if none).
+std::string objectOf(void* addr);
 
 // Size in bytes of the data symbol at `addr` (from the symbol table), 0 if unknown.
 size_t symbolSize(void* addr);
