@@ -77,7 +77,10 @@ storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::strin
     options.progress = [&progress](int64_t done, int64_t total) { progress.update(done, total); };
     result = storage::mergeRankFiles(options);
   }
-  for (const std::string& warning : result.warnings) std::cerr << prefix << warning << "\n";
+  // A failed merge is told in one line by the caller; its warnings would only bury it.
+  if (result.ok) {
+    for (const std::string& warning : result.warnings) std::cerr << prefix << warning << "\n";
+  }
   return result;
 }
 

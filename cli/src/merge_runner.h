@@ -16,8 +16,8 @@ namespace ringside::cli {
 bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std::string* error);
 
 // storage::mergeRankFiles with a "\r...%" line on stderr when stderr is a
-// terminal and the merge takes longer than half a second. Prints the merger's
-// warnings, each prefixed with `prefix`.
+// terminal and the merge takes longer than half a second. After a successful
+// merge, prints the merger's warnings, each prefixed with `prefix`.
 storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix);
 
 // Opens `trace`, summarizes it and prints the summary to stderr. A failure is
