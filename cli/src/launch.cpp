@@ -242,10 +242,16 @@ std::vector<std::string> currentEnvironment() {
   return env;
 }
 
+namespace {
+bool isEntryOf(const std::string& var, std::string_view key) {
+  return var.size() > key.size() && var.compare(0, key.size(), key) == 0 && var[key.size()] == '=';
+}
+}  // namespace
+
 void setEnvVar(std::vector<std::string>* env, std::string_view key, std::string_view value) {
   std::string entry = std::string(key) + "=" + std::string(value);
   for (std::string& var : *env) {
-    if (var.size() > key.size() && var.compare(0, key.size(), key) == 0 && var[key.size()] == '=') {
+    if (isEntryOf(var, key)) {
       var = std::move(entry);
       return;
     }
@@ -255,9 +261,7 @@ void setEnvVar(std::vector<std::string>* env, std::string_view key, std::string_
 
 const char* findEnvVar(const std::vector<std::string>& env, std::string_view key) {
   for (const std::string& var : env) {
-    if (var.size() > key.size() && var.compare(0, key.size(), key) == 0 && var[key.size()] == '=') {
-      return var.c_str() + key.size() + 1;
-    }
+    if (isEntryOf(var, key)) return var.c_str() + key.size() + 1;
   }
   return nullptr;
 }

@@ -14,28 +14,14 @@ namespace {
 
 constexpr std::string_view kPrefix = "ringside merge: ";
 
-auto flag(bool* target) {
-  return [target](std::string_view, std::string*) {
-    *target = true;
-    return true;
-  };
-}
-
 std::vector<OptionSpec> mergeSpecs(MergeCliOptions* o) {
   return {
       {"output", 'o', "TRACE.sqlite", "trace to write (default: <dir>.sqlite or merged.sqlite)",
-       [o](std::string_view value, std::string* error) {
-         if (value.empty()) {
-           *error = "must not be empty";
-           return false;
-         }
-         o->output = std::string(value);
-         return true;
-       }},
-      {"force", 'f', "", "overwrite an existing trace", flag(&o->force)},
+       storeText(&o->output)},
+      {"force", 'f', "", "overwrite an existing trace", setFlag(&o->force)},
       {"keep-going", 'k', "", "skip inputs that cannot be read instead of failing",
-       flag(&o->keep_going)},
-      {"quiet", 'q', "", "do not print the summary", flag(&o->quiet)},
+       setFlag(&o->keep_going)},
+      {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
   };
 }
 

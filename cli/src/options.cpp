@@ -122,6 +122,24 @@ std::string formatOptionsHelp(std::span<const OptionSpec> specs) {
   return out;
 }
 
+std::function<bool(std::string_view, std::string*)> setFlag(bool* target) {
+  return [target](std::string_view, std::string*) {
+    *target = true;
+    return true;
+  };
+}
+
+std::function<bool(std::string_view, std::string*)> storeText(std::string* target) {
+  return [target](std::string_view value, std::string* error) {
+    if (value.empty()) {
+      *error = "must not be empty";
+      return false;
+    }
+    *target = std::string(value);
+    return true;
+  };
+}
+
 bool parseInteger(std::string_view text, int64_t min, int64_t max, int64_t* out) {
   int64_t value = 0;
   const char* end = text.data() + text.size();

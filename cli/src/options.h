@@ -47,6 +47,11 @@ ParseStatus parseOptions(std::span<const std::string> args, std::span<const Opti
 // The "Options:" block of a --help text, aligned, one option per line.
 std::string formatOptionsHelp(std::span<const OptionSpec> specs);
 
+// Ready-made OptionSpec::apply functions: a flag that sets *target, and a
+// non-empty text value stored in *target.
+std::function<bool(std::string_view, std::string*)> setFlag(bool* target);
+std::function<bool(std::string_view, std::string*)> storeText(std::string* target);
+
 // Value parsers for OptionSpec::apply. They accept only the whole text.
 bool parseInteger(std::string_view text, int64_t min, int64_t max, int64_t* out);
 bool parseSeconds(std::string_view text, double* out);  // >= 0, decimals allowed

@@ -3,24 +3,6 @@
 namespace ringside::cli {
 namespace {
 
-auto flag(bool* target) {
-  return [target](std::string_view, std::string*) {
-    *target = true;
-    return true;
-  };
-}
-
-auto text(std::string* target) {
-  return [target](std::string_view value, std::string* error) {
-    if (value.empty()) {
-      *error = "must not be empty";
-      return false;
-    }
-    *target = std::string(value);
-    return true;
-  };
-}
-
 auto integer(int* target, int64_t min, int64_t max) {
   return [target, min, max](std::string_view value, std::string* error) {
     int64_t parsed = 0;
@@ -36,17 +18,17 @@ auto integer(int* target, int64_t min, int64_t max) {
 std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
   return {
       {"output", 'o', "TRACE.sqlite",
-       "merged trace to write (default: ringside-YYYYmmdd-HHMMSS.sqlite)", text(&o->output)},
-      {"force", 'f', "", "overwrite an existing trace", flag(&o->force)},
+       "merged trace to write (default: ringside-YYYYmmdd-HHMMSS.sqlite)", storeText(&o->output)},
+      {"force", 'f', "", "overwrite an existing trace", setFlag(&o->force)},
       {"ranks", 'n', "N", "start N local ranks of CMD (sets RANK, WORLD_SIZE, MASTER_*, ...)",
        integer(&o->ranks, 1, kMaxLocalRanks)},
-      {"dir", 0, "DIR", "where the rank files go (default: <output>.ranks)", text(&o->dir)},
+      {"dir", 0, "DIR", "where the rank files go (default: <output>.ranks)", storeText(&o->dir)},
       {"keep-rank-files", 0, "", "keep the rank files after a successful merge",
-       flag(&o->keep_rank_files)},
+       setFlag(&o->keep_rank_files)},
       {"master-addr", 0, "ADDR", "MASTER_ADDR for --ranks (default: 127.0.0.1)",
        [o](std::string_view value, std::string* error) {
          o->master_set = true;
-         return text(&o->master_addr)(value, error);
+         return storeText(&o->master_addr)(value, error);
        }},
       {"master-port", 0, "PORT", "MASTER_PORT for --ranks (default: a free port)",
        [o](std::string_view value, std::string* error) {
@@ -63,8 +45,8 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
       {"buffer-mb", 0, "N", "event buffer memory per process in MiB (RINGSIDE_BUFFER_MB)",
        integer(&o->buffer_mb, 1, 1 << 20)},
       {"no-merge", 0, "", "leave the rank files unmerged (merge later with `ringside merge`)",
-       flag(&o->no_merge)},
-      {"quiet", 'q', "", "do not print the summary", flag(&o->quiet)},
+       setFlag(&o->no_merge)},
+      {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
   };
 }
 
