@@ -80,7 +80,8 @@ struct SideAcc {
   void add(const TransferRow& row) {
     ++messages;
     bytes += row.bytes;
-    if (row.end_ns != storage::kNone && row.end_ns >= row.start_ns) busy.add(row.start_ns, row.end_ns);
+    if (row.end_ns != storage::kNone && row.end_ns >= row.start_ns)
+      busy.add(row.start_ns, row.end_ns);
   }
 };
 
@@ -143,7 +144,8 @@ RankMeta collectRankMeta(const std::map<std::string, std::string>& meta, bool me
 
 // One line for all drops: per rank counts when few ranks dropped, else the worst one.
 std::string droppedWarning(const Summary& summary) {
-  std::string text = std::to_string(summary.dropped_events) + " events dropped (event buffers full): ";
+  std::string text =
+      std::to_string(summary.dropped_events) + " events dropped (event buffers full): ";
   if (summary.dropped_by_rank.size() <= 4) {
     std::string sep;
     for (const auto& [rank, count] : summary.dropped_by_rank) {
@@ -173,7 +175,8 @@ void addMetaFindings(const std::map<std::string, std::string>& meta,
   int64_t world_size = -1;
   if (auto it = meta.find("world_size"); it != meta.end()) parseInt(it->second, &world_size);
   if (world_size <= 0) {
-    for (const storage::RankInfo& info : infos) world_size = std::max<int64_t>(world_size, info.world_size);
+    for (const storage::RankInfo& info : infos)
+      world_size = std::max<int64_t>(world_size, info.world_size);
   }
   out->world_size = world_size > 0 ? static_cast<int>(world_size) : -1;
 
@@ -199,8 +202,8 @@ void addMetaFindings(const std::map<std::string, std::string>& meta,
         out->dropped_events += dropped;
       }
     }
-    if (auto it = keys.find("interposition"); it != keys.end() &&
-                                               it->second.rfind("inactive", 0) == 0) {
+    if (auto it = keys.find("interposition");
+        it != keys.end() && it->second.rfind("inactive", 0) == 0) {
       inactive[it->second].push_back(rank);
     }
   }
@@ -303,11 +306,12 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
   for (const auto& [key, acc] : links) {
     bool from_recv = acc.send.messages == 0;
     const SideAcc& side = from_recv ? acc.recv : acc.send;
-    out->links.push_back({key.first, key.second, side.messages, side.bytes, side.busy.total(),
-                          from_recv});
+    out->links.push_back(
+        {key.first, key.second, side.messages, side.bytes, side.busy.total(), from_recv});
   }
   std::sort(out->links.begin(), out->links.end(), [](const LinkTotals& a, const LinkTotals& b) {
-    return std::tie(b.bytes, b.messages, a.src, a.dst) < std::tie(a.bytes, a.messages, b.src, b.dst);
+    return std::tie(b.bytes, b.messages, a.src, a.dst) <
+           std::tie(a.bytes, a.messages, b.src, b.dst);
   });
   return true;
 }

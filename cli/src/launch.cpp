@@ -5,8 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -33,8 +33,8 @@ std::string childName(int rank) {
 
 struct Spawned {
   pid_t pid = -1;
-  int error_number = 0;       // why it could not be started
-  bool exec_failed = false;   // false: fork/pipe failed
+  int error_number = 0;      // why it could not be started
+  bool exec_failed = false;  // false: fork/pipe failed
 };
 
 // fork + execvpe. The exec outcome comes back through a close-on-exec pipe:
@@ -276,9 +276,8 @@ JobResult runJob(const std::vector<ChildSpec>& children, const SuperviseOptions&
       reportStartFailure(spec, spawned);
       result.start_failed = true;
       // Starting the rest would only make them wait for a rank that never comes.
-      supervisor.startFailed(spec.rank, spawned.exec_failed
-                                            ? exitCodeForExecError(spawned.error_number)
-                                            : 126);
+      supervisor.startFailed(
+          spec.rank, spawned.exec_failed ? exitCodeForExecError(spawned.error_number) : 126);
       break;
     }
     supervisor.add(spawned.pid, spec.rank);

@@ -32,7 +32,7 @@ const char* findEnvVar(const std::vector<std::string>& env, std::string_view key
 struct ChildSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH like a shell does
   std::vector<std::string> env;
-  int rank = -1;                  // -1: the single command (a launcher)
+  int rank = -1;  // -1: the single command (a launcher)
 };
 
 struct SuperviseOptions {

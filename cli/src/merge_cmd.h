@@ -10,7 +10,7 @@
 namespace ringside::cli {
 
 struct MergeCliOptions {
-  std::string output;       // "" = <dir>.sqlite for one folder input, else merged.sqlite
+  std::string output;  // "" = <dir>.sqlite for one folder input, else merged.sqlite
   bool force = false;
   bool keep_going = false;  // skip unreadable inputs instead of failing
   bool quiet = false;

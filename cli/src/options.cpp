@@ -7,9 +7,7 @@
 namespace ringside::cli {
 namespace {
 
-std::string displayName(const OptionSpec& spec) {
-  return "--" + std::string(spec.long_name);
-}
+std::string displayName(const OptionSpec& spec) { return "--" + std::string(spec.long_name); }
 
 const OptionSpec* findLong(std::span<const OptionSpec> specs, std::string_view name) {
   for (const OptionSpec& spec : specs) {

@@ -31,8 +31,8 @@ struct OptionSpec {
 };
 
 enum class Positionals {
-  kInterleaved,   // options and inputs may be mixed (merge FILE -o OUT)
-  kStopAtFirst,   // the first non-option starts a command line (record CMD ARGS)
+  kInterleaved,  // options and inputs may be mixed (merge FILE -o OUT)
+  kStopAtFirst,  // the first non-option starts a command line (record CMD ARGS)
 };
 
 enum class ParseStatus { kOk, kHelp, kError };

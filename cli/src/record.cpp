@@ -127,7 +127,7 @@ class MergeInterruptHandler {
     std::snprintf(g_interrupt_message, sizeof g_interrupt_message,
                   "\nringside record: interrupted while merging; the rank files are kept in %s\n",
                   dir.c_str());
-    struct sigaction action{};
+    struct sigaction action {};
     action.sa_handler = onInterruptDuringMerge;
     sigemptyset(&action.sa_mask);
     for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &action, &saved_[i]);
@@ -177,8 +177,7 @@ std::vector<ChildSpec> buildChildren(const RecordOptions& options,
 
 }  // namespace
 
-std::string findPreloadLibrary(const char* env_value, const fs::path& exe_dir,
-                               std::string* error) {
+std::string findPreloadLibrary(const char* env_value, const fs::path& exe_dir, std::string* error) {
   std::error_code ec;
   if (env_value != nullptr && *env_value != '\0') {
     if (!isFile(env_value)) {
@@ -261,7 +260,8 @@ int runRecord(std::span<const std::string> args) {
     std::cerr << kPrefix << "--master-addr/--master-port only apply with --ranks; ignored\n";
   }
 
-  std::string preload = findPreloadLibrary(std::getenv("RINGSIDE_PRELOAD"), executableDir(), &error);
+  std::string preload =
+      findPreloadLibrary(std::getenv("RINGSIDE_PRELOAD"), executableDir(), &error);
   if (preload.empty()) {
     std::cerr << kPrefix << error << "\n";
     return kExitDataError;
@@ -302,7 +302,8 @@ int runRecord(std::span<const std::string> args) {
   setEnvVar(&env, "LD_PRELOAD", prependPreload(findEnvVar(env, "LD_PRELOAD"), preload));
   setEnvVar(&env, "RINGSIDE_DIR", dir.string());
   setEnvVar(&env, "RINGSIDE_RUN_ID", run_id);
-  if (options.buffer_mb > 0) setEnvVar(&env, "RINGSIDE_BUFFER_MB", std::to_string(options.buffer_mb));
+  if (options.buffer_mb > 0)
+    setEnvVar(&env, "RINGSIDE_BUFFER_MB", std::to_string(options.buffer_mb));
 
   SuperviseOptions supervise;
   supervise.grace_s = options.grace_s;

@@ -35,8 +35,7 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          o->master_set = true;
          return integer(&o->master_port, 1, 65535)(value, error);
        }},
-      {"grace-s", 0, "SECONDS",
-       "with --ranks: time the others get after one failed (default: 30)",
+      {"grace-s", 0, "SECONDS", "with --ranks: time the others get after one failed (default: 30)",
        [o](std::string_view value, std::string* error) {
          if (parseSeconds(value, &o->grace_s)) return true;
          *error = "expected a number of seconds >= 0";
@@ -56,8 +55,7 @@ ParseStatus parseRecordArgs(std::span<const std::string> args, RecordOptions* ou
                             std::string* error) {
   *out = RecordOptions{};
   std::vector<OptionSpec> specs = recordSpecs(out);
-  ParseStatus status =
-      parseOptions(args, specs, Positionals::kStopAtFirst, &out->command, error);
+  ParseStatus status = parseOptions(args, specs, Positionals::kStopAtFirst, &out->command, error);
   if (status != ParseStatus::kOk) return status;
   if (out->command.empty()) {
     *error = "no command to record (usage: ringside record [options] [--] CMD [ARGS...])";

@@ -13,18 +13,18 @@ namespace ringside::cli {
 inline constexpr int kMaxLocalRanks = 1024;
 
 struct RecordOptions {
-  std::string output;         // "" = ringside-YYYYmmdd-HHMMSS.sqlite in the current folder
-  bool force = false;         // overwrite an existing output
-  int ranks = 0;              // 0 = run the command once (it is the launcher)
-  std::string dir;            // "" = <output>.ranks
+  std::string output;  // "" = ringside-YYYYmmdd-HHMMSS.sqlite in the current folder
+  bool force = false;  // overwrite an existing output
+  int ranks = 0;       // 0 = run the command once (it is the launcher)
+  std::string dir;     // "" = <output>.ranks
   bool keep_rank_files = false;
   std::string master_addr = "127.0.0.1";
-  int master_port = 0;        // 0 = a free port
-  bool master_set = false;    // --master-addr or --master-port given
+  int master_port = 0;      // 0 = a free port
+  bool master_set = false;  // --master-addr or --master-port given
   bool quiet = false;
-  int buffer_mb = 0;          // 0 = leave RINGSIDE_BUFFER_MB alone
+  int buffer_mb = 0;  // 0 = leave RINGSIDE_BUFFER_MB alone
   bool no_merge = false;
-  double grace_s = 30.0;      // --ranks: how long the others may run after one failed
+  double grace_s = 30.0;             // --ranks: how long the others may run after one failed
   std::vector<std::string> command;  // CMD ARGS...
 };
 

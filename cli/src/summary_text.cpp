@@ -9,9 +9,9 @@
 namespace ringside::cli {
 namespace {
 
-constexpr size_t kMaxOps = 10;        // op rows shown; the rest are folded into one line
-constexpr size_t kMaxRankRows = 16;   // more ranks: the 5 busiest and 5 quietest by share
-constexpr size_t kLinkRows = 5;       // busiest and quietest links
+constexpr size_t kMaxOps = 10;       // op rows shown; the rest are folded into one line
+constexpr size_t kMaxRankRows = 16;  // more ranks: the 5 busiest and 5 quietest by share
+constexpr size_t kLinkRows = 5;      // busiest and quietest links
 
 [[gnu::format(printf, 1, 2)]] std::string format(const char* fmt, ...) {
   char buffer[256];
@@ -35,8 +35,8 @@ std::string percent(int64_t part, int64_t whole) {
 }
 
 void addRankTable(const analyzer::Summary& summary, std::string* out) {
-  *out += format("%-6s %-18s %8s %10s %12s %12s %8s\n", "rank", "host", "pid", "calls",
-                 "comm time", "traced span", "in comm");
+  *out += format("%-6s %-18s %8s %10s %12s %12s %8s\n", "rank", "host", "pid", "calls", "comm time",
+                 "traced span", "in comm");
   auto row = [&](const analyzer::RankTotals& r) {
     *out += format("%-6d %-18s %8" PRId64 " %10s %12s %12s %8s%s\n", r.rank,
                    fit(r.host, 18).c_str(), r.pid, formatCount(r.calls).c_str(),
@@ -150,7 +150,8 @@ std::string formatSummary(const analyzer::Summary& summary) {
            ": trace ends early (process killed or crashed; last events lost)\n";
   }
   for (const std::string& warning : summary.warnings) out += "!! " + warning + "\n";
-  if (summary.dropped_events > 0) out += "   (raise the buffer with `ringside record --buffer-mb N`)\n";
+  if (summary.dropped_events > 0)
+    out += "   (raise the buffer with `ringside record --buffer-mb N`)\n";
 
   if (summary.ops.empty()) {
     out += "no collective calls recorded\n";

@@ -44,14 +44,13 @@ const Verb* findVerb(std::string_view name) {
 }
 
 std::string topLevelHelp() {
-  std::string out =
-      "ringside " RINGSIDE_VERSION
-      " - where the collective-communication time of a distributed job goes\n"
-      "\n"
-      "Usage: ringside COMMAND [options] [ARGS...]\n"
-      "       ringside --version\n"
-      "\n"
-      "Commands:\n";
+  std::string out = "ringside " RINGSIDE_VERSION
+                    " - where the collective-communication time of a distributed job goes\n"
+                    "\n"
+                    "Usage: ringside COMMAND [options] [ARGS...]\n"
+                    "       ringside --version\n"
+                    "\n"
+                    "Commands:\n";
   for (const Verb& verb : kVerbs) {
     out += "  " + std::string(verb.name) + std::string(10 - verb.name.size(), ' ') +
            std::string(verb.summary) + "\n";

@@ -13,7 +13,7 @@ namespace ringside::cli {
 
 struct Verb {
   std::string_view name;
-  std::string_view summary;  // one line for `ringside --help`
+  std::string_view summary;                       // one line for `ringside --help`
   int (*run)(std::span<const std::string> args);  // args after the verb; handles --help
 };
 

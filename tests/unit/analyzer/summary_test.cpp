@@ -2,11 +2,10 @@
 // mergeRankFiles; every expected number is worked out by hand in the comments.
 #include "ringside/analyzer/summary.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
-
-#include <gtest/gtest.h>
 
 #include "ringside/storage/merge.h"
 #include "ringside/storage/rank_writer.h"
@@ -118,7 +117,9 @@ class SummaryTest : public testing::Test {
     ASSERT_TRUE(w->close()) << w->error();
   }
 
-  std::string rankFile(int rank) const { return (dir_ / ("rank-" + std::to_string(rank) + ".sqlite")).string(); }
+  std::string rankFile(int rank) const {
+    return (dir_ / ("rank-" + std::to_string(rank) + ".sqlite")).string();
+  }
 
   std::string merge() {
     storage::MergeOptions options;

@@ -1,13 +1,12 @@
 #include "launch.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-
-#include <gtest/gtest.h>
 
 namespace ringside::cli {
 namespace {
@@ -84,8 +83,8 @@ TEST(RunJob, CommandNotFound) {
 TEST(RunJob, StartFailureOfALaterRankStopsTheEarlierOnes) {
   SuperviseOptions options;
   options.grace_s = 0.1;
-  JobResult result = runJob({shell("exec sleep 30", 0), {{"/no/such/file"}, currentEnvironment(), 1}},
-                            options);
+  JobResult result =
+      runJob({shell("exec sleep 30", 0), {{"/no/such/file"}, currentEnvironment(), 1}}, options);
   EXPECT_EQ(result.exit_code, 127);
   EXPECT_TRUE(result.start_failed);
 }

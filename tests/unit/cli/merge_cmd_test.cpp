@@ -1,10 +1,9 @@
 #include "merge_cmd.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
-
-#include <gtest/gtest.h>
 
 namespace ringside::cli {
 namespace {
@@ -13,8 +12,9 @@ namespace fs = std::filesystem;
 TEST(MergeArgs, InputsAndOptionsInAnyOrder) {
   MergeCliOptions o;
   std::string error;
-  ASSERT_EQ(parseMergeArgs(std::vector<std::string>{"a.sqlite", "-o", "out.sqlite", "b.sqlite", "--force", "-k"}, &o,
-                           &error),
+  ASSERT_EQ(parseMergeArgs(std::vector<std::string>{"a.sqlite", "-o", "out.sqlite", "b.sqlite",
+                                                    "--force", "-k"},
+                           &o, &error),
             ParseStatus::kOk)
       << error;
   EXPECT_EQ(o.inputs, (std::vector<std::string>{"a.sqlite", "b.sqlite"}));
@@ -29,12 +29,14 @@ TEST(MergeArgs, Errors) {
   std::string error;
   EXPECT_EQ(parseMergeArgs({}, &o, &error), ParseStatus::kError);
   EXPECT_NE(error.find("no inputs"), std::string::npos) << error;
-  EXPECT_EQ(parseMergeArgs(std::vector<std::string>{"--bogus", "a"}, &o, &error), ParseStatus::kError);
+  EXPECT_EQ(parseMergeArgs(std::vector<std::string>{"--bogus", "a"}, &o, &error),
+            ParseStatus::kError);
   EXPECT_NE(error.find("unknown option '--bogus'"), std::string::npos) << error;
   EXPECT_EQ(error.find("'--' before"), std::string::npos) << error;  // no command here
   EXPECT_EQ(parseMergeArgs(std::vector<std::string>{"a", "-o"}, &o, &error), ParseStatus::kError);
   EXPECT_EQ(parseMergeArgs(std::vector<std::string>{"-h"}, &o, &error), ParseStatus::kHelp);
-  ASSERT_EQ(parseMergeArgs(std::vector<std::string>{"--", "-odd-name.sqlite"}, &o, &error), ParseStatus::kOk);
+  ASSERT_EQ(parseMergeArgs(std::vector<std::string>{"--", "-odd-name.sqlite"}, &o, &error),
+            ParseStatus::kOk);
   EXPECT_EQ(o.inputs, (std::vector<std::string>{"-odd-name.sqlite"}));
 }
 

@@ -54,8 +54,8 @@ TEST(RecordArgs, UnknownFlag) {
 }
 
 TEST(RecordArgs, MissingCommand) {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {}, {"--ranks", "2"}, {"--"}, {"-q", "--"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{}, {"--ranks", "2"}, {"--"}, {"-q", "--"}}) {
     Parsed p = record(args);
     EXPECT_EQ(p.status, ParseStatus::kError);
     EXPECT_NE(p.error.find("no command"), std::string::npos) << p.error;
@@ -92,9 +92,9 @@ TEST(RecordArgs, FlagWithValueIsAnError) {
 }
 
 TEST(RecordArgs, OtherOptions) {
-  Parsed p = record({"-f", "-q", "--keep-rank-files", "--no-merge", "--dir", "d", "--buffer-mb",
-                     "128", "--master-addr", "10.0.0.1", "--master-port", "29500", "--grace-s",
-                     "2.5", "true"});
+  Parsed p =
+      record({"-f", "-q", "--keep-rank-files", "--no-merge", "--dir", "d", "--buffer-mb", "128",
+              "--master-addr", "10.0.0.1", "--master-port", "29500", "--grace-s", "2.5", "true"});
   ASSERT_EQ(p.status, ParseStatus::kOk) << p.error;
   EXPECT_TRUE(p.options.force);
   EXPECT_TRUE(p.options.quiet);
@@ -130,9 +130,9 @@ TEST(RecordArgs, Help) {
   EXPECT_EQ(p.status, ParseStatus::kHelp);
   EXPECT_EQ(record({"-q", "-h"}).status, ParseStatus::kHelp);
   std::string help = recordHelp();
-  for (const char* option : {"--output", "--ranks", "--dir", "--keep-rank-files", "--master-addr",
-                             "--master-port", "--quiet", "--buffer-mb", "--no-merge", "--force",
-                             "--grace-s", "--help"}) {
+  for (const char* option :
+       {"--output", "--ranks", "--dir", "--keep-rank-files", "--master-addr", "--master-port",
+        "--quiet", "--buffer-mb", "--no-merge", "--force", "--grace-s", "--help"}) {
     EXPECT_NE(help.find(option), std::string::npos) << option;
   }
   std::istringstream lines(help);

@@ -1,12 +1,11 @@
 #include "record.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
-
-#include <gtest/gtest.h>
 
 namespace ringside::cli {
 namespace {
@@ -60,7 +59,8 @@ TEST(FindPreload, SearchOrder) {
   EXPECT_NE(error.find("RINGSIDE_PRELOAD"), std::string::npos);
 
   touch(tmp.path() / "lib" / "ringside" / kPreloadName);
-  EXPECT_EQ(findPreloadLibrary("", bin, &error), (tmp.path() / "lib" / "ringside" / kPreloadName).string());
+  EXPECT_EQ(findPreloadLibrary("", bin, &error),
+            (tmp.path() / "lib" / "ringside" / kPreloadName).string());
   touch(tmp.path() / "lib" / kPreloadName);
   EXPECT_EQ(findPreloadLibrary(nullptr, bin, &error), (tmp.path() / "lib" / kPreloadName).string());
   touch(bin / kPreloadName);

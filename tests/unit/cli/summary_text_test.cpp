@@ -85,7 +85,7 @@ TEST(SummaryText, ShowsEverythingAndFits100Columns) {
   EXPECT_NE(text.find("28.6%"), std::string::npos) << text;  // 6 s of 21 s
   EXPECT_NE(text.find("0 -> 1"), std::string::npos) << text;
   EXPECT_NE(text.find("recv rows"), std::string::npos) << text;  // link 0->1 is from recv
-  EXPECT_EQ(text.find("quietest"), std::string::npos) << text;  // 4 links: one table
+  EXPECT_EQ(text.find("quietest"), std::string::npos) << text;   // 4 links: one table
 }
 
 TEST(SummaryText, BusiestAndQuietestLinksDoNotRepeat) {

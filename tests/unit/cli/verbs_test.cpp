@@ -33,7 +33,8 @@ TEST(Verbs, TableHasTheVerbsThatExist) {
   EXPECT_NE(findVerb("help"), nullptr);
   EXPECT_EQ(findVerb("bench"), nullptr);
   std::string help = topLevelHelp();
-  for (const Verb& verb : verbs()) EXPECT_NE(help.find("  " + std::string(verb.name)), std::string::npos);
+  for (const Verb& verb : verbs())
+    EXPECT_NE(help.find("  " + std::string(verb.name)), std::string::npos);
   for (const char* future : {"bench", "report", "diff", "export", "view"}) {
     EXPECT_EQ(help.find(std::string("  ") + future + " "), std::string::npos) << future;
   }
@@ -58,9 +59,13 @@ TEST(Verbs, HelpAndVersion) {
 }
 
 TEST(Verbs, UsageErrorsAreOneLineAndExit2) {
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"nope"}, {"--bogus"}, {"record"}, {"record", "--bogus", "ls"}, {"record", "--ranks", "0", "ls"},
-           {"merge"}, {"merge", "--bogus", "x"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"nope"},
+                                                                {"--bogus"},
+                                                                {"record"},
+                                                                {"record", "--bogus", "ls"},
+                                                                {"record", "--ranks", "0", "ls"},
+                                                                {"merge"},
+                                                                {"merge", "--bogus", "x"}}) {
     Outcome r = run(args);
     EXPECT_EQ(r.code, 2) << args.front();
     EXPECT_EQ(lineCount(r.err), 1) << r.err;
@@ -72,7 +77,8 @@ TEST(Verbs, UsageErrorsAreOneLineAndExit2) {
 }
 
 TEST(Verbs, MergeBadInputIsOneLineExit1) {
-  Outcome r = run({"merge", "-o", "/tmp/ringside-verbs-test-never.sqlite", "/no/such/input.sqlite"});
+  Outcome r =
+      run({"merge", "-o", "/tmp/ringside-verbs-test-never.sqlite", "/no/such/input.sqlite"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(lineCount(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("/no/such/input.sqlite"), std::string::npos) << r.err;

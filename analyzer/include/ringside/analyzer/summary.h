@@ -30,20 +30,20 @@ struct RankTotals {
   std::string host;
   int64_t pid = 0;
   int64_t calls = 0;
-  int64_t span_ns = 0;      // first collective start to last collective end
-  int64_t comm_ns = 0;      // time inside collectives (union of intervals per rank)
-  int64_t trace_span_ns = 0;// rank's first to last recorded event (collectives and the
-                            // transfers it recorded); comm_ns / trace_span_ns is its share
-  bool cut_off = false;     // rank's file did not end cleanly
+  int64_t span_ns = 0;        // first collective start to last collective end
+  int64_t comm_ns = 0;        // time inside collectives (union of intervals per rank)
+  int64_t trace_span_ns = 0;  // rank's first to last recorded event (collectives and the
+                              // transfers it recorded); comm_ns / trace_span_ns is its share
+  bool cut_off = false;       // rank's file did not end cleanly
 };
 
 struct LinkTotals {
   int src = -1;
   int dst = -1;
-  int64_t messages = 0;  // side = send rows
-  int64_t bytes = 0;     // side = send rows
-  int64_t busy_ns = 0;   // union of [start,end] of its send rows
-  bool from_recv = false;// the link had no send rows: the numbers come from its recv rows
+  int64_t messages = 0;    // side = send rows
+  int64_t bytes = 0;       // side = send rows
+  int64_t busy_ns = 0;     // union of [start,end] of its send rows
+  bool from_recv = false;  // the link had no send rows: the numbers come from its recv rows
 };
 
 struct Summary {
@@ -51,14 +51,14 @@ struct Summary {
   int ranks_present = 0;
   std::vector<int> missing_ranks;
   std::vector<int> cut_off_ranks;
-  int64_t dropped_events = 0;  // sum of the drop counters in meta
+  int64_t dropped_events = 0;              // sum of the drop counters in meta
   std::map<int, int64_t> dropped_by_rank;  // ranks that dropped events -> how many
-  std::vector<std::string> warnings;  // e.g. "interposition inactive: ..."
-  int64_t collectives = 0;            // collective rows seen
-  int64_t transfers = 0;              // transfer rows seen
-  std::vector<OpTotals> ops;          // sorted by time_ns descending
-  std::vector<RankTotals> ranks;      // sorted by rank
-  std::vector<LinkTotals> links;      // sorted by bytes descending (busiest first)
+  std::vector<std::string> warnings;       // e.g. "interposition inactive: ..."
+  int64_t collectives = 0;                 // collective rows seen
+  int64_t transfers = 0;                   // transfer rows seen
+  std::vector<OpTotals> ops;               // sorted by time_ns descending
+  std::vector<RankTotals> ranks;           // sorted by rank
+  std::vector<LinkTotals> links;           // sorted by bytes descending (busiest first)
 };
 
 // Returns false and fills *error on a read error.
