@@ -167,8 +167,11 @@ std::string droppedWarning(const Summary& summary) {
 void addMetaFindings(const std::map<std::string, std::string>& meta,
                      const std::vector<storage::RankInfo>& infos, Summary* out) {
   // A merged trace carries the merger's keys; a lone rank file has none of them.
-  bool merged = meta.count("world_size") != 0 || meta.count("cut_off_ranks") != 0 ||
-                meta.count("missing_ranks") != 0 || meta.count("merged_at") != 0;
+  bool merged = false;
+  for (const char* key :
+       {"world_size", "cut_off_ranks", "missing_ranks", "merged_at", "merged_at_unix_ns"}) {
+    merged = merged || meta.count(key) != 0;
+  }
   int single_rank = infos.empty() ? 0 : infos.front().rank;
   RankMeta rank_meta = collectRankMeta(meta, merged, single_rank);
 
