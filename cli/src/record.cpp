@@ -170,6 +170,8 @@ std::vector<ChildSpec> buildChildren(const RecordOptions& options,
     setEnvVar(&child.env, "GROUP_WORLD_SIZE", "1");
     setEnvVar(&child.env, "MASTER_ADDR", options.master_addr);
     setEnvVar(&child.env, "MASTER_PORT", std::to_string(port));
+    // Tells the preload library these torchrun-style variables came from us.
+    setEnvVar(&child.env, "RINGSIDE_LAUNCHER", "ringside");
     children.push_back(std::move(child));
   }
   return children;
