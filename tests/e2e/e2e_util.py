@@ -25,6 +25,10 @@ import traceback
 
 SKIP = 77
 
+# Sanitizer runs (scripts/test.sh): a runtime that must come first in every job's LD_PRELOAD,
+# e.g. libasan.so when the preload library is ASan-instrumented.
+EXTRA_PRELOAD = os.environ.get("RINGSIDE_E2E_EXTRA_PRELOAD", "")
+
 # Every collective ringside wraps in Gloo's function-style API, as the trace names them.
 GLOO_OPS = ("allreduce", "broadcast", "allgather", "allgatherv", "reduce",
             "gather", "scatter", "alltoall", "alltoallv", "barrier")
@@ -124,8 +128,15 @@ def clean_env(**extra):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("RINGSIDE_") and k not in ("LD_PRELOAD", "RANK", "WORLD_SIZE",
                                                          "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
+    if EXTRA_PRELOAD:
+        env["LD_PRELOAD"] = EXTRA_PRELOAD
     env.update({k: str(v) for k, v in extra.items()})
     return env
+
+
+def preload_value(preload):
+    """LD_PRELOAD for a job traced by hand (the sanitizer runtime first when there is one)."""
+    return f"{EXTRA_PRELOAD}:{preload}" if EXTRA_PRELOAD else preload
 
 
 def children_of(pid):
@@ -432,7 +443,7 @@ class Ctx:
             env = self.gloo_env(r, world, store_dir, MASTER_PORT=port)
             if preload:
                 self.need_preload()
-                env["LD_PRELOAD"] = self.preload
+                env["LD_PRELOAD"] = preload_value(self.preload)
                 env["RINGSIDE_DIR"] = rank_dir or self.mkdir("ranks")
             env.update({k: str(v) for k, v in (extra_env or {}).items()})
             out = stdout(r) if stdout is not None else None

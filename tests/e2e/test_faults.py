@@ -152,7 +152,7 @@ def sigterm_cpp(ctx):
 def sigterm_python(ctx):
     ctx.need_preload()
     rank_dir = ctx.mkdir("ranks")
-    env = u.clean_env(LD_PRELOAD=ctx.preload, RINGSIDE_DIR=rank_dir)
+    env = u.clean_env(LD_PRELOAD=u.preload_value(ctx.preload), RINGSIDE_DIR=rank_dir)
     proc = u.spawn([ctx.python, "-c", "import time; print('ready', flush=True); time.sleep(60)"],
                    env=env)
     u.check_eq(proc.stdout.readline(), "ready\n", "python's first line")
