@@ -432,4 +432,15 @@ const char* phaseName(Phase p) {
   return "";
 }
 
+const char* algorithmName(Algorithm a) {
+  switch (a) {
+    case Algorithm::kRing: return "ring";
+    case Algorithm::kTree: return "tree";
+    case Algorithm::kBcube: return "bcube";
+    case Algorithm::kHalvingDoubling: return "halving-doubling";
+    case Algorithm::kDefault: break;
+  }
+  return "";
+}
+
 }  // namespace ringside::collector

@@ -201,7 +201,7 @@ void Writer::consume(const Event& e, int32_t tid) {
       row.count = static_cast<int64_t>(e.aux);
       row.dtype = dtypeName(static_cast<DType>(e.dtype));
       row.reduce_op = reduceOpName(static_cast<ReduceOp>(e.reduce_op));
-      row.algorithm = "";
+      row.algorithm = algorithmName(static_cast<Algorithm>(e.algorithm));
       row.start_ns = e.t0;
       row.end_ns = e.t1;
       row.root = e.peer;
@@ -213,6 +213,9 @@ void Writer::consume(const Event& e, int32_t tid) {
     case EventKind::kTransferPost:
     case EventKind::kTransferDone:
       staged_.push_back(e);
+      return;
+    case EventKind::kTransfer:
+      writeTransfer(e, e.peer, e.t1);
       return;
   }
 }
@@ -261,7 +264,10 @@ void Writer::writeTransfer(const Event& p, int32_t peer, int64_t end_ns) {
   row.side = sideName(static_cast<Side>(p.side));
   row.phase = phaseName(static_cast<Phase>(p.phase));
   row.step = p.step;
-  row.slot = static_cast<int64_t>(p.aux);
+  if (p.kind == EventKind::kTransfer)
+    row.chunk = static_cast<int32_t>(p.aux);
+  else
+    row.slot = static_cast<int64_t>(p.aux);
   if (!out_->addTransfer(row)) fail("cannot write");
 }
 

@@ -111,6 +111,7 @@ struct Call {
   size_t element_size = 0;
   int32_t root = -1;
   const gloo::AllreduceOptions::Func* reduce = nullptr;
+  col::Algorithm algorithm = col::Algorithm::kDefault;
 };
 
 uint64_t sizeOf(const std::unique_ptr<gloo::transport::UnboundBuffer>& b) { return b ? b->size : 0; }
@@ -123,6 +124,9 @@ Call describe(const gloo::AllreduceOptions& o) {
   c.element_size = impl.elementSize;
   c.bytes = impl.elements * impl.elementSize;
   c.reduce = &impl.reduce;
+  // gloo::allreduce runs its ring unless told BCUBE.
+  c.algorithm = impl.algorithm == gloo::detail::AllreduceOptionsImpl::BCUBE ? col::Algorithm::kBcube
+                                                                              : col::Algorithm::kRing;
   return c;
 }
 Call describe(const gloo::BroadcastOptions& o) {
@@ -337,6 +341,7 @@ void wrapCollective(Op op, Opts& opts, void (*real)(Opts&), const char* name) {
   e.bytes = call.bytes;
   e.aux = call.elements != 0 ? call.elements : (call.element_size != 0 ? call.bytes / call.element_size : 0);
   e.peer = call.root;
+  e.algorithm = static_cast<uint8_t>(call.algorithm);
   if (call.reduce != nullptr) {
     ReduceKind k = classifyReduce(*call.reduce, call.element_size);
     e.dtype = static_cast<uint8_t>(k.dtype);

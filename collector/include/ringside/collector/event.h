@@ -14,6 +14,8 @@ enum class EventKind : uint8_t {
   kCollective = 1,    // one finished call: t0 = entry, t1 = return
   kTransferPost = 2,  // a send or recv was posted: t0
   kTransferDone = 3,  // a send or recv completed: t1 (matched to its post by the writer)
+  kTransfer = 4,      // a whole message known at once (t0 posted, t1 completed), e.g. from
+                      // ringside's reference all-reduce; aux = chunk index, not slot
 };
 
 enum class Op : uint8_t {
@@ -31,6 +33,9 @@ enum class ReduceOp : uint8_t { kNone, kUnknown, kSum, kProd, kMin, kMax };
 
 enum class Side : uint8_t { kSend = 1, kRecv = 2 };
 
+// The algorithm a collective call used (kDefault: the library chose and did not say).
+enum class Algorithm : uint8_t { kDefault, kRing, kTree, kBcube, kHalvingDoubling };
+
 enum class Phase : uint8_t { kNone, kReduceScatter, kAllGather, kReduce, kBroadcast };
 
 struct Event {
@@ -39,17 +44,20 @@ struct Event {
   uint64_t id = 0;       // collective id (kCollective, and the enclosing one for kTransferPost)
   uint64_t key = 0;      // transfers: the library's buffer object; collectives: seq
   uint64_t bytes = 0;
-  uint64_t aux = 0;      // collectives: element count; transfers: slot/tag
+  uint64_t aux = 0;      // collectives: element count; post: slot/tag; kTransfer: chunk
   int32_t peer = -1;     // transfers: the other rank (-1: any); collectives: root
-  int16_t comm = -1;     // collectives: registered communicator index
+  int16_t comm = -1;     // registered communicator index (collectives, and transfers' ranks)
   EventKind kind = EventKind::kCollective;
   uint8_t op = 0;        // Op
   uint8_t library = 0;   // Library
   uint8_t dtype = 0;     // DType
   uint8_t reduce_op = 0; // ReduceOp
   uint8_t side = 0;      // Side (transfers)
-  uint8_t phase = 0;     // Phase (transfers)
-  uint8_t status = 0;    // collectives: 0 ok, 1 threw
+  union {
+    uint8_t phase = 0;   // transfers: Phase
+    uint8_t algorithm;   // collectives: Algorithm
+  };
+  uint8_t status = 0;    // collectives: 0 ok, 1 threw/failed
   int16_t step = -1;     // transfers: algorithm step (-1 unknown)
 };
 
@@ -63,5 +71,6 @@ const char* dtypeName(DType t);
 const char* reduceOpName(ReduceOp r);
 const char* sideName(Side s);
 const char* phaseName(Phase p);
+const char* algorithmName(Algorithm a);
 
 }  // namespace ringside::collector

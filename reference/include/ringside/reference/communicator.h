@@ -1,0 +1,69 @@
+// reference/communicator.h — ringside's own all-reduce over TCP.
+//
+// One connection per peer pair that the ring or the double binary tree uses,
+// set up once by create(); every frame carries the job token, a sequence
+// number (the collective's) and a length, checked before anything is
+// allocated. Every blocking step has a deadline, so a dead peer (reset) or a
+// silent one (SIGSTOP) makes allreduce() fail within the timeout with an error
+// that names the peer rank and the sequence number, never hang.
+//
+// Tracing: when the collector is active, each allreduce() emits one collective
+// event (library ringside-ring / ringside-tree) and one complete transfer
+// event per message with its phase (reduce-scatter, all-gather, reduce,
+// broadcast), step and chunk. When it is not, nothing is recorded.
+//
+// Threads: one Communicator is used by one thread at a time. Results are
+// bit-identical whatever the transport's read/write granularity.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ringside/reference/rendezvous.h"
+#include "ringside/reference/types.h"
+
+namespace ringside::reference {
+
+struct CommunicatorOptions {
+  int rank = -1;
+  int world_size = -1;
+  uint64_t job_token = 0;
+  std::chrono::milliseconds timeout{30000};  // deadline of every blocking step
+  std::string listen_address = "0.0.0.0";    // where this rank accepts its peers
+  std::string advertise_address;             // what peers dial; default: the local address used to reach the master, or 127.0.0.1
+  size_t chunk_bytes = 0;                    // pipelining chunk; 0 = automatic
+  std::string comm_name;                     // trace communicator name; default "ringside/<size>/<k>"
+};
+
+class Communicator {
+ public:
+  // Collective over all ranks: listens, exchanges addresses through
+  // `exchange`, connects to the peers the algorithms need.
+  static std::unique_ptr<Communicator> create(const CommunicatorOptions& options, const ExchangeFn& exchange,
+                                              std::string* error);
+  virtual ~Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // In place: data holds `count` elements of `dtype` on entry, the reduction
+  // over all ranks on return. Collective. False + one-line error on failure
+  // ("allreduce seq 17: rank 3 closed the connection", "... no data from rank 2 for 30 s").
+  virtual bool allreduce(void* data, size_t count, DType dtype, ReduceOp op, Algorithm algorithm,
+                         std::string* error) = 0;
+
+  // Point-to-point helpers for measuring α and β (bench): rank `a` sends
+  // `bytes` to `b` and back `iters` times; returns the mean round trip in
+  // seconds on both ranks (other ranks return 0 immediately).
+  virtual bool pingPong(int a, int b, size_t bytes, int iters, double* seconds, std::string* error) = 0;
+
+ protected:
+  Communicator() = default;
+};
+
+}  // namespace ringside::reference
