@@ -261,7 +261,9 @@ bool stepOut(sqlite3_stmt* st) {
 
 bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
   *input_failed = false;
-  Db db = detail::openTraceReadOnly(in.path, nullptr, why);
+  // Pass 1 ran quick_check on this file moments ago; damage met now still
+  // surfaces as a read error and rolls this input back.
+  Db db = detail::openTraceReadOnly(in.path, nullptr, why, /*quick_check=*/false);
   if (!db) {
     *input_failed = true;
     return false;

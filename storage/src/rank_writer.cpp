@@ -429,6 +429,8 @@ bool SqliteRankWriter::close() {
       // journal mode, WAL folded in), so it can be copied or read from a
       // read-only folder. If a reader holds it open the switch is refused
       // (SQLITE_BUSY); the file then simply stays in WAL mode, still valid.
+      // No waiting at exit: a busy file just stays in WAL mode.
+      sqlite3_busy_timeout(db_.get(), 0);
       sqlite3_exec(db_.get(), "PRAGMA wal_checkpoint(TRUNCATE);PRAGMA journal_mode=DELETE;", nullptr,
                    nullptr, nullptr);
     }

@@ -139,7 +139,7 @@ std::string openFailure(const std::string& path, sqlite3* db) {
 
 }  // namespace
 
-Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error) {
+Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error, bool quick_check) {
   std::string scratch;
   std::string& err = error ? *error : scratch;
   struct stat sb {};
@@ -189,7 +189,7 @@ Db openTraceReadOnly(const std::string& path, int* user_version, std::string* er
   sqlite3_busy_timeout(raw, 2000);
 
   // quick_check first: every later query may assume a structurally sound file.
-  {
+  if (quick_check) {
     Stmt st = prepare(raw, "PRAGMA quick_check(1)", nullptr);
     if (!st) {
       err = openFailure(path, raw);

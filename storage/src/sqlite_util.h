@@ -56,7 +56,10 @@ std::string baseName(const std::string& path);
 // off and extensions off, and checks that it is a readable ringside trace of a
 // schema version this build understands. On failure returns nullptr and sets
 // *error to one line naming `path`. *user_version receives the schema version.
-Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error);
+// `quick_check` false skips PRAGMA quick_check: only for a file this process
+// has just checked (the merger's second pass); SQLite still reports damage
+// met while reading as SQLITE_CORRUPT.
+Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error, bool quick_check = true);
 
 // Applies the reader-side safety settings to an open connection.
 bool hardenConnection(sqlite3* db, std::string* error);

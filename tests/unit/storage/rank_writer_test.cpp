@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "ringside/storage/rank_writer.h"
@@ -372,6 +374,7 @@ TEST_F(RankWriterTest, FileSizeLimitTurnsIntoAOneLineFailure) {
   EXPECT_EQ(report[0], 'F') << report;
   EXPECT_EQ(report[1], 'S') << report;
   const std::string msg = report.substr(2);
+  if (std::getenv("RINGSIDE_TEST_VERBOSE")) std::printf("writer error: %s\n", msg.c_str());
   EXPECT_TRUE(isOneLine(msg)) << msg;
   EXPECT_NE(msg.find(file), std::string::npos) << msg;
   // Committed batches before the failure are still readable.
