@@ -1,0 +1,134 @@
+#include "bench_report.h"
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+
+#include "bench_model.h"
+
+namespace ringside::cli {
+namespace {
+
+__attribute__((format(printf, 1, 2))) std::string format(const char* fmt, ...) {
+  char text[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(text, sizeof text, fmt, args);
+  va_end(args);
+  return text;
+}
+
+std::string hostList(const std::vector<std::string>& hosts) {
+  std::string text = std::to_string(hosts.size()) + (hosts.size() == 1 ? " host" : " hosts");
+  if (hosts.empty() || hosts.size() > 3) return text;
+  text += " (";
+  for (size_t i = 0; i < hosts.size(); ++i) text += (i > 0 ? ", " : "") + hosts[i];
+  return text + ")";
+}
+
+std::string jsonNumber(double value) {
+  if (!std::isfinite(value)) return "null";
+  return format("%.9g", value);
+}
+
+}  // namespace
+
+std::string formatBenchHeader(const BenchRun& run) {
+  std::string out = "ringside bench: " + std::to_string(run.ranks) +
+                    (run.ranks == 1 ? " rank on " : " ranks on ") + hostList(run.hosts) + ", " +
+                    collector::dtypeName(run.dtype) + " " + collector::reduceOpName(run.op) +
+                    ", " + std::to_string(run.iters) + " iters (+" + std::to_string(run.warmup) +
+                    " warm-up)" + (run.check ? "" : ", not checked") + "\n";
+  if (run.have_alpha_beta) {
+    double gbps = run.beta_s_per_byte > 0 ? 1e-9 / run.beta_s_per_byte : 0;
+    out += format(
+        "alpha %.1f us, beta %.3g ns/B (%.3g GB/s): ping-pong between ranks 0 and 1\n",
+        run.alpha_s * 1e6, run.beta_s_per_byte * 1e9, gbps);
+  } else {
+    out += "alpha, beta: not measured (one rank)\n";
+  }
+  if (run.ranks > 1 && run.hosts.size() == 1) {
+    out +=
+        "note: all ranks share one host: ring and tree move the same bytes through the same "
+        "CPUs;\n      differences reflect scheduling, not links\n";
+  }
+  out +=
+      "model(us): alpha-beta estimate, lower-bound style: it ignores reduction cost "
+      "(docs/bench.md)\n";
+  return out;
+}
+
+std::string formatBenchColumns() {
+  return format("%10s %10s  %-11s %10s %12s %12s %10s %6s\n", "size", "count", "algo",
+                "time(us)", "algbw(GB/s)", "busbw(GB/s)", "model(us)", "wrong");
+}
+
+std::string formatBenchRow(const BenchRow& row, int ranks) {
+  std::string head = format("%10s %10llu  %-11s", formatByteSize(row.bytes).c_str(),
+                            static_cast<unsigned long long>(row.count), benchAlgoName(row.algo));
+  if (!row.error.empty()) return head + " " + row.error + "\n";
+  std::string model = row.model_seconds >= 0 ? format("%.1f", row.model_seconds * 1e6) : "-";
+  std::string wrong = row.wrong >= 0 ? std::to_string(row.wrong) : "-";
+  return head + format(" %10.1f %12.3f %12.3f %10s %6s\n", row.seconds * 1e6,
+                       algBandwidth(row.bytes, row.seconds) * 1e-9,
+                       busBandwidth(row.bytes, row.seconds, ranks) * 1e-9, model.c_str(),
+                       wrong.c_str());
+}
+
+std::string jsonString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      out += format("\\u%04x", u);
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string benchJson(const BenchRun& run) {
+  std::string out = "{\n  \"schema\": " + jsonString(kBenchJsonSchema) + ",\n";
+  out += "  \"ranks\": " + std::to_string(run.ranks) + ",\n";
+  out += "  \"hosts\": [";
+  for (size_t i = 0; i < run.hosts.size(); ++i) {
+    out += (i > 0 ? ", " : "") + jsonString(run.hosts[i]);
+  }
+  out += "],\n";
+  out += "  \"dtype\": " + jsonString(collector::dtypeName(run.dtype)) + ",\n";
+  out += "  \"op\": " + jsonString(collector::reduceOpName(run.op)) + ",\n";
+  out += "  \"iters\": " + std::to_string(run.iters) + ",\n";
+  out += "  \"warmup\": " + std::to_string(run.warmup) + ",\n";
+  out += std::string("  \"check\": ") + (run.check ? "true" : "false") + ",\n";
+  out += "  \"alpha_s\": " + (run.have_alpha_beta ? jsonNumber(run.alpha_s) : "null") + ",\n";
+  out += "  \"beta_s_per_byte\": " +
+         (run.have_alpha_beta ? jsonNumber(run.beta_s_per_byte) : "null") + ",\n";
+  out += "  \"bus_factor\": " + jsonNumber(allreduceBusFactor(run.ranks)) + ",\n";
+  out += "  \"rows\": [";
+  for (size_t i = 0; i < run.rows.size(); ++i) {
+    const BenchRow& row = run.rows[i];
+    out += i > 0 ? ",\n    {" : "\n    {";
+    out += "\"bytes\": " + std::to_string(row.bytes);
+    out += ", \"count\": " + std::to_string(row.count);
+    out += ", \"algo\": " + jsonString(benchAlgoName(row.algo));
+    if (!row.error.empty()) {
+      out += ", \"error\": " + jsonString(row.error) + "}";
+      continue;
+    }
+    out += ", \"time_us\": " + jsonNumber(row.seconds * 1e6);
+    out += ", \"algbw_gbps\": " + jsonNumber(algBandwidth(row.bytes, row.seconds) * 1e-9);
+    out += ", \"busbw_gbps\": " + jsonNumber(busBandwidth(row.bytes, row.seconds, run.ranks) * 1e-9);
+    out += ", \"model_us\": " +
+           (row.model_seconds >= 0 ? jsonNumber(row.model_seconds * 1e6) : std::string("null"));
+    out += ", \"wrong\": " + (row.wrong >= 0 ? std::to_string(row.wrong) : std::string("null"));
+    out += "}";
+  }
+  out += run.rows.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
+}
+
+}  // namespace ringside::cli

@@ -1,0 +1,54 @@
+// cli/bench_report.h — what `ringside bench` prints and writes: the header,
+// the nccl-tests style table (100 columns), and the versioned JSON document.
+// Pure formatting: no I/O, no clocks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench_options.h"
+
+namespace ringside::cli {
+
+inline constexpr const char* kBenchJsonSchema = "ringside-bench/1";
+
+struct BenchRow {
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  BenchAlgo algo = BenchAlgo::kRing;
+  double seconds = 0;        // max over ranks of the mean time per iteration
+  double model_seconds = 0;  // α-β estimate; < 0 when unknown (no α/β)
+  int64_t wrong = -1;        // wrong elements summed over ranks; -1 = not checked
+  std::string error;         // non-empty: the row could not be measured (e.g. Gloo refused)
+};
+
+struct BenchRun {
+  int ranks = 0;
+  std::vector<std::string> hosts;  // distinct host names, in rank order of first appearance
+  collector::DType dtype = collector::DType::kF32;
+  collector::ReduceOp op = collector::ReduceOp::kSum;
+  int iters = 0;
+  int warmup = 0;
+  bool check = true;
+  bool have_alpha_beta = false;  // false with one rank
+  double alpha_s = 0;
+  double beta_s_per_byte = 0;
+  std::vector<BenchRow> rows;
+};
+
+// The lines before the table: the run line (ranks, hosts, dtype, op, iters),
+// α and β, the one-host note when it applies, the model caveat.
+std::string formatBenchHeader(const BenchRun& run);
+// The column titles, and one row.
+std::string formatBenchColumns();
+std::string formatBenchRow(const BenchRow& row, int ranks);
+
+// {"schema":"ringside-bench/1","ranks":N,"hosts":[...],"alpha_s":..,
+//  "beta_s_per_byte":..,...,"rows":[{...},...]}; unknown numbers are null.
+std::string benchJson(const BenchRun& run);
+
+// JSON string literal with quotes and escapes.
+std::string jsonString(const std::string& text);
+
+}  // namespace ringside::cli

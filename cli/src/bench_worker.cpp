@@ -1,0 +1,416 @@
+#include "bench_worker.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <system_error>
+#include <vector>
+
+#include "bench_data.h"
+#include "bench_gloo.h"
+#include "bench_model.h"
+#include "bench_report.h"
+#include "merge_runner.h"
+#include "ringside/collector/collector.h"
+#include "ringside/reference/communicator.h"
+#include "ringside/reference/rendezvous.h"
+#include "ringside/reference/types.h"
+
+namespace ringside::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+// α: many round trips of a few bytes; β: a few round trips of 16 MiB.
+constexpr uint64_t kAlphaBytes = 8;
+constexpr int kAlphaIters = 200;
+constexpr uint64_t kBetaBytes = uint64_t{16} << 20;
+constexpr int kBetaIters = 5;
+
+constexpr const char* kByeKey = "ringside-bench/bye/";
+
+std::string hostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown";
+  return name;
+}
+
+class BenchRank {
+ public:
+  BenchRank(const BenchOptions& options, bool started_by_parent)
+      : o_(options), started_by_parent_(started_by_parent) {}
+
+  int run() {
+    if (!setup()) return fail();
+    measureAlphaBeta();
+    if (!error_.empty()) return fail();
+    if (rank_ == 0) {
+      std::cout << formatBenchHeader(run_) << formatBenchColumns() << std::flush;
+    }
+    if (!runRows()) return fail();
+    int status = total_wrong_ > 0 ? kExitDataError : kExitOk;
+    if (rank_ == 0 && !o_.json.empty() && !writeJson()) status = kExitDataError;
+    if (!finish()) return fail();
+    return status;
+  }
+
+ private:
+  int fail() {
+    std::cerr << "ringside bench: " << (rank_ >= 0 ? "rank " + std::to_string(rank_) + ": " : "")
+              << error_ << "\n";
+    return usage_error_ ? kExitUsage : kExitDataError;
+  }
+
+  bool barrier() {
+    std::vector<std::string> all;
+    return rendezvous_->exchange("", &all, &error_);
+  }
+
+  bool setup() {
+    reference::RendezvousOptions rdv;
+    if (!reference::rendezvousOptionsFromEnv(&rdv, &error_)) {
+      usage_error_ = true;
+      return false;
+    }
+    rdv.timeout = std::max<std::chrono::milliseconds>(
+        std::chrono::milliseconds(60000), timeout() * 2);
+    rendezvous_ = reference::Rendezvous::connect(rdv, &error_);
+    if (rendezvous_ == nullptr) return false;
+    rank_ = rendezvous_->rank();
+    ranks_ = rendezvous_->worldSize();
+
+    std::vector<std::string> hosts;
+    if (!rendezvous_->exchange(hostName(), &hosts, &error_)) return false;
+    run_.ranks = ranks_;
+    for (const std::string& host : hosts) {
+      if (std::find(run_.hosts.begin(), run_.hosts.end(), host) == run_.hosts.end()) {
+        run_.hosts.push_back(host);
+      }
+    }
+    run_.dtype = o_.dtype;
+    run_.op = o_.op;
+    run_.iters = o_.iters;
+    run_.warmup = o_.warmup;
+    run_.check = o_.check;
+
+    if (!o_.output.empty() && !startTracing()) return false;
+
+    reference::CommunicatorOptions comm;
+    comm.rank = rank_;
+    comm.world_size = ranks_;
+    comm.job_token = rendezvous_->jobToken();
+    comm.timeout = timeout();
+    comm.chunk_bytes = o_.chunk_bytes;
+    reference::ExchangeFn exchange = [this](const std::string& mine,
+                                            std::vector<std::string>* all, std::string* error) {
+      return rendezvous_->exchange(mine, all, error);
+    };
+    comm_ = reference::Communicator::create(comm, exchange, &error_);
+    if (comm_ == nullptr) return false;
+
+    bool want_gloo = std::any_of(o_.algos.begin(), o_.algos.end(), isGlooAlgo);
+    if (want_gloo && ranks_ > 1) {
+      GlooBench::Options gloo;
+      gloo.rank = rank_;
+      gloo.size = ranks_;
+      gloo.timeout = timeout();
+      const char* master = std::getenv("MASTER_ADDR");
+      gloo.hostname = localAddressToward(master != nullptr ? master : "127.0.0.1");
+      if (gloo.hostname.empty()) gloo.hostname = hostName();
+      if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME"); iface != nullptr) {
+        gloo.iface = iface;
+      }
+      gloo_ = GlooBench::connect(rendezvous_.get(), gloo, &error_);
+      if (gloo_ == nullptr) return false;
+    }
+    return true;
+  }
+
+  std::chrono::milliseconds timeout() const {
+    return std::chrono::milliseconds(static_cast<int64_t>(o_.timeout_s * 1000));
+  }
+
+  // With -o: the rank file goes to RINGSIDE_DIR (set by the parent `ringside
+  // bench`), or, under an external launcher, to <output>.ranks.
+  bool startTracing() {
+    if (!started_by_parent_) {
+      // Rank 0 decides whether the trace may be written; everyone hears it.
+      std::string verdict;
+      std::error_code ec;
+      if (rank_ == 0) {
+        if (!o_.force && fs::exists(o_.output, ec)) {
+          verdict = o_.output + " exists (use --force to overwrite, or -o another name)";
+        }
+      }
+      std::vector<std::string> all;
+      if (!rendezvous_->exchange(verdict, &all, &error_)) return false;
+      if (!all[0].empty()) {
+        error_ = all[0];
+        usage_error_ = true;
+        return false;
+      }
+      trace_dir_ = fs::absolute(o_.output + ".ranks", ec).lexically_normal().string();
+      fs::create_directories(trace_dir_, ec);
+      if (!fs::is_directory(trace_dir_, ec)) {
+        error_ = "cannot create " + trace_dir_;
+        return false;
+      }
+      if (rank_ == 0 && !listRankFiles(trace_dir_, &old_files_, &error_)) return false;
+      // Nobody may create its rank file before rank 0 has seen the old ones.
+      if (!barrier()) return false;
+      setenv("RINGSIDE_DIR", trace_dir_.c_str(), 1);
+    }
+    if (!collector::activate()) {
+      std::cerr << "ringside bench: rank " << rank_
+                << ": tracing is off (RINGSIDE_DISABLE is set, or the rank file could not be "
+                   "created); no trace from this rank\n";
+      return true;
+    }
+    collector::setIdentity(rank_, ranks_, "ringside-bench");
+    tracing_ = true;
+    return true;
+  }
+
+  void measureAlphaBeta() {
+    if (ranks_ < 2) return;
+    double small = 0;
+    double large = 0;
+    double ignored = 0;
+    if (!comm_->pingPong(0, 1, kAlphaBytes, 10, &ignored, &error_) ||
+        !comm_->pingPong(0, 1, kAlphaBytes, kAlphaIters, &small, &error_) ||
+        !comm_->pingPong(0, 1, kBetaBytes, 1, &ignored, &error_) ||
+        !comm_->pingPong(0, 1, kBetaBytes, kBetaIters, &large, &error_)) {
+      return;
+    }
+    run_.have_alpha_beta = true;
+    run_.alpha_s = alphaFromPingPong(small);
+    run_.beta_s_per_byte = betaFromPingPong(small, large, kAlphaBytes, kBetaBytes);
+  }
+
+  bool call(BenchAlgo algo, void* data, uint64_t count) {
+    switch (algo) {
+      case BenchAlgo::kRing:
+        return comm_->allreduce(data, count, o_.dtype, o_.op, reference::Algorithm::kRing,
+                                &error_);
+      case BenchAlgo::kTree:
+        return comm_->allreduce(data, count, o_.dtype, o_.op, reference::Algorithm::kTree,
+                                &error_);
+      case BenchAlgo::kGloo:
+      case BenchAlgo::kGlooBcube:
+        return gloo_->allreduce(data, count, o_.dtype, o_.op, algo == BenchAlgo::kGlooBcube,
+                                &error_);
+    }
+    return false;
+  }
+
+  bool runRows() {
+    const size_t element = benchDTypeSize(o_.dtype);
+    uint64_t max_bytes = 0;
+    for (uint64_t size : o_.sizes) max_bytes = std::max(max_bytes, size / element * element);
+    // The timed calls reduce a copy of the inputs, refreshed before every
+    // call (outside the timing), so values never grow or overflow.
+    std::unique_ptr<unsigned char[]> inputs(new unsigned char[max_bytes]);
+    std::unique_ptr<unsigned char[]> work(new unsigned char[max_bytes]);
+    const BenchPattern pattern(o_.dtype, o_.op, ranks_);
+
+    for (uint64_t size : o_.sizes) {
+      const uint64_t count = size / element;
+      const uint64_t bytes = count * element;
+      pattern.fill(inputs.get(), count, rank_);
+      for (BenchAlgo algo : o_.algos) {
+        BenchRow row;
+        row.bytes = bytes;
+        row.count = count;
+        row.algo = algo;
+        if (isGlooAlgo(algo) && gloo_ == nullptr) {
+          row.error = "n/a: Gloo needs 2 or more ranks";
+        } else if (!measure(algo, pattern, inputs.get(), work.get(), &row)) {
+          return false;
+        }
+        if (rank_ == 0) {
+          std::cout << formatBenchRow(row, ranks_) << std::flush;
+          run_.rows.push_back(row);
+        }
+      }
+    }
+    return true;
+  }
+
+  bool measure(BenchAlgo algo, const BenchPattern& pattern, const unsigned char* inputs,
+               unsigned char* work, BenchRow* row) {
+    const uint64_t count = row->count;
+    const uint64_t bytes = row->bytes;
+    if (!barrier()) return false;
+    // One call on fresh inputs, checked.
+    std::memcpy(work, inputs, bytes);
+    if (!call(algo, work, count)) return false;
+    int64_t wrong = o_.check ? static_cast<int64_t>(pattern.countWrong(work, count)) : -1;
+    for (int i = 0; i < o_.warmup; ++i) {
+      std::memcpy(work, inputs, bytes);
+      if (!call(algo, work, count)) return false;
+    }
+    if (!barrier()) return false;
+    int64_t total_ns = 0;
+    for (int i = 0; i < o_.iters; ++i) {
+      std::memcpy(work, inputs, bytes);
+      int64_t t0 = collector::nowNs();
+      if (!call(algo, work, count)) return false;
+      total_ns += collector::nowNs() - t0;
+    }
+    double mean_s = static_cast<double>(total_ns) * 1e-9 / o_.iters;
+
+    // Max over ranks of the mean; wrong elements summed over ranks.
+    char mine[64];
+    std::snprintf(mine, sizeof mine, "%.17g %lld", mean_s, static_cast<long long>(wrong));
+    std::vector<std::string> all;
+    if (!rendezvous_->exchange(mine, &all, &error_)) return false;
+    row->seconds = 0;
+    row->wrong = o_.check ? 0 : -1;
+    for (const std::string& text : all) {
+      double seconds = 0;
+      long long rank_wrong = 0;
+      if (std::sscanf(text.c_str(), "%lg %lld", &seconds, &rank_wrong) != 2) {
+        error_ = "malformed result from a rank: '" + text + "'";
+        return false;
+      }
+      row->seconds = std::max(row->seconds, seconds);
+      if (o_.check) row->wrong += rank_wrong;
+    }
+    if (row->wrong > 0) total_wrong_ += row->wrong;
+    row->model_seconds =
+        run_.have_alpha_beta
+            ? modelSeconds(algo, ranks_, static_cast<double>(bytes), run_.alpha_s,
+                           run_.beta_s_per_byte)
+            : -1;
+    return true;
+  }
+
+  bool writeJson() {
+    std::string tmp = o_.json + ".tmp-" + std::to_string(getpid());
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out << benchJson(run_);
+      out.close();
+      if (!out) {
+        std::error_code ec;
+        fs::remove(tmp, ec);
+        std::cerr << "ringside bench: cannot write " << o_.json << "\n";
+        return false;
+      }
+    }
+    std::error_code ec;
+    fs::rename(tmp, o_.json, ec);
+    if (ec) {
+      fs::remove(tmp, ec);
+      std::cerr << "ringside bench: cannot write " << o_.json << ": " << ec.message() << "\n";
+      return false;
+    }
+    return true;
+  }
+
+  // Everyone done before anyone closes a connection; rank 0 (which serves the
+  // rendezvous) leaves last, after every other rank said goodbye.
+  bool finish() {
+    if (!barrier()) return false;
+    gloo_.reset();
+    comm_.reset();
+    if (tracing_) collector::shutdown();
+    if (rank_ != 0) return rendezvous_->set(kByeKey + std::to_string(rank_), "1", &error_);
+    for (int r = 1; r < ranks_; ++r) {
+      std::string ignored;
+      if (!rendezvous_->get(kByeKey + std::to_string(r), &ignored, &error_)) return false;
+    }
+    if (tracing_ && !started_by_parent_) return mergeTrace();
+    return true;
+  }
+
+  // External launcher only: every rank has closed its file (said goodbye).
+  bool mergeTrace() {
+    std::vector<std::string> files;
+    if (!listRankFiles(trace_dir_, &files, &error_)) return false;
+    std::set<std::string> old(old_files_.begin(), old_files_.end());
+    std::erase_if(files, [&](const std::string& file) { return old.count(file) != 0; });
+    if (static_cast<int>(files.size()) < ranks_) {
+      std::cerr << "ringside bench: " << trace_dir_ << " holds " << files.size() << " of "
+                << ranks_ << " rank files (ranks on other hosts write to their own folder; "
+                << "merge them later with `ringside merge`)\n";
+    }
+    storage::MergeOptions merge;
+    merge.inputs = files;
+    merge.output = o_.output;
+    merge.overwrite = o_.force;
+    merge.extra_meta = {{"tool_version", RINGSIDE_VERSION}, {"command_line", "ringside bench"}};
+    storage::MergeResult result = mergeWithProgress(std::move(merge), "ringside bench: ");
+    if (!result.ok) {
+      error_ = "merge failed: " + result.error + "; the rank files are kept in " + trace_dir_;
+      return false;
+    }
+    std::error_code ec;
+    for (const std::string& file : files) {
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(file + suffix, ec);
+    }
+    fs::remove(trace_dir_, ec);  // only when empty
+    std::cerr << "ringside bench: trace written to " << o_.output << "\n";
+    return true;
+  }
+
+  const BenchOptions& o_;
+  bool started_by_parent_;
+  int rank_ = -1;
+  int ranks_ = 0;
+  std::string error_;
+  bool usage_error_ = false;
+  std::unique_ptr<reference::Rendezvous> rendezvous_;
+  std::unique_ptr<reference::Communicator> comm_;
+  std::unique_ptr<GlooBench> gloo_;
+  bool tracing_ = false;
+  std::string trace_dir_;
+  std::vector<std::string> old_files_;
+  BenchRun run_;
+  int64_t total_wrong_ = 0;
+};
+
+}  // namespace
+
+std::string localAddressToward(const std::string& master) {
+  if (master == "localhost" || master.rfind("127.", 0) == 0) return "127.0.0.1";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(master.c_str(), "9", &hints, &found) != 0 || found == nullptr) return "";
+  std::string address;
+  // A connected UDP socket sends nothing; it only makes the kernel pick the route.
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && connect(fd, found->ai_addr, found->ai_addrlen) == 0) {
+    sockaddr_in local{};
+    socklen_t len = sizeof local;
+    char text[INET_ADDRSTRLEN] = {};
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+        inet_ntop(AF_INET, &local.sin_addr, text, sizeof text) != nullptr) {
+      address = text;
+    }
+  }
+  if (fd >= 0) close(fd);
+  freeaddrinfo(found);
+  return address;
+}
+
+int runBenchRank(const BenchOptions& options, bool started_by_parent) {
+  BenchRank rank(options, started_by_parent);
+  return rank.run();
+}
+
+}  // namespace ringside::cli
