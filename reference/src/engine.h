@@ -1,0 +1,123 @@
+// reference/src/engine.h — moves one collective's messages over the peer links.
+//
+// An algorithm (ring.cpp, tree.cpp, the ping-pong) describes one collective
+// from one rank's view as a Schedule: in-order streams of messages per
+// (link, frame kind), to send and to receive, and what happens when a
+// message has arrived (reduce it, make later sends ready). The engine knows
+// nothing of rings or trees; it only moves bytes:
+//
+//   one thread, non-blocking sockets, poll() over every link. Whenever a
+//   link can take bytes, the next ready message of one of its send streams
+//   (round robin between streams, never switching inside a message) is
+//   written from where it lies; whenever a link has bytes, the frame header
+//   is read and checked, then the payload is read straight into its place
+//   (or into a scratch chunk when it is to be reduced). A completed receive
+//   is handed to the schedule at once, and the sends it made ready are
+//   written before anything else is read. While this thread reduces chunk k,
+//   the kernel keeps receiving chunk k+1 into the socket buffer and keeps
+//   sending what was already written: sending, receiving and reducing
+//   overlap without a second thread.
+//
+// Deadline: the collective fails when no byte moved on any link for
+// `timeout` (a silent peer), naming the peer it waits for. A reset or EOF
+// fails it at once, naming that peer. On failure the engine tells every
+// other peer (an abort frame, after finishing a half-written message) so
+// that all survivors fail quickly and name the same cause.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ringside/collector/event.h"
+#include "wire.h"
+
+namespace ringside::reference::detail {
+
+// One TCP connection to a peer; lives as long as the communicator.
+struct Link {
+  int fd = -1;
+  int peer = -1;
+  bool closed = false;  // EOF seen, or shut down after a failure
+  // A header read during one collective that belongs to a later one stays
+  // here ("parked"); the link is not read again until that collective.
+  unsigned char hdr[kFrameHeaderBytes] = {};
+  size_t hdr_got = 0;
+  bool parked = false;
+};
+
+struct Message {
+  char* ptr = nullptr;     // send: the bytes; receive: where they go (unless reduce)
+  size_t bytes = 0;
+  uint32_t step = 0;       // as carried in the frame header
+  uint32_t chunk = 0;      // as carried in the frame header, and the trace's chunk
+  uint8_t phase = 0;       // collector::Phase
+  int16_t trace_step = -1; // the trace's step
+  bool reduce = false;     // receive: payload goes to a scratch chunk handed to received()
+};
+
+struct SendStream {
+  int link = -1;
+  FrameKind kind = FrameKind::kRing;
+  uint32_t total = 0;
+  uint32_t ready = 0;  // messages [next, ready) may be written now
+  uint32_t next = 0;
+};
+
+struct RecvStream {
+  int link = -1;
+  FrameKind kind = FrameKind::kRing;
+  uint32_t total = 0;
+  uint32_t next = 0;
+};
+
+// Chunk-sized buffers for received data that is to be reduced. Kept by the
+// communicator across collectives.
+class ScratchPool {
+ public:
+  void prepare(size_t bytes);
+  char* acquire();
+  void release(char* p) { free_.push_back(p); }
+
+ private:
+  size_t bytes_ = 0;
+  std::vector<std::unique_ptr<char[]>> owned_;
+  std::vector<char*> free_;
+};
+
+class Schedule {
+ public:
+  virtual ~Schedule() = default;
+  virtual Message sendMessage(size_t stream, uint32_t index) = 0;
+  virtual Message recvMessage(size_t stream, uint32_t index) = 0;
+  // Message `index` of receive stream `stream` is complete. For a reducing
+  // message its payload is in `scratch`, which the schedule gives back to
+  // `pool` once reduced (it may hold it to keep a fixed reduction order).
+  virtual void received(size_t stream, uint32_t index, char* scratch) = 0;
+
+  std::vector<SendStream> sends;
+  std::vector<RecvStream> recvs;
+  ScratchPool* pool = nullptr;
+  size_t scratch_bytes = 0;  // the largest reducing message (pool chunk size)
+};
+
+struct EngineParams {
+  uint64_t token = 0;
+  uint64_t seq = 0;      // this collective's sequence number
+  bool ping = false;     // frames of pingPong (their own sequence numbers)
+  std::chrono::milliseconds timeout{30000};
+  // Tracing: when non-null, one kTransfer event per message is appended
+  // (comm and id taken from `trace_template`).
+  std::vector<collector::Event>* events = nullptr;
+  collector::Event trace_template;
+};
+
+// Runs the schedule to completion. False + *error (one line, naming a peer
+// rank) on failure; then every link is closed for writing after an abort
+// frame, and the communicator must not be used again.
+bool runEngine(Schedule& schedule, std::vector<Link>& links, const EngineParams& params, std::string* error);
+
+}  // namespace ringside::reference::detail
