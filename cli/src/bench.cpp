@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <random>
@@ -133,6 +134,8 @@ int runLocalJob(const BenchOptions& options, std::span<const std::string> args) 
   std::vector<std::string> env = currentEnvironment();
   setEnvVar(&env, "RINGSIDE_JOB_TOKEN", std::to_string(randomToken()));
   setEnvVar(&env, "RINGSIDE_LAUNCHER", "ringside");
+  setEnvVar(&env, "RINGSIDE_RUN_ID", "bench-" + std::to_string(std::time(nullptr)) + "-" +
+                                         std::to_string(getpid()));
   if (!dir.empty()) setEnvVar(&env, "RINGSIDE_DIR", dir.string());
   std::vector<std::string> argv = {exe, "bench", "--worker"};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -189,12 +192,28 @@ int runLocalJob(const BenchOptions& options, std::span<const std::string> args) 
 
 }  // namespace
 
-bool launchedAsRank() {
-  for (const char* key : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) {
-    const char* value = std::getenv(key);
-    if (value == nullptr || *value == '\0') return false;
+namespace {
+bool isSet(const char* key) {
+  const char* value = std::getenv(key);
+  return value != nullptr && *value != '\0';
+}
+}  // namespace
+
+bool adoptLauncherIdentity() {
+  if (!isSet("MASTER_ADDR") || !isSet("MASTER_PORT")) return false;
+  if (isSet("RANK") && isSet("WORLD_SIZE")) return true;
+  // mpirun, srun and PMI launchers name rank and size their own way.
+  static constexpr const char* kPairs[][2] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                              {"PMI_RANK", "PMI_SIZE"},
+                                              {"SLURM_PROCID", "SLURM_NTASKS"}};
+  for (const auto& pair : kPairs) {
+    if (isSet(pair[0]) && isSet(pair[1])) {
+      setenv("RANK", std::getenv(pair[0]), 1);
+      setenv("WORLD_SIZE", std::getenv(pair[1]), 1);
+      return true;
+    }
   }
-  return true;
+  return false;
 }
 
 int runBench(std::span<const std::string> args) {
@@ -220,7 +239,7 @@ int runBench(std::span<const std::string> args) {
     }
   }
   if (options.worker) return runBenchRank(options, /*started_by_parent=*/true);
-  if (options.ranks == 0 && launchedAsRank()) {
+  if (options.ranks == 0 && adoptLauncherIdentity()) {
     return runBenchRank(options, /*started_by_parent=*/false);
   }
   return runLocalJob(options, args);

@@ -18,8 +18,10 @@ namespace ringside::cli {
 
 int runBench(std::span<const std::string> args);
 
-// True when RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT are all set: a
-// launcher (torchrun, a script) started this process as one rank.
-bool launchedAsRank();
+// True when a launcher started this process as one rank: MASTER_ADDR and
+// MASTER_PORT are set, and RANK and WORLD_SIZE (torchrun, scripts), or else
+// OMPI_COMM_WORLD_RANK/SIZE (mpirun), PMI_RANK/SIZE or SLURM_PROCID/NTASKS
+// (srun), which are then copied into RANK and WORLD_SIZE.
+bool adoptLauncherIdentity();
 
 }  // namespace ringside::cli

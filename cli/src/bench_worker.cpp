@@ -84,6 +84,21 @@ class BenchRank {
       usage_error_ = true;
       return false;
     }
+    // Under torchrun's static rendezvous its agent serves a store on
+    // MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True): take the next port.
+    // RINGSIDE_BENCH_PORT (the same on every rank) overrides both.
+    if (const char* port = std::getenv("RINGSIDE_BENCH_PORT"); port != nullptr && *port != '\0') {
+      int64_t value = 0;
+      if (!parseInteger(port, 1, 65535, &value)) {
+        error_ = std::string("RINGSIDE_BENCH_PORT is not a port: '") + port + "'";
+        usage_error_ = true;
+        return false;
+      }
+      rdv.master_port = static_cast<int>(value);
+    } else if (const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+               agent != nullptr && std::string_view(agent) == "True" && rdv.master_port < 65535) {
+      rdv.master_port += 1;
+    }
     rdv.timeout = std::max<std::chrono::milliseconds>(
         std::chrono::milliseconds(60000), timeout() * 2);
     rendezvous_ = reference::Rendezvous::connect(rdv, &error_);

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <vector>
 
+#include "bench.h"
 #include "merge_cmd.h"
 #include "options.h"
 #include "record.h"
@@ -15,6 +16,7 @@ int runHelp(std::span<const std::string> args);
 constexpr Verb kVerbs[] = {
     {"record", "run a job with tracing, merge its rank files, print a summary", runRecord},
     {"merge", "merge rank files (or a folder of them) into one trace", runMerge},
+    {"bench", "all-reduce bandwidth: ringside's ring and tree and Gloo, side by side", runBench},
     {"help", "show help for ringside or for one command", runHelp},
 };
 
