@@ -92,7 +92,13 @@ bool connectPeers(const HandshakeParams& p, std::vector<Link>* links, std::strin
 
   std::vector<pollfd> fds;
   std::vector<Pending*> which;
-  while (!want_accept.empty() || dial_left > 0) {
+  // An accepted peer whose ack is not written yet is still pending.
+  auto acking = [&] {
+    for (auto& d : pend)
+      if (!d->dialled && d->peer >= 0) return true;
+    return false;
+  };
+  while (!want_accept.empty() || dial_left > 0 || acking()) {
     auto now = Clock::now();
     if (now >= p.deadline) break;
     Deadline wake = p.deadline;
@@ -182,7 +188,7 @@ bool connectPeers(const HandshakeParams& p, std::vector<Link>* links, std::strin
       d->got += static_cast<size_t>(n);
       if (d->got < kHelloBytes) continue;
       Hello h = decodeHello(d->in);
-      bool valid = h.magic == kHelloMagic && h.version == kWireVersion && h.token == p.token &&
+      bool valid = h.magic == kHelloMagic && h.version == kWireVersion && h.pad == 0 && h.token == p.token &&
                    h.world_size == static_cast<uint32_t>(p.world_size);
       if (d->dialled) {
         if (!valid || h.kind != static_cast<uint8_t>(HelloKind::kAck) || h.rank != static_cast<uint32_t>(d->peer)) {
@@ -222,11 +228,11 @@ bool connectPeers(const HandshakeParams& p, std::vector<Link>* links, std::strin
       }
     }
   }
-  if (want_accept.empty() && dial_left == 0) return true;
+  if (want_accept.empty() && dial_left == 0 && !acking()) return true;
   std::string missing;
   for (int r : want_accept) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
   for (auto& d : pend)
-    if (d->dialled && d->peer >= 0) missing += (missing.empty() ? "" : ", ") + std::to_string(d->peer);
+    if (d->peer >= 0) missing += (missing.empty() ? "" : ", ") + std::to_string(d->peer);
   *error = "no connection with rank(s) " + missing + " before the deadline";
   if (!last_dial_error.empty()) *error += " (last dial error: " + last_dial_error + ")";
   if (discarded > 0) *error += "; " + std::to_string(discarded) + " stray connection(s) discarded";

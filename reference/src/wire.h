@@ -89,6 +89,7 @@ struct Hello {
   uint32_t magic = kHelloMagic;
   uint8_t version = kWireVersion;
   uint8_t kind = 0;  // HelloKind
+  uint16_t pad = 0;  // 0
   uint64_t token = 0;
   uint32_t rank = 0;        // the sender's rank
   uint32_t world_size = 0;  // the sender's communicator size
@@ -110,6 +111,7 @@ inline Hello decodeHello(const unsigned char* p) {
   h.magic = get32(p);
   h.version = p[4];
   h.kind = p[5];
+  h.pad = get16(p + 6);
   h.token = get64(p + 8);
   h.rank = get32(p + 16);
   h.world_size = get32(p + 20);
