@@ -4,11 +4,13 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <new>
 #include <thread>
 
 namespace ringside::reference::test {
@@ -28,7 +30,7 @@ int freePort() {
 uint64_t testToken() { return 0x5eed0000ull + static_cast<uint64_t>(::getppid()); }
 
 std::vector<RankResult> runJob(int n, const RankBody& body, std::chrono::milliseconds limit, const Controller& controller,
-                               double* controller_done_ms) {
+                               double* controller_done_ms, int kill_when_others_exited) {
   const int port = freePort();
   std::vector<pid_t> pids;
   std::vector<int> pipes;
@@ -61,6 +63,8 @@ std::vector<RankResult> runJob(int n, const RankBody& body, std::chrono::millise
   int left = n;
   while (left > 0) {
     bool late = std::chrono::steady_clock::now() - start > limit;
+    if (kill_when_others_exited >= 0 && left == 1 && !done[static_cast<size_t>(kill_when_others_exited)])
+      ::kill(pids[static_cast<size_t>(kill_when_others_exited)], SIGKILL);
     for (int r = 0; r < n; ++r) {
       if (done[static_cast<size_t>(r)]) continue;
       if (late) ::kill(pids[static_cast<size_t>(r)], SIGKILL);
@@ -109,6 +113,24 @@ std::unique_ptr<Communicator> makeComm(Rendezvous& rv, std::string* error, size_
     return rv.exchange(mine, all, e);
   });
   return Communicator::create(o, ex, error);
+}
+
+SharedCounters::SharedCounters() {
+  void* p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) std::abort();
+  base_ = static_cast<std::atomic<int>*>(p);
+  for (int i = 0; i < 64; ++i) new (&base_[i]) std::atomic<int>(0);
+}
+
+SharedCounters::~SharedCounters() { ::munmap(base_, 4096); }
+
+bool SharedCounters::waitAtLeast(int i, int v, std::chrono::milliseconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (at(i)->load() < v) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
 }
 
 std::string failures(const std::vector<RankResult>& results) {

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -30,7 +31,20 @@ using Controller = std::function<void(const std::vector<pid_t>& pids)>;
 int freePort();
 
 std::vector<RankResult> runJob(int n, const RankBody& body, std::chrono::milliseconds limit = std::chrono::seconds(40),
-                               const Controller& controller = {}, double* controller_done_ms = nullptr);
+                               const Controller& controller = {}, double* controller_done_ms = nullptr,
+                               int kill_when_others_exited = -1);
+
+// Counters shared by the parent and its forked children (MAP_SHARED).
+struct SharedCounters {
+  SharedCounters();
+  ~SharedCounters();
+  std::atomic<int>* at(int i) { return &base_[i]; }
+  // Waits until *at(i) >= v or the time passes; true if reached.
+  bool waitAtLeast(int i, int v, std::chrono::milliseconds limit);
+
+ private:
+  std::atomic<int>* base_;
+};
 
 // In a child: the rendezvous and a communicator on it.
 struct Member {
