@@ -179,6 +179,8 @@ def main():
     parser.add_argument("--ringside", required=True)
     parser.add_argument("--workdir", required=True)
     args = parser.parse_args()
+    args.ringside = os.path.abspath(args.ringside)
+    args.workdir = os.path.abspath(args.workdir)
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     p = subprocess.run([args.ringside, "bench", "--help"], capture_output=True, text=True)
