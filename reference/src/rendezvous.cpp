@@ -313,7 +313,9 @@ class TcpRendezvous final : public Rendezvous {
     if (st == IoStatus::kOk) st = detail::readFull(fd_.get(), h, sizeof h, deadline);
     if (st != IoStatus::kOk) return fail(st, waiting_for, error);
     KvHeader r = detail::decodeKv(h);
-    if (r.magic != detail::kKvMagic || r.version != detail::kWireVersion || r.token != o_.job_token ||
+    // A refusal carries the store's token (not ours) and a short reason.
+    bool refusal = r.op == static_cast<uint8_t>(KvOp::kError) && r.value_len <= 4096;
+    if (r.magic != detail::kKvMagic || r.version != detail::kWireVersion || (r.token != o_.job_token && !refusal) ||
         r.key_len != 0 || r.value_len > detail::kMaxValueBytes) {
       fd_.reset();
       *error = "rendezvous: malformed reply from " + master() + " (another job's store?)";

@@ -1,0 +1,140 @@
+// What a traced all-reduce leaves in the rank files: one collective per call
+// (library ringside-ring / ringside-tree) and one transfer per message sent
+// and received, with phase, step and chunk, all attributed to the collective.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "job.h"
+#include "ringside/collector/collector.h"
+#include "ringside/storage/trace_reader.h"
+#include "topology.h"
+#include "values.h"
+
+namespace ringside::reference {
+namespace {
+
+std::vector<std::string> rankFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 7 && n.substr(n.size() - 7) == ".sqlite") out.push_back(dir + "/" + n);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+constexpr size_t kCount = 1000;
+constexpr size_t kChunkBytes = 256;  // 64 f32 per chunk
+
+TEST(Trace, CollectivesAndTransfers) {
+  const int n = 3;
+  char tmpl[] = "/tmp/ringside-reference-trace-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  auto results = test::runJob(n, [&](int rank, int nn, int port, std::string* msg) {
+    ::setenv("RINGSIDE_DIR", dir.c_str(), 1);
+    if (!collector::activate()) {
+      *msg = "collector did not activate";
+      return 2;
+    }
+    auto rv = test::joinRendezvous(rank, nn, port, msg);
+    if (!rv) return 3;
+    auto comm = test::makeComm(*rv, msg, kChunkBytes);
+    if (!comm) return 4;
+    std::string err;
+    for (Algorithm a : {Algorithm::kRing, Algorithm::kTree}) {
+      auto buf = test::makeInput(DType::kF32, ReduceOp::kSum, rank, kCount);
+      if (!comm->allreduce(buf.data(), kCount, DType::kF32, ReduceOp::kSum, a, &err)) {
+        *msg = err;
+        return 5;
+      }
+    }
+    std::vector<std::string> all;
+    if (!rv->exchange("", &all, &err)) return 6;
+    collector::shutdown();
+    return 0;
+  });
+  ASSERT_EQ(test::failures(results), "");
+  auto files = rankFiles(dir);
+  ASSERT_EQ(files.size(), static_cast<size_t>(n));
+
+  // Expected message counts per rank. Ring: 2(n-1) steps x C chunks, C =
+  // ceil(ceil(1000/3) / 64) = 6. Tree: per tree 500 elements = 8 chunks, one
+  // message per chunk per tree edge and direction.
+  const uint32_t ring_chunks = 6, tree_chunks = 8;
+  int64_t total_sent = 0, total_recv = 0;
+  for (const auto& f : files) {
+    std::string err;
+    auto reader = storage::TraceReader::open(f, &err);
+    ASSERT_TRUE(reader) << err;
+    auto ranks = reader->ranks();
+    ASSERT_EQ(ranks.size(), 1u);
+    int me = ranks[0].rank;
+    ASSERT_GE(me, 0);
+    std::map<int64_t, std::string> library_of;
+    std::vector<int64_t> seqs;
+    ASSERT_TRUE(reader->forEachCollective(
+        [&](const storage::CollectiveRow& c) {
+          library_of[c.id] = std::string(c.library);
+          seqs.push_back(c.seq);
+          EXPECT_EQ(c.op, "allreduce");
+          EXPECT_EQ(c.dtype, "f32");
+          EXPECT_EQ(c.reduce_op, "sum");
+          EXPECT_EQ(c.bytes, static_cast<int64_t>(kCount * 4));
+          EXPECT_EQ(c.count, static_cast<int64_t>(kCount));
+          EXPECT_EQ(c.status, 0);
+          EXPECT_EQ(c.algorithm, c.library == "ringside-ring" ? "ring" : "tree");
+          EXPECT_EQ(std::string(c.comm).rfind("ringside/3/", 0), 0u) << c.comm;
+          return true;
+        },
+        &err));
+    ASSERT_EQ(library_of.size(), 2u);
+    EXPECT_EQ(seqs, (std::vector<int64_t>{0, 1}));
+    std::map<std::string, int> sends, recvs;  // per library
+    ASSERT_TRUE(reader->forEachTransfer(
+        [&](const storage::TransferRow& t) {
+          auto it = library_of.find(t.collective_id);
+          EXPECT_NE(it, library_of.end());
+          if (it == library_of.end()) return true;
+          bool send = t.side == "send";
+          EXPECT_EQ(send ? t.src_rank : t.dst_rank, me);
+          EXPECT_NE(send ? t.dst_rank : t.src_rank, me);
+          EXPECT_LE(t.start_ns, t.end_ns);
+          (send ? sends : recvs)[it->second]++;
+          (send ? total_sent : total_recv) += t.bytes;
+          if (it->second == "ringside-ring") {
+            EXPECT_TRUE(t.phase == "reduce-scatter" || t.phase == "all-gather") << t.phase;
+            EXPECT_GE(t.step, 0);
+            EXPECT_LE(t.step, n - 2);
+            EXPECT_LT(t.chunk, static_cast<int32_t>(ring_chunks));
+          } else {
+            EXPECT_TRUE(t.phase == "reduce" || t.phase == "broadcast") << t.phase;
+            EXPECT_GE(t.step, 1);
+            EXPECT_LT(t.chunk, static_cast<int32_t>(2 * tree_chunks));
+          }
+          return true;
+        },
+        &err));
+    EXPECT_EQ(sends["ringside-ring"], static_cast<int>(2 * (n - 1) * ring_chunks));
+    EXPECT_EQ(recvs["ringside-ring"], static_cast<int>(2 * (n - 1) * ring_chunks));
+    int tree_msgs = 0;
+    for (int t = 0; t < 2; ++t) {
+      detail::TreeNode node = detail::treeNode(t, me, n);
+      tree_msgs += static_cast<int>(tree_chunks) * (node.nchildren + (node.parent >= 0 ? 1 : 0));
+    }
+    EXPECT_EQ(sends["ringside-tree"], tree_msgs) << "rank " << me;
+    EXPECT_EQ(recvs["ringside-tree"], tree_msgs) << "rank " << me;
+  }
+  EXPECT_EQ(total_sent, total_recv);
+  // Ring: 2(n-1) segments of ~1/n each way per rank; tree adds its share.
+  EXPECT_GT(total_sent, static_cast<int64_t>(n * 2 * (n - 1) * (kCount / n) * 4));
+}
+
+}  // namespace
+}  // namespace ringside::reference
