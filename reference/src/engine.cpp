@@ -37,7 +37,7 @@ namespace col = ringside::collector;
 constexpr int kMaxMessagesPerTurn = 8;
 constexpr size_t kMaxBytesPerTurn = size_t{8} << 20;
 // Budget for telling the other peers that this collective failed.
-constexpr auto kAbortBudget = std::chrono::milliseconds(250);
+constexpr auto kAbortBudget = std::chrono::milliseconds(500);
 
 class Engine {
  public:
@@ -240,6 +240,10 @@ class Engine {
           return;
         }
         int e = n < 0 ? errno : EPIPE;
+        // The peer may have told us why before it went: an abort frame
+        // waiting in our receive buffer names the real cause.
+        if (!l.parked) pumpRecv(i);
+        if (failed_) return;
         if (e == EPIPE || e == ECONNRESET)
           fail(static_cast<int>(i), peerName(i) + " closed the connection");
         else
@@ -417,35 +421,68 @@ class Engine {
 
   // Tells every peer still connected that this collective failed: first
   // finishes a half-written message (the peer reads frames whole), then one
-  // abort frame, then closes our side for writing. Bounded in time.
+  // abort frame, then closes our side for writing. All links at once (one
+  // slow peer must not use up the others' time), bounded in time.
   void sendAborts() {
-    Deadline deadline = Clock::now() + kAbortBudget;
-    std::string text = cause_.substr(0, kMaxAbortPayload);
+    const Deadline deadline = Clock::now() + kAbortBudget;
+    const std::string text = cause_.substr(0, kMaxAbortPayload);
+    FrameHeader h;
+    h.kind = static_cast<uint8_t>(FrameKind::kAbort);
+    h.token = p_.token;
+    h.seq = p_.seq;
+    h.length = text.size();
+    std::string abort(kFrameHeaderBytes, '\0');
+    encodeFrame(h, reinterpret_cast<unsigned char*>(abort.data()));
+    abort += text;
+    struct Out {
+      size_t link;
+      iovec part[3];  // rest of the header, rest of the payload, the abort frame
+    };
+    std::vector<Out> outs;
     for (size_t i = 0; i < links_.size(); ++i) {
       Link& l = links_[i];
       if (l.closed || l.fd < 0) continue;
       LinkState& ls = st_[i];
-      bool ok = true;
+      Out o{i, {{nullptr, 0}, {nullptr, 0}, {abort.data(), abort.size()}}};
       if (ls.ss >= 0) {
-        if (ls.ssent < kFrameHeaderBytes)
-          ok = writeFull(l.fd, ls.shdr + ls.ssent, kFrameHeaderBytes - ls.ssent, deadline) == IoStatus::kOk;
+        if (ls.ssent < kFrameHeaderBytes) o.part[0] = {ls.shdr + ls.ssent, kFrameHeaderBytes - ls.ssent};
         size_t off = ls.ssent > kFrameHeaderBytes ? ls.ssent - kFrameHeaderBytes : 0;
-        if (ok && ls.smsg.bytes > off)
-          ok = writeFull(l.fd, ls.smsg.ptr + off, ls.smsg.bytes - off, deadline) == IoStatus::kOk;
+        if (ls.smsg.bytes > off) o.part[1] = {ls.smsg.ptr + off, ls.smsg.bytes - off};
       }
-      if (ok) {
-        FrameHeader h;
-        h.kind = static_cast<uint8_t>(FrameKind::kAbort);
-        h.token = p_.token;
-        h.seq = p_.seq;
-        h.length = text.size();
-        unsigned char buf[kFrameHeaderBytes + kMaxAbortPayload];
-        encodeFrame(h, buf);
-        std::memcpy(buf + kFrameHeaderBytes, text.data(), text.size());
-        writeFull(l.fd, buf, kFrameHeaderBytes + text.size(), deadline);
+      outs.push_back(o);
+    }
+    auto left = [](const Out& o) { return o.part[0].iov_len + o.part[1].iov_len + o.part[2].iov_len; };
+    std::vector<pollfd> fds;
+    for (;;) {
+      fds.clear();
+      for (Out& o : outs) {
+        // Write what the socket takes now.
+        while (left(o) > 0) {
+          int first = o.part[0].iov_len > 0 ? 0 : o.part[1].iov_len > 0 ? 1 : 2;
+          ssize_t n = ioSendv(links_[o.link].fd, o.part + first, 3 - first);
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) {
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) o.part[0].iov_len = o.part[1].iov_len = o.part[2].iov_len = 0;
+            break;
+          }
+          size_t k = static_cast<size_t>(n);
+          for (iovec& v : o.part) {
+            size_t take = std::min(k, v.iov_len);
+            v.iov_base = static_cast<char*>(v.iov_base) + take;
+            v.iov_len -= take;
+            k -= take;
+          }
+        }
+        if (left(o) > 0) fds.push_back({links_[o.link].fd, POLLOUT, 0});
       }
-      ::shutdown(l.fd, SHUT_WR);
-      l.closed = true;
+      if (fds.empty()) break;
+      int ms = pollMs(deadline);
+      if (ms == 0) break;
+      if (::poll(fds.data(), fds.size(), ms) < 0 && errno != EINTR) break;
+    }
+    for (Out& o : outs) {
+      ::shutdown(links_[o.link].fd, SHUT_WR);
+      links_[o.link].closed = true;
     }
     // Reduced chunks still held by the schedule are not returned: the
     // communicator is unusable from here on.
