@@ -22,13 +22,17 @@ struct CollectiveArgs {
 };
 
 // link_of[peer rank] = index into the communicator's links (-1: none).
-std::unique_ptr<Schedule> makeRingSchedule(const CollectiveArgs& a, const std::vector<int>& link_of);
-std::unique_ptr<Schedule> makeTreeSchedule(const CollectiveArgs& a, const TreeNode trees[2], const std::vector<int>& link_of);
+std::unique_ptr<Schedule> makeRingSchedule(const CollectiveArgs& a,
+                                           const std::vector<int>& link_of);
+std::unique_ptr<Schedule> makeTreeSchedule(const CollectiveArgs& a, const TreeNode trees[2],
+                                           const std::vector<int>& link_of);
 // pingPong: `initiator` sends first; `iters` round trips of `bytes` over `link`.
-std::unique_ptr<Schedule> makePingSchedule(bool initiator, int link, char* buf, size_t bytes, uint32_t iters);
+std::unique_ptr<Schedule> makePingSchedule(bool initiator, int link, char* buf, size_t bytes,
+                                           uint32_t iters);
 
 // Elements per chunk: the option if set, else the algorithm's choice for
 // `part_bytes` (the bytes one pipeline carries), between lo and hi bytes.
-size_t chunkElements(size_t chunk_bytes, size_t part_bytes, size_t esize, size_t divisor, size_t lo, size_t hi);
+size_t chunkElements(size_t chunk_bytes, size_t part_bytes, size_t esize, size_t divisor, size_t lo,
+                     size_t hi);
 
 }  // namespace ringside::reference::detail

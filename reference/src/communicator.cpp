@@ -58,7 +58,8 @@ class TcpCommunicator final : public Communicator {
     }
     if (!exchange(mine, &addresses_, error)) return false;
     if (addresses_.size() != static_cast<size_t>(n)) {
-      *error = "address exchange returned " + std::to_string(addresses_.size()) + " entries for " + std::to_string(n) + " ranks";
+      *error = "address exchange returned " + std::to_string(addresses_.size()) + " entries for " +
+               std::to_string(n) + " ranks";
       return false;
     }
     link_of_.assign(static_cast<size_t>(n), -1);
@@ -74,7 +75,8 @@ class TcpCommunicator final : public Communicator {
   int rank() const override { return o_.rank; }
   int size() const override { return o_.world_size; }
 
-  bool allreduce(void* data, size_t count, DType dtype, ReduceOp op, Algorithm algorithm, std::string* error) override {
+  bool allreduce(void* data, size_t count, DType dtype, ReduceOp op, Algorithm algorithm,
+                 std::string* error) override {
     const uint64_t seq = seq_;
     auto fail = [&](const std::string& why) {
       if (error != nullptr) *error = "allreduce seq " + std::to_string(seq) + ": " + why;
@@ -82,12 +84,16 @@ class TcpCommunicator final : public Communicator {
     };
     size_t esize = dtypeSize(dtype);
     if (esize == 0) return fail(std::string("unsupported dtype '") + col::dtypeName(dtype) + "'");
-    if (op != ReduceOp::kSum && op != ReduceOp::kProd && op != ReduceOp::kMin && op != ReduceOp::kMax)
+    if (op != ReduceOp::kSum && op != ReduceOp::kProd && op != ReduceOp::kMin &&
+        op != ReduceOp::kMax)
       return fail("unsupported reduce op");
-    if (algorithm != Algorithm::kRing && algorithm != Algorithm::kTree) return fail("unknown algorithm");
+    if (algorithm != Algorithm::kRing && algorithm != Algorithm::kTree)
+      return fail("unknown algorithm");
     if (count > 0 && data == nullptr) return fail("null buffer");
-    if (count > (kMaxFramePayload / esize) * static_cast<size_t>(o_.world_size)) return fail("buffer too large");
-    if (!broken_.empty()) return fail("communicator unusable after an earlier failure (" + broken_ + ")");
+    if (count > (kMaxFramePayload / esize) * static_cast<size_t>(o_.world_size))
+      return fail("buffer too large");
+    if (!broken_.empty())
+      return fail("communicator unusable after an earlier failure (" + broken_ + ")");
     ++seq_;
 
     const bool tracing = col::isActive();
@@ -111,8 +117,9 @@ class TcpCommunicator final : public Communicator {
       a.rank = o_.rank;
       a.size = o_.world_size;
       a.chunk_bytes = o_.chunk_bytes;
-      std::unique_ptr<Schedule> s =
-          algorithm == Algorithm::kRing ? makeRingSchedule(a, link_of_) : makeTreeSchedule(a, trees_, link_of_);
+      std::unique_ptr<Schedule> s = algorithm == Algorithm::kRing
+                                        ? makeRingSchedule(a, link_of_)
+                                        : makeTreeSchedule(a, trees_, link_of_);
       ok = run(*s, seq, false, tracing ? &ev : nullptr, &why);
     }
 
@@ -120,8 +127,11 @@ class TcpCommunicator final : public Communicator {
       for (const col::Event& e : events_) col::emit(e);
       ev.kind = col::EventKind::kCollective;
       ev.op = static_cast<uint8_t>(col::Op::kAllreduce);
-      ev.library = static_cast<uint8_t>(algorithm == Algorithm::kRing ? col::Library::kRingsideRing : col::Library::kRingsideTree);
-      ev.algorithm = static_cast<uint8_t>(algorithm == Algorithm::kRing ? col::Algorithm::kRing : col::Algorithm::kTree);
+      ev.library =
+          static_cast<uint8_t>(algorithm == Algorithm::kRing ? col::Library::kRingsideRing
+                                                             : col::Library::kRingsideTree);
+      ev.algorithm = static_cast<uint8_t>(algorithm == Algorithm::kRing ? col::Algorithm::kRing
+                                                                        : col::Algorithm::kTree);
       ev.dtype = static_cast<uint8_t>(dtype);
       ev.reduce_op = static_cast<uint8_t>(op);
       ev.bytes = count * esize;
@@ -140,18 +150,21 @@ class TcpCommunicator final : public Communicator {
     return true;
   }
 
-  bool pingPong(int a, int b, size_t bytes, int iters, double* seconds, std::string* error) override {
+  bool pingPong(int a, int b, size_t bytes, int iters, double* seconds,
+                std::string* error) override {
     const uint64_t seq = ping_seq_;
     auto fail = [&](const std::string& why) {
-      if (error != nullptr) *error = "pingPong " + std::to_string(seq) + " (ranks " + std::to_string(a) + ", " +
-                                     std::to_string(b) + "): " + why;
+      if (error != nullptr)
+        *error = "pingPong " + std::to_string(seq) + " (ranks " + std::to_string(a) + ", " +
+                 std::to_string(b) + "): " + why;
       return false;
     };
     if (seconds != nullptr) *seconds = 0;
     const int n = o_.world_size;
     if (a < 0 || a >= n || b < 0 || b >= n) return fail("rank out of range");
     if (iters < 0 || bytes > kMaxFramePayload) return fail("bad size or iteration count");
-    if (!broken_.empty()) return fail("communicator unusable after an earlier failure (" + broken_ + ")");
+    if (!broken_.empty())
+      return fail("communicator unusable after an earlier failure (" + broken_ + ")");
     ++ping_seq_;
     if ((o_.rank != a && o_.rank != b) || a == b || iters == 0) return true;
     const int peer = o_.rank == a ? b : a;
@@ -166,8 +179,8 @@ class TcpCommunicator final : public Communicator {
       }
     }
     ping_buf_.resize(std::max<size_t>(bytes, 1));
-    auto s = makePingSchedule(o_.rank == a, link_of_[static_cast<size_t>(peer)], ping_buf_.data(), bytes,
-                              static_cast<uint32_t>(iters));
+    auto s = makePingSchedule(o_.rank == a, link_of_[static_cast<size_t>(peer)], ping_buf_.data(),
+                              bytes, static_cast<uint32_t>(iters));
     auto start = Clock::now();
     if (!run(*s, seq, true, nullptr, &why)) {
       broken_ = why;
@@ -191,7 +204,8 @@ class TcpCommunicator final : public Communicator {
     hp.deadline = Clock::now() + o_.timeout;
     size_t before = links_.size();
     if (!connectPeers(hp, &links_, error)) return false;
-    for (size_t i = before; i < links_.size(); ++i) link_of_[static_cast<size_t>(links_[i].peer)] = static_cast<int>(i);
+    for (size_t i = before; i < links_.size(); ++i)
+      link_of_[static_cast<size_t>(links_[i].peer)] = static_cast<int>(i);
     return true;
   }
 
@@ -238,13 +252,13 @@ class TcpCommunicator final : public Communicator {
 
 }  // namespace
 
-std::unique_ptr<Communicator> Communicator::create(const CommunicatorOptions& options, const ExchangeFn& exchange,
-                                                   std::string* error) {
+std::unique_ptr<Communicator> Communicator::create(const CommunicatorOptions& options,
+                                                   const ExchangeFn& exchange, std::string* error) {
   std::string err;
   auto fail = [&](const std::string& why) -> std::unique_ptr<Communicator> {
     if (error != nullptr)
-      *error = "communicator setup (rank " + std::to_string(options.rank) + " of " + std::to_string(options.world_size) +
-               "): " + why;
+      *error = "communicator setup (rank " + std::to_string(options.rank) + " of " +
+               std::to_string(options.world_size) + "): " + why;
     return nullptr;
   };
   if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size)

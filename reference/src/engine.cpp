@@ -41,7 +41,8 @@ constexpr auto kAbortBudget = std::chrono::milliseconds(500);
 
 class Engine {
  public:
-  Engine(Schedule& s, std::vector<Link>& links, const EngineParams& p) : s_(s), links_(links), p_(p), st_(links.size()) {
+  Engine(Schedule& s, std::vector<Link>& links, const EngineParams& p)
+      : s_(s), links_(links), p_(p), st_(links.size()) {
     for (size_t i = 0; i < s_.sends.size(); ++i) {
       auto& ls = st_[static_cast<size_t>(s_.sends[i].link)];
       ls.sends.push_back(static_cast<int>(i));
@@ -123,7 +124,7 @@ class Engine {
     uint32_t send_left = 0, recv_left = 0;
     size_t rr = 0;  // round-robin cursor over `sends`
     // receive in progress (after its header)
-    int rs = -1;         // stream, -1: reading a header (or an abort payload when rabort)
+    int rs = -1;  // stream, -1: reading a header (or an abort payload when rabort)
     bool rabort = false;
     uint32_t ridx = 0;
     Message rmsg;
@@ -225,7 +226,8 @@ class Engine {
       while (ls.ssent < total) {
         iovec iov[2];
         int cnt = 0;
-        if (ls.ssent < kFrameHeaderBytes) iov[cnt++] = {ls.shdr + ls.ssent, kFrameHeaderBytes - ls.ssent};
+        if (ls.ssent < kFrameHeaderBytes)
+          iov[cnt++] = {ls.shdr + ls.ssent, kFrameHeaderBytes - ls.ssent};
         size_t off = ls.ssent > kFrameHeaderBytes ? ls.ssent - kFrameHeaderBytes : 0;
         if (ls.smsg.bytes > off) iov[cnt++] = {ls.smsg.ptr + off, ls.smsg.bytes - off};
         ssize_t n = ioSendv(l.fd, iov, cnt);
@@ -282,7 +284,8 @@ class Engine {
     LinkState& ls = st_[i];
     FrameHeader h = decodeFrame(l.hdr);
     if (h.magic != kFrameMagic) return malformed(i, "bad magic");
-    if (h.version != kWireVersion) return malformed(i, "unsupported version " + std::to_string(h.version));
+    if (h.version != kWireVersion)
+      return malformed(i, "unsupported version " + std::to_string(h.version));
     if (h.token != p_.token) return malformed(i, "wrong job token");
     if (h.flags != 0) return malformed(i, "unknown flags");
     if (h.kind == static_cast<uint8_t>(FrameKind::kAbort)) {
@@ -294,13 +297,16 @@ class Engine {
       if (ls.rlen == 0) finishAbort(i);
       return;
     }
-    if (h.kind < 1 || h.kind > static_cast<uint8_t>(FrameKind::kPing)) return malformed(i, "unknown kind " + std::to_string(h.kind));
-    if (h.length > kMaxFramePayload) return malformed(i, "oversized length " + std::to_string(h.length));
+    if (h.kind < 1 || h.kind > static_cast<uint8_t>(FrameKind::kPing))
+      return malformed(i, "unknown kind " + std::to_string(h.kind));
+    if (h.length > kMaxFramePayload)
+      return malformed(i, "oversized length " + std::to_string(h.length));
     bool other_space = isAllreduceKind(h.kind) == p_.ping;
     if (other_space || h.seq > p_.seq) {
       // The peer is already in a later collective: it finished this one, so
       // it sent us everything of this one before, on this link.
-      if (ls.recv_left > 0) return malformed(i, "a later collective's frame while this one's are due");
+      if (ls.recv_left > 0)
+        return malformed(i, "a later collective's frame while this one's are due");
       l.parked = true;
       return;
     }
@@ -313,9 +319,11 @@ class Engine {
     if (rs.next >= rs.total) return malformed(i, "more messages than expected");
     Message m = s_.recvMessage(static_cast<size_t>(stream), rs.next);
     if (h.length != m.bytes || h.step != m.step || h.chunk != m.chunk || h.phase != m.phase)
-      return malformed(i, "expected step " + std::to_string(m.step) + " chunk " + std::to_string(m.chunk) + " of " +
-                              std::to_string(m.bytes) + " bytes, got step " + std::to_string(h.step) + " chunk " +
-                              std::to_string(h.chunk) + " of " + std::to_string(h.length) + " bytes");
+      return malformed(i, "expected step " + std::to_string(m.step) + " chunk " +
+                              std::to_string(m.chunk) + " of " + std::to_string(m.bytes) +
+                              " bytes, got step " + std::to_string(h.step) + " chunk " +
+                              std::to_string(h.chunk) + " of " + std::to_string(h.length) +
+                              " bytes");
     ls.rs = stream;
     ls.ridx = rs.next;
     ls.rmsg = m;
@@ -445,13 +453,16 @@ class Engine {
       LinkState& ls = st_[i];
       Out o{i, {{nullptr, 0}, {nullptr, 0}, {abort.data(), abort.size()}}};
       if (ls.ss >= 0) {
-        if (ls.ssent < kFrameHeaderBytes) o.part[0] = {ls.shdr + ls.ssent, kFrameHeaderBytes - ls.ssent};
+        if (ls.ssent < kFrameHeaderBytes)
+          o.part[0] = {ls.shdr + ls.ssent, kFrameHeaderBytes - ls.ssent};
         size_t off = ls.ssent > kFrameHeaderBytes ? ls.ssent - kFrameHeaderBytes : 0;
         if (ls.smsg.bytes > off) o.part[1] = {ls.smsg.ptr + off, ls.smsg.bytes - off};
       }
       outs.push_back(o);
     }
-    auto left = [](const Out& o) { return o.part[0].iov_len + o.part[1].iov_len + o.part[2].iov_len; };
+    auto left = [](const Out& o) {
+      return o.part[0].iov_len + o.part[1].iov_len + o.part[2].iov_len;
+    };
     std::vector<pollfd> fds;
     for (;;) {
       fds.clear();
@@ -462,7 +473,8 @@ class Engine {
           ssize_t n = ioSendv(links_[o.link].fd, o.part + first, 3 - first);
           if (n < 0 && errno == EINTR) continue;
           if (n <= 0) {
-            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) o.part[0].iov_len = o.part[1].iov_len = o.part[2].iov_len = 0;
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+              o.part[0].iov_len = o.part[1].iov_len = o.part[2].iov_len = 0;
             break;
           }
           size_t k = static_cast<size_t>(n);
@@ -501,7 +513,8 @@ class Engine {
 
 }  // namespace
 
-bool runEngine(Schedule& schedule, std::vector<Link>& links, const EngineParams& params, std::string* error) {
+bool runEngine(Schedule& schedule, std::vector<Link>& links, const EngineParams& params,
+               std::string* error) {
   Engine e(schedule, links, params);
   return e.run(error);
 }

@@ -50,13 +50,13 @@ struct Link {
 };
 
 struct Message {
-  char* ptr = nullptr;     // send: the bytes; receive: where they go (unless reduce)
+  char* ptr = nullptr;  // send: the bytes; receive: where they go (unless reduce)
   size_t bytes = 0;
-  uint32_t step = 0;       // as carried in the frame header
-  uint32_t chunk = 0;      // as carried in the frame header, and the trace's chunk
-  uint8_t phase = 0;       // collector::Phase
-  int16_t trace_step = -1; // the trace's step
-  bool reduce = false;     // receive: payload goes to a scratch chunk handed to received()
+  uint32_t step = 0;        // as carried in the frame header
+  uint32_t chunk = 0;       // as carried in the frame header, and the trace's chunk
+  uint8_t phase = 0;        // collector::Phase
+  int16_t trace_step = -1;  // the trace's step
+  bool reduce = false;      // receive: payload goes to a scratch chunk handed to received()
 };
 
 struct SendStream {
@@ -106,8 +106,8 @@ class Schedule {
 
 struct EngineParams {
   uint64_t token = 0;
-  uint64_t seq = 0;      // this collective's sequence number
-  bool ping = false;     // frames of pingPong (their own sequence numbers)
+  uint64_t seq = 0;   // this collective's sequence number
+  bool ping = false;  // frames of pingPong (their own sequence numbers)
   std::chrono::milliseconds timeout{30000};
   // Tracing: when non-null, one kTransfer event per message is appended
   // (comm and id taken from `trace_template`).
@@ -118,6 +118,7 @@ struct EngineParams {
 // Runs the schedule to completion. False + *error (one line, naming a peer
 // rank) on failure; then every link is closed for writing after an abort
 // frame, and the communicator must not be used again.
-bool runEngine(Schedule& schedule, std::vector<Link>& links, const EngineParams& params, std::string* error);
+bool runEngine(Schedule& schedule, std::vector<Link>& links, const EngineParams& params,
+               std::string* error);
 
 }  // namespace ringside::reference::detail

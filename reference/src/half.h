@@ -34,19 +34,22 @@ inline float halfToFloat(uint16_t h) {
     return sign != 0 ? -v : v;
   }
   if (exp == 31) return bitsFloat(sign | 0x7f800000u | (mant << 13));  // inf, NaN (payload kept)
-  return bitsFloat(sign | ((exp + 112) << 23) | (mant << 13));        // rebias 15 -> 127
+  return bitsFloat(sign | ((exp + 112) << 23) | (mant << 13));         // rebias 15 -> 127
 }
 
 inline uint16_t floatToHalf(float f) {
   const uint32_t x = floatBits(f);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));  // NaN stays NaN
-  if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf (and inf)
-  if (ax >= 0x38800000u) {  // normal half: 2^-14 <= |f|
+  if (ax > 0x7f800000u)
+    return static_cast<uint16_t>(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));  // NaN stays NaN
+  if (ax >= 0x477ff000u)
+    return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf (and inf)
+  if (ax >= 0x38800000u) {                         // normal half: 2^-14 <= |f|
     uint32_t h = (((ax >> 23) - 112) << 10) | ((ax & 0x7fffffu) >> 13);
     const uint32_t rest = ax & 0x1fffu;  // the 13 bits dropped
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u) != 0)) ++h;  // a carry may bump the exponent: right
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u) != 0))
+      ++h;  // a carry may bump the exponent: right
     return static_cast<uint16_t>(sign | h);
   }
   // Subnormal half: round(|f| * 2^24) to an integer, ties to even.
@@ -65,7 +68,8 @@ inline float bf16ToFloat(uint16_t b) { return bitsFloat(static_cast<uint32_t>(b)
 
 inline uint16_t floatToBf16(float f) {
   uint32_t x = floatBits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
   x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even on the 16 dropped bits
   return static_cast<uint16_t>(x >> 16);
 }

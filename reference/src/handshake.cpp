@@ -20,9 +20,9 @@ constexpr auto kRedialDelay = std::chrono::milliseconds(50);
 
 struct Pending {
   Fd fd;
-  int peer = -1;           // dialled: the peer; accepted: known once its hello checked out
+  int peer = -1;  // dialled: the peer; accepted: known once its hello checked out
   bool dialled = false;
-  bool connecting = false; // dialled, connect() not finished
+  bool connecting = false;  // dialled, connect() not finished
   unsigned char in[kHelloBytes] = {};
   size_t got = 0;
   unsigned char out[kHelloBytes] = {};
@@ -157,9 +157,11 @@ bool connectPeers(const HandshakeParams& p, std::vector<Link>* links, std::strin
       if (d->sent < d->out_len) {
         iovec iov{d->out + d->sent, d->out_len - d->sent};
         ssize_t n = ioSendv(d->fd.get(), &iov, 1);
-        if (n > 0) d->sent += static_cast<size_t>(n);
+        if (n > 0)
+          d->sent += static_cast<size_t>(n);
         else if (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
-          if (d->dialled) redialLater(*d, errnoText(errno));
+          if (d->dialled)
+            redialLater(*d, errnoText(errno));
           else if (d->peer >= 0) {  // our ack failed: that peer may come again
             want_accept.insert(d->peer);
             d->fd.reset();
@@ -178,7 +180,8 @@ bool connectPeers(const HandshakeParams& p, std::vector<Link>* links, std::strin
       if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
       if (n <= 0) {
         // EOF or error before a whole hello/ack.
-        if (d->dialled) redialLater(*d, n == 0 ? "closed during the handshake" : errnoText(errno));
+        if (d->dialled)
+          redialLater(*d, n == 0 ? "closed during the handshake" : errnoText(errno));
         else {
           d->fd.reset();
           ++discarded;
@@ -188,11 +191,13 @@ bool connectPeers(const HandshakeParams& p, std::vector<Link>* links, std::strin
       d->got += static_cast<size_t>(n);
       if (d->got < kHelloBytes) continue;
       Hello h = decodeHello(d->in);
-      bool valid = h.magic == kHelloMagic && h.version == kWireVersion && h.pad == 0 && h.token == p.token &&
-                   h.world_size == static_cast<uint32_t>(p.world_size);
+      bool valid = h.magic == kHelloMagic && h.version == kWireVersion && h.pad == 0 &&
+                   h.token == p.token && h.world_size == static_cast<uint32_t>(p.world_size);
       if (d->dialled) {
-        if (!valid || h.kind != static_cast<uint8_t>(HelloKind::kAck) || h.rank != static_cast<uint32_t>(d->peer)) {
-          *error = "rank " + std::to_string(d->peer) + " at " + (*p.addresses)[static_cast<size_t>(d->peer)] +
+        if (!valid || h.kind != static_cast<uint8_t>(HelloKind::kAck) ||
+            h.rank != static_cast<uint32_t>(d->peer)) {
+          *error = "rank " + std::to_string(d->peer) + " at " +
+                   (*p.addresses)[static_cast<size_t>(d->peer)] +
                    " answered the handshake wrongly (another job, or a different job token?)";
           return false;
         }
@@ -202,8 +207,8 @@ bool connectPeers(const HandshakeParams& p, std::vector<Link>* links, std::strin
         continue;
       }
       int claimed = static_cast<int>(h.rank);
-      if (!valid || h.kind != static_cast<uint8_t>(HelloKind::kHello) || h.rank >= static_cast<uint32_t>(p.world_size) ||
-          want_accept.count(claimed) == 0) {
+      if (!valid || h.kind != static_cast<uint8_t>(HelloKind::kHello) ||
+          h.rank >= static_cast<uint32_t>(p.world_size) || want_accept.count(claimed) == 0) {
         d->fd.reset();  // stray, other job, or duplicate: drop it, keep waiting
         ++discarded;
         continue;
@@ -215,7 +220,9 @@ bool connectPeers(const HandshakeParams& p, std::vector<Link>* links, std::strin
       d->sent = 0;
     }
     // Forget finished or discarded connections; bound the strays we wait on.
-    std::erase_if(pend, [](const std::unique_ptr<Pending>& d) { return d->fd.get() < 0 && !(d->dialled && d->peer >= 0); });
+    std::erase_if(pend, [](const std::unique_ptr<Pending>& d) {
+      return d->fd.get() < 0 && !(d->dialled && d->peer >= 0);
+    });
     size_t accepted = 0;
     for (auto& d : pend) accepted += d->dialled ? 0 : 1;
     for (auto it = pend.begin(); accepted > kMaxPendingAccepted && it != pend.end();) {

@@ -23,8 +23,8 @@ struct HandshakeParams {
   int world_size = 1;
   uint64_t token = 0;
   const std::vector<std::string>* addresses = nullptr;  // "host:port" per rank (dialled peers)
-  std::vector<int> dial;    // peers to dial (lower ranks)
-  std::vector<int> accept;  // peers expected to dial us (higher ranks)
+  std::vector<int> dial;                                // peers to dial (lower ranks)
+  std::vector<int> accept;                              // peers expected to dial us (higher ranks)
   Deadline deadline;
 };
 

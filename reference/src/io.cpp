@@ -232,7 +232,8 @@ int startConnect(const std::string& host, int port, std::string* error) {
     return -1;
   }
   tuneSocket(fd.get());
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 && errno != EINPROGRESS) {
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 &&
+      errno != EINPROGRESS) {
     *error = "cannot connect to " + joinHostPort(host, port) + ": " + errnoText(errno);
     return -1;
   }
@@ -283,11 +284,14 @@ std::string localAddressToward(const std::string& host) {
   return buf;
 }
 
-std::string joinHostPort(const std::string& host, int port) { return host + ":" + std::to_string(port); }
+std::string joinHostPort(const std::string& host, int port) {
+  return host + ":" + std::to_string(port);
+}
 
 bool splitHostPort(const std::string& s, std::string* host, int* port) {
   size_t colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 >= s.size() || s.size() - colon > 6) return false;
+  if (colon == std::string::npos || colon == 0 || colon + 1 >= s.size() || s.size() - colon > 6)
+    return false;
   int p = 0;
   for (size_t i = colon + 1; i < s.size(); ++i) {
     if (s[i] < '0' || s[i] > '9') return false;

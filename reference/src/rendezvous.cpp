@@ -68,7 +68,7 @@ class KvServer {
     std::string in;
     std::string out;
     size_t out_off = 0;
-    bool waiting = false;       // a GET is parked until its key is set
+    bool waiting = false;  // a GET is parked until its key is set
     std::string wait_key;
     bool close_after_flush = false;
     bool dead = false;
@@ -104,7 +104,8 @@ class KvServer {
       if (h.key_len > detail::kMaxKeyBytes || h.value_len > detail::kMaxValueBytes)
         return refuse(c, "oversized key or value");
       KvOp op = static_cast<KvOp>(h.op);
-      if (op != KvOp::kSet && op != KvOp::kGet && op != KvOp::kCheck) return refuse(c, "unknown request");
+      if (op != KvOp::kSet && op != KvOp::kGet && op != KvOp::kCheck)
+        return refuse(c, "unknown request");
       if (op != KvOp::kSet && h.value_len != 0) return refuse(c, "malformed request");
       size_t total = detail::kKvHeaderBytes + h.key_len + h.value_len;
       if (c.in.size() < total) return;  // wait for the rest (bounded by the checks above)
@@ -254,7 +255,8 @@ class TcpRendezvous final : public Rendezvous {
     return request(KvOp::kGet, key, "", Clock::now() + o_.timeout, &op, value, error, &key);
   }
 
-  bool exchange(const std::string& mine, std::vector<std::string>* all, std::string* error) override {
+  bool exchange(const std::string& mine, std::vector<std::string>* all,
+                std::string* error) override {
     // Keys are numbered per call; every rank makes the same sequence of calls.
     std::string prefix = "ringside/exchange/" + std::to_string(exchanges_++) + "/";
     if (!set(prefix + std::to_string(o_.rank), mine, error)) return false;
@@ -289,13 +291,15 @@ class TcpRendezvous final : public Rendezvous {
 
   // One request/reply. A failed or timed-out request drops the connection
   // (its reply may still come); the next call dials again.
-  bool request(KvOp op, const std::string& key, const std::string& value, Deadline deadline, KvOp* reply_op,
-               std::string* reply, std::string* error, const std::string* waiting_for = nullptr) {
+  bool request(KvOp op, const std::string& key, const std::string& value, Deadline deadline,
+               KvOp* reply_op, std::string* reply, std::string* error,
+               const std::string* waiting_for = nullptr) {
     if (fd_.get() < 0) {
       std::string err;
       fd_.reset(detail::dialTcp(o_.master_addr, o_.master_port, deadline, &err));
       if (fd_.get() < 0) {
-        *error = "rendezvous: " + err + " (is rank 0 running with MASTER_ADDR/MASTER_PORT " + master() + "?)";
+        *error = "rendezvous: " + err + " (is rank 0 running with MASTER_ADDR/MASTER_PORT " +
+                 master() + "?)";
         return false;
       }
     }
@@ -315,8 +319,9 @@ class TcpRendezvous final : public Rendezvous {
     KvHeader r = detail::decodeKv(h);
     // A refusal carries the store's token (not ours) and a short reason.
     bool refusal = r.op == static_cast<uint8_t>(KvOp::kError) && r.value_len <= 4096;
-    if (r.magic != detail::kKvMagic || r.version != detail::kWireVersion || (r.token != o_.job_token && !refusal) ||
-        r.key_len != 0 || r.value_len > detail::kMaxValueBytes) {
+    if (r.magic != detail::kKvMagic || r.version != detail::kWireVersion ||
+        (r.token != o_.job_token && !refusal) || r.key_len != 0 ||
+        r.value_len > detail::kMaxValueBytes) {
       fd_.reset();
       *error = "rendezvous: malformed reply from " + master() + " (another job's store?)";
       return false;
@@ -340,11 +345,14 @@ class TcpRendezvous final : public Rendezvous {
     int e = errno;
     fd_.reset();
     if (st == IoStatus::kTimeout && waiting_for != nullptr)
-      *error = "rendezvous: key '" + *waiting_for + "' not set within " + std::to_string(o_.timeout.count()) + " ms";
+      *error = "rendezvous: key '" + *waiting_for + "' not set within " +
+               std::to_string(o_.timeout.count()) + " ms";
     else if (st == IoStatus::kTimeout)
-      *error = "rendezvous: no reply from " + master() + " within " + std::to_string(o_.timeout.count()) + " ms";
+      *error = "rendezvous: no reply from " + master() + " within " +
+               std::to_string(o_.timeout.count()) + " ms";
     else if (st == IoStatus::kEof)
-      *error = "rendezvous: " + master() + " closed the connection (rank 0 gone, or a wrong job token)";
+      *error =
+          "rendezvous: " + master() + " closed the connection (rank 0 gone, or a wrong job token)";
     else
       *error = "rendezvous: connection to " + master() + " failed: " + detail::errnoText(e);
     return false;
@@ -392,18 +400,22 @@ bool rendezvousOptionsFromEnv(RendezvousOptions* out, std::string* error) {
   }
   o.master_addr = addr;
   if (!parseInt(port, 1, 65535, &v)) {
-    *error = port == nullptr ? "MASTER_PORT is not set" : std::string("MASTER_PORT is not a port: '") + port + "'";
+    *error = port == nullptr ? "MASTER_PORT is not set"
+                             : std::string("MASTER_PORT is not a port: '") + port + "'";
     return false;
   }
   o.master_port = static_cast<int>(v);
   if (!parseInt(world, 1, 1 << 20, &v)) {
-    *error = world == nullptr ? "WORLD_SIZE is not set" : std::string("WORLD_SIZE is not a positive integer: '") + world + "'";
+    *error = world == nullptr
+                 ? "WORLD_SIZE is not set"
+                 : std::string("WORLD_SIZE is not a positive integer: '") + world + "'";
     return false;
   }
   o.world_size = static_cast<int>(v);
   if (!parseInt(rank, 0, o.world_size - 1, &v)) {
     *error = rank == nullptr ? "RANK is not set"
-                             : std::string("RANK '") + rank + "' is not in [0, " + std::to_string(o.world_size) + ")";
+                             : std::string("RANK '") + rank + "' is not in [0, " +
+                                   std::to_string(o.world_size) + ")";
     return false;
   }
   o.rank = static_cast<int>(v);
@@ -425,7 +437,8 @@ bool rendezvousOptionsFromEnv(RendezvousOptions* out, std::string* error) {
   return true;
 }
 
-std::unique_ptr<Rendezvous> Rendezvous::connect(const RendezvousOptions& options, std::string* error) {
+std::unique_ptr<Rendezvous> Rendezvous::connect(const RendezvousOptions& options,
+                                                std::string* error) {
   if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
     *error = "rendezvous: rank " + std::to_string(options.rank) + " / world size " +
              std::to_string(options.world_size) + " is not valid";

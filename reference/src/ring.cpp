@@ -35,10 +35,15 @@ namespace ringside::reference::detail {
 
 namespace col = ringside::collector;
 
-size_t chunkElements(size_t chunk_bytes, size_t part_bytes, size_t esize, size_t divisor, size_t lo, size_t hi) {
+size_t chunkElements(size_t chunk_bytes, size_t part_bytes, size_t esize, size_t divisor, size_t lo,
+                     size_t hi) {
   size_t bytes = chunk_bytes;
   if (bytes == 0) bytes = std::clamp(part_bytes / divisor, lo, hi);
-  return std::max<size_t>(1, bytes / esize);
+  bytes = std::min<size_t>(bytes, size_t{1} << 30);  // frames stay far below kMaxFramePayload
+  size_t elems = std::max<size_t>(1, bytes / esize);
+  // At most 2^20 chunks per part, so message numbers fit the 32-bit counters.
+  size_t part_elems = part_bytes / esize;
+  return std::max(elems, (part_elems + (size_t{1} << 20) - 1) >> 20);
 }
 
 namespace {
@@ -50,10 +55,12 @@ class RingSchedule final : public Schedule {
     base_ = a.count / static_cast<size_t>(n_);
     rem_ = a.count % static_cast<size_t>(n_);
     size_t max_seg = base_ + (rem_ > 0 ? 1 : 0);
-    ce_ = chunkElements(a.chunk_bytes, max_seg * esize_, esize_, 4, size_t{32} << 10, size_t{1} << 20);
+    ce_ = chunkElements(a.chunk_bytes, max_seg * esize_, esize_, 4, size_t{32} << 10,
+                        size_t{1} << 20);
     chunks_ = static_cast<uint32_t>((max_seg + ce_ - 1) / ce_);
     total_ = static_cast<uint32_t>(2 * (n_ - 1)) * chunks_;
-    sends.push_back(SendStream{right_link, FrameKind::kRing, total_, chunks_, 0});  // step 0: own segment, all ready
+    sends.push_back(SendStream{right_link, FrameKind::kRing, total_, chunks_,
+                               0});  // step 0: own segment, all ready
     recvs.push_back(RecvStream{left_link, FrameKind::kRing, total_, 0});
     scratch_bytes = std::min(ce_, max_seg) * esize_;
   }
@@ -71,7 +78,6 @@ class RingSchedule final : public Schedule {
     sends[0].ready = std::min(total_, index + 1 + chunks_);
   }
 
-
  private:
   // Message `index` = (global step g, chunk c); `shift` 0 for the segment we
   // send at g, 1 for the one we receive.
@@ -88,7 +94,8 @@ class RingSchedule final : public Schedule {
     m.bytes = len * esize_;
     m.step = g;
     m.chunk = c;
-    m.phase = static_cast<uint8_t>(reduce_scatter ? col::Phase::kReduceScatter : col::Phase::kAllGather);
+    m.phase =
+        static_cast<uint8_t>(reduce_scatter ? col::Phase::kReduceScatter : col::Phase::kAllGather);
     m.trace_step = static_cast<int16_t>(reduce_scatter ? g : g - static_cast<uint32_t>(n_ - 1));
     m.reduce = reduce_scatter && shift == 1;
     return m;
@@ -103,7 +110,8 @@ class RingSchedule final : public Schedule {
 
 }  // namespace
 
-std::unique_ptr<Schedule> makeRingSchedule(const CollectiveArgs& a, const std::vector<int>& link_of) {
+std::unique_ptr<Schedule> makeRingSchedule(const CollectiveArgs& a,
+                                           const std::vector<int>& link_of) {
   int right = link_of[static_cast<size_t>((a.rank + 1) % a.size)];
   int left = link_of[static_cast<size_t>((a.rank - 1 + a.size) % a.size)];
   auto s = std::make_unique<RingSchedule>(a, left, right);

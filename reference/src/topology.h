@@ -19,10 +19,10 @@
 namespace ringside::reference::detail {
 
 struct TreeNode {
-  int parent = -1;          // rank, -1 for the root
+  int parent = -1;  // rank, -1 for the root
   int children[2] = {-1, -1};
   int nchildren = 0;
-  int depth = 0;            // root 0
+  int depth = 0;  // root 0
 };
 
 // Rank `rank`'s place in tree `tree` (0 or 1) over n ranks.

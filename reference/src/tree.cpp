@@ -68,7 +68,8 @@ class TreeSchedule final : public Schedule {
         int link = link_of[static_cast<size_t>(t.node.parent)];
         t.up_send = addSend(link, up, {k, Role::kToParent, -1});
         t.down_recv = addRecv(link, down, {k, Role::kFromParent, -1});
-        if (t.node.nchildren == 0) sends[static_cast<size_t>(t.up_send)].ready = t.chunks;  // a leaf's chunks are final
+        if (t.node.nchildren == 0)
+          sends[static_cast<size_t>(t.up_send)].ready = t.chunks;  // a leaf's chunks are final
       }
     }
     scratch_bytes = std::min(ce_, std::max<size_t>(h0, 1)) * esize_;
@@ -96,7 +97,8 @@ class TreeSchedule final : public Schedule {
       reduceReady(role.tree);
     } else {
       // Chunk `index` arrived from the parent in place: forward it down.
-      for (int j = 0; j < t.node.nchildren; ++j) sends[static_cast<size_t>(t.child_send[j])].ready = index + 1;
+      for (int j = 0; j < t.node.nchildren; ++j)
+        sends[static_cast<size_t>(t.child_send[j])].ready = index + 1;
     }
   }
 
@@ -166,7 +168,8 @@ class TreeSchedule final : public Schedule {
       if (t.up_send >= 0)
         sends[static_cast<size_t>(t.up_send)].ready = done;
       else
-        for (int j = 0; j < t.node.nchildren; ++j) sends[static_cast<size_t>(t.child_send[j])].ready = done;
+        for (int j = 0; j < t.node.nchildren; ++j)
+          sends[static_cast<size_t>(t.child_send[j])].ready = done;
     }
   }
 
@@ -207,11 +210,13 @@ class PingSchedule final : public Schedule {
 
 }  // namespace
 
-std::unique_ptr<Schedule> makeTreeSchedule(const CollectiveArgs& a, const TreeNode trees[2], const std::vector<int>& link_of) {
+std::unique_ptr<Schedule> makeTreeSchedule(const CollectiveArgs& a, const TreeNode trees[2],
+                                           const std::vector<int>& link_of) {
   return std::make_unique<TreeSchedule>(a, trees, link_of);
 }
 
-std::unique_ptr<Schedule> makePingSchedule(bool initiator, int link, char* buf, size_t bytes, uint32_t iters) {
+std::unique_ptr<Schedule> makePingSchedule(bool initiator, int link, char* buf, size_t bytes,
+                                           uint32_t iters) {
   return std::make_unique<PingSchedule>(initiator, link, buf, bytes, iters);
 }
 

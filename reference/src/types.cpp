@@ -10,45 +10,69 @@ namespace ringside::reference {
 
 const char* algorithmName(Algorithm a) {
   switch (a) {
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kTree: return "tree";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kTree:
+      return "tree";
   }
   return "";
 }
 
 bool parseAlgorithm(std::string_view s, Algorithm* a) {
-  if (s == "ring") *a = Algorithm::kRing;
-  else if (s == "tree") *a = Algorithm::kTree;
-  else return false;
+  if (s == "ring")
+    *a = Algorithm::kRing;
+  else if (s == "tree")
+    *a = Algorithm::kTree;
+  else
+    return false;
   return true;
 }
 
 size_t dtypeSize(DType t) {
   switch (t) {
-    case DType::kF32: case DType::kI32: return 4;
-    case DType::kF64: case DType::kI64: return 8;
-    case DType::kF16: case DType::kBF16: return 2;
-    default: return 0;
+    case DType::kF32:
+    case DType::kI32:
+      return 4;
+    case DType::kF64:
+    case DType::kI64:
+      return 8;
+    case DType::kF16:
+    case DType::kBF16:
+      return 2;
+    default:
+      return 0;
   }
 }
 
 bool parseDType(std::string_view s, DType* t) {
-  if (s == "f32") *t = DType::kF32;
-  else if (s == "f64") *t = DType::kF64;
-  else if (s == "f16") *t = DType::kF16;
-  else if (s == "bf16") *t = DType::kBF16;
-  else if (s == "i32") *t = DType::kI32;
-  else if (s == "i64") *t = DType::kI64;
-  else return false;
+  if (s == "f32")
+    *t = DType::kF32;
+  else if (s == "f64")
+    *t = DType::kF64;
+  else if (s == "f16")
+    *t = DType::kF16;
+  else if (s == "bf16")
+    *t = DType::kBF16;
+  else if (s == "i32")
+    *t = DType::kI32;
+  else if (s == "i64")
+    *t = DType::kI64;
+  else
+    return false;
   return true;
 }
 
 bool parseReduceOp(std::string_view s, ReduceOp* op) {
-  if (s == "sum") *op = ReduceOp::kSum;
-  else if (s == "prod") *op = ReduceOp::kProd;
-  else if (s == "min") *op = ReduceOp::kMin;
-  else if (s == "max") *op = ReduceOp::kMax;
-  else return false;
+  if (s == "sum")
+    *op = ReduceOp::kSum;
+  else if (s == "prod")
+    *op = ReduceOp::kProd;
+  else if (s == "min")
+    *op = ReduceOp::kMin;
+  else if (s == "max")
+    *op = ReduceOp::kMax;
+  else
+    return false;
   return true;
 }
 
@@ -63,13 +87,21 @@ struct Ops {
 };
 template <>
 struct Ops<int32_t> {
-  static int32_t sum(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b)); }
-  static int32_t prod(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b)); }
+  static int32_t sum(int32_t a, int32_t b) {
+    return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+  }
+  static int32_t prod(int32_t a, int32_t b) {
+    return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+  }
 };
 template <>
 struct Ops<int64_t> {
-  static int64_t sum(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-  static int64_t prod(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+  static int64_t sum(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  }
+  static int64_t prod(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  }
 };
 
 template <class T, class F>
@@ -82,11 +114,20 @@ void loop(void* out, const void* in, size_t n, F f) {
 template <class T>
 void reduceTyped(void* out, const void* in, size_t n, ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: loop<T>(out, in, n, [](T a, T b) { return Ops<T>::sum(a, b); }); break;
-    case ReduceOp::kProd: loop<T>(out, in, n, [](T a, T b) { return Ops<T>::prod(a, b); }); break;
-    case ReduceOp::kMin: loop<T>(out, in, n, [](T a, T b) { return b < a ? b : a; }); break;
-    case ReduceOp::kMax: loop<T>(out, in, n, [](T a, T b) { return a < b ? b : a; }); break;
-    default: break;
+    case ReduceOp::kSum:
+      loop<T>(out, in, n, [](T a, T b) { return Ops<T>::sum(a, b); });
+      break;
+    case ReduceOp::kProd:
+      loop<T>(out, in, n, [](T a, T b) { return Ops<T>::prod(a, b); });
+      break;
+    case ReduceOp::kMin:
+      loop<T>(out, in, n, [](T a, T b) { return b < a ? b : a; });
+      break;
+    case ReduceOp::kMax:
+      loop<T>(out, in, n, [](T a, T b) { return a < b ? b : a; });
+      break;
+    default:
+      break;
   }
 }
 
@@ -98,11 +139,20 @@ void reduce16(void* out, const void* in, size_t n, ReduceOp op) {
   for (size_t i = 0; i < n; ++i) {
     float a = kToFloat(o[i]), b = kToFloat(x[i]), r = a;
     switch (op) {
-      case ReduceOp::kSum: r = a + b; break;
-      case ReduceOp::kProd: r = a * b; break;
-      case ReduceOp::kMin: r = b < a ? b : a; break;
-      case ReduceOp::kMax: r = a < b ? b : a; break;
-      default: break;
+      case ReduceOp::kSum:
+        r = a + b;
+        break;
+      case ReduceOp::kProd:
+        r = a * b;
+        break;
+      case ReduceOp::kMin:
+        r = b < a ? b : a;
+        break;
+      case ReduceOp::kMax:
+        r = a < b ? b : a;
+        break;
+      default:
+        break;
     }
     o[i] = kFromFloat(r);
   }
@@ -113,13 +163,26 @@ void reduce16(void* out, const void* in, size_t n, ReduceOp op) {
 void reduceInto(void* out, const void* in, size_t count, DType t, ReduceOp op) {
   if (count == 0) return;
   switch (t) {
-    case DType::kF32: reduceTyped<float>(out, in, count, op); break;
-    case DType::kF64: reduceTyped<double>(out, in, count, op); break;
-    case DType::kI32: reduceTyped<int32_t>(out, in, count, op); break;
-    case DType::kI64: reduceTyped<int64_t>(out, in, count, op); break;
-    case DType::kF16: reduce16<detail::halfToFloat, detail::floatToHalf>(out, in, count, op); break;
-    case DType::kBF16: reduce16<detail::bf16ToFloat, detail::floatToBf16>(out, in, count, op); break;
-    default: break;
+    case DType::kF32:
+      reduceTyped<float>(out, in, count, op);
+      break;
+    case DType::kF64:
+      reduceTyped<double>(out, in, count, op);
+      break;
+    case DType::kI32:
+      reduceTyped<int32_t>(out, in, count, op);
+      break;
+    case DType::kI64:
+      reduceTyped<int64_t>(out, in, count, op);
+      break;
+    case DType::kF16:
+      reduce16<detail::halfToFloat, detail::floatToHalf>(out, in, count, op);
+      break;
+    case DType::kBF16:
+      reduce16<detail::bf16ToFloat, detail::floatToBf16>(out, in, count, op);
+      break;
+    default:
+      break;
   }
 }
 

@@ -28,13 +28,13 @@ inline constexpr size_t kMaxAbortPayload = 512;
 
 // What a frame carries. Each (link, kind) is one in-order stream.
 enum class FrameKind : uint8_t {
-  kRing = 1,         // ring reduce-scatter and all-gather messages
-  kTreeUp0 = 2,      // tree 0: reduce towards the root
-  kTreeDown0 = 3,    // tree 0: broadcast from the root
-  kTreeUp1 = 4,      // tree 1
+  kRing = 1,       // ring reduce-scatter and all-gather messages
+  kTreeUp0 = 2,    // tree 0: reduce towards the root
+  kTreeDown0 = 3,  // tree 0: broadcast from the root
+  kTreeUp1 = 4,    // tree 1
   kTreeDown1 = 5,
-  kPing = 6,         // pingPong (its own sequence numbers)
-  kAbort = 7,        // "this collective failed": u32 origin rank + reason text
+  kPing = 6,   // pingPong (its own sequence numbers)
+  kAbort = 7,  // "this collective failed": u32 origin rank + reason text
 };
 
 inline bool isAllreduceKind(uint8_t k) { return k >= 1 && k <= 5; }
@@ -123,7 +123,15 @@ inline constexpr uint32_t kKvMagic = 0x564b5352;  // "RSKV"
 inline constexpr size_t kKvHeaderBytes = 24;
 inline constexpr uint32_t kMaxKeyBytes = 4096;
 inline constexpr uint32_t kMaxValueBytes = 64u << 20;
-enum class KvOp : uint8_t { kSet = 1, kGet = 2, kOk = 3, kValue = 4, kError = 5, kCheck = 6, kMissing = 7 };
+enum class KvOp : uint8_t {
+  kSet = 1,
+  kGet = 2,
+  kOk = 3,
+  kValue = 4,
+  kError = 5,
+  kCheck = 6,
+  kMissing = 7
+};
 
 struct KvHeader {
   uint32_t magic = kKvMagic;

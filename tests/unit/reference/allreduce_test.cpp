@@ -25,7 +25,8 @@ struct Case {
 
 std::string describe(const Case& c) {
   return std::string(algorithmName(c.algorithm)) + " " + collector::dtypeName(c.dtype) + " " +
-         collector::reduceOpName(c.op) + " count " + std::to_string(c.count) + (c.tiny_chunks ? " tiny chunks" : "");
+         collector::reduceOpName(c.op) + " count " + std::to_string(c.count) +
+         (c.tiny_chunks ? " tiny chunks" : "");
 }
 
 std::vector<Case> casesFor(int n) {
@@ -33,13 +34,16 @@ std::vector<Case> casesFor(int n) {
   const Algorithm algs[] = {Algorithm::kRing, Algorithm::kTree};
   const size_t un = static_cast<size_t>(n);
   for (Algorithm a : algs) {
-    for (size_t count : {size_t{0}, size_t{1}, size_t{2}, un - 1, un + 1, size_t{7919}, size_t{(1 << 16) + 3}})
+    for (size_t count :
+         {size_t{0}, size_t{1}, size_t{2}, un - 1, un + 1, size_t{7919}, size_t{(1 << 16) + 3}})
       cases.push_back({a, DType::kF32, ReduceOp::kSum, count, false});
-    for (size_t count : {un + 1, size_t{7919}}) cases.push_back({a, DType::kF32, ReduceOp::kSum, count, true});
+    for (size_t count : {un + 1, size_t{7919}})
+      cases.push_back({a, DType::kF32, ReduceOp::kSum, count, true});
   }
   if (n == 1 || n == 2 || n == 3 || n == 5 || n == 8) {
     for (Algorithm a : algs)
-      for (DType t : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32, DType::kI64})
+      for (DType t :
+           {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32, DType::kI64})
         for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax}) {
           cases.push_back({a, t, op, un + 1, false});
           cases.push_back({a, t, op, 7919, true});
@@ -89,7 +93,9 @@ TEST_P(AllreduceRanks, EverySizeDtypeOpBothAlgorithms) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Processes, AllreduceRanks, ::testing::Range(1, 9),
-                         [](const ::testing::TestParamInfo<int>& i) { return "n" + std::to_string(i.param); });
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return "n" + std::to_string(i.param);
+                         });
 
 // Several collectives back to back on one communicator, alternating
 // algorithms and sizes: sequence numbers and parked frames of the next
@@ -136,7 +142,8 @@ TEST(Allreduce, RejectsBadArguments) {
       return 5;
     }
     if (comm->allreduce(nullptr, 4, DType::kF32, ReduceOp::kSum, Algorithm::kRing, &err)) return 6;
-    if (!comm->allreduce(&x, 1, DType::kF32, ReduceOp::kSum, Algorithm::kTree, &err) || x != 1) return 7;
+    if (!comm->allreduce(&x, 1, DType::kF32, ReduceOp::kSum, Algorithm::kTree, &err) || x != 1)
+      return 7;
     return 0;
   });
   EXPECT_EQ(test::failures(results), "");
@@ -160,7 +167,8 @@ TEST(PingPong, NeighboursAndFarRanks) {
       }
       bool involved = rank == p[0] || rank == p[1];
       if (involved ? !(s > 0) : s != 0) {
-        *msg = "pingPong " + std::to_string(p[0]) + "-" + std::to_string(p[1]) + " gave " + std::to_string(s);
+        *msg = "pingPong " + std::to_string(p[0]) + "-" + std::to_string(p[1]) + " gave " +
+               std::to_string(s);
         return 5;
       }
     }

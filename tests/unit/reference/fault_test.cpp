@@ -2,12 +2,11 @@
 // SIGSTOPped (only the deadline catches it), stray connections during setup,
 // and results under a transport that passes 1-7 bytes per call with EINTR.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
@@ -26,8 +25,8 @@ namespace {
 constexpr int kFailed = 10;
 
 // Loops all-reduces until one fails; reports "<iteration>|<error>".
-int loopUntilFailure(int rank, int n, int port, std::string* msg, Algorithm alg, std::chrono::milliseconds timeout,
-                     test::SharedCounters* ready) {
+int loopUntilFailure(int rank, int n, int port, std::string* msg, Algorithm alg,
+                     std::chrono::milliseconds timeout, test::SharedCounters* ready) {
   auto rv = test::joinRendezvous(rank, n, port, msg);
   if (!rv) return 2;
   auto comm = test::makeComm(*rv, msg, 0, timeout);
@@ -69,9 +68,12 @@ void killedPeer(Algorithm alg) {
     size_t bar = res.message.find('|');
     ASSERT_NE(bar, std::string::npos) << res.message;
     std::string iteration = res.message.substr(0, bar), error = res.message.substr(bar + 1);
-    EXPECT_NE(error.find("allreduce seq " + iteration + ":"), std::string::npos) << "rank " << r << ": " << error;
-    EXPECT_NE(error.find("rank " + std::to_string(victim)), std::string::npos) << "rank " << r << ": " << error;
-    EXPECT_LT(res.exit_ms - killed_ms, 3000) << "rank " << r << " took too long to notice: " << error;
+    EXPECT_NE(error.find("allreduce seq " + iteration + ":"), std::string::npos)
+        << "rank " << r << ": " << error;
+    EXPECT_NE(error.find("rank " + std::to_string(victim)), std::string::npos)
+        << "rank " << r << ": " << error;
+    EXPECT_LT(res.exit_ms - killed_ms, 3000)
+        << "rank " << r << " took too long to notice: " << error;
   }
 }
 
@@ -126,8 +128,10 @@ std::vector<int> strayConnections(const std::string& address, uint64_t token) {
     unsigned char b[detail::kHelloBytes];
     detail::encodeHello(h, b);
     detail::writeFull(fd, b, len, detail::Clock::now() + std::chrono::seconds(1));
-    if (close_after) ::close(fd);
-    else keep.push_back(fd);
+    if (close_after)
+      ::close(fd);
+    else
+      keep.push_back(fd);
   };
   hello(token ^ 1, 3, detail::kHelloBytes, false);  // another job
   hello(token, 99, detail::kHelloBytes, true);      // unknown rank
@@ -210,8 +214,8 @@ TEST(Faults, ShortReadsWritesAndEintrGiveIdenticalBits) {
               return 5;
             }
             if (std::memcmp(shim.data(), plain.data(), count * dtypeSize(t)) != 0) {
-              *msg = std::string(algorithmName(a)) + " " + collector::dtypeName(t) + " count " + std::to_string(count) +
-                     ": results differ";
+              *msg = std::string(algorithmName(a)) + " " + collector::dtypeName(t) + " count " +
+                     std::to_string(count) + ": results differ";
               return 6;
             }
           }

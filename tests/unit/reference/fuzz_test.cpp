@@ -3,10 +3,9 @@
 // handshake, garbage at the rendezvous store. Never a crash (run under ASan),
 // never an allocation sized by the peer, never a hang; legitimate traffic
 // still goes through afterwards.
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
@@ -15,8 +14,8 @@
 #include "engine.h"
 #include "handshake.h"
 #include "io.h"
-#include "ringside/reference/rendezvous.h"
 #include "job.h"
+#include "ringside/reference/rendezvous.h"
 #include "wire.h"
 
 namespace ringside::reference {
@@ -31,7 +30,9 @@ constexpr size_t kPayload = 64;
 // Expects one message of kPayload bytes (kind ring, step 3, chunk 2) into `dst`.
 class OneMessage final : public Schedule {
  public:
-  explicit OneMessage(char* dst) : dst_(dst) { recvs.push_back(RecvStream{0, FrameKind::kRing, 1, 0}); }
+  explicit OneMessage(char* dst) : dst_(dst) {
+    recvs.push_back(RecvStream{0, FrameKind::kRing, 1, 0});
+  }
   Message sendMessage(size_t, uint32_t) override { return {}; }
   Message recvMessage(size_t, uint32_t) override {
     Message m;
@@ -105,14 +106,21 @@ TEST(Fuzz, FramesAtTheEngine) {
     std::string f = good;
     bool must_fail = true;
     switch (it % 8) {
-      case 0: f[rnd(kFrameHeaderBytes)] ^= static_cast<char>(1 + rnd(255)); break;  // any header byte
+      case 0:
+        f[rnd(kFrameHeaderBytes)] ^= static_cast<char>(1 + rnd(255));
+        break;   // any header byte
       case 1: {  // huge or wrong length
         unsigned char* p = reinterpret_cast<unsigned char*>(f.data());
-        put64(p + 32, it % 16 == 1 ? ~uint64_t{0} - rnd(1000) : static_cast<uint64_t>(rnd(1 << 20)) + kPayload + 1);
+        put64(p + 32, it % 16 == 1 ? ~uint64_t{0} - rnd(1000)
+                                   : static_cast<uint64_t>(rnd(1 << 20)) + kPayload + 1);
         break;
       }
-      case 2: f.resize(rnd(kFrameHeaderBytes)); break;  // truncated header
-      case 3: f.resize(kFrameHeaderBytes + rnd(kPayload)); break;  // truncated payload
+      case 2:
+        f.resize(rnd(kFrameHeaderBytes));
+        break;  // truncated header
+      case 3:
+        f.resize(kFrameHeaderBytes + rnd(kPayload));
+        break;   // truncated payload
       case 4: {  // random bytes
         f.assign(rnd(200), '\0');
         for (char& c : f) c = static_cast<char>(gen());
@@ -130,7 +138,10 @@ TEST(Fuzz, FramesAtTheEngine) {
         f += "rank 9 died";
         break;
       }
-      case 6: f[kFrameHeaderBytes + rnd(kPayload)] ^= 0x55; must_fail = false; break;  // payload: still valid
+      case 6:
+        f[kFrameHeaderBytes + rnd(kPayload)] ^= 0x55;
+        must_fail = false;
+        break;   // payload: still valid
       case 7: {  // followed by the next collective's frame: parked, fine for this one
         std::string next = good;
         put64(reinterpret_cast<unsigned char*>(next.data()) + 16, kSeq + 1);
@@ -143,7 +154,8 @@ TEST(Fuzz, FramesAtTheEngine) {
     if (must_fail) {
       EXPECT_FALSE(ok) << "case " << it % 8 << " accepted";
       EXPECT_FALSE(err.empty());
-      EXPECT_NE(err.find("rank 1"), std::string::npos) << err;  // names the peer (or the abort's origin)
+      EXPECT_NE(err.find("rank 1"), std::string::npos)
+          << err;  // names the peer (or the abort's origin)
       ++rejected;
     } else {
       EXPECT_TRUE(ok) << "case " << it % 8 << ": " << err;
@@ -183,12 +195,18 @@ TEST(Fuzz, HellosAtTheListener) {
     encodeHello(h, b);
     std::string bytes(reinterpret_cast<char*>(b), sizeof b);
     switch (it % 4) {
-      case 0: bytes[gen() % kHelloBytes] ^= static_cast<char>(1 + gen() % 255); break;
-      case 1: bytes.resize(gen() % kHelloBytes); break;
+      case 0:
+        bytes[gen() % kHelloBytes] ^= static_cast<char>(1 + gen() % 255);
+        break;
+      case 1:
+        bytes.resize(gen() % kHelloBytes);
+        break;
       case 2:
         for (char& c : bytes) c = static_cast<char>(gen());
         break;
-      case 3: put64(reinterpret_cast<unsigned char*>(bytes.data()) + 8, kToken + 1 + gen()); break;  // other job
+      case 3:
+        put64(reinterpret_cast<unsigned char*>(bytes.data()) + 8, kToken + 1 + gen());
+        break;  // other job
     }
     Fd fd(dialTcp("127.0.0.1", port, Clock::now() + std::chrono::seconds(5), &err));
     ASSERT_GE(fd.get(), 0) << err;
@@ -212,9 +230,12 @@ TEST(Fuzz, HellosAtTheListener) {
   EXPECT_EQ(links1[0].peer, 0);
   // The link carries a frame.
   const std::string good = validFrame();
-  ASSERT_EQ(writeFull(links1[0].fd, good.data(), good.size(), Clock::now() + std::chrono::seconds(2)), IoStatus::kOk);
+  ASSERT_EQ(
+      writeFull(links1[0].fd, good.data(), good.size(), Clock::now() + std::chrono::seconds(2)),
+      IoStatus::kOk);
   unsigned char back[kFrameHeaderBytes];
-  ASSERT_EQ(readFull(links0[0].fd, back, sizeof back, Clock::now() + std::chrono::seconds(2)), IoStatus::kOk);
+  ASSERT_EQ(readFull(links0[0].fd, back, sizeof back, Clock::now() + std::chrono::seconds(2)),
+            IoStatus::kOk);
   EXPECT_EQ(decodeFrame(back).length, kPayload);
   for (int fd : silent) ::close(fd);
   ::close(links0[0].fd);
@@ -244,9 +265,15 @@ TEST(Fuzz, GarbageAtTheRendezvousStore) {
     std::string bytes(reinterpret_cast<char*>(b), sizeof b);
     bytes += "keyVALU";
     switch (it % 4) {
-      case 0: bytes[gen() % kKvHeaderBytes] ^= static_cast<char>(1 + gen() % 255); break;
-      case 1: put32(reinterpret_cast<unsigned char*>(bytes.data()) + 20, 0xffffffffu - gen() % 100); break;  // oversized
-      case 2: bytes.resize(gen() % kKvHeaderBytes); break;
+      case 0:
+        bytes[gen() % kKvHeaderBytes] ^= static_cast<char>(1 + gen() % 255);
+        break;
+      case 1:
+        put32(reinterpret_cast<unsigned char*>(bytes.data()) + 20, 0xffffffffu - gen() % 100);
+        break;  // oversized
+      case 2:
+        bytes.resize(gen() % kKvHeaderBytes);
+        break;
       case 3:
         for (char& c : bytes) c = static_cast<char>(gen());
         break;

@@ -29,8 +29,9 @@ int freePort() {
 
 uint64_t testToken() { return 0x5eed0000ull + static_cast<uint64_t>(::getppid()); }
 
-std::vector<RankResult> runJob(int n, const RankBody& body, std::chrono::milliseconds limit, const Controller& controller,
-                               double* controller_done_ms, int kill_when_others_exited) {
+std::vector<RankResult> runJob(int n, const RankBody& body, std::chrono::milliseconds limit,
+                               const Controller& controller, double* controller_done_ms,
+                               int kill_when_others_exited) {
   const int port = freePort();
   std::vector<pid_t> pids;
   std::vector<int> pipes;
@@ -53,7 +54,10 @@ std::vector<RankResult> runJob(int n, const RankBody& body, std::chrono::millise
     pids.push_back(pid);
     pipes.push_back(p[0]);
   }
-  auto ms = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(); };
+  auto ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
   if (controller) {
     controller(pids);
     if (controller_done_ms != nullptr) *controller_done_ms = ms();
@@ -63,7 +67,8 @@ std::vector<RankResult> runJob(int n, const RankBody& body, std::chrono::millise
   int left = n;
   while (left > 0) {
     bool late = std::chrono::steady_clock::now() - start > limit;
-    if (kill_when_others_exited >= 0 && left == 1 && !done[static_cast<size_t>(kill_when_others_exited)])
+    if (kill_when_others_exited >= 0 && left == 1 &&
+        !done[static_cast<size_t>(kill_when_others_exited)])
       ::kill(pids[static_cast<size_t>(kill_when_others_exited)], SIGKILL);
     for (int r = 0; r < n; ++r) {
       if (done[static_cast<size_t>(r)]) continue;
@@ -89,7 +94,8 @@ std::vector<RankResult> runJob(int n, const RankBody& body, std::chrono::millise
   return results;
 }
 
-std::unique_ptr<Rendezvous> joinRendezvous(int rank, int n, int port, std::string* error, std::chrono::milliseconds timeout) {
+std::unique_ptr<Rendezvous> joinRendezvous(int rank, int n, int port, std::string* error,
+                                           std::chrono::milliseconds timeout) {
   RendezvousOptions o;
   o.master_addr = "127.0.0.1";
   o.master_port = port;
@@ -101,7 +107,8 @@ std::unique_ptr<Rendezvous> joinRendezvous(int rank, int n, int port, std::strin
 }
 
 std::unique_ptr<Communicator> makeComm(Rendezvous& rv, std::string* error, size_t chunk_bytes,
-                                       std::chrono::milliseconds timeout, const ExchangeFn& exchange) {
+                                       std::chrono::milliseconds timeout,
+                                       const ExchangeFn& exchange) {
   CommunicatorOptions o;
   o.rank = rv.rank();
   o.world_size = rv.worldSize();
@@ -109,9 +116,10 @@ std::unique_ptr<Communicator> makeComm(Rendezvous& rv, std::string* error, size_
   o.timeout = timeout;
   o.listen_address = "127.0.0.1";
   o.chunk_bytes = chunk_bytes;
-  ExchangeFn ex = exchange ? exchange : ExchangeFn([&rv](const std::string& mine, std::vector<std::string>* all, std::string* e) {
-    return rv.exchange(mine, all, e);
-  });
+  ExchangeFn ex = exchange
+                      ? exchange
+                      : ExchangeFn([&rv](const std::string& mine, std::vector<std::string>* all,
+                                         std::string* e) { return rv.exchange(mine, all, e); });
   return Communicator::create(o, ex, error);
 }
 
@@ -137,7 +145,8 @@ std::string failures(const std::vector<RankResult>& results) {
   std::string out;
   for (size_t r = 0; r < results.size(); ++r)
     if (results[r].status != 0)
-      out += "rank " + std::to_string(r) + " (status " + std::to_string(results[r].status) + "): " + results[r].message + "\n";
+      out += "rank " + std::to_string(r) + " (status " + std::to_string(results[r].status) +
+             "): " + results[r].message + "\n";
   return out;
 }
 

@@ -18,9 +18,9 @@
 namespace ringside::reference::test {
 
 struct RankResult {
-  int status = -1;       // exit code, 128+signal, or -1 when killed for running past the limit
-  std::string message;   // what the child reported
-  double exit_ms = 0;    // when the parent saw it exit, from the start
+  int status = -1;      // exit code, 128+signal, or -1 when killed for running past the limit
+  std::string message;  // what the child reported
+  double exit_ms = 0;   // when the parent saw it exit, from the start
 };
 
 // A child's body: returns its exit code, may fill *message (a few KiB at most).
@@ -30,8 +30,10 @@ using Controller = std::function<void(const std::vector<pid_t>& pids)>;
 
 int freePort();
 
-std::vector<RankResult> runJob(int n, const RankBody& body, std::chrono::milliseconds limit = std::chrono::seconds(40),
-                               const Controller& controller = {}, double* controller_done_ms = nullptr,
+std::vector<RankResult> runJob(int n, const RankBody& body,
+                               std::chrono::milliseconds limit = std::chrono::seconds(40),
+                               const Controller& controller = {},
+                               double* controller_done_ms = nullptr,
                                int kill_when_others_exited = -1);
 
 // Counters shared by the parent and its forked children (MAP_SHARED).
@@ -52,8 +54,9 @@ struct Member {
   std::unique_ptr<Communicator> comm;
 };
 uint64_t testToken();
-std::unique_ptr<Rendezvous> joinRendezvous(int rank, int n, int port, std::string* error,
-                                           std::chrono::milliseconds timeout = std::chrono::seconds(20));
+std::unique_ptr<Rendezvous> joinRendezvous(
+    int rank, int n, int port, std::string* error,
+    std::chrono::milliseconds timeout = std::chrono::seconds(20));
 std::unique_ptr<Communicator> makeComm(Rendezvous& rv, std::string* error, size_t chunk_bytes = 0,
                                        std::chrono::milliseconds timeout = std::chrono::seconds(20),
                                        const ExchangeFn& exchange = {});

@@ -1,6 +1,8 @@
 // The MASTER_ADDR:MASTER_PORT store: set/get/exchange across processes with
 // binary values and waiting gets, a wrong token refused, deadlines, and the
 // torchrun environment.
+#include "ringside/reference/rendezvous.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,14 +10,14 @@
 #include <thread>
 
 #include "job.h"
-#include "ringside/reference/rendezvous.h"
 
 namespace ringside::reference {
 namespace {
 
 std::string binaryValue(int rank, size_t len) {
   std::string v(len, '\0');
-  for (size_t i = 0; i < len; ++i) v[i] = static_cast<char>((i * 31 + static_cast<size_t>(rank) * 7) & 0xff);
+  for (size_t i = 0; i < len; ++i)
+    v[i] = static_cast<char>((i * 31 + static_cast<size_t>(rank) * 7) & 0xff);
   return v;
 }
 
@@ -25,7 +27,8 @@ TEST(Rendezvous, SetGetExchangeAcrossProcesses) {
     auto rv = test::joinRendezvous(rank, nn, port, msg, std::chrono::seconds(10));
     if (!rv) return 2;
     std::string err;
-    if (rank == 3) std::this_thread::sleep_for(std::chrono::milliseconds(300));  // others' get() waits
+    if (rank == 3)
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // others' get() waits
     size_t len = rank == 0 ? (size_t{1} << 20) : 1000 + static_cast<size_t>(rank);
     if (!rv->set("k" + std::to_string(rank), binaryValue(rank, len), &err)) {
       *msg = err;
@@ -45,13 +48,15 @@ TEST(Rendezvous, SetGetExchangeAcrossProcesses) {
     }
     for (int round = 0; round < 2; ++round) {
       std::vector<std::string> all;
-      std::string mine = "r" + std::to_string(rank) + "/" + std::to_string(round) + std::string(1, '\0');
+      std::string mine =
+          "r" + std::to_string(rank) + "/" + std::to_string(round) + std::string(1, '\0');
       if (!rv->exchange(mine, &all, &err)) {
         *msg = err;
         return 6;
       }
       for (int r = 0; r < nn; ++r)
-        if (all[static_cast<size_t>(r)] != "r" + std::to_string(r) + "/" + std::to_string(round) + std::string(1, '\0')) {
+        if (all[static_cast<size_t>(r)] !=
+            "r" + std::to_string(r) + "/" + std::to_string(round) + std::string(1, '\0')) {
           *msg = "exchange round " + std::to_string(round) + " wrong for rank " + std::to_string(r);
           return 7;
         }
@@ -92,7 +97,8 @@ TEST(Rendezvous, DeadlineWhenTheMasterNeverAppears) {
   std::string err;
   auto start = std::chrono::steady_clock::now();
   auto r = Rendezvous::connect(options(port, 1, 1, 700), &err);
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   EXPECT_FALSE(r);
   EXPECT_NE(err.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << err;
   EXPECT_GE(ms, 500);

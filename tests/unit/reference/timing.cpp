@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
           for (Algorithm a : {Algorithm::kRing, Algorithm::kTree}) {
             int iters = bytes >= (size_t{16} << 20) ? 5 : bytes >= (size_t{1} << 20) ? 20 : 500;
             std::string err;
-            for (int w = 0; w < 2; ++w) comm->allreduce(buf.data(), count, DType::kF32, ReduceOp::kSum, a, &err);
+            for (int w = 0; w < 2; ++w)
+              comm->allreduce(buf.data(), count, DType::kF32, ReduceOp::kSum, a, &err);
             std::vector<std::string> all;
             rv->exchange("", &all, &err);  // start together
             auto t0 = std::chrono::steady_clock::now();
@@ -37,10 +38,13 @@ int main(int argc, char** argv) {
                 *msg = err;
                 return 4;
               }
-            double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
+            double s =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                iters;
             if (rank == 0) {
               char line[200];
-              std::snprintf(line, sizeof line, "%d ranks  %-4s  %10zu bytes  %10.3f ms  %8.1f MB/s (algbw)\n", nn,
+              std::snprintf(line, sizeof line,
+                            "%d ranks  %-4s  %10zu bytes  %10.3f ms  %8.1f MB/s (algbw)\n", nn,
                             algorithmName(a), bytes, s * 1e3, static_cast<double>(bytes) / s / 1e6);
               *msg += line;
             }

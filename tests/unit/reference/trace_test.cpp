@@ -2,9 +2,8 @@
 // (library ringside-ring / ringside-tree) and one transfer per message sent
 // and received, with phase, step and chunk, all attributed to the collective.
 #include <dirent.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <map>
 #include <set>

@@ -1,4 +1,6 @@
 // Conversions, names, reduceInto, and the double binary tree's shape.
+#include "ringside/reference/types.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 #include <set>
 
 #include "half.h"
-#include "ringside/reference/types.h"
 #include "topology.h"
 
 namespace ringside::reference {
@@ -123,12 +124,15 @@ TEST(DoubleBinaryTree, Shape) {
       EXPECT_EQ(roots, 1) << n;
       for (int r = 0; r < n; ++r) {
         detail::TreeNode node = detail::treeNode(t, r, n);
-        EXPECT_EQ(child_count[static_cast<size_t>(r)], node.parent < 0 ? 0 : 1) << "n " << n << " rank " << r;
+        EXPECT_EQ(child_count[static_cast<size_t>(r)], node.parent < 0 ? 0 : 1)
+            << "n " << n << " rank " << r;
         EXPECT_LE(node.depth, 2 + static_cast<int>(std::log2(n)));
       }
     }
     for (int r = 0; r < n; ++r)
-      if (n > 1 && detail::treeNode(0, r, n).nchildren == 0 && detail::treeNode(1, r, n).nchildren == 0) ++leaf_in_both;
+      if (n > 1 && detail::treeNode(0, r, n).nchildren == 0 &&
+          detail::treeNode(1, r, n).nchildren == 0)
+        ++leaf_in_both;
     EXPECT_EQ(leaf_in_both, 0) << n;
     if (n > 2) {
       EXPECT_EQ(detail::treeNode(0, 0, n).parent, -1);

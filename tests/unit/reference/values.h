@@ -22,8 +22,12 @@ inline double inputValue(ReduceOp op, int rank, size_t i) {
       return kF[(i + 2 * static_cast<size_t>(rank)) % 4];
     }
     case ReduceOp::kMin:
-    case ReduceOp::kMax: return static_cast<double>(static_cast<int>((i * 13 + static_cast<size_t>(rank) * 7) % 17) - 8);
-    default: return static_cast<double>(static_cast<int>((i * 7 + static_cast<size_t>(rank) * 3) % 11) - 5);
+    case ReduceOp::kMax:
+      return static_cast<double>(static_cast<int>((i * 13 + static_cast<size_t>(rank) * 7) % 17) -
+                                 8);
+    default:
+      return static_cast<double>(static_cast<int>((i * 7 + static_cast<size_t>(rank) * 3) % 11) -
+                                 5);
   }
 }
 
@@ -32,10 +36,18 @@ inline double expectedValue(ReduceOp op, int n, size_t i) {
   for (int r = 1; r < n; ++r) {
     double v = inputValue(op, r, i);
     switch (op) {
-      case ReduceOp::kProd: acc *= v; break;
-      case ReduceOp::kMin: acc = v < acc ? v : acc; break;
-      case ReduceOp::kMax: acc = v > acc ? v : acc; break;
-      default: acc += v; break;
+      case ReduceOp::kProd:
+        acc *= v;
+        break;
+      case ReduceOp::kMin:
+        acc = v < acc ? v : acc;
+        break;
+      case ReduceOp::kMax:
+        acc = v > acc ? v : acc;
+        break;
+      default:
+        acc += v;
+        break;
     }
   }
   return acc;
@@ -44,26 +56,74 @@ inline double expectedValue(ReduceOp op, int n, size_t i) {
 inline void store(DType t, void* base, size_t i, double v) {
   char* p = static_cast<char*>(base);
   switch (t) {
-    case DType::kF32: { float f = static_cast<float>(v); std::memcpy(p + 4 * i, &f, 4); break; }
-    case DType::kF64: std::memcpy(p + 8 * i, &v, 8); break;
-    case DType::kI32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p + 4 * i, &x, 4); break; }
-    case DType::kI64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p + 8 * i, &x, 8); break; }
-    case DType::kF16: { uint16_t h = detail::floatToHalf(static_cast<float>(v)); std::memcpy(p + 2 * i, &h, 2); break; }
-    case DType::kBF16: { uint16_t h = detail::floatToBf16(static_cast<float>(v)); std::memcpy(p + 2 * i, &h, 2); break; }
-    default: break;
+    case DType::kF32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p + 4 * i, &f, 4);
+      break;
+    }
+    case DType::kF64:
+      std::memcpy(p + 8 * i, &v, 8);
+      break;
+    case DType::kI32: {
+      int32_t x = static_cast<int32_t>(v);
+      std::memcpy(p + 4 * i, &x, 4);
+      break;
+    }
+    case DType::kI64: {
+      int64_t x = static_cast<int64_t>(v);
+      std::memcpy(p + 8 * i, &x, 8);
+      break;
+    }
+    case DType::kF16: {
+      uint16_t h = detail::floatToHalf(static_cast<float>(v));
+      std::memcpy(p + 2 * i, &h, 2);
+      break;
+    }
+    case DType::kBF16: {
+      uint16_t h = detail::floatToBf16(static_cast<float>(v));
+      std::memcpy(p + 2 * i, &h, 2);
+      break;
+    }
+    default:
+      break;
   }
 }
 
 inline double load(DType t, const void* base, size_t i) {
   const char* p = static_cast<const char*>(base);
   switch (t) {
-    case DType::kF32: { float f; std::memcpy(&f, p + 4 * i, 4); return f; }
-    case DType::kF64: { double d; std::memcpy(&d, p + 8 * i, 8); return d; }
-    case DType::kI32: { int32_t x; std::memcpy(&x, p + 4 * i, 4); return x; }
-    case DType::kI64: { int64_t x; std::memcpy(&x, p + 8 * i, 8); return static_cast<double>(x); }
-    case DType::kF16: { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return detail::halfToFloat(h); }
-    case DType::kBF16: { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return detail::bf16ToFloat(h); }
-    default: return 0;
+    case DType::kF32: {
+      float f;
+      std::memcpy(&f, p + 4 * i, 4);
+      return f;
+    }
+    case DType::kF64: {
+      double d;
+      std::memcpy(&d, p + 8 * i, 8);
+      return d;
+    }
+    case DType::kI32: {
+      int32_t x;
+      std::memcpy(&x, p + 4 * i, 4);
+      return x;
+    }
+    case DType::kI64: {
+      int64_t x;
+      std::memcpy(&x, p + 8 * i, 8);
+      return static_cast<double>(x);
+    }
+    case DType::kF16: {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      return detail::halfToFloat(h);
+    }
+    case DType::kBF16: {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      return detail::bf16ToFloat(h);
+    }
+    default:
+      return 0;
   }
 }
 
@@ -75,13 +135,15 @@ inline std::vector<uint64_t> makeInput(DType t, ReduceOp op, int rank, size_t co
 }
 
 // Number of wrong elements; *first describes the first one.
-inline size_t countWrong(DType t, ReduceOp op, int n, const void* data, size_t count, std::string* first) {
+inline size_t countWrong(DType t, ReduceOp op, int n, const void* data, size_t count,
+                         std::string* first) {
   size_t wrong = 0;
   for (size_t i = 0; i < count; ++i) {
     double got = load(t, data, i), want = expectedValue(op, n, i);
     if (got != want) {
       if (wrong == 0 && first != nullptr)
-        *first = "element " + std::to_string(i) + ": got " + std::to_string(got) + ", want " + std::to_string(want);
+        *first = "element " + std::to_string(i) + ": got " + std::to_string(got) + ", want " +
+                 std::to_string(want);
       ++wrong;
     }
   }
