@@ -7,4 +7,9 @@ function(ringside_warnings target)
   if(RINGSIDE_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
+  if(NOT RINGSIDE_SANITIZE STREQUAL "")
+    # Sanitizer instrumentation makes GCC's flow analysis report uninitialised
+    # values inside std::function and <regex> that are not there.
+    target_compile_options(${target} PRIVATE -Wno-maybe-uninitialized)
+  endif()
 endfunction()

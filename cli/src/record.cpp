@@ -304,6 +304,7 @@ int runRecord(std::span<const std::string> args) {
   setEnvVar(&env, "LD_PRELOAD", prependPreload(findEnvVar(env, "LD_PRELOAD"), preload));
   setEnvVar(&env, "RINGSIDE_DIR", dir.string());
   setEnvVar(&env, "RINGSIDE_RUN_ID", run_id);
+  if (!options.allreduce.empty()) setEnvVar(&env, "RINGSIDE_ALLREDUCE", options.allreduce);
   if (options.buffer_mb > 0)
     setEnvVar(&env, "RINGSIDE_BUFFER_MB", std::to_string(options.buffer_mb));
 

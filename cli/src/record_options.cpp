@@ -43,6 +43,16 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
        }},
       {"buffer-mb", 0, "N", "event buffer memory per process in MiB (RINGSIDE_BUFFER_MB)",
        integer(&o->buffer_mb, 1, 1 << 20)},
+      {"allreduce", 0, "ALGO",
+       "run Gloo's all-reduces on ringside's ring or tree (RINGSIDE_ALLREDUCE)",
+       [o](std::string_view value, std::string* error) {
+         if (value == "ring" || value == "tree" || value == "gloo") {
+           o->allreduce = value == "gloo" ? "" : std::string(value);
+           return true;
+         }
+         *error = "expected ring, tree or gloo";
+         return false;
+       }},
       {"no-merge", 0, "", "leave the rank files unmerged (merge later with `ringside merge`)",
        setFlag(&o->no_merge)},
       {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
@@ -83,7 +93,8 @@ std::string recordHelp() {
          "\n"
          "Examples:\n"
          "  ringside record -- torchrun --nproc-per-node 4 train.py\n"
-         "  ringside record --ranks 2 -o run.sqlite python3 allreduce.py\n";
+         "  ringside record --ranks 2 -o run.sqlite python3 allreduce.py\n"
+         "  ringside record --ranks 4 --allreduce tree -o tree.sqlite -- python3 train.py\n";
 }
 
 }  // namespace ringside::cli

@@ -23,6 +23,7 @@ struct RecordOptions {
   bool master_set = false;  // --master-addr or --master-port given
   bool quiet = false;
   int buffer_mb = 0;  // 0 = leave RINGSIDE_BUFFER_MB alone
+  std::string allreduce;  // "", ring or tree: RINGSIDE_ALLREDUCE for an A/B run
   bool no_merge = false;
   double grace_s = 30.0;             // --ranks: how long the others may run after one failed
   std::vector<std::string> command;  // CMD ARGS...

@@ -33,9 +33,11 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gloo_probe.h"
+#include "gloo_reroute.h"
 #include "ringside/collector/collector.h"
 #include "symbols.h"
 
@@ -54,23 +56,27 @@ struct AllreducePeek : gloo::AllreduceOptions {
   static constexpr auto impl = &AllreducePeek::impl_;
 };
 struct BroadcastPeek : gloo::BroadcastOptions {
+  static constexpr auto tag = &BroadcastPeek::tag;
   static constexpr auto context = &BroadcastPeek::context;
   static constexpr auto elements = &BroadcastPeek::elements;
   static constexpr auto elementSize = &BroadcastPeek::elementSize;
   static constexpr auto root = &BroadcastPeek::root;
 };
 struct AllgatherPeek : gloo::AllgatherOptions {
+  static constexpr auto tag = &AllgatherPeek::tag;
   static constexpr auto context = &AllgatherPeek::context;
   static constexpr auto in = &AllgatherPeek::in;
   static constexpr auto out = &AllgatherPeek::out;
   static constexpr auto elementSize = &AllgatherPeek::elementSize;
 };
 struct AllgathervPeek : gloo::AllgathervOptions {
+  static constexpr auto tag = &AllgathervPeek::tag;
   static constexpr auto context = &AllgathervPeek::context;
   static constexpr auto elements = &AllgathervPeek::elements;
   static constexpr auto elementSize = &AllgathervPeek::elementSize;
 };
 struct ReducePeek : gloo::ReduceOptions {
+  static constexpr auto tag = &ReducePeek::tag;
   static constexpr auto context = &ReducePeek::context;
   static constexpr auto elements = &ReducePeek::elements;
   static constexpr auto elementSize = &ReducePeek::elementSize;
@@ -78,28 +84,33 @@ struct ReducePeek : gloo::ReduceOptions {
   static constexpr auto reduce = &ReducePeek::reduce;
 };
 struct GatherPeek : gloo::GatherOptions {
+  static constexpr auto tag = &GatherPeek::tag;
   static constexpr auto context = &GatherPeek::context;
   static constexpr auto in = &GatherPeek::in;
   static constexpr auto elementSize = &GatherPeek::elementSize;
   static constexpr auto root = &GatherPeek::root;
 };
 struct ScatterPeek : gloo::ScatterOptions {
+  static constexpr auto tag = &ScatterPeek::tag;
   static constexpr auto context = &ScatterPeek::context;
   static constexpr auto out = &ScatterPeek::out;
   static constexpr auto elementSize = &ScatterPeek::elementSize;
   static constexpr auto root = &ScatterPeek::root;
 };
 struct AlltoallPeek : gloo::AlltoallOptions {
+  static constexpr auto tag = &AlltoallPeek::tag;
   static constexpr auto context = &AlltoallPeek::context;
   static constexpr auto in = &AlltoallPeek::in;
   static constexpr auto elementSize = &AlltoallPeek::elementSize;
 };
 struct AlltoallvPeek : gloo::AlltoallvOptions {
+  static constexpr auto tag = &AlltoallvPeek::tag;
   static constexpr auto context = &AlltoallvPeek::context;
   static constexpr auto inLengthPerRank = &AlltoallvPeek::inLengthPerRank;
   static constexpr auto elementSize = &AlltoallvPeek::elementSize;
 };
 struct BarrierPeek : gloo::BarrierOptions {
+  static constexpr auto tag = &BarrierPeek::tag;
   static constexpr auto context = &BarrierPeek::context;
 };
 
@@ -112,6 +123,7 @@ struct Call {
   int32_t root = -1;
   const gloo::AllreduceOptions::Func* reduce = nullptr;
   col::Algorithm algorithm = col::Algorithm::kDefault;
+  uint32_t tag = 0;  // the caller's tag: PyTorch numbers its collectives with it, in program order
 };
 
 uint64_t sizeOf(const std::unique_ptr<gloo::transport::UnboundBuffer>& b) { return b ? b->size : 0; }
@@ -124,6 +136,7 @@ Call describe(const gloo::AllreduceOptions& o) {
   c.element_size = impl.elementSize;
   c.bytes = impl.elements * impl.elementSize;
   c.reduce = &impl.reduce;
+  c.tag = impl.tag;
   // gloo::allreduce runs its ring unless told BCUBE.
   c.algorithm = impl.algorithm == gloo::detail::AllreduceOptionsImpl::BCUBE ? col::Algorithm::kBcube
                                                                               : col::Algorithm::kRing;
@@ -132,6 +145,7 @@ Call describe(const gloo::AllreduceOptions& o) {
 Call describe(const gloo::BroadcastOptions& o) {
   Call c;
   c.context = (o.*BroadcastPeek::context).get();
+  c.tag = o.*BroadcastPeek::tag;
   c.elements = o.*BroadcastPeek::elements;
   c.element_size = o.*BroadcastPeek::elementSize;
   c.bytes = c.elements * c.element_size;
@@ -141,6 +155,7 @@ Call describe(const gloo::BroadcastOptions& o) {
 Call describe(const gloo::AllgatherOptions& o) {
   Call c;
   c.context = (o.*AllgatherPeek::context).get();
+  c.tag = o.*AllgatherPeek::tag;
   c.element_size = o.*AllgatherPeek::elementSize;
   // This rank's contribution; in place (no input) it is a 1/size share of the output.
   c.bytes = sizeOf(o.*AllgatherPeek::in);
@@ -151,6 +166,7 @@ Call describe(const gloo::AllgatherOptions& o) {
 Call describe(const gloo::AllgathervOptions& o) {
   Call c;
   c.context = (o.*AllgathervPeek::context).get();
+  c.tag = o.*AllgathervPeek::tag;
   c.element_size = o.*AllgathervPeek::elementSize;
   const auto& el = o.*AllgathervPeek::elements;
   if (c.context != nullptr && c.context->rank >= 0 && static_cast<size_t>(c.context->rank) < el.size())
@@ -161,6 +177,7 @@ Call describe(const gloo::AllgathervOptions& o) {
 Call describe(const gloo::ReduceOptions& o) {
   Call c;
   c.context = (o.*ReducePeek::context).get();
+  c.tag = o.*ReducePeek::tag;
   c.elements = o.*ReducePeek::elements;
   c.element_size = o.*ReducePeek::elementSize;
   c.bytes = c.elements * c.element_size;
@@ -171,6 +188,7 @@ Call describe(const gloo::ReduceOptions& o) {
 Call describe(const gloo::GatherOptions& o) {
   Call c;
   c.context = (o.*GatherPeek::context).get();
+  c.tag = o.*GatherPeek::tag;
   c.element_size = o.*GatherPeek::elementSize;
   c.bytes = sizeOf(o.*GatherPeek::in);
   c.root = o.*GatherPeek::root;
@@ -179,6 +197,7 @@ Call describe(const gloo::GatherOptions& o) {
 Call describe(const gloo::ScatterOptions& o) {
   Call c;
   c.context = (o.*ScatterPeek::context).get();
+  c.tag = o.*ScatterPeek::tag;
   c.element_size = o.*ScatterPeek::elementSize;
   c.bytes = sizeOf(o.*ScatterPeek::out);  // what this rank receives
   c.root = o.*ScatterPeek::root;
@@ -187,6 +206,7 @@ Call describe(const gloo::ScatterOptions& o) {
 Call describe(const gloo::AlltoallOptions& o) {
   Call c;
   c.context = (o.*AlltoallPeek::context).get();
+  c.tag = o.*AlltoallPeek::tag;
   c.element_size = o.*AlltoallPeek::elementSize;
   c.bytes = sizeOf(o.*AlltoallPeek::in);
   return c;
@@ -194,6 +214,7 @@ Call describe(const gloo::AlltoallOptions& o) {
 Call describe(const gloo::AlltoallvOptions& o) {
   Call c;
   c.context = (o.*AlltoallvPeek::context).get();
+  c.tag = o.*AlltoallvPeek::tag;
   c.element_size = o.*AlltoallvPeek::elementSize;
   for (size_t n : o.*AlltoallvPeek::inLengthPerRank) c.bytes += n;
   return c;
@@ -201,6 +222,7 @@ Call describe(const gloo::AlltoallvOptions& o) {
 Call describe(const gloo::BarrierOptions& o) {
   Call c;
   c.context = (o.*BarrierPeek::context).get();
+  c.tag = o.*BarrierPeek::tag;
   return c;
 }
 
@@ -219,6 +241,7 @@ void noteActive() {
 }
 
 void onContextCreated(gloo::Context* ctx, int rank, int size) {
+  forgetContext(ctx);
   if (!col::activate()) return;
   noteActive();
   col::registerComm(ctx, rank, size, "gloo");
@@ -323,11 +346,29 @@ void installTransportHooks() {
                            " was not found in any loaded library");
 }
 
+// A/B runs: every collective reports its tag (rerouted all-reduces run in tag
+// order); all-reduces the reference can do run there and are traced by it.
+template <class Opts>
+bool rerouted(Op op, Opts& opts) {
+  Call call = describe(opts);
+  noteCollectiveEntered(call.context, call.tag);
+  if constexpr (std::is_same_v<std::remove_const_t<Opts>, gloo::AllreduceOptions>) {
+    if (op == Op::kAllreduce && call.reduce != nullptr)
+      return rerouteAllreduce(opts.*AllreducePeek::impl, classifyReduce(*call.reduce, call.element_size));
+  }
+  return false;
+}
+
 // The one shape of every collective wrapper.
 template <class Opts>
 void wrapCollective(Op op, Opts& opts, void (*real)(Opts&), const char* name) {
   if (real == nullptr) missingReal(name);
-  if (t_depth > 0 || !col::activate()) {
+  if (t_depth > 0) {
+    real(opts);
+    return;
+  }
+  if (rerouteRequested() && rerouted(op, opts)) return;
+  if (!col::activate()) {
     real(opts);
     return;
   }
