@@ -24,6 +24,7 @@ import json
 import multiprocessing
 import os
 import sys
+import time
 
 
 def parse_args(argv):
@@ -42,6 +43,9 @@ def parse_args(argv):
     p.add_argument("--pool-workers", type=int, default=0,
                    help="use a fork-based multiprocessing.Pool (one task per worker, so workers "
                         "are forked again and again) while DDP steps run")
+    p.add_argument("--report-step-time", action="store_true",
+                   help="rank 0 prints 'step_time_ms X': the mean wall time of the steps after "
+                        "the first two (for bench/overhead.py)")
     args = p.parse_args(argv)
     if args.steps < 1:
         p.error("--steps must be >= 1")
@@ -128,7 +132,9 @@ def main(argv):
     if args.pool_workers > 0:
         pool = multiprocessing.get_context("fork").Pool(args.pool_workers, maxtasksperchild=1)
 
+    step_starts = []
     for step in range(args.steps):
+        step_starts.append(time.perf_counter())
         pending = pool.apply_async(pool_work, (step,)) if pool is not None else None
         b = step % batches
         xb = x_mine[b * args.batch_size:(b + 1) * args.batch_size]
@@ -141,6 +147,12 @@ def main(argv):
             sys.exit("ddp_train.py: pool worker returned a wrong result")
         if rank == 0:
             print(f"step {step + 1:4d}/{args.steps} loss {loss.item():.6f}", flush=True)
+
+    step_starts.append(time.perf_counter())
+    if args.report_step_time and rank == 0:
+        timed = step_starts[2:] if len(step_starts) > 3 else step_starts
+        mean_ms = (timed[-1] - timed[0]) * 1000.0 / max(1, len(timed) - 1)
+        print(f"step_time_ms {mean_ms:.4f}", flush=True)
 
     if pool is not None:
         pool.close()
