@@ -1,0 +1,164 @@
+// analyzer/analysis.h — everything ringside's reports and viewer show about a trace.
+//
+// analyze() makes streaming passes over a trace through storage::TraceReader
+// and returns plain values; memory is O(collective instances + ranks^2 + links
+// x bins), never O(transfers). Nothing here prints or draws: cli/ formats the
+// result (text, md, html, json, csv), the viewer draws it.
+// Errors: false + one line in *error; nothing throws.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace ringside::storage {
+class TraceReader;
+}
+
+namespace ringside::analyzer {
+
+struct Topology;  // topology.h
+
+inline constexpr int kAnalysisSchemaVersion = 1;  // the JSON report's "schema_version"
+
+struct AnalysisOptions {
+  int bins = 100;                        // time bins for link utilization over the trace
+  const Topology* topology = nullptr;    // optional: links, capacities, latencies
+  // Optional window on the trace clock (ns); idle links and utilization use it.
+  int64_t window_start_ns = std::numeric_limits<int64_t>::min();
+  int64_t window_end_ns = std::numeric_limits<int64_t>::max();
+  std::function<void(double fraction)> progress;  // 0..1, now and then
+};
+
+// One collective matched across ranks by (comm, seq).
+struct CollectiveInstance {
+  std::string comm;
+  int64_t seq = 0;
+  std::string op, library, algorithm, dtype, reduce_op;
+  int64_t bytes = 0;            // per-rank payload (max over ranks)
+  int ranks = 0;                // ranks that recorded it
+  int64_t first_start_ns = 0;   // first rank entered
+  int64_t last_start_ns = 0;    // last rank entered (everyone has arrived)
+  int64_t last_end_ns = 0;      // last rank returned
+  int64_t arrival_skew_ns = 0;  // last_start - first_start
+  int straggler_rank = -1;      // the rank that entered last
+  int64_t duration_ns = 0;      // last_end - last_start: the collective's own time
+  double algbw_gbps = 0;        // bytes / duration
+  double busbw_gbps = 0;        // algbw x nccl-tests factor for op and rank count
+  double expected_ns = -1;      // alpha-beta model; -1 when no model applies
+  int64_t sent_bytes = 0;       // transfer bytes (side = send) attributed to it, all ranks
+  bool failed = false;          // a rank recorded status != 0
+};
+
+// Per op, library and power-of-two size bucket.
+struct OpBucket {
+  std::string op, library;
+  int64_t size_lo = 0, size_hi = 0;  // bytes in [lo, hi)
+  int64_t count = 0;
+  int64_t total_ns = 0;
+  int64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, max_ns = 0;
+  double mean_busbw_gbps = 0;
+};
+
+struct LinkStats {
+  int src = -1, dst = -1;
+  int64_t bytes = 0, messages = 0;
+  int64_t busy_ns = 0;                 // union of its transfers' [start, end]
+  double mean_gbps = 0;                // bytes / window length
+  double peak_gbps = 0;                // highest bin
+  std::vector<double> gbps_per_bin;    // AnalysisOptions::bins values
+  double capacity_gbps = -1;           // from the topology; -1 unknown
+  double busy_share_of_collectives = 0;// busy time / time inside collectives that used it
+};
+
+// A link that exists (topology, or the full mesh of a host's ranks) but
+// carried no bytes in the window or during a collective.
+struct IdleLink {
+  int src = -1, dst = -1;
+  std::string where;  // "whole trace", or "allreduce comm/seq"
+  double capacity_gbps = -1;
+};
+
+// A phase of one collective on one rank.
+struct PhaseStats {
+  std::string comm;
+  int64_t seq = 0;
+  int rank = -1;
+  std::string phase;        // reduce-scatter, all-gather, reduce, broadcast
+  int64_t start_ns = 0, end_ns = 0;
+  int steps = 0;
+  int slowest_step = -1;    // the step that stalled longest
+  int64_t slowest_step_ns = 0;
+  bool inferred = false;    // from the message pattern (Gloo) rather than recorded
+};
+
+struct RankStats {
+  int rank = -1;
+  int64_t span_ns = 0;      // first to last recorded event
+  int64_t comm_ns = 0;      // inside collectives (union)
+  int64_t wait_ns = 0;      // inside collectives before the last rank arrived
+  bool cut_off = false;
+};
+
+struct Finding {
+  std::string severity;     // info, warning, problem
+  std::string rule;         // straggler, slow-link, idle-links, low-busbw, cut-off, dropped-events, ...
+  std::string message;      // one line, fits 100 columns
+  std::string evidence;     // numbers behind it
+};
+
+struct Analysis {
+  int world_size = -1;
+  std::vector<int> ranks_present, cut_off_ranks, missing_ranks;
+  int64_t start_ns = 0, end_ns = 0, bin_ns = 0;
+  std::vector<CollectiveInstance> collectives;  // ordered by first_start_ns
+  std::vector<OpBucket> op_buckets;
+  std::vector<LinkStats> links;                 // every directed link that carried bytes
+  std::vector<std::vector<int64_t>> traffic;    // [src][dst] bytes, world_size x world_size
+  std::vector<IdleLink> idle_links;
+  std::vector<PhaseStats> phases;
+  std::vector<RankStats> ranks;
+  double alpha_s = -1, beta_s_per_byte = -1;    // fitted or from the topology; -1 unknown
+  std::string model_source;                     // "topology", "fitted", ""
+  std::vector<Finding> findings;                // most important first
+  std::vector<std::string> warnings;
+};
+
+bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analysis* out,
+             std::string* error);
+
+// nccl-tests bus bandwidth factor for an op on n ranks.
+double busbwFactor(const std::string& op, int n);
+
+// A/B: two analyses aligned by order and size, not wall time.
+struct DiffRow {
+  std::string op;
+  int64_t size_lo = 0, size_hi = 0;
+  int64_t count_a = 0, count_b = 0;
+  int64_t median_a_ns = 0, median_b_ns = 0;
+  double speedup = 0;     // median_a / median_b (> 1: B is faster)
+  std::string verdict;    // "tree 1.8x faster below 64 KiB"
+};
+struct DiffLinkRow {
+  int src = -1, dst = -1;
+  int64_t bytes_a = 0, bytes_b = 0, busy_a_ns = 0, busy_b_ns = 0;
+};
+struct DiffPhaseRow {
+  std::string phase;
+  int64_t total_a_ns = 0, total_b_ns = 0;
+};
+struct Diff {
+  std::string label_a, label_b;
+  int64_t aligned = 0, unmatched_a = 0, unmatched_b = 0;
+  std::vector<DiffRow> rows;
+  std::vector<DiffPhaseRow> phases;
+  std::vector<DiffLinkRow> links;
+  std::vector<std::string> verdicts;  // one per size bucket
+};
+
+void diff(const Analysis& a, const Analysis& b, const std::string& label_a, const std::string& label_b,
+          Diff* out);
+
+}  // namespace ringside::analyzer
