@@ -71,6 +71,10 @@ struct LinkStats {
   std::vector<double> gbps_per_bin;    // AnalysisOptions::bins values
   double capacity_gbps = -1;           // from the topology; -1 unknown
   double busy_share_of_collectives = 0;// busy time / time inside collectives that used it
+  // Additions (analyzer):
+  double busy_gbps = 0;                // bytes / busy_ns: the rate while it was busy
+  double capacity_share = -1;          // busy_gbps / capacity_gbps; -1 when capacity unknown
+  bool from_recv = false;              // counted from side='recv' rows (no send rows recorded)
 };
 
 // A link that exists (topology, or the full mesh of a host's ranks) but
@@ -124,6 +128,11 @@ struct Analysis {
   std::string model_source;                     // "topology", "fitted", ""
   std::vector<Finding> findings;                // most important first
   std::vector<std::string> warnings;
+  // Additions (analyzer):
+  int64_t transfers = 0;                        // transfer rows read (both sides)
+  // Bytes sent over links with a known capacity / (their capacities x window): the share of the
+  // available bandwidth used over the whole window; -1 when no capacity is known.
+  double capacity_used_share = -1;
 };
 
 bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analysis* out,
