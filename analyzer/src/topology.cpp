@@ -1,0 +1,221 @@
+// analyzer/topology.cpp — the topology file parser (format: docs/topology.md).
+#include "ringside/analyzer/topology.h"
+
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+namespace ringside::analyzer {
+namespace {
+
+// Ranks on one node with no `link h h` line share this link: it exists, capacity unknown.
+const TopologyLink kLocalLink{"", "", -1, -1, true};
+
+bool parseNumber(std::string_view text, double* value, std::string_view* unit) {
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
+                             text[i] == 'e' || text[i] == 'E')) {
+    // 'e' only counts as an exponent when a digit follows.
+    if ((text[i] == 'e' || text[i] == 'E') &&
+        (i + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
+      break;
+    }
+    ++i;
+  }
+  if (i == 0) return false;
+  std::string number(text.substr(0, i));
+  char* end = nullptr;
+  errno = 0;
+  *value = std::strtod(number.c_str(), &end);
+  if (errno != 0 || end != number.c_str() + number.size() || *value < 0) return false;
+  *unit = text.substr(i);
+  return true;
+}
+
+// "1Gbit", "100Mbit/s", "10Gbps" (bits) or "1.5GB/s", "800MB/s" (bytes) -> GB/s.
+bool parseBandwidth(std::string_view text, double* gbps) {
+  double value = 0;
+  std::string_view unit;
+  if (!parseNumber(text, &value, &unit)) return false;
+  double scale = 1;
+  if (!unit.empty()) {
+    switch (unit.front()) {
+      case 'k': case 'K': scale = 1e3; unit.remove_prefix(1); break;
+      case 'M': scale = 1e6; unit.remove_prefix(1); break;
+      case 'G': scale = 1e9; unit.remove_prefix(1); break;
+      case 'T': scale = 1e12; unit.remove_prefix(1); break;
+      default: break;
+    }
+  }
+  double bytes_per_s = 0;
+  if (unit == "bit" || unit == "bit/s" || unit == "bps" || unit == "b/s") {
+    bytes_per_s = value * scale / 8;
+  } else if (unit == "B/s" || unit == "Bps") {
+    bytes_per_s = value * scale;
+  } else {
+    return false;
+  }
+  *gbps = bytes_per_s / 1e9;
+  return true;
+}
+
+// "100us", "2ms", "500ns", "0.1s" -> seconds.
+bool parseLatency(std::string_view text, double* seconds) {
+  double value = 0;
+  std::string_view unit;
+  if (!parseNumber(text, &value, &unit)) return false;
+  if (unit == "ns") *seconds = value * 1e-9;
+  else if (unit == "us") *seconds = value * 1e-6;
+  else if (unit == "ms") *seconds = value * 1e-3;
+  else if (unit == "s") *seconds = value;
+  else return false;
+  return true;
+}
+
+// "0-3,8" -> {0, 1, 2, 3, 8}.
+bool parseRanks(std::string_view text, std::vector<int>* ranks) {
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    size_t dash = item.find('-');
+    int lo = 0, hi = 0;
+    std::string_view a = item.substr(0, dash);
+    auto r1 = std::from_chars(a.data(), a.data() + a.size(), lo);
+    if (a.empty() || r1.ec != std::errc() || r1.ptr != a.data() + a.size() || lo < 0) return false;
+    hi = lo;
+    if (dash != std::string_view::npos) {
+      std::string_view b = item.substr(dash + 1);
+      auto r2 = std::from_chars(b.data(), b.data() + b.size(), hi);
+      if (b.empty() || r2.ec != std::errc() || r2.ptr != b.data() + b.size() || hi < lo ||
+          hi - lo > 1000000) {
+        return false;
+      }
+    }
+    for (int r = lo; r <= hi; ++r) ranks->push_back(r);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+    if (text.empty()) return false;
+  }
+  return !ranks->empty();
+}
+
+}  // namespace
+
+int Topology::nodeOf(int rank) const {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (int r : nodes[i].ranks) {
+      if (r == rank) return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+const TopologyLink* Topology::linkBetween(int src, int dst) const {
+  int a = nodeOf(src), b = nodeOf(dst);
+  if (a < 0 || b < 0 || src == dst) return nullptr;
+  const std::string& na = nodes[static_cast<size_t>(a)].name;
+  const std::string& nb = nodes[static_cast<size_t>(b)].name;
+  for (const TopologyLink& link : links) {
+    if (link.a == na && link.b == nb) return &link;
+    if (link.duplex && link.a == nb && link.b == na) return &link;
+  }
+  return a == b ? &kLocalLink : nullptr;
+}
+
+bool parseTopology(const std::string& text, const std::string& name, Topology* out,
+                   std::string* error) {
+  *out = Topology{};
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  bool header = false;
+  std::set<int> seen_ranks;
+  auto fail = [&](const std::string& what) {
+    *error = name + ":" + std::to_string(number) + ": " + what;
+    return false;
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::vector<std::string> w;
+    for (std::string word; words >> word;) w.push_back(word);
+    if (w.empty()) continue;
+    if (!header) {
+      if (w.size() != 2 || w[0] != "ringside-topology") {
+        return fail("expected 'ringside-topology 1' as the first statement");
+      }
+      if (w[1] != "1") return fail("unsupported topology version " + w[1] + " (this reads 1)");
+      header = true;
+      continue;
+    }
+    if (w[0] == "node") {
+      if (w.size() != 4 || w[2] != "ranks") return fail("expected 'node NAME ranks LIST'");
+      for (const TopologyNode& node : out->nodes) {
+        if (node.name == w[1]) return fail("node '" + w[1] + "' defined twice");
+      }
+      TopologyNode node;
+      node.name = w[1];
+      if (!parseRanks(w[3], &node.ranks)) return fail("bad rank list '" + w[3] + "'");
+      for (int r : node.ranks) {
+        if (!seen_ranks.insert(r).second) {
+          return fail("rank " + std::to_string(r) + " is on two nodes");
+        }
+      }
+      out->nodes.push_back(std::move(node));
+    } else if (w[0] == "link") {
+      if (w.size() < 3) return fail("expected 'link A B [bandwidth X] [latency Y] [simplex]'");
+      TopologyLink link;
+      link.a = w[1];
+      link.b = w[2];
+      for (const std::string& n : {link.a, link.b}) {
+        bool known = false;
+        for (const TopologyNode& node : out->nodes) known = known || node.name == n;
+        if (!known) return fail("unknown node '" + n + "' (declare nodes before links)");
+      }
+      for (size_t i = 3; i < w.size(); ++i) {
+        if (w[i] == "simplex") {
+          link.duplex = false;
+        } else if (w[i] == "duplex") {
+          link.duplex = true;
+        } else if (w[i] == "bandwidth" && i + 1 < w.size()) {
+          if (!parseBandwidth(w[++i], &link.bandwidth_gbps)) {
+            return fail("bad bandwidth '" + w[i] + "' (e.g. 1Gbit, 100Mbit, 2GB/s)");
+          }
+        } else if (w[i] == "latency" && i + 1 < w.size()) {
+          if (!parseLatency(w[++i], &link.latency_s)) {
+            return fail("bad latency '" + w[i] + "' (e.g. 100us, 2ms)");
+          }
+        } else {
+          return fail("unexpected '" + w[i] + "'");
+        }
+      }
+      out->links.push_back(std::move(link));
+    } else {
+      return fail("unknown statement '" + w[0] + "'");
+    }
+  }
+  if (!header) {
+    *error = name + ": empty topology (expected 'ringside-topology 1')";
+    return false;
+  }
+  return true;
+}
+
+bool loadTopology(const std::string& path, Topology* out, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = path + ": cannot open";
+    return false;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parseTopology(text.str(), path, out, error);
+}
+
+}  // namespace ringside::analyzer
