@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "bench.h"
+#include "export.h"
 #include "merge_cmd.h"
 #include "options.h"
 #include "record.h"
@@ -17,6 +18,7 @@ constexpr Verb kVerbs[] = {
     {"record", "run a job with tracing, merge its rank files, print a summary", runRecord},
     {"merge", "merge rank files (or a folder of them) into one trace", runMerge},
     {"bench", "all-reduce bandwidth: ringside's ring and tree and Gloo, side by side", runBench},
+    {"export", "a trace as Chrome/Perfetto trace-event JSON (--perfetto)", runExport},
     {"help", "show help for ringside or for one command", runHelp},
 };
 

@@ -1,0 +1,25 @@
+#!/bin/sh
+# End to end: a real 3-rank bench trace, exported for Perfetto and checked with
+# Python's json module; bad inputs give one line and exit status 1.
+# Usage: export_e2e.sh RINGSIDE PYTHON CHECK_SCRIPT
+set -u
+ringside=$1 python=$2 check=$3
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+"$ringside" bench --ranks 3 --algo ring,tree --sizes 4K,64K --iters 2 -o t.sqlite >bench.log 2>&1 ||
+  { cat bench.log; echo "bench failed"; exit 1; }
+"$ringside" export --perfetto t.sqlite -o t.json || { echo "export failed"; exit 1; }
+"$python" "$check" t.json 3 || exit 1
+# Bad inputs: a foreign file, a truncated trace, a missing file.
+echo "not a trace" > foreign.sqlite
+head -c 3000 t.sqlite > truncated.sqlite
+for bad in foreign.sqlite truncated.sqlite missing.sqlite; do
+  "$ringside" export --perfetto "$bad" -o bad.json 2>err.txt
+  rc=$?
+  [ "$rc" -eq 1 ] || { echo "$bad: exit $rc, want 1"; cat err.txt; exit 1; }
+  [ "$(wc -l < err.txt)" -eq 1 ] || { echo "$bad: not one line:"; cat err.txt; exit 1; }
+  [ ! -e bad.json ] || { echo "$bad: left an output file"; exit 1; }
+done
+"$ringside" export t.sqlite -o x.json 2>/dev/null; [ $? -eq 2 ] || { echo "usage: want 2"; exit 1; }
+echo "export e2e ok"
