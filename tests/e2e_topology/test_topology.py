@@ -1,0 +1,253 @@
+#!/usr/bin/python3
+"""tests/e2e_topology: ringside bench across emulated hosts (samples/topology/emulate.sh).
+
+Four network namespaces joined by a full mesh of tc-shaped veth links, one bench rank in each.
+Scenarios:
+  slow-link  link h1-h2 5x slower: trace complete, the kernel's byte counters agree with the
+             trace, and the slow link has the lowest rate while busy (bytes / busy time, from
+             the receive side) for both ring and tree.
+  square     equal links: the ring leaves the diagonals h0-h2 and h1-h3 idle (trace and kernel
+             counters), the double binary tree uses them.
+When `ringside report` exists, its JSON (--topology) must say the same (findings, idle links).
+
+Exit 77 (skipped) when this machine cannot emulate: not root, no namespaces, no tc.
+Standard library only.
+"""
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+EMULATE = os.path.join(REPO, "samples", "topology", "emulate.sh")
+SKIP = 77
+
+SIDES = {(0, 1), (1, 2), (2, 3), (3, 0)}  # the ring's links (r -> r+1)
+DIAGONALS = {(0, 2), (2, 0), (1, 3), (3, 1)}
+
+
+def skip(why):
+    print("SKIP: " + why)
+    sys.exit(SKIP)
+
+
+def fail(why):
+    print("FAIL: " + why)
+    sys.exit(1)
+
+
+def check(cond, why):
+    if not cond:
+        fail(why)
+    print("ok: " + why)
+
+
+def emulate(args, prefix, **kw):
+    cmd = ["bash", EMULATE] + args + ["--prefix", prefix]
+    print("$ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    print(p.stdout, flush=True)
+    if p.returncode == SKIP:
+        skip(p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "emulate.sh cannot run here")
+    return p
+
+
+def our_namespaces(prefix):
+    p = subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True)
+    return [l.split()[0] for l in p.stdout.splitlines() if l.startswith(prefix + "-h")]
+
+
+def kernel_bytes(out):
+    """{(i, j): tx bytes of h_i's veth toward h_j during the bench} from emulate.sh's file."""
+    res = {}
+    with open(os.path.join(out, "link-bytes.txt")) as f:
+        for line in f:
+            i, j, b = line.split()
+            res[(int(i), int(j))] = int(b)
+    return res
+
+
+def trace_links(trace, algorithm):
+    """{(src, dst): (bytes, busy_s)} per directed link for one algorithm, from the receive side
+    (a send 'ends' when the socket buffer took it; a receive when the last byte arrived)."""
+    db = sqlite3.connect(trace)
+    rows = db.execute(
+        "SELECT t.src_rank, t.dst_rank, sum(t.bytes), sum(t.end_ns - t.start_ns) / 1e9 "
+        "FROM transfer t JOIN collective c ON c.id = t.collective_id "
+        "WHERE t.side = 'recv' AND c.algorithm = ? GROUP BY 1, 2", (algorithm,)).fetchall()
+    db.close()
+    return {(s, d): (b, busy) for s, d, b, busy in rows}
+
+
+def check_trace_complete(trace, algos):
+    check(os.path.exists(trace), "trace exists: " + trace)
+    db = sqlite3.connect(trace)
+    hosts = dict(db.execute("SELECT rank, host FROM rank").fetchall())
+    check(sorted(hosts) == [0, 1, 2, 3], "all 4 ranks in the trace (%s)" % sorted(hosts))
+    check(all(hosts[r] == "h%d" % r for r in hosts), "rank r ran on emulated host h<r>: %s" % hosts)
+    per = db.execute("SELECT rank, algorithm, count(*), sum(status != 0) FROM collective "
+                     "GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
+    db.close()
+    for a in algos:
+        counts = {r: n for r, al, n, _ in per if al == a}
+        check(len(counts) == 4 and len(set(counts.values())) == 1 and min(counts.values()) > 0,
+              "%s: the same number of calls on every rank %s" % (a, counts))
+    check(all(bad == 0 for *_, bad in per), "no failed calls")
+
+
+def check_kernel_covers_trace(kb, trace, algos):
+    """Every directed link carried at least the payload bytes the trace says (headers, TCP and
+    the rendezvous add to it): the trace's bytes really went over the direct link."""
+    total = {}
+    for a in algos:
+        for k, (b, _) in trace_links(trace, a).items():
+            total[k] = total.get(k, 0) + b
+    for k, b in sorted(total.items()):
+        check(kb[k] >= b, "h%d->h%d: kernel %d bytes >= trace %d bytes" % (k[0], k[1], kb[k], b))
+    return total
+
+
+def report_json(args, trace, topo):
+    """The report verb's JSON, or None while the verb does not exist yet."""
+    h = subprocess.run([args.ringside, "report", "--help"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if h.returncode != 0 or "--topology" not in h.stdout:
+        print("note: no `ringside report --topology` yet; report checks skipped")
+        return None
+    p = subprocess.run([args.ringside, "report", "--format", "json", "--topology", topo, trace],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, "ringside report --format json --topology ran (%s)" % p.stderr.strip())
+    return json.loads(p.stdout)
+
+
+def link_of(obj):
+    for a, b in (("src", "dst"), ("src_rank", "dst_rank"), ("from", "to")):
+        if isinstance(obj, dict) and a in obj and b in obj:
+            return (obj[a], obj[b])
+    return None
+
+
+def names_slow_link(text):
+    t = text.lower()
+    return any(s in t for s in ("h1-h2", "h2-h1", "h1->h2", "h2->h1", "h1 <-> h2", "1->2",
+                                "2->1", "1 -> 2", "2 -> 1", "rank 1 -> rank 2", "h1 -> h2",
+                                "h2 -> h1", "1-2", "2-1"))
+
+
+def scenario_slow_link(args, prefix, work):
+    out = os.path.join(work, "run")
+    p = emulate(["run", "--case", "slow-link", "--out", out, "--ringside", args.ringside,
+                 "--algo", "ring,tree", "--sizes", "1M,4M", "--iters", "3", "--warmup", "1"],
+                prefix, timeout=240)
+    check(p.returncode == 0, "bench over the emulated mesh succeeded")
+    trace = os.path.join(out, "trace.sqlite")
+    check_trace_complete(trace, ["ring", "tree"])
+    kb = kernel_bytes(out)
+    total = check_kernel_covers_trace(kb, trace, ["ring", "tree"])
+    # Ring (0->1->2->3->0) and both trees never connect h0 and h3 in that direction.
+    check((0, 3) not in total and kb[(0, 3)] < 1 << 20,
+          "h0->h3 carried no payload (kernel %d bytes: rendezvous only)" % kb[(0, 3)])
+
+    slow = {(1, 2), (2, 1)}
+    for algo in ("ring", "tree"):
+        links = trace_links(trace, algo)
+        rate = {k: b / busy for k, (b, busy) in links.items() if busy > 0}
+        print("%s: MB/s while busy: %s" % (algo, ", ".join(
+            "%d->%d %.1f" % (k[0], k[1], v / 1e6) for k, v in sorted(rate.items(), key=lambda x: x[1]))))
+        slow_here = [k for k in rate if k in slow]
+        fast = [v for k, v in rate.items() if k not in slow]
+        check(slow_here and fast, "%s used the slow link and others" % algo)
+        worst_slow = max(rate[k] for k in slow_here)
+        check(worst_slow < min(fast), "%s: the slow link h1-h2 has the lowest bytes/busy time" % algo)
+        median = sorted(fast)[len(fast) // 2]
+        check(worst_slow < 0.5 * median,
+              "%s: slow link %.1f MB/s < half the others' median %.1f MB/s (tc: 5x)" %
+              (algo, worst_slow / 1e6, median / 1e6))
+
+    rep = report_json(args, trace, os.path.join(out, "topology.txt"))
+    if rep is not None:
+        findings = rep.get("findings", [])
+        hits = [f for f in findings if "slow" in str(f.get("rule", "")) and
+                names_slow_link(str(f.get("message", "")) + " " + str(f.get("evidence", "")))]
+        check(hits, "report finds the slow link h1-h2: %s" % [f.get("message") for f in findings])
+        links = {link_of(l): l for l in rep.get("links", []) if link_of(l)}
+        if links:
+            r = {k: v.get("busy_gbps", 0) for k, v in links.items() if v.get("busy_gbps")}
+            s = [v for k, v in r.items() if tuple(k) in slow]
+            o = [v for k, v in r.items() if tuple(k) not in slow]
+            check(s and o and max(s) < min(o),
+                  "report: the slow link's busy_gbps is the lowest (%s vs %s)" % (s, o))
+
+
+def scenario_square(args, prefix, work):
+    p = emulate(["up", "--case", "square"], prefix)
+    check(p.returncode == 0, "square mesh up")
+    runs = {}
+    for algo in ("ring", "tree"):
+        out = os.path.join(work, algo)
+        p = emulate(["run", "--case", "square", "--out", out, "--ringside", args.ringside,
+                     "--algo", algo, "--sizes", "1M,4M", "--iters", "3", "--warmup", "1"],
+                    prefix, timeout=180)
+        check(p.returncode == 0, "%s bench over the square succeeded" % algo)
+        trace = os.path.join(out, "trace.sqlite")
+        check_trace_complete(trace, [algo])
+        runs[algo] = (out, trace, kernel_bytes(out), trace_links(trace, algo))
+        check_kernel_covers_trace(runs[algo][2], trace, [algo])
+
+    _, _, kb, ring = runs["ring"]
+    check(set(ring) == SIDES, "ring: payload only on the square's sides %s" % sorted(ring))
+    side_min = min(kb[k] for k in SIDES)
+    for k in DIAGONALS:
+        check(kb[k] < side_min / 100,
+              "ring: diagonal h%d->h%d idle in the kernel (%d bytes vs sides >= %d)" %
+              (k[0], k[1], kb[k], side_min))
+    _, _, kb, tree = runs["tree"]
+    for k in DIAGONALS:
+        check(k in tree and tree[k][0] > 0 and kb[k] >= tree[k][0],
+              "tree: diagonal h%d->h%d carries %d payload bytes (kernel %d)" %
+              (k[0], k[1], tree[k][0] if k in tree else 0, kb[k]))
+
+    for algo in ("ring", "tree"):
+        out, trace, _, _ = runs[algo]
+        rep = report_json(args, trace, os.path.join(out, "topology.txt"))
+        if rep is None:
+            break
+        idle = {link_of(l) for l in rep.get("idle_links", []) if link_of(l)}
+        idle = {tuple(k) for k in idle}
+        if algo == "ring":
+            check(DIAGONALS <= idle, "report (ring): diagonals idle %s" % sorted(idle))
+        else:
+            check(not (DIAGONALS & idle), "report (tree): diagonals used %s" % sorted(idle))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scenario", required=True, choices=["slow-link", "square"])
+    ap.add_argument("--ringside", required=True)
+    args = ap.parse_args()
+
+    if os.geteuid() != 0:
+        skip("needs root to create network namespaces")
+    for tool in ("ip", "tc", "unshare"):
+        if shutil.which(tool) is None and not os.path.exists("/usr/sbin/" + tool):
+            skip("'%s' not found" % tool)
+    prefix = "rse%d" % os.getpid()  # unique per run: parallel runs never share a namespace
+    work = tempfile.mkdtemp(prefix="ringside-e2e-topo-")
+    try:
+        {"slow-link": scenario_slow_link, "square": scenario_square}[args.scenario](args, prefix, work)
+    finally:
+        emulate(["down"], prefix)
+        left = our_namespaces(prefix)
+        if left:
+            fail("namespaces left behind: %s" % left)
+    shutil.rmtree(work, ignore_errors=True)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
