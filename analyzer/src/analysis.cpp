@@ -719,10 +719,18 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
       if (slope > 0) {
         beta_ns = slope;
         alpha_ns = std::max(0.0, intercept);
-        out->model_source = "fitted";
-        out->alpha_s = alpha_ns * 1e-9;
-        out->beta_s_per_byte = beta_ns * 1e-9;
       }
+    }
+    // One message size (or small messages slower than large ones): no latency term can be
+    // separated; the whole time is charged to bandwidth.
+    if (beta_ns <= 0 && sx > 0 && sy > 0) {
+      beta_ns = sy / sx;
+      alpha_ns = 0;
+    }
+    if (beta_ns > 0) {
+      out->model_source = "fitted";
+      out->alpha_s = alpha_ns * 1e-9;
+      out->beta_s_per_byte = beta_ns * 1e-9;
     }
   }
   for (size_t i = 0; i < out->collectives.size(); ++i) {

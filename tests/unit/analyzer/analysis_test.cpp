@@ -1,0 +1,412 @@
+// analyze() golden tests on small synthetic traces (RankWriter + mergeRankFiles);
+// every expected number is worked out by hand in the comments.
+#include "ringside/analyzer/analysis.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ringside/analyzer/topology.h"
+#include "trace_builder.h"
+
+namespace ringside::analyzer {
+namespace {
+using testing_util::Coll;
+using testing_util::TraceBuilder;
+using testing_util::Xfer;
+
+Analysis run(const std::string& path, const Topology* topology = nullptr) {
+  std::string error;
+  auto reader = storage::TraceReader::open(path, &error);
+  EXPECT_NE(reader, nullptr) << error;
+  AnalysisOptions options;
+  options.bins = 10;
+  options.topology = topology;
+  Analysis a;
+  EXPECT_TRUE(analyze(*reader, options, &a, &error)) << error;
+  return a;
+}
+
+const Finding* findRule(const Analysis& a, const std::string& rule) {
+  for (const Finding& f : a.findings) {
+    if (f.rule == rule) return &f;
+  }
+  return nullptr;
+}
+
+const LinkStats* findLink(const Analysis& a, int src, int dst) {
+  for (const LinkStats& l : a.links) {
+    if (l.src == src && l.dst == dst) return &l;
+  }
+  return nullptr;
+}
+
+const PhaseStats* findPhase(const Analysis& a, int rank, const std::string& phase) {
+  for (const PhaseStats& p : a.phases) {
+    if (p.rank == rank && p.phase == phase) return &p;
+  }
+  return nullptr;
+}
+
+// One reference ring all-reduce on 4 ranks, 4000 B per rank.
+// Entries: r0 1000, r1 1100, r2 1200, r3 1600 -> skew 600, straggler 3; all end at 3600,
+// so duration = 3600 - 1600 = 2000, algbw = 4000/2000 = 2 GB/s, busbw = 2 x 2*3/4 = 3 GB/s.
+// Rank r sends 1000 B to r+1 at global step g = 0..5 over [1600+300g, 1600+300g+200]
+// (rank 0's step g = 4, all-gather step 1, lasts 250 ns): 3 reduce-scatter + 3 all-gather steps.
+// `slow_factor` stretches every send of link 0->1 (for the slow-link rule).
+void ringTrace(TraceBuilder* t, int64_t slow_extra = 0, bool stagger = true) {
+  const int64_t entry[4] = {1000, 1100, 1200, 1600};
+  for (int r = 0; r < 4; ++r) {
+    t->colls.push_back({1, r, 0, "allreduce", "ringside-ring", 4000, stagger ? entry[r] : 1600, 3600});
+    for (int g = 0; g < 6; ++g) {
+      int64_t start = 1600 + 300 * g;
+      int64_t end = start + 200 + (r == 0 && g == 4 ? 50 : 0) + (r == 0 ? slow_extra : 0);
+      bool rs = g < 3;
+      t->xfers.push_back({1, r, (r + 1) % 4, "send", 1000, start, end,
+                          rs ? "reduce-scatter" : "all-gather", rs ? g : g - 3});
+      // The receiving side is recorded too; it must not be counted twice.
+      t->xfers.push_back({1, r, (r + 1) % 4, "recv", 1000, start, end + 10,
+                          rs ? "reduce-scatter" : "all-gather", rs ? g : g - 3});
+    }
+  }
+}
+
+TEST(AnalysisTest, BusbwFactors) {
+  EXPECT_DOUBLE_EQ(busbwFactor("allreduce", 4), 1.5);
+  EXPECT_DOUBLE_EQ(busbwFactor("allgather", 4), 0.75);
+  EXPECT_DOUBLE_EQ(busbwFactor("reducescatter", 8), 0.875);
+  EXPECT_DOUBLE_EQ(busbwFactor("alltoall", 2), 0.5);
+  EXPECT_DOUBLE_EQ(busbwFactor("broadcast", 4), 1.0);
+  EXPECT_DOUBLE_EQ(busbwFactor("reduce", 4), 1.0);
+  EXPECT_DOUBLE_EQ(busbwFactor("gather", 4), 1.0);
+  EXPECT_DOUBLE_EQ(busbwFactor("barrier", 4), 0.0);
+}
+
+TEST(AnalysisTest, ReferenceRingGolden) {
+  TraceBuilder t(4);
+  ringTrace(&t);
+  Analysis a = run(t.build());
+  EXPECT_EQ(a.world_size, 4);
+  EXPECT_EQ(a.ranks_present, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_TRUE(a.cut_off_ranks.empty());
+  ASSERT_EQ(a.collectives.size(), 1u);
+  const CollectiveInstance& c = a.collectives[0];
+  EXPECT_EQ(c.ranks, 4);
+  EXPECT_EQ(c.first_start_ns, 1000);
+  EXPECT_EQ(c.last_start_ns, 1600);
+  EXPECT_EQ(c.arrival_skew_ns, 600);
+  EXPECT_EQ(c.straggler_rank, 3);
+  EXPECT_EQ(c.duration_ns, 2000);
+  EXPECT_DOUBLE_EQ(c.algbw_gbps, 2.0);
+  EXPECT_DOUBLE_EQ(c.busbw_gbps, 3.0);
+  EXPECT_EQ(c.sent_bytes, 24000);  // 4 ranks x 6 sends x 1000 B
+
+  ASSERT_EQ(a.links.size(), 4u);  // r -> r+1 only
+  for (int r = 0; r < 4; ++r) {
+    const LinkStats* l = findLink(a, r, (r + 1) % 4);
+    ASSERT_NE(l, nullptr);
+    EXPECT_EQ(l->bytes, 6000);  // 2 (n-1)/n x S x ... = 6 x 1000
+    EXPECT_EQ(l->messages, 6);
+    EXPECT_FALSE(l->from_recv);
+    EXPECT_EQ(l->busy_ns, r == 0 ? 1250 : 1200);
+    EXPECT_EQ(a.traffic[static_cast<size_t>(r)][static_cast<size_t>((r + 1) % 4)], 6000);
+    // Inside the collective [1000, 3600] = 2600 ns.
+    EXPECT_DOUBLE_EQ(l->busy_share_of_collectives, (r == 0 ? 1250.0 : 1200.0) / 2600.0);
+    double sum = 0;
+    for (double g : l->gbps_per_bin) sum += g * static_cast<double>(a.bin_ns);
+    EXPECT_NEAR(sum, 6000.0, 1e-6);  // bins hold every byte
+  }
+  EXPECT_EQ(a.start_ns, 1000);
+  EXPECT_EQ(a.end_ns, 3600);
+  EXPECT_EQ(a.bin_ns, 260);
+
+  // Phases: 4 ranks x 2, 3 steps each.
+  ASSERT_EQ(a.phases.size(), 8u);
+  for (const PhaseStats& p : a.phases) {
+    EXPECT_EQ(p.steps, 3);
+    EXPECT_FALSE(p.inferred);
+  }
+  const PhaseStats* rs0 = findPhase(a, 0, "reduce-scatter");
+  ASSERT_NE(rs0, nullptr);
+  EXPECT_EQ(rs0->start_ns, 1600);
+  EXPECT_EQ(rs0->end_ns, 2400);
+  EXPECT_EQ(rs0->slowest_step, 1);  // step ends 1800, 2100, 2400: gaps 200, 300, 300
+  EXPECT_EQ(rs0->slowest_step_ns, 300);
+  const PhaseStats* ag0 = findPhase(a, 0, "all-gather");
+  ASSERT_NE(ag0, nullptr);
+  EXPECT_EQ(ag0->start_ns, 2500);
+  EXPECT_EQ(ag0->end_ns, 3300);
+  EXPECT_EQ(ag0->slowest_step, 1);  // ends 2700, 3050, 3300: gaps 200, 350, 250
+  EXPECT_EQ(ag0->slowest_step_ns, 350);
+
+  // Ranks: wait = last_start - own start.
+  ASSERT_EQ(a.ranks.size(), 4u);
+  EXPECT_EQ(a.ranks[0].wait_ns, 600);
+  EXPECT_EQ(a.ranks[1].wait_ns, 500);
+  EXPECT_EQ(a.ranks[2].wait_ns, 400);
+  EXPECT_EQ(a.ranks[3].wait_ns, 0);
+  EXPECT_EQ(a.ranks[0].comm_ns, 2600);
+  EXPECT_EQ(a.ranks[3].comm_ns, 2000);
+  EXPECT_EQ(a.ranks[0].span_ns, 2600);
+
+  // Op buckets: 4000 B is in [2048, 4096).
+  ASSERT_EQ(a.op_buckets.size(), 1u);
+  EXPECT_EQ(a.op_buckets[0].size_lo, 2048);
+  EXPECT_EQ(a.op_buckets[0].size_hi, 4096);
+  EXPECT_EQ(a.op_buckets[0].count, 1);
+  EXPECT_EQ(a.op_buckets[0].p50_ns, 2000);
+  EXPECT_DOUBLE_EQ(a.op_buckets[0].mean_busbw_gbps, 3.0);
+
+  // Without a topology: the host's full mesh (12 directed links) minus the 4 used ones.
+  ASSERT_EQ(a.idle_links.size(), 8u);
+  for (const IdleLink& l : a.idle_links) {
+    EXPECT_EQ(l.where, "whole trace");
+    EXPECT_NE((l.src + 1) % 4, l.dst);
+  }
+  // Straggler: rank 3 last in 1/1 instances, skew 600 = 30% of 2000.
+  const Finding* s = findRule(a, "straggler");
+  ASSERT_NE(s, nullptr);
+  EXPECT_NE(s->message.find("rank 3"), std::string::npos);
+  EXPECT_EQ(findRule(a, "slow-link"), nullptr);
+  EXPECT_EQ(findRule(a, "cut-off"), nullptr);
+  EXPECT_EQ(findRule(a, "dropped-events"), nullptr);
+  // One message size: alpha = 0, beta = mean ns per byte = (23 x 200 + 250) / 24000.
+  EXPECT_EQ(a.model_source, "fitted");
+  EXPECT_DOUBLE_EQ(a.alpha_s, 0);
+  EXPECT_NEAR(a.beta_s_per_byte, (23 * 200 + 250) / 24000.0 * 1e-9, 1e-18);
+}
+
+TEST(AnalysisTest, NoStragglerWhenArrivalsAgree) {
+  TraceBuilder t(4);
+  ringTrace(&t, 0, /*stagger=*/false);
+  Analysis a = run(t.build());
+  ASSERT_EQ(a.collectives.size(), 1u);
+  EXPECT_EQ(a.collectives[0].arrival_skew_ns, 0);
+  EXPECT_EQ(findRule(a, "straggler"), nullptr);
+}
+
+TEST(AnalysisTest, SlowLinkIsNamedBottleneck) {
+  TraceBuilder t(4);
+  // Link 0->1 sends take 200 + 3000 ns, overlapping: busy [1600, 6300] = 4700 ns,
+  // 6000 B / 4700 ns = 1.28 GB/s < 1/3 of the median 5 GB/s (6000 B / 1200 ns).
+  ringTrace(&t, 3000, false);
+  Analysis a = run(t.build());
+  const Finding* f = findRule(a, "slow-link");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("0->1"), std::string::npos);
+  EXPECT_NE(f->message.find("bottleneck"), std::string::npos);
+  EXPECT_EQ(f->severity, "problem");
+}
+
+TEST(AnalysisTest, TopologyIdleLinksAndCapacity) {
+  TraceBuilder t(4);
+  t.hosts_ = {"h0", "h1", "h2", "h3"};
+  ringTrace(&t);
+  Topology topo;
+  std::string error;
+  ASSERT_TRUE(parseTopology(
+      "ringside-topology 1\n"
+      "node h0 ranks 0\nnode h1 ranks 1\nnode h2 ranks 2\nnode h3 ranks 3\n"
+      "link h0 h1 bandwidth 8Gbit latency 10us\nlink h1 h2 bandwidth 8Gbit\n"
+      "link h2 h3 bandwidth 8Gbit\nlink h3 h0 bandwidth 8Gbit\n"
+      "link h0 h2 bandwidth 8Gbit\n",  // a diagonal nobody uses
+      "test", &topo, &error))
+      << error;
+  Analysis a = run(t.build(), &topo);
+  // Existing: 4 duplex ring links (8 directed) + the diagonal (2); used 4 -> 6 idle.
+  ASSERT_EQ(a.idle_links.size(), 6u);
+  for (const IdleLink& l : a.idle_links) EXPECT_DOUBLE_EQ(l.capacity_gbps, 1.0);
+  const LinkStats* l = findLink(a, 1, 2);
+  ASSERT_NE(l, nullptr);
+  EXPECT_DOUBLE_EQ(l->capacity_gbps, 1.0);
+  EXPECT_DOUBLE_EQ(l->busy_gbps, 5.0);  // 6000 B / 1200 ns
+  EXPECT_DOUBLE_EQ(l->capacity_share, 5.0);
+  EXPECT_EQ(a.model_source, "topology");
+  EXPECT_DOUBLE_EQ(a.alpha_s, 10e-6);
+  // expected = 2(n-1) alpha + 2(n-1)/n S / bw = 6 x 10 us + 1.5 x 4000 B / 1 GB/s
+  EXPECT_DOUBLE_EQ(a.collectives[0].expected_ns, 60000.0 + 6000.0);
+  // capacity: 24000 B over 10 directed links of 1 GB/s for 2600 ns
+  EXPECT_NEAR(a.capacity_used_share, 24000.0 / (10 * 2600.0), 1e-12);
+}
+
+// Gloo ring all-reduce on 3 ranks: rank r sends 4 messages to r-1, no phase column.
+TEST(AnalysisTest, GlooRingPhasesInferred) {
+  TraceBuilder t(3);
+  for (int r = 0; r < 3; ++r) {
+    t.colls.push_back({1, r, 0, "allreduce", "gloo", 1200, 100, 2000});
+    for (int i = 0; i < 4; ++i) {
+      int64_t start = 200 + 400 * i;
+      int64_t end = start + (i == 2 && r == 1 ? 350 : 100);
+      t.xfers.push_back({1, r, (r + 2) % 3, "send", 200, start, end, "", -1});
+    }
+  }
+  Analysis a = run(t.build());
+  ASSERT_EQ(a.phases.size(), 6u);
+  for (const PhaseStats& p : a.phases) {
+    EXPECT_TRUE(p.inferred);
+    EXPECT_EQ(p.steps, 2);
+  }
+  const PhaseStats* rs = findPhase(a, 1, "reduce-scatter");
+  ASSERT_NE(rs, nullptr);
+  EXPECT_EQ(rs->start_ns, 200);
+  EXPECT_EQ(rs->end_ns, 700);
+  const PhaseStats* ag = findPhase(a, 1, "all-gather");
+  ASSERT_NE(ag, nullptr);
+  EXPECT_EQ(ag->start_ns, 1000);
+  EXPECT_EQ(ag->end_ns, 1500);
+  EXPECT_EQ(ag->slowest_step, 0);  // ends 1350, 1500 from 1000: gaps 350, 150
+  EXPECT_EQ(ag->slowest_step_ns, 350);
+  // Full mesh of 6 directed links, 3 used (r -> r-1).
+  EXPECT_EQ(a.idle_links.size(), 3u);
+}
+
+// Idle per (op, library) group: two rings in opposite directions in two collectives.
+TEST(AnalysisTest, IdleLinksPerGroup) {
+  TraceBuilder t(3);
+  for (int r = 0; r < 3; ++r) {
+    t.colls.push_back({1, r, 0, "allreduce", "ringside-ring", 300, 100, 1000});
+    t.colls.push_back({2, r, 1, "allreduce", "ringside-tree", 300, 2000, 3000});
+    t.xfers.push_back({1, r, (r + 1) % 3, "send", 100, 200, 300, "reduce-scatter", 0});
+    t.xfers.push_back({2, r, (r + 2) % 3, "send", 100, 2200, 2300, "reduce", 0});
+  }
+  Analysis a = run(t.build());
+  int ring = 0, tree = 0;
+  for (const IdleLink& l : a.idle_links) {
+    if (l.where == "allreduce ringside-ring") {
+      ++ring;
+      EXPECT_EQ(l.dst, (l.src + 2) % 3);
+    }
+    if (l.where == "allreduce ringside-tree") ++tree;
+    EXPECT_NE(l.where, "whole trace");
+  }
+  EXPECT_EQ(ring, 3);
+  EXPECT_EQ(tree, 3);
+}
+
+TEST(AnalysisTest, MetaFindings) {
+  TraceBuilder t(2);
+  t.colls.push_back({1, 0, 0, "allreduce", "gloo", 100, 100, 200});
+  t.colls.push_back({1, 1, 0, "allreduce", "gloo", 100, 100, 200});
+  t.unclean = {1};
+  t.meta[0]["events_dropped"] = "7";
+  t.meta[0]["interposition"] = "inactive: no gloo found";
+  Analysis a = run(t.build());
+  EXPECT_EQ(a.cut_off_ranks, (std::vector<int>{1}));
+  const Finding* cut = findRule(a, "cut-off");
+  ASSERT_NE(cut, nullptr);
+  EXPECT_EQ(cut->severity, "problem");
+  ASSERT_NE(findRule(a, "dropped-events"), nullptr);
+  EXPECT_NE(findRule(a, "dropped-events")->message.find("7 events"), std::string::npos);
+  ASSERT_NE(findRule(a, "interposition-inactive"), nullptr);
+  // Problems come before warnings.
+  EXPECT_EQ(a.findings.back().rule, "dropped-events");
+  EXPECT_TRUE(a.ranks[1].cut_off);
+}
+
+TEST(AnalysisTest, LowBusbwAgainstTopology) {
+  TraceBuilder t(4);
+  t.hosts_ = {"h0", "h1", "h2", "h3"};
+  ringTrace(&t);
+  Topology topo;
+  std::string error;
+  // 100 GB/s and no latency: expected 1.5 x 4000 / 100 = 60 ns vs 2000 ns measured.
+  ASSERT_TRUE(parseTopology("ringside-topology 1\nnode h0 ranks 0\nnode h1 ranks 1\n"
+                            "node h2 ranks 2\nnode h3 ranks 3\n"
+                            "link h0 h1 bandwidth 100GB/s\nlink h1 h2 bandwidth 100GB/s\n"
+                            "link h2 h3 bandwidth 100GB/s\nlink h3 h0 bandwidth 100GB/s\n",
+                            "t", &topo, &error));
+  Analysis a = run(t.build(), &topo);
+  EXPECT_DOUBLE_EQ(a.collectives[0].expected_ns, 60.0);
+  ASSERT_NE(findRule(a, "low-busbw"), nullptr);
+}
+
+TEST(DiffTest, VerdictPerSizeBucket) {
+  Analysis ring, tree;
+  for (int i = 0; i < 3; ++i) {
+    CollectiveInstance c;
+    c.op = "allreduce";
+    c.library = "ringside-ring";
+    c.bytes = 4096;
+    c.first_start_ns = 1000 * i;
+    c.duration_ns = 1800;
+    ring.collectives.push_back(c);
+    c.library = "ringside-tree";
+    c.duration_ns = 1000;
+    tree.collectives.push_back(c);
+    c.bytes = 1 << 20;  // 1 MiB: ring faster
+    c.library = "ringside-ring";
+    c.duration_ns = 10000;
+    ring.collectives.push_back(c);
+    c.library = "ringside-tree";
+    c.duration_ns = 20000;
+    tree.collectives.push_back(c);
+  }
+  tree.collectives.pop_back();  // one unmatched
+  Diff d;
+  diff(ring, tree, "runs/a.sqlite", "runs/b.sqlite", &d);
+  EXPECT_EQ(d.label_a, "ringside-ring");
+  EXPECT_EQ(d.label_b, "ringside-tree");
+  EXPECT_EQ(d.aligned, 5);
+  EXPECT_EQ(d.unmatched_a, 1);
+  EXPECT_EQ(d.unmatched_b, 0);
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_EQ(d.rows[0].size_lo, 4096);
+  EXPECT_DOUBLE_EQ(d.rows[0].speedup, 1.8);
+  EXPECT_EQ(d.rows[0].verdict, "ringside-tree 1.8x faster than ringside-ring at 4 KiB-8 KiB (allreduce)");
+  EXPECT_EQ(d.rows[1].verdict, "ringside-ring 2.0x faster than ringside-tree at 1 MiB-2 MiB (allreduce)");
+  EXPECT_EQ(d.verdicts.size(), 2u);
+  Diff named;
+  diff(ring, tree, "ring", "tree", &named);
+  EXPECT_EQ(named.rows[0].verdict, "tree 1.8x faster than ring at 4 KiB-8 KiB (allreduce)");
+}
+
+TEST(TopologyTest, ParsesAndAnswers) {
+  Topology topo;
+  std::string error;
+  ASSERT_TRUE(parseTopology("# comment\nringside-topology 1\n"
+                            "node a ranks 0-1,4   # two ranks and one more\n"
+                            "node b ranks 2,3\n"
+                            "link a b bandwidth 1Gbit latency 100us\n"
+                            "link b a bandwidth 2GB/s latency 1ms simplex\n",
+                            "x", &topo, &error))
+      << error;
+  ASSERT_EQ(topo.nodes.size(), 2u);
+  EXPECT_EQ(topo.nodes[0].ranks, (std::vector<int>{0, 1, 4}));
+  EXPECT_EQ(topo.nodeOf(4), 0);
+  EXPECT_EQ(topo.nodeOf(3), 1);
+  EXPECT_EQ(topo.nodeOf(9), -1);
+  const TopologyLink* ab = topo.linkBetween(0, 2);
+  ASSERT_NE(ab, nullptr);
+  EXPECT_DOUBLE_EQ(ab->bandwidth_gbps, 0.125);
+  EXPECT_DOUBLE_EQ(ab->latency_s, 100e-6);
+  // b -> a: the first duplex line matches first.
+  EXPECT_EQ(topo.linkBetween(2, 0), ab);
+  const TopologyLink* local = topo.linkBetween(0, 1);
+  ASSERT_NE(local, nullptr);
+  EXPECT_DOUBLE_EQ(local->bandwidth_gbps, -1);
+  EXPECT_EQ(topo.linkBetween(0, 9), nullptr);
+  EXPECT_EQ(topo.linkBetween(0, 0), nullptr);
+  EXPECT_DOUBLE_EQ(topo.links[1].bandwidth_gbps, 2.0);
+  EXPECT_FALSE(topo.links[1].duplex);
+}
+
+TEST(TopologyTest, Errors) {
+  Topology topo;
+  std::string error;
+  EXPECT_FALSE(parseTopology("node a ranks 0\n", "f", &topo, &error));
+  EXPECT_EQ(error, "f:1: expected 'ringside-topology 1' as the first statement");
+  EXPECT_FALSE(parseTopology("ringside-topology 1\nnode a ranks 0\nlink a b\n", "f", &topo, &error));
+  EXPECT_EQ(error, "f:3: unknown node 'b' (declare nodes before links)");
+  EXPECT_FALSE(parseTopology("ringside-topology 1\nnode a ranks 0\nnode b ranks 0\n", "f", &topo,
+                             &error));
+  EXPECT_EQ(error, "f:3: rank 0 is on two nodes");
+  EXPECT_FALSE(parseTopology("ringside-topology 1\nnode a ranks 0\nlink a a bandwidth fast\n", "f",
+                             &topo, &error));
+  EXPECT_EQ(error, "f:3: bad bandwidth 'fast' (e.g. 1Gbit, 100Mbit, 2GB/s)");
+  EXPECT_FALSE(parseTopology("ringside-topology 2\n", "f", &topo, &error));
+  EXPECT_FALSE(loadTopology("/nonexistent/topo", &topo, &error));
+  EXPECT_EQ(error, "/nonexistent/topo: cannot open");
+}
+
+}  // namespace
+}  // namespace ringside::analyzer
