@@ -8,6 +8,7 @@
 #include "merge_cmd.h"
 #include "options.h"
 #include "record.h"
+#include "report.h"
 
 namespace ringside::cli {
 namespace {
@@ -18,6 +19,7 @@ constexpr Verb kVerbs[] = {
     {"record", "run a job with tracing, merge its rank files, print a summary", runRecord},
     {"merge", "merge rank files (or a folder of them) into one trace", runMerge},
     {"bench", "all-reduce bandwidth: ringside's ring and tree and Gloo, side by side", runBench},
+    {"report", "where a trace's collective time went: text, md, html, json, csv", runReport},
     {"export", "a trace as Chrome/Perfetto trace-event JSON (--perfetto)", runExport},
     {"help", "show help for ringside or for one command", runHelp},
 };

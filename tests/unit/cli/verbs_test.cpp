@@ -33,11 +33,11 @@ TEST(Verbs, TableHasTheVerbsThatExist) {
   EXPECT_NE(findVerb("help"), nullptr);
   EXPECT_NE(findVerb("bench"), nullptr);
   EXPECT_NE(findVerb("export"), nullptr);
-  EXPECT_EQ(findVerb("report"), nullptr);
+  EXPECT_NE(findVerb("report"), nullptr);
   std::string help = topLevelHelp();
   for (const Verb& verb : verbs())
     EXPECT_NE(help.find("  " + std::string(verb.name)), std::string::npos);
-  for (const char* future : {"report", "diff", "view"}) {
+  for (const char* future : {"diff", "view"}) {
     EXPECT_EQ(help.find(std::string("  ") + future + " "), std::string::npos) << future;
   }
 }
