@@ -198,3 +198,20 @@ TEST(ReportJson, ParsesAndHasStableKeys) {
 
 }  // namespace
 }  // namespace ringside::cli
+
+namespace ringside::cli {
+namespace {
+
+TEST(ReportHtml, SelfContainedWithCharts) {
+  std::string html = formatReportHtml(handBuilt(), {"<t>.sqlite"});
+  for (const char* part : {"class=\"phase-timeline\"", "class=\"link-heatmap\"", "class=\"traffic-matrix\"",
+                           "class=\"topology\"", "class=\"busbw\"", "stroke-dasharray", "&lt;t&gt;.sqlite"})
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_LT(html.find("Findings"), html.find("phase-timeline"));
+}
+
+}  // namespace
+}  // namespace ringside::cli
