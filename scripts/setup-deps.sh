@@ -15,6 +15,8 @@ PACKAGES=(
   libgloo-dev python3 python3-torch
   # the viewer (RINGSIDE_GUI) and its headless tests
   libglfw3-dev libimgui-dev xvfb xauth mesa-utils libgl1-mesa-dri xdotool
+  # `ringside report --format html` screenshot test (tests/unit/report)
+  chromium
 )
 
 missing=()
