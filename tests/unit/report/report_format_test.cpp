@@ -40,7 +40,7 @@ analyzer::Analysis handBuilt() {
   a.links = {l};
   a.traffic = {{0, 65536, 0}, {0, 0, 0}, {0, 0, 0}};
   a.idle_links = {{1, 0, "whole trace", -1}};
-  a.phases = {{"world", 0, 0, "reduce-scatter", 1000, 21000, 2, 1, 9000, false}};
+  a.phases = {{c.comm, 0, 0, "reduce-scatter", 1000, 21000, 2, 1, 9000, false}};
   a.ranks = {{0, 5'000'000, 40000, 0, false}, {1, 4'000'000, 40000, 2000, true}};
   a.findings = {{"problem", "cut-off", "rank 1 was cut off: its trace ends before the job did, "
                  "so everything after its last flush is missing from this report and more words",
