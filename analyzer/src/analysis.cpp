@@ -139,7 +139,14 @@ struct SideAcc {
   IntervalUnion busy;
   std::vector<double> bins;        // bytes per bin
   std::vector<int32_t> instances;  // collective instances it carried bytes for
-  std::map<int, std::pair<int64_t, IntervalUnion>> by_group;  // phase group -> bytes, busy
+  std::vector<std::pair<int, std::pair<int64_t, IntervalUnion>>> by_group;  // phase group -> bytes, busy
+  std::pair<int64_t, IntervalUnion>& group(int key) {
+    for (auto& [k, acc] : by_group) {
+      if (k == key) return acc;
+    }
+    by_group.emplace_back(key, std::pair<int64_t, IntervalUnion>{});
+    return by_group.back().second;
+  }
 };
 
 struct LinkAcc {
@@ -386,8 +393,11 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   // ---- pass 2: transfers -> links, fit, phases ------------------------------
   std::map<std::string, int, std::less<>> phase_ids;
   std::vector<std::string> phase_names;
+  int last_phase = -1;
   auto phaseId = [&](std::string_view name) {
+    if (last_phase >= 0 && phase_names[static_cast<size_t>(last_phase)] == name) return last_phase;
     auto it = phase_ids.find(name);
+    if (it != phase_ids.end()) last_phase = it->second;
     if (it != phase_ids.end()) return it->second;
     int id = static_cast<int>(phase_names.size());
     phase_names.emplace_back(name);
@@ -399,6 +409,8 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   int64_t fit_n = 0;
   std::unordered_map<int32_t, std::vector<SendRec>> pending;
+  std::vector<SendRec>* last_pending = nullptr;
+  int32_t last_pending_inst = -1;
   using Due = std::pair<int64_t, int32_t>;
   std::priority_queue<Due, std::vector<Due>, std::greater<>> due;
 
@@ -407,6 +419,10 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
     if (it == pending.end()) return;
     std::vector<SendRec> recs = std::move(it->second);
     pending.erase(it);
+    if (index == last_pending_inst) {
+      last_pending = nullptr;
+      last_pending_inst = -1;
+    }
     const CollectiveInstance& c = out->collectives[static_cast<size_t>(index)];
     std::stable_sort(recs.begin(), recs.end(), [](const SendRec& a, const SendRec& b) {
       return std::tie(a.rank, a.start) < std::tie(b.rank, b.start);
@@ -467,6 +483,8 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   };
 
   const int64_t total_rows = std::max<int64_t>(1, reader.transferCount());
+  int64_t last_cid = storage::kNone;
+  int32_t last_inst = -1;
   int64_t rows = 0;
   ok = reader.forEachTransfer(
       [&](const TransferRow& row) {
@@ -484,10 +502,14 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
         int64_t end = done ? row.end_ns : row.start_ns;
         if (end < ws || row.start_ns > we) return true;
         int32_t inst = -1;
-        if (row.collective_id != storage::kNone) {
+        if (row.collective_id != storage::kNone && row.collective_id == last_cid) {
+          inst = last_inst;
+        } else if (row.collective_id != storage::kNone) {
           auto it = std::lower_bound(by_row_id.begin(), by_row_id.end(),
                                      std::make_pair(row.collective_id, INT32_MIN));
           if (it != by_row_id.end() && it->first == row.collective_id) inst = it->second;
+          last_cid = row.collective_id;
+          last_inst = inst;
         }
         uint64_t lkey = (static_cast<uint64_t>(static_cast<uint32_t>(row.src_rank)) << 32) |
                         static_cast<uint32_t>(row.dst_rank);
@@ -526,7 +548,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
         if (inst >= 0) {
           if (side.instances.empty() || side.instances.back() != inst) side.instances.push_back(inst);
           int group = group_of[static_cast<size_t>(inst)] * 64 + (phase < 0 ? 63 : std::min(phase, 62));
-          auto& g = side.by_group[group];
+          auto& g = side.group(group);
           g.first += row.bytes;
           if (done) g.second.add(row.start_ns, row.end_ns);
         }
@@ -542,9 +564,13 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
           CollectiveInstance& c = out->collectives[static_cast<size_t>(inst)];
           c.sent_bytes += row.bytes;
           if (phase >= 0 || glooRingAllreduce(c)) {
-            auto [pit, pnew] = pending.try_emplace(inst);
-            if (pnew) due.emplace(c.last_end_ns, inst);
-            pit->second.push_back({row.src_rank, phase, row.step, row.start_ns, end});
+            if (inst != last_pending_inst || last_pending == nullptr) {
+              auto [pit, pnew] = pending.try_emplace(inst);
+              if (pnew) due.emplace(c.last_end_ns, inst);
+              last_pending = &pit->second;
+              last_pending_inst = inst;
+            }
+            last_pending->push_back({row.src_rank, phase, row.step, row.start_ns, end});
           }
         }
         return true;
