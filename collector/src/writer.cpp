@@ -388,9 +388,11 @@ void Writer::run() {
 }
 
 void* writerMain(void*) {
-  // Leaked: the writer may be abandoned at exit while still running.
+  // On the heap, owned by this thread: a writer abandoned at exit is still
+  // running when the process ends and must not be destroyed under it.
   auto* w = new Writer();
   w->run();
+  delete w;
   return nullptr;
 }
 

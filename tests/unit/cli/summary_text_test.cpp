@@ -61,7 +61,7 @@ analyzer::Summary sample(int ranks, int links) {
            {"a_very_long_operation_name_indeed", "a_long_library_name", 200, 4096, 1'000'000}};
   for (int r = 0; r < ranks; ++r) {
     s.ranks.push_back({r, "host-with-a-rather-long-name-" + std::to_string(r), 1000 + r, 600,
-                       20'000'000'000, 6'000'000'000 + r * 100'000'000, 21'000'000'000, r == 1});
+                       20'000'000'000, 6'000'000'000 + int64_t{r} * 100'000'000, 21'000'000'000, r == 1});
   }
   for (int l = 0; l < links; ++l) {
     s.links.push_back({l, l + 1, 100 - l, int64_t{1000} * (links - l), 5'000'000, l == 0});
