@@ -7,6 +7,7 @@
 // storage::mergeRankFiles into /tmp. Then times analyze() and prints the time
 // and the peak RSS (getrusage) of this process.
 //   analyzer_bench [--transfers N] [--collectives N] [--ranks R] [--bins B] [--keep]
+//   analyzer_bench --trace PATH   (analyze an existing trace, e.g. one kept by --keep)
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -126,6 +127,7 @@ int main(int argc, char** argv) {
   int64_t transfers = 10000000, collectives = 1000000;
   int ranks = 4, bins = 100;
   bool keep = false;
+  std::string existing;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> const char* {
@@ -140,10 +142,11 @@ int main(int argc, char** argv) {
     else if (arg == "--ranks") ranks = std::atoi(value());
     else if (arg == "--bins") bins = std::atoi(value());
     else if (arg == "--keep") keep = true;
+    else if (arg == "--trace") existing = value();
     else {
       std::fprintf(stderr,
                    "usage: analyzer_bench [--transfers N] [--collectives N] [--ranks R] "
-                   "[--bins B] [--keep]\n");
+                   "[--bins B] [--keep] | --trace PATH\n");
       return 2;
     }
   }
@@ -151,20 +154,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "analyzer_bench: bad sizes\n");
     return 2;
   }
-  char pattern[] = "/tmp/ringside-analyzer-bench-XXXXXX";
-  std::string dir = mkdtemp(pattern);
-  std::string trace = dir + "/trace.sqlite";
-  std::printf("generating %lld collective rows, ~%lld transfer rows on %d ranks into %s ...\n",
-              static_cast<long long>(collectives), static_cast<long long>(transfers), ranks,
-              trace.c_str());
-  std::fflush(stdout);
-  auto t_gen = Clock::now();
-  pid_t child = fork();
-  if (child == 0) _exit(generate(dir, trace, transfers, collectives, ranks));
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
-  std::printf("generated in %.1f s\n", seconds(t_gen));
+  std::string dir, trace = existing;
+  if (existing.empty()) {
+    char pattern[] = "/tmp/ringside-analyzer-bench-XXXXXX";
+    dir = mkdtemp(pattern);
+    trace = dir + "/trace.sqlite";
+    std::printf("generating %lld collective rows, ~%lld transfer rows on %d ranks into %s ...\n",
+                static_cast<long long>(collectives), static_cast<long long>(transfers), ranks,
+                trace.c_str());
+    std::fflush(stdout);
+    auto t_gen = Clock::now();
+    pid_t child = fork();
+    if (child == 0) _exit(generate(dir, trace, transfers, collectives, ranks));
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
+    std::printf("generated in %.1f s\n", seconds(t_gen));
+  }
 
   std::string error;
   auto reader = ringside::storage::TraceReader::open(trace, &error);
@@ -189,10 +195,10 @@ int main(int argc, char** argv) {
               analysis.phases.size(), analysis.links.size(), took,
               static_cast<double>(usage.ru_maxrss) / 1024.0);
   reader.reset();
-  if (!keep) {
+  if (existing.empty() && !keep) {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
-  } else {
+  } else if (existing.empty()) {
     std::printf("kept %s\n", trace.c_str());
   }
   return 0;

@@ -335,6 +335,19 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
       error);
   if (!ok) return false;
   std::sort(by_row_id.begin(), by_row_id.end());
+  // Merged traces number collective rows densely: then a flat table replaces the search.
+  std::vector<int32_t> dense_row;
+  int64_t dense_base = 0;
+  if (!by_row_id.empty()) {
+    dense_base = by_row_id.front().first;
+    int64_t extent = by_row_id.back().first - dense_base + 1;
+    if (extent > 0 && extent <= 4 * static_cast<int64_t>(by_row_id.size()) + 1024) {
+      dense_row.assign(static_cast<size_t>(extent), -1);
+      for (const auto& [id, index] : by_row_id) dense_row[static_cast<size_t>(id - dense_base)] = index;
+      by_row_id.clear();
+      by_row_id.shrink_to_fit();
+    }
+  }
   progress(0.2);
 
   // Trace window: collectives' extent (a pre-pass over transfers only when there are none).
@@ -405,10 +418,15 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
     return id;
   };
   std::unordered_map<uint64_t, int> link_of;
+  const int dense_ranks = std::clamp(std::max(meta.world_size, max_rank + 1), 0, 1024);
+  std::vector<int> dense_link(static_cast<size_t>(dense_ranks) * static_cast<size_t>(dense_ranks), -1);
   std::vector<LinkAcc> links;
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   int64_t fit_n = 0;
   std::unordered_map<int32_t, std::vector<SendRec>> pending;
+  // Folded instances: a straggling send (clock skew across hosts) must not start a second,
+  // partial set of phase rows.
+  std::vector<bool> folded(out->collectives.size(), false);
   std::vector<SendRec>* last_pending = nullptr;
   int32_t last_pending_inst = -1;
   using Due = std::pair<int64_t, int32_t>;
@@ -419,6 +437,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
     if (it == pending.end()) return;
     std::vector<SendRec> recs = std::move(it->second);
     pending.erase(it);
+    folded[static_cast<size_t>(index)] = true;
     if (index == last_pending_inst) {
       last_pending = nullptr;
       last_pending_inst = -1;
@@ -504,6 +523,11 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
         int32_t inst = -1;
         if (row.collective_id != storage::kNone && row.collective_id == last_cid) {
           inst = last_inst;
+        } else if (row.collective_id != storage::kNone && !dense_row.empty()) {
+          int64_t at = row.collective_id - dense_base;
+          if (at >= 0 && at < static_cast<int64_t>(dense_row.size())) {
+            inst = dense_row[static_cast<size_t>(at)];
+          }
         } else if (row.collective_id != storage::kNone) {
           auto it = std::lower_bound(by_row_id.begin(), by_row_id.end(),
                                      std::make_pair(row.collective_id, INT32_MIN));
@@ -511,17 +535,27 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
           last_cid = row.collective_id;
           last_inst = inst;
         }
-        uint64_t lkey = (static_cast<uint64_t>(static_cast<uint32_t>(row.src_rank)) << 32) |
-                        static_cast<uint32_t>(row.dst_rank);
-        auto [lit, lnew] = link_of.try_emplace(lkey, static_cast<int>(links.size()));
-        if (lnew) {
-          links.emplace_back();
-          links.back().src = row.src_rank;
-          links.back().dst = row.dst_rank;
-          max_rank = std::max({max_rank, static_cast<int>(row.src_rank), static_cast<int>(row.dst_rank)});
+        int* dense = row.src_rank >= 0 && row.dst_rank >= 0 && row.src_rank < dense_ranks &&
+                             row.dst_rank < dense_ranks
+                         ? &dense_link[static_cast<size_t>(row.src_rank) * static_cast<size_t>(dense_ranks) +
+                                       static_cast<size_t>(row.dst_rank)]
+                         : nullptr;
+        int link_index = dense ? *dense : -1;
+        if (link_index < 0) {
+          uint64_t lkey = (static_cast<uint64_t>(static_cast<uint32_t>(row.src_rank)) << 32) |
+                          static_cast<uint32_t>(row.dst_rank);
+          auto [lit, lnew] = link_of.try_emplace(lkey, static_cast<int>(links.size()));
+          if (lnew) {
+            links.emplace_back();
+            links.back().src = row.src_rank;
+            links.back().dst = row.dst_rank;
+            max_rank = std::max({max_rank, static_cast<int>(row.src_rank), static_cast<int>(row.dst_rank)});
+          }
+          link_index = lit->second;
+          if (dense) *dense = link_index;
         }
-        SideAcc& side = send ? links[static_cast<size_t>(lit->second)].send
-                             : links[static_cast<size_t>(lit->second)].recv;
+        SideAcc& side = send ? links[static_cast<size_t>(link_index)].send
+                             : links[static_cast<size_t>(link_index)].recv;
         ++side.messages;
         side.bytes += row.bytes;
         if (done) side.busy.add(row.start_ns, row.end_ns);
@@ -563,7 +597,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
         if (send && inst >= 0) {
           CollectiveInstance& c = out->collectives[static_cast<size_t>(inst)];
           c.sent_bytes += row.bytes;
-          if (phase >= 0 || glooRingAllreduce(c)) {
+          if ((phase >= 0 || glooRingAllreduce(c)) && !folded[static_cast<size_t>(inst)]) {
             if (inst != last_pending_inst || last_pending == nullptr) {
               auto [pit, pnew] = pending.try_emplace(inst);
               if (pnew) due.emplace(c.last_end_ns, inst);
