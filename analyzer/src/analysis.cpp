@@ -735,7 +735,8 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
       cap_bytes += static_cast<double>(bytes);
       cap_total += cap * window_ns;
     }
-    if (bytes == 0) out->idle_links.push_back({a, b, "whole trace", cap});
+    // A trace without transfer rows says nothing about links: list none as idle.
+    if (bytes == 0 && out->transfers > 0) out->idle_links.push_back({a, b, "whole trace", cap});
   }
   if (cap_total > 0) out->capacity_used_share = cap_bytes / cap_total;
   for (size_t g = 0; g < group_names.size(); ++g) {
@@ -743,7 +744,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
     bool phased = phasedLibrary(library) || (library == "gloo" && op == "allreduce");
     if (!phased) continue;
     const std::set<int>& ranks = group_ranks[g];
-    if (ranks.size() < 2) continue;
+    if (ranks.size() < 2 || out->transfers == 0) continue;
     for (const auto& [a, b] : existing) {
       if (!ranks.count(a) || !ranks.count(b)) continue;
       auto it = used_link.find({a, b});
@@ -999,6 +1000,9 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
     return severityRank(a.severity) < severityRank(b.severity);
   });
   if (out->collectives.empty()) out->warnings.push_back("no collectives in the window");
+  if (out->transfers == 0) {
+    out->warnings.push_back("no transfers recorded: link statistics and idle links are unknown");
+  }
   (void)fmtNs;
   progress(1.0);
   return true;

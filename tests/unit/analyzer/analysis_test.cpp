@@ -303,6 +303,20 @@ TEST(AnalysisTest, MetaFindings) {
   EXPECT_TRUE(a.ranks[1].cut_off);
 }
 
+TEST(AnalysisTest, NoTransfersNoIdleLinks) {
+  TraceBuilder t(2);
+  t.colls.push_back({1, 0, 0, "allreduce", "gloo", 100, 100, 200});
+  t.colls.push_back({1, 1, 0, "allreduce", "gloo", 100, 150, 200});
+  Analysis a = run(t.build());
+  EXPECT_TRUE(a.idle_links.empty());
+  EXPECT_TRUE(a.links.empty());
+  EXPECT_EQ(a.model_source, "");
+  EXPECT_EQ(a.collectives[0].expected_ns, -1);
+  ASSERT_EQ(a.warnings.size(), 1u);
+  EXPECT_EQ(a.collectives[0].straggler_rank, 1);
+  EXPECT_EQ(a.collectives[0].duration_ns, 50);
+}
+
 TEST(AnalysisTest, LowBusbwAgainstTopology) {
   TraceBuilder t(4);
   t.hosts_ = {"h0", "h1", "h2", "h3"};
