@@ -81,6 +81,18 @@ bool writeOutput(const std::string& path, const std::string& text, std::string* 
   return true;
 }
 
+bool analyzeTrace(const std::string& trace, const analyzer::AnalysisOptions& options,
+                  analyzer::Analysis* out, std::string* error) {
+  std::unique_ptr<storage::TraceReader> reader = openReportTrace(trace, error);
+  if (!reader) return false;
+  std::string why;
+  if (!analyzer::analyze(*reader, options, out, &why)) {
+    *error = trace + ": " + why;
+    return false;
+  }
+  return true;
+}
+
 ParseStatus parseReportArgs(std::span<const std::string> args, ReportCliOptions* out,
                             std::string* error) {
   *out = ReportCliOptions{};
@@ -137,14 +149,9 @@ int runReport(std::span<const std::string> args) {
     }
     analysis_options.topology = &topology;
   }
-  std::unique_ptr<storage::TraceReader> reader = openReportTrace(options.trace, &error);
-  if (!reader) {
-    std::cerr << kPrefix << error << "\n";
-    return kExitDataError;
-  }
   analyzer::Analysis analysis;
-  if (!analyzer::analyze(*reader, analysis_options, &analysis, &error)) {
-    std::cerr << kPrefix << options.trace << ": " << error << "\n";
+  if (!analyzeTrace(options.trace, analysis_options, &analysis, &error)) {
+    std::cerr << kPrefix << error << "\n";
     return kExitDataError;
   }
   ReportContext ctx;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "options.h"
+#include "ringside/analyzer/analysis.h"
 
 namespace ringside::cli {
 
@@ -23,6 +24,11 @@ ParseStatus parseReportArgs(std::span<const std::string> args, ReportCliOptions*
                             std::string* error);
 std::string reportHelp();
 int runReport(std::span<const std::string> args);
+
+// Shared with `diff`: opens `trace` (report_input.h) and analyses it. False + one
+// line naming the file in *error.
+bool analyzeTrace(const std::string& trace, const analyzer::AnalysisOptions& options,
+                  analyzer::Analysis* out, std::string* error);
 
 // Shared with `diff`: writes `text` to `path` ("" or "-": stdout). False + one line on error.
 bool writeOutput(const std::string& path, const std::string& text, std::string* error);

@@ -196,4 +196,40 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
   return root.done() + "\n";
 }
 
+std::string formatDiffJson(const analyzer::Diff& d) {
+  Json root = Json::object();
+  root.str("schema", "ringside-diff/1").num("schema_version", analyzer::kAnalysisSchemaVersion);
+  root.str("label_a", d.label_a).str("label_b", d.label_b);
+  root.num("aligned", d.aligned).num("unmatched_a", d.unmatched_a).num("unmatched_b", d.unmatched_b);
+  Json verdicts = Json::array();
+  for (const std::string& v : d.verdicts) verdicts.item(jsonString(v));
+  root.field("verdicts", verdicts.done());
+  Json rows = Json::array();
+  for (const analyzer::DiffRow& r : d.rows) {
+    // speedup is null where one side has no instance of the op and size.
+    rows.item(Json::object()
+                  .str("op", r.op).num("size_lo", r.size_lo).num("size_hi", r.size_hi)
+                  .num("count_a", r.count_a).num("count_b", r.count_b)
+                  .num("median_a_ns", r.median_a_ns).num("median_b_ns", r.median_b_ns)
+                  .field("speedup", r.speedup > 0 ? jsonNumber(r.speedup) : "null")
+                  .str("verdict", r.verdict)
+                  .done());
+  }
+  root.field("rows", rows.done());
+  Json phases = Json::array();
+  for (const analyzer::DiffPhaseRow& p : d.phases) {
+    phases.item(Json::object().str("phase", p.phase).num("total_a_ns", p.total_a_ns)
+                    .num("total_b_ns", p.total_b_ns).done());
+  }
+  root.field("phases", phases.done());
+  Json links = Json::array();
+  for (const analyzer::DiffLinkRow& l : d.links) {
+    links.item(Json::object().num("src", l.src).num("dst", l.dst).num("bytes_a", l.bytes_a)
+                   .num("bytes_b", l.bytes_b).num("busy_a_ns", l.busy_a_ns)
+                   .num("busy_b_ns", l.busy_b_ns).done());
+  }
+  root.field("links", links.done());
+  return root.done() + "\n";
+}
+
 }  // namespace ringside::cli

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "bench.h"
+#include "diff_cmd.h"
 #include "export.h"
 #include "merge_cmd.h"
 #include "options.h"
@@ -20,6 +21,7 @@ constexpr Verb kVerbs[] = {
     {"merge", "merge rank files (or a folder of them) into one trace", runMerge},
     {"bench", "all-reduce bandwidth: ringside's ring and tree and Gloo, side by side", runBench},
     {"report", "where a trace's collective time went: text, md, html, json, csv", runReport},
+    {"diff", "A vs B by op and size: which trace is faster where, and by how much", runDiff},
     {"export", "a trace as Chrome/Perfetto trace-event JSON (--perfetto)", runExport},
     {"help", "show help for ringside or for one command", runHelp},
 };

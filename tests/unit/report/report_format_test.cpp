@@ -213,5 +213,125 @@ TEST(ReportHtml, SelfContainedWithCharts) {
   EXPECT_LT(html.find("Findings"), html.find("phase-timeline"));
 }
 
+
+// A diff as analyzer::diff() would build it: B faster at 4 KiB, slower at 1 MiB,
+// and a size only A measured.
+analyzer::Diff handBuiltDiff() {
+  analyzer::Diff d;
+  d.label_a = "ringside-ring";
+  d.label_b = "ringside-tree";
+  d.aligned = 6;
+  d.unmatched_a = 2;
+  analyzer::DiffRow fast{"allreduce", 4096, 8192, 3, 3, 180'000, 100'000, 1.8,
+                         "ringside-tree 1.8x faster than ringside-ring at 4 KiB-8 KiB (allreduce)"};
+  analyzer::DiffRow slow{"allreduce", 1 << 20, 2 << 20, 3, 3, 1'000'000, 2'500'000, 0.4,
+                         "ringside-ring 2.5x faster than ringside-tree at 1 MiB-2 MiB (allreduce)"};
+  analyzer::DiffRow only_a{"broadcast", 64, 128, 2, 0, 5'000, 0, 0, ""};
+  d.rows = {fast, slow, only_a};
+  d.verdicts = {fast.verdict, slow.verdict};
+  d.phases = {{"all-gather", 2'000'000, 3'000'000}, {"reduce-scatter", 1'000'000, 0}};
+  d.links = {{0, 1, 1 << 20, 2 << 20, 400'000, 900'000}};
+  return d;
+}
+
+TEST(DiffText, VerdictsFirstThenRowsPhasesLinks) {
+  std::string text = formatDiffText(handBuiltDiff());
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_LE(line.size(), kReportWidth) << line;
+  size_t verdict = text.find("ringside-tree 1.8x faster than ringside-ring at 4 KiB-8 KiB");
+  ASSERT_NE(verdict, std::string::npos) << text;
+  size_t rows = text.find("Collectives by op and size");
+  ASSERT_NE(rows, std::string::npos);
+  EXPECT_LT(verdict, rows);
+  EXPECT_LT(rows, text.find("Phases"));
+  EXPECT_LT(text.find("Phases"), text.find("Links"));
+  EXPECT_NE(text.find("1.80x"), std::string::npos);
+  EXPECT_NE(text.find("0.40x"), std::string::npos);
+  EXPECT_NE(text.find("6 collectives aligned"), std::string::npos);
+  EXPECT_NE(text.find("2 only in A"), std::string::npos);
+  EXPECT_NE(text.find("0->1"), std::string::npos);
+  // The size only A measured has no speed-up and no median for B.
+  size_t bcast = text.find("broadcast");
+  ASSERT_NE(bcast, std::string::npos);
+  std::string bcast_line = text.substr(bcast, text.find('\n', bcast) - bcast);
+  EXPECT_NE(bcast_line.find(" -"), std::string::npos) << bcast_line;
+}
+
+TEST(DiffText, NoVerdictsSaysSo) {
+  analyzer::Diff d;
+  std::string text = formatDiffText(d);
+  EXPECT_NE(text.find("none: no op and size"), std::string::npos) << text;
+  EXPECT_NE(text.find("(none)"), std::string::npos);
+}
+
+TEST(DiffMarkdown, VerdictsAsListThenTables) {
+  std::string md = formatDiffMarkdown(handBuiltDiff());
+  size_t v = md.find("- ringside-tree 1.8x faster");
+  ASSERT_NE(v, std::string::npos) << md;
+  EXPECT_LT(md.find("## Verdicts"), v);
+  EXPECT_LT(v, md.find("## Collectives by op and size"));
+  EXPECT_NE(md.find("| ---: |"), std::string::npos);
+  EXPECT_NE(md.find("## Phases"), std::string::npos);
+  EXPECT_NE(md.find("## Links"), std::string::npos);
+}
+
+TEST(DiffJson, ParsesAndHasStableKeys) {
+  analyzer::Diff d = handBuiltDiff();
+  d.label_a = "ring \"a\"";
+  std::string json = formatDiffJson(d);
+  EXPECT_TRUE(JsonCheck(json).ok()) << json;
+  for (const char* key :
+       {"\"schema\":\"ringside-diff/1\"", "\"schema_version\":1", "\"label_a\":\"ring \\\"a\\\"\"",
+        "\"label_b\":\"ringside-tree\"", "\"aligned\":6", "\"unmatched_a\":2", "\"unmatched_b\":0",
+        "\"verdicts\":[\"ringside-tree 1.8x", "\"rows\":[", "\"size_lo\":4096", "\"size_hi\":8192",
+        "\"count_a\":3", "\"median_a_ns\":180000", "\"median_b_ns\":100000", "\"speedup\":1.8",
+        "\"speedup\":null", "\"verdict\":\"\"", "\"phases\":[", "\"total_a_ns\":2000000",
+        "\"links\":[", "\"bytes_b\":2097152", "\"busy_b_ns\":900000"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
+  }
+  EXPECT_TRUE(JsonCheck(formatDiffJson(analyzer::Diff{})).ok());
+}
+
+TEST(DiffCsv, RowsTableWithRawNumbers) {
+  std::string csv = formatDiffCsv(handBuiltDiff());
+  std::istringstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header, "op,size_lo,size_hi,count_a,count_b,median_a_ns,median_b_ns,speedup,verdict");
+  std::getline(in, line);
+  EXPECT_EQ(line.rfind("allreduce,4096,8192,3,3,180000,100000,1.8000,", 0), 0u) << line;
+  int lines = 1;
+  while (std::getline(in, line)) ++lines;
+  EXPECT_EQ(lines, 3);
+  EXPECT_EQ(csv.find('\r'), std::string::npos);
+  EXPECT_NE(csv.find("broadcast,64,128,2,0,5000,0,,"), std::string::npos) << csv;
+}
+
+TEST(DiffHtml, SelfContainedWithColoredRowsAndSpeedupChart) {
+  std::string html = formatDiffHtml(handBuiltDiff());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  for (const char* external : {"http://", "https://", "<script", "src=", "<link"})
+    EXPECT_EQ(html.find(external), std::string::npos) << external;
+  EXPECT_LT(html.find("class=\"verdicts\""), html.find("<table>"));
+  EXPECT_NE(html.find("class=\"speedup-chart\""), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"faster\">"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"slower\">"), std::string::npos);
+  // One bar per size bucket measured on both sides: green (faster) and red (slower).
+  EXPECT_NE(html.find("fill=\"#2e7d32\""), std::string::npos);
+  EXPECT_NE(html.find("fill=\"#c62828\""), std::string::npos);
+  size_t bars = 0;
+  for (size_t p = html.find("<title>ringside-"); p != std::string::npos;
+       p = html.find("<title>ringside-", p + 1))
+    ++bars;
+  EXPECT_EQ(bars, 2u);
+  analyzer::Diff tricky = handBuiltDiff();
+  tricky.label_a = "<b>&";
+  std::string esc = formatDiffHtml(tricky);
+  EXPECT_EQ(esc.find("<b>&"), std::string::npos);
+  EXPECT_NE(esc.find("&lt;b&gt;&amp;"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ringside::cli
