@@ -649,7 +649,10 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
     l.dst = acc.dst;
     l.bytes = side.bytes;
     l.messages = side.messages;
-    l.busy_ns = side.busy.total();
+    // Busy time from the receiving side whenever it was recorded: a send returns once its bytes
+    // are in the socket buffer, so send-side durations say nothing about the link's rate.
+    int64_t recv_busy = acc.recv.busy.total();
+    l.busy_ns = recv_busy > 0 ? recv_busy : side.busy.total();
     l.from_recv = from_recv;
     l.mean_gbps = static_cast<double>(l.bytes) / window_ns;
     l.gbps_per_bin.resize(static_cast<size_t>(bins), 0.0);
@@ -903,9 +906,18 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   {  // slow link: bytes/busy < 1/3 of the median of links of the same phase group
     std::map<int, std::vector<std::pair<double, size_t>>> rates;  // group -> (rate, link)
     for (size_t li = 0; li < links.size(); ++li) {
-      const SideAcc& side = links[li].send.messages == 0 ? links[li].recv : links[li].send;
+      // Bytes from the send rows, busy time from the recv rows where the group has them (see
+      // LinkStats::busy_ns: send-side durations end when the bytes reach the socket buffer).
+      const SideAcc& recv_side = links[li].recv;
+      const SideAcc& side = links[li].send.messages == 0 ? recv_side : links[li].send;
       for (const auto& [group, acc] : side.by_group) {
         int64_t busy = acc.second.total();
+        for (const auto& [rgroup, racc] : recv_side.by_group) {
+          if (rgroup == group && racc.second.total() > 0) {
+            busy = racc.second.total();
+            break;
+          }
+        }
         if (busy > 0 && acc.first > 0) {
           rates[group].emplace_back(static_cast<double>(acc.first) / static_cast<double>(busy), li);
         }

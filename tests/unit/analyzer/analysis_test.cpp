@@ -108,10 +108,12 @@ TEST(AnalysisTest, ReferenceRingGolden) {
     EXPECT_EQ(l->bytes, 6000);  // 2 (n-1)/n x S x ... = 6 x 1000
     EXPECT_EQ(l->messages, 6);
     EXPECT_FALSE(l->from_recv);
-    EXPECT_EQ(l->busy_ns, r == 0 ? 1250 : 1200);
+    // Busy time from the recv rows (each ends 10 ns after its send): 6 x 200 ns + 6 x 10 ns,
+    // and rank 0's slower sends add 50 ns (step 4) and slow_extra.
+    EXPECT_EQ(l->busy_ns, r == 0 ? 1310 : 1260);
     EXPECT_EQ(a.traffic[static_cast<size_t>(r)][static_cast<size_t>((r + 1) % 4)], 6000);
     // Inside the collective [1000, 3600] = 2600 ns.
-    EXPECT_DOUBLE_EQ(l->busy_share_of_collectives, (r == 0 ? 1250.0 : 1200.0) / 2600.0);
+    EXPECT_DOUBLE_EQ(l->busy_share_of_collectives, (r == 0 ? 1310.0 : 1260.0) / 2600.0);
     double sum = 0;
     for (double g : l->gbps_per_bin) sum += g * static_cast<double>(a.bin_ns);
     EXPECT_NEAR(sum, 6000.0, 1e-6);  // bins hold every byte
@@ -198,6 +200,26 @@ TEST(AnalysisTest, SlowLinkIsNamedBottleneck) {
   EXPECT_EQ(f->severity, "problem");
 }
 
+// A send returns once its bytes are in the socket buffer, so on a real network every link looks
+// fast from the send side. The slow link shows in the receive side: rates use recv busy time.
+TEST(AnalysisTest, SlowLinkRateComesFromTheRecvSide) {
+  TraceBuilder t(4);
+  ringTrace(&t, 0, false);
+  // Link 1->2: the sends stay at 200 ns, the receives take 3000 ns more (overlapping).
+  for (auto& x : t.xfers) {
+    if (x.side == "recv" && x.src == 1) x.end += 3000;
+  }
+  Analysis a = run(t.build());
+  const LinkStats* l = findLink(a, 1, 2);
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->bytes, 6000);  // bytes and messages still from the send rows
+  EXPECT_EQ(l->messages, 6);
+  EXPECT_EQ(l->busy_ns, 300 * 5 + 210 + 3000);  // recv union [1600, 6310]
+  const Finding* f = findRule(a, "slow-link");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("1->2"), std::string::npos) << f->message;
+}
+
 TEST(AnalysisTest, TopologyIdleLinksAndCapacity) {
   TraceBuilder t(4);
   t.hosts_ = {"h0", "h1", "h2", "h3"};
@@ -219,8 +241,8 @@ TEST(AnalysisTest, TopologyIdleLinksAndCapacity) {
   const LinkStats* l = findLink(a, 1, 2);
   ASSERT_NE(l, nullptr);
   EXPECT_DOUBLE_EQ(l->capacity_gbps, 1.0);
-  EXPECT_DOUBLE_EQ(l->busy_gbps, 5.0);  // 6000 B / 1200 ns
-  EXPECT_DOUBLE_EQ(l->capacity_share, 5.0);
+  EXPECT_DOUBLE_EQ(l->busy_gbps, 6000.0 / 1260.0);  // send bytes / recv busy time
+  EXPECT_DOUBLE_EQ(l->capacity_share, 6000.0 / 1260.0);
   EXPECT_EQ(a.model_source, "topology");
   EXPECT_DOUBLE_EQ(a.alpha_s, 10e-6);
   // expected = 2(n-1) alpha + 2(n-1)/n S / bw = 6 x 10 us + 1.5 x 4000 B / 1 GB/s

@@ -65,7 +65,8 @@ struct OpBucket {
 struct LinkStats {
   int src = -1, dst = -1;
   int64_t bytes = 0, messages = 0;
-  int64_t busy_ns = 0;                 // union of its transfers' [start, end]
+  int64_t busy_ns = 0;                 // union of its transfers' [start, end]; from the recv rows
+                                       // when any were recorded (a send ends at the socket buffer)
   double mean_gbps = 0;                // bytes / window length
   double peak_gbps = 0;                // highest bin
   std::vector<double> gbps_per_bin;    // AnalysisOptions::bins values
@@ -74,7 +75,8 @@ struct LinkStats {
   // Additions (analyzer):
   double busy_gbps = 0;                // bytes / busy_ns: the rate while it was busy
   double capacity_share = -1;          // busy_gbps / capacity_gbps; -1 when capacity unknown
-  bool from_recv = false;              // counted from side='recv' rows (no send rows recorded)
+  bool from_recv = false;              // bytes and messages counted from side='recv' rows
+                                       // (no send rows recorded)
 };
 
 // A link that exists (topology, or the full mesh of a host's ranks) but
