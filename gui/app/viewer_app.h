@@ -1,0 +1,28 @@
+// gui/viewer_app.h — `ringside-view`: options, the loader thread, the frame loop.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ringside::gui {
+
+struct ViewerOptions {
+  std::vector<std::string> traces;  // 1, or 2 for A/B (the second is loaded later by compare)
+  std::string screenshot;           // write a PNG after `frames` frames, then exit
+  int frames = 3;
+  int width = 1280, height = 800;
+  std::string view = "timeline";    // timeline|topology|matrix|stats|compare
+  int select = -1;                  // collective index (order of first start)
+  std::string range;                // START:END from the trace start, e.g. 1ms:2.5ms
+  double range_start_ns = -1, range_end_ns = -1;  // parsed from `range`
+  bool light = false;
+};
+
+// Parses argv after the program name. Returns 0 ok, 2 usage error (message in *error),
+// -1 help was asked for (*error holds the help text).
+int parseViewerArgs(const std::vector<std::string>& args, ViewerOptions* out, std::string* error);
+std::string viewerHelp();
+
+int runViewer(const ViewerOptions& options);
+
+}  // namespace ringside::gui

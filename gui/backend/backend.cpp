@@ -1,0 +1,132 @@
+#include "backend.h"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ringside::gui {
+namespace {
+
+std::string* g_glfw_error = nullptr;
+
+void onGlfwError(int code, const char* text) {
+  if (g_glfw_error != nullptr && g_glfw_error->empty()) {
+    *g_glfw_error = "GLFW error " + std::to_string(code) + ": " + (text ? text : "");
+  }
+}
+
+}  // namespace
+
+Backend::~Backend() {
+  if (gl_backend_) ImGui_ImplOpenGL3_Shutdown();
+  if (glfw_backend_) ImGui_ImplGlfw_Shutdown();
+  if (imgui_) ImGui::DestroyContext();
+  if (window_ != nullptr) glfwDestroyWindow(window_);
+  if (glfw_) glfwTerminate();
+}
+
+bool Backend::init(const BackendOptions& options, std::string* error) {
+  std::string glfw_error;
+  g_glfw_error = &glfw_error;
+  glfwSetErrorCallback(onGlfwError);
+  auto fail = [&](const std::string& what) {
+    *error = what + (glfw_error.empty() ? "" : " (" + glfw_error + ")");
+    g_glfw_error = nullptr;
+    return false;
+  };
+  if (!glfwInit()) return fail("cannot start GLFW: no display? (set DISPLAY, or use xvfb-run)");
+  glfw_ = true;
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  glfwWindowHint(GLFW_VISIBLE, options.visible ? GLFW_TRUE : GLFW_FALSE);
+  window_ = glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
+  if (window_ == nullptr) return fail("cannot open an OpenGL 3.0 window");
+  glfwMakeContextCurrent(window_);
+  glfwSwapInterval(options.visible ? 1 : 0);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  imgui_ = true;
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // no imgui.ini litter
+  io.LogFilename = nullptr;
+  io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  setDark(options.dark);
+  if (!ImGui_ImplGlfw_InitForOpenGL(window_, true)) return fail("ImGui GLFW backend failed");
+  glfw_backend_ = true;
+  if (!ImGui_ImplOpenGL3_Init("#version 130")) return fail("ImGui OpenGL3 backend failed");
+  gl_backend_ = true;
+  g_glfw_error = nullptr;
+  return true;
+}
+
+bool Backend::shouldClose() const { return window_ == nullptr || glfwWindowShouldClose(window_); }
+
+void Backend::requestClose() {
+  if (window_ != nullptr) glfwSetWindowShouldClose(window_, GLFW_TRUE);
+}
+
+void Backend::beginFrame(double wait_s) {
+  if (wait_s > 0) {
+    glfwWaitEventsTimeout(wait_s);
+  } else {
+    glfwPollEvents();
+  }
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+}
+
+void Backend::render() {
+  ImGui::Render();
+  int w = 0, h = 0;
+  glfwGetFramebufferSize(window_, &w, &h);
+  glViewport(0, 0, w, h);
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glClearColor(bg.x, bg.y, bg.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+void Backend::present() { glfwSwapBuffers(window_); }
+
+bool Backend::readPixels(std::vector<uint8_t>* rgb, int* width, int* height) {
+  int w = 0, h = 0;
+  glfwGetFramebufferSize(window_, &w, &h);
+  if (w <= 0 || h <= 0) return false;
+  std::vector<uint8_t> flipped(static_cast<size_t>(w) * static_cast<size_t>(h) * 3);
+  glFinish();
+  glReadBuffer(GL_BACK);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, flipped.data());
+  if (glGetError() != GL_NO_ERROR) return false;
+  // OpenGL's rows run bottom to top.
+  const size_t stride = static_cast<size_t>(w) * 3;
+  rgb->resize(flipped.size());
+  for (int y = 0; y < h; ++y) {
+    std::copy_n(flipped.begin() + static_cast<std::ptrdiff_t>(stride * static_cast<size_t>(h - 1 - y)),
+                stride, rgb->begin() + static_cast<std::ptrdiff_t>(stride * static_cast<size_t>(y)));
+  }
+  *width = w;
+  *height = h;
+  return true;
+}
+
+void Backend::setDark(bool dark) {
+  dark_ = dark;
+  if (dark) {
+    ImGui::StyleColorsDark();
+  } else {
+    ImGui::StyleColorsLight();
+  }
+}
+
+void Backend::setTitle(const std::string& title) {
+  if (window_ != nullptr) glfwSetWindowTitle(window_, title.c_str());
+}
+
+}  // namespace ringside::gui

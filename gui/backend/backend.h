@@ -1,0 +1,51 @@
+// gui/backend.h — the one place that knows about GLFW and OpenGL.
+//
+// Owns the window, the OpenGL 3 context and the ImGui context (with ImGui's
+// GLFW and OpenGL3 backends). Views only call ImGui; they never see the window
+// system. ImGui's imgui.ini is disabled: the viewer leaves no files behind.
+// Errors: false + one line in *error. Threads: UI thread only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct GLFWwindow;
+
+namespace ringside::gui {
+
+struct BackendOptions {
+  std::string title = "ringside";
+  int width = 1280, height = 800;
+  bool visible = true;  // false: a hidden window, for --screenshot
+  bool dark = true;
+};
+
+class Backend {
+ public:
+  Backend() = default;
+  ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  bool init(const BackendOptions& options, std::string* error);
+  bool shouldClose() const;
+  void requestClose();
+  // Polls events (or waits up to `wait_s` for one when > 0) and starts an ImGui frame.
+  void beginFrame(double wait_s = 0);
+  // Renders the ImGui frame into the back buffer; present() shows it.
+  void render();
+  void present();
+  // The back buffer after render(), RGB, rows top to bottom.
+  bool readPixels(std::vector<uint8_t>* rgb, int* width, int* height);
+  void setDark(bool dark);
+  bool dark() const { return dark_; }
+  void setTitle(const std::string& title);
+
+ private:
+  GLFWwindow* window_ = nullptr;
+  bool imgui_ = false, glfw_ = false, gl_backend_ = false, glfw_backend_ = false;
+  bool dark_ = true;
+};
+
+}  // namespace ringside::gui

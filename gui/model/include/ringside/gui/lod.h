@@ -1,0 +1,69 @@
+// gui/lod.h — level of detail and hit-testing for the timeline, in pixels.
+//
+// Pure functions of the model and a TimeAxis, so each frame draws only what is
+// visible and at most a few items per pixel: events narrower than a few pixels
+// merge into one counted block, counters keep min and max per pixel column.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ringside/gui/timeline_model.h"
+
+namespace ringside::gui {
+
+// Maps trace time [t0, t1] onto pixels [x0, x0 + width].
+struct TimeAxis {
+  int64_t t0 = 0, t1 = 1;
+  float x0 = 0, width = 1;
+  double nsPerPixel() const { return static_cast<double>(t1 - t0) / width; }
+  float toX(int64_t t) const;
+  int64_t toTime(float x) const;
+};
+
+// One thing to draw on a row: a single event (count == 1) or a block of `count`
+// merged events starting at events[first].
+struct DrawItem {
+  float x0 = 0, x1 = 0;  // clipped to the axis
+  int64_t start_ns = 0, end_ns = 0;
+  int first = 0;
+  int count = 1;
+};
+
+// Events of `row` visible on `axis`. An event narrower than `min_px` merges with its
+// narrow neighbours into one block while the gap between them is below `min_px`.
+std::vector<DrawItem> lodEvents(const EventRow& row, const TimeAxis& axis, float min_px = 3.0f);
+
+// One pixel column of a counter: the min and max of the bins it covers.
+struct CounterColumn {
+  float x = 0;
+  double min = 0, max = 0;
+};
+// At most one column per pixel; columns outside the counter's time range are left out.
+std::vector<CounterColumn> downsampleCounter(const Counter& counter, const TimeAxis& axis);
+
+// Vertical layout of the lanes: rank lanes expand to one line per row unless collapsed.
+struct LaneLayout {
+  float y = 0, height = 0;
+  float header = 0;  // the lane's name line
+  float row_height = 0;
+  bool collapsed = false;
+};
+struct LayoutOptions {
+  float line = 18.0f;          // one row of events / the header line
+  float counter_height = 40.0f;
+  float gap = 4.0f;
+};
+std::vector<LaneLayout> layoutLanes(const TimelineModel& model, const std::vector<bool>& collapsed,
+                                    float top, const LayoutOptions& options = {});
+
+struct Hit {
+  int lane = -1, row = -1;  // row -1: the lane header or a link's counter
+  int event = -1;           // index into the row's events; -1 when none
+  int count = 0;            // > 1: a merged block starting at `event`
+};
+// What is at pixel (x, y): the draw item under x (with `slack_px` tolerance) on the row under y.
+Hit hitTest(const TimelineModel& model, const std::vector<LaneLayout>& layout,
+            const TimeAxis& axis, float x, float y, float min_px = 3.0f, float slack_px = 2.0f);
+
+}  // namespace ringside::gui

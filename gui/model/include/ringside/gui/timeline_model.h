@@ -1,0 +1,96 @@
+// gui/timeline_model.h — what the viewer's timeline shows, as plain values.
+//
+// Built once from a trace (storage::TraceReader + analyzer::analyze()); the views
+// only read it. Lanes: one per rank (row 0 its collectives, row 1 their phases),
+// then one per directed link (bytes/s over time as a counter). Events of a row
+// are sorted by start. Nothing here touches OpenGL or ImGui, so all of it is
+// unit-tested without a display.
+// Errors: false + one line in *error; nothing throws.
+// Threads: load() may run on a loader thread; the result is handed to the UI
+// thread whole (move) and is read-only afterwards.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ringside/analyzer/analysis.h"
+
+namespace ringside::gui {
+
+enum class LaneKind { kRank, kLink };
+
+// One interval on a row: a collective call on a rank, or one phase of it.
+struct TimelineEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int32_t label = 0;        // index into TimelineModel::labels (op or phase name)
+  int32_t collective = -1;  // index into Analysis::collectives; -1 when unmatched
+  bool failed = false;
+};
+
+// A row of events, with the running maximum of end_ns so that the first event
+// reaching into a view can be found by binary search even when events overlap.
+struct EventRow {
+  std::string name;  // "collectives", "phases"
+  std::vector<TimelineEvent> events;
+  std::vector<int64_t> max_end_prefix;  // max(events[0..i].end_ns)
+  void finish();                        // sort by start, fill max_end_prefix
+};
+
+// A counter sampled in uniform bins: values[i] covers [start + i*bin, start + (i+1)*bin).
+struct Counter {
+  int64_t start_ns = 0;
+  int64_t bin_ns = 1;
+  std::vector<double> values;  // bytes per second
+  double max_value = 0;
+};
+
+struct Lane {
+  LaneKind kind = LaneKind::kRank;
+  std::string name;        // "rank 3", "0 -> 1"
+  int rank = -1;           // kRank
+  int src = -1, dst = -1;  // kLink
+  std::vector<EventRow> rows;  // kRank: collectives, phases
+  Counter counter;             // kLink: bytes/s
+};
+
+struct TimelineModel {
+  std::string path;
+  analyzer::Analysis analysis;
+  std::vector<Lane> lanes;          // ranks first (by rank), then links (by src, dst)
+  std::vector<std::string> labels;  // interned op and phase names
+  int64_t start_ns = 0, end_ns = 0; // the whole trace
+
+  int label(const std::string& name);  // interns
+  // Every (lane, row, event) of collective instance `collective` (one per rank that recorded it).
+  struct EventRef {
+    int lane = -1, row = -1, event = -1;
+  };
+  std::vector<EventRef> eventsOfCollective(int collective) const;
+};
+
+struct LoadOptions {
+  int counter_bins = 2048;  // resolution of the link counters over the whole trace
+  std::function<void(double fraction)> progress;  // 0..1, from the loading thread
+};
+
+// Reads and analyzes the trace at `path`.
+bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineModel* out,
+                  std::string* error);
+
+// Builds lanes from an analysis and per-rank collective rows (used by loadTimeline and by
+// the tests, which make models without a trace file).
+struct RankCall {
+  int rank = -1;
+  std::string comm;
+  int64_t seq = 0;
+  std::string op;
+  int64_t start_ns = 0, end_ns = 0;
+  bool failed = false;
+};
+void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& calls,
+                   TimelineModel* out);
+
+}  // namespace ringside::gui

@@ -1,0 +1,137 @@
+#include "ringside/gui/lod.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ringside::gui {
+
+float TimeAxis::toX(int64_t t) const {
+  return x0 + static_cast<float>(static_cast<double>(t - t0) / nsPerPixel());
+}
+
+int64_t TimeAxis::toTime(float x) const {
+  return t0 + static_cast<int64_t>(std::llround(static_cast<double>(x - x0) * nsPerPixel()));
+}
+
+std::vector<DrawItem> lodEvents(const EventRow& row, const TimeAxis& axis, float min_px) {
+  std::vector<DrawItem> items;
+  const auto& ev = row.events;
+  if (ev.empty() || axis.t1 <= axis.t0 || axis.width <= 0) return items;
+  // First event that may reach into the view: its running max end is >= t0.
+  auto first = std::lower_bound(row.max_end_prefix.begin(), row.max_end_prefix.end(), axis.t0);
+  const float left = axis.x0, right = axis.x0 + axis.width;
+  DrawItem block;
+  bool open = false;
+  auto flush = [&] {
+    if (open) items.push_back(block);
+    open = false;
+  };
+  for (size_t i = static_cast<size_t>(first - row.max_end_prefix.begin()); i < ev.size(); ++i) {
+    const TimelineEvent& e = ev[i];
+    if (e.start_ns > axis.t1) break;
+    if (e.end_ns < axis.t0) continue;  // behind a long earlier event
+    float x0 = std::max(left, axis.toX(e.start_ns));
+    float x1 = std::min(right, axis.toX(e.end_ns));
+    if (x1 - x0 >= min_px) {
+      flush();
+      items.push_back({x0, x1, e.start_ns, e.end_ns, static_cast<int>(i), 1});
+      continue;
+    }
+    if (open && x0 <= block.x1 + min_px) {
+      block.x1 = std::max(block.x1, x1);
+      block.end_ns = std::max(block.end_ns, e.end_ns);
+      ++block.count;
+      continue;
+    }
+    flush();
+    block = {x0, x1, e.start_ns, e.end_ns, static_cast<int>(i), 1};
+    open = true;
+  }
+  flush();
+  // A lone narrow event stays itself; a block is drawn at least min_px wide.
+  for (DrawItem& it : items) {
+    if (it.x1 - it.x0 < min_px) it.x1 = std::min(right, it.x0 + min_px);
+  }
+  return items;
+}
+
+std::vector<CounterColumn> downsampleCounter(const Counter& counter, const TimeAxis& axis) {
+  std::vector<CounterColumn> cols;
+  const int64_t n = static_cast<int64_t>(counter.values.size());
+  if (n == 0 || axis.t1 <= axis.t0 || axis.width <= 0) return cols;
+  const int64_t c_end = counter.start_ns + n * counter.bin_ns;
+  const int pixels = static_cast<int>(std::ceil(axis.width));
+  cols.reserve(static_cast<size_t>(pixels));
+  for (int px = 0; px < pixels; ++px) {
+    int64_t a = axis.toTime(axis.x0 + static_cast<float>(px));
+    int64_t b = axis.toTime(axis.x0 + static_cast<float>(px + 1));
+    if (b <= counter.start_ns || a >= c_end) continue;
+    a = std::max(a, counter.start_ns);
+    b = std::min(b, c_end);
+    int64_t i0 = (a - counter.start_ns) / counter.bin_ns;
+    int64_t i1 = std::max(i0, (b - 1 - counter.start_ns) / counter.bin_ns);
+    i1 = std::min(i1, n - 1);
+    CounterColumn c;
+    c.x = axis.x0 + static_cast<float>(px);
+    c.min = c.max = counter.values[static_cast<size_t>(i0)];
+    for (int64_t i = i0 + 1; i <= i1; ++i) {
+      c.min = std::min(c.min, counter.values[static_cast<size_t>(i)]);
+      c.max = std::max(c.max, counter.values[static_cast<size_t>(i)]);
+    }
+    cols.push_back(c);
+  }
+  return cols;
+}
+
+std::vector<LaneLayout> layoutLanes(const TimelineModel& model, const std::vector<bool>& collapsed,
+                                    float top, const LayoutOptions& options) {
+  std::vector<LaneLayout> out;
+  out.reserve(model.lanes.size());
+  float y = top;
+  for (size_t i = 0; i < model.lanes.size(); ++i) {
+    const Lane& lane = model.lanes[i];
+    LaneLayout l;
+    l.y = y;
+    l.header = options.line;
+    l.row_height = options.line;
+    l.collapsed = i < collapsed.size() && collapsed[i];
+    float body = 0;
+    if (!l.collapsed) {
+      body = lane.kind == LaneKind::kRank ? options.line * static_cast<float>(lane.rows.size())
+                                          : options.counter_height;
+    }
+    l.height = l.header + body;
+    out.push_back(l);
+    y += l.height + options.gap;
+  }
+  return out;
+}
+
+Hit hitTest(const TimelineModel& model, const std::vector<LaneLayout>& layout,
+            const TimeAxis& axis, float x, float y, float min_px, float slack_px) {
+  Hit hit;
+  for (size_t i = 0; i < layout.size() && i < model.lanes.size(); ++i) {
+    const LaneLayout& l = layout[i];
+    if (y < l.y || y >= l.y + l.height) continue;
+    hit.lane = static_cast<int>(i);
+    const Lane& lane = model.lanes[i];
+    float in_body = y - l.y - l.header;
+    if (l.collapsed || in_body < 0 || lane.kind != LaneKind::kRank) return hit;
+    int row = static_cast<int>(in_body / l.row_height);
+    if (row < 0 || row >= static_cast<int>(lane.rows.size())) return hit;
+    hit.row = row;
+    float best = slack_px + 1;
+    for (const DrawItem& it : lodEvents(lane.rows[static_cast<size_t>(row)], axis, min_px)) {
+      float d = x < it.x0 ? it.x0 - x : (x > it.x1 ? x - it.x1 : 0.0f);
+      if (d <= slack_px && d < best) {
+        best = d;
+        hit.event = it.first;
+        hit.count = it.count;
+      }
+    }
+    return hit;
+  }
+  return hit;
+}
+
+}  // namespace ringside::gui

@@ -1,0 +1,195 @@
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include "ringside/gui/lod.h"
+#include "ringside/gui/png_writer.h"
+#include "ringside/gui/timeline_model.h"
+#include "ringside/gui/view_state.h"
+
+namespace ringside::gui {
+namespace {
+
+// Two ranks, three allreduces; rank 1 enters each one 10 ns late. One link 0 -> 1.
+TimelineModel threeCollectives() {
+  analyzer::Analysis a;
+  a.world_size = 2;
+  a.ranks_present = {0, 1};
+  a.start_ns = 0;
+  a.end_ns = 1000;
+  a.bin_ns = 100;
+  for (int s = 0; s < 3; ++s) {
+    analyzer::CollectiveInstance c;
+    c.comm = "w";
+    c.seq = s;
+    c.op = "allreduce";
+    a.collectives.push_back(c);
+  }
+  analyzer::LinkStats l;
+  l.src = 0;
+  l.dst = 1;
+  l.gbps_per_bin = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  a.links.push_back(l);
+  a.phases.push_back({"w", 0, 0, "reduce-scatter", 100, 150, 1, -1, 0, true});
+  std::vector<RankCall> calls;
+  for (int r : {1, 0}) {
+    for (int s = 2; s >= 0; --s) {
+      calls.push_back({r, "w", s, "allreduce", s * 300 + r * 10, s * 300 + 200, false});
+    }
+  }
+  TimelineModel m;
+  buildTimeline(a, calls, &m);
+  return m;
+}
+
+TEST(TimelineModel, LanesPerRankThenPerLinkSorted) {
+  TimelineModel m = threeCollectives();
+  ASSERT_EQ(m.lanes.size(), 3u);
+  EXPECT_EQ(m.lanes[0].name, "rank 0");
+  EXPECT_EQ(m.lanes[1].name, "rank 1");
+  EXPECT_EQ(m.lanes[2].kind, LaneKind::kLink);
+  EXPECT_EQ(m.lanes[2].name, "0 -> 1");
+  const auto& ev = m.lanes[1].rows[0].events;
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(ev[0].start_ns, 10);
+  EXPECT_EQ(ev[2].start_ns, 610);
+  EXPECT_EQ(ev[2].collective, 2);
+  EXPECT_EQ(m.lanes[0].rows[1].events.size(), 1u);
+  EXPECT_EQ(m.labels[static_cast<size_t>(m.lanes[0].rows[1].events[0].label)], "reduce-scatter");
+  EXPECT_DOUBLE_EQ(m.lanes[2].counter.values[9], 9e9);  // GB/s = bytes/ns
+  EXPECT_EQ(m.start_ns, 0);
+  EXPECT_EQ(m.end_ns, 1000);
+}
+
+TEST(TimelineModel, SelectionFindsTheCollectiveOnEveryRank) {
+  TimelineModel m = threeCollectives();
+  auto refs = m.eventsOfCollective(1);
+  ASSERT_EQ(refs.size(), 2u);
+  EXPECT_EQ(refs[0].lane, 0);
+  EXPECT_EQ(refs[1].lane, 1);
+  EXPECT_EQ(m.lanes[1].rows[0].events[static_cast<size_t>(refs[1].event)].start_ns, 310);
+  EXPECT_TRUE(m.eventsOfCollective(-1).empty());
+}
+
+TEST(Lod, WideEventsStayNarrowOnesMergeIntoCountedBlocks) {
+  EventRow row;
+  row.events.push_back({0, 1000, 0, -1, false});  // 100 px
+  for (int i = 0; i < 10; ++i) row.events.push_back({2000 + i * 10, 2005 + i * 10, 0, -1, false});
+  row.events.push_back({5000, 6000, 0, -1, false});
+  row.finish();
+  TimeAxis axis{0, 10000, 0, 1000};  // 10 ns per px
+  auto items = lodEvents(row, axis, 3.0f);
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0].count, 1);
+  EXPECT_FLOAT_EQ(items[0].x1, 100);
+  EXPECT_EQ(items[1].count, 10);
+  EXPECT_EQ(items[1].first, 1);
+  EXPECT_EQ(items[1].end_ns, 2095);
+  EXPECT_EQ(items[2].first, 11);
+  // Zoomed in on the narrow ones: each is its own item.
+  auto close = lodEvents(row, TimeAxis{2000, 2100, 0, 1000}, 3.0f);
+  EXPECT_EQ(close.size(), 10u);
+  for (const DrawItem& it : close) EXPECT_EQ(it.count, 1);
+}
+
+TEST(Lod, LongEventStartingBeforeTheViewIsFound) {
+  EventRow row;
+  row.events.push_back({0, 10000, 0, -1, false});
+  row.events.push_back({100, 200, 0, -1, false});
+  row.finish();
+  auto items = lodEvents(row, TimeAxis{5000, 6000, 0, 100}, 3.0f);
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].first, 0);
+  EXPECT_FLOAT_EQ(items[0].x0, 0);
+  EXPECT_FLOAT_EQ(items[0].x1, 100);
+}
+
+TEST(Lod, CounterKeepsMinAndMaxPerPixel) {
+  Counter c;
+  c.start_ns = 0;
+  c.bin_ns = 10;
+  c.values = {1, 5, 2, 8, 3, 3, 0, 9};
+  auto cols = downsampleCounter(c, TimeAxis{0, 80, 0, 2});  // 4 bins per pixel
+  ASSERT_EQ(cols.size(), 2u);
+  EXPECT_EQ(cols[0].min, 1);
+  EXPECT_EQ(cols[0].max, 8);
+  EXPECT_EQ(cols[1].min, 0);
+  EXPECT_EQ(cols[1].max, 9);
+  // Outside the counter's time: no columns.
+  EXPECT_TRUE(downsampleCounter(c, TimeAxis{100, 200, 0, 10}).empty());
+}
+
+TEST(Lod, HitTestFindsEventUnderPixel) {
+  TimelineModel m = threeCollectives();
+  std::vector<bool> collapsed(m.lanes.size(), false);
+  LayoutOptions o{20, 40, 4};
+  auto layout = layoutLanes(m, collapsed, 100, o);
+  ASSERT_EQ(layout.size(), 3u);
+  EXPECT_FLOAT_EQ(layout[1].y, 100 + 60 + 4);
+  TimeAxis axis{0, 1000, 0, 1000};
+  // Rank 1, collectives row (header 20 px), x = 350 ns: its second allreduce.
+  Hit h = hitTest(m, layout, axis, 350, layout[1].y + 25);
+  EXPECT_EQ(h.lane, 1);
+  EXPECT_EQ(h.row, 0);
+  EXPECT_EQ(h.event, 1);
+  EXPECT_EQ(h.count, 1);
+  // Between collectives: nothing.
+  EXPECT_EQ(hitTest(m, layout, axis, 250, layout[1].y + 25).event, -1);
+  // Folded lane: only the header.
+  collapsed[1] = true;
+  layout = layoutLanes(m, collapsed, 100, o);
+  EXPECT_FLOAT_EQ(layout[1].height, 20);
+  h = hitTest(m, layout, axis, 350, layout[1].y + 5);
+  EXPECT_EQ(h.lane, 1);
+  EXPECT_EQ(h.event, -1);
+}
+
+TEST(ViewState, ZoomKeepsTheCursorTimeAndUndoRedo) {
+  ViewState v;
+  v.setLimits(0, 1000000);
+  v.zoomAt(0.25, 0.5);
+  EXPECT_EQ(v.range().t0, 125000);
+  EXPECT_EQ(v.range().t1, 625000);
+  v.commit();
+  v.panPixels(100, 1000);  // one tenth of the span to the left
+  EXPECT_EQ(v.range().t0, 75000);
+  v.commit();
+  EXPECT_TRUE(v.undo());
+  EXPECT_EQ(v.range().t0, 125000);
+  EXPECT_TRUE(v.undo());
+  EXPECT_EQ(v.range(), (TimeRange{0, 1000000}));
+  EXPECT_FALSE(v.undo());
+  EXPECT_TRUE(v.redo());
+  EXPECT_EQ(v.range().t0, 125000);
+  v.fit();
+  EXPECT_EQ(v.range(), v.limits());
+  v.zoomAt(0.5, 1e-9);
+  EXPECT_EQ(v.range().t1 - v.range().t0, ViewState::kMinSpanNs);
+}
+
+TEST(Png, EncodesAValidImage) {
+  std::vector<uint8_t> px = {255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9};
+  std::vector<uint8_t> png;
+  std::string err;
+  ASSERT_TRUE(encodePng(px, 2, 2, 3, &png, &err)) << err;
+  ASSERT_GT(png.size(), 8u + 25u);
+  EXPECT_EQ(png[1], 'P');
+  EXPECT_EQ(png[12], 'I');  // IHDR first
+  EXPECT_EQ(png[19], 2);    // width 2
+  // IHDR's CRC matches.
+  uint32_t crc = crc32Png(png.data() + 12, 17);
+  uint32_t stored = (uint32_t{png[29]} << 24) | (uint32_t{png[30]} << 16) | (uint32_t{png[31]} << 8) | png[32];
+  EXPECT_EQ(crc, stored);
+  EXPECT_EQ(crc32Png(reinterpret_cast<const uint8_t*>("123456789"), 9), 0xCBF43926u);
+  // IDAT inflates to 2 rows of filter byte + 6 bytes.
+  uint32_t len = (uint32_t{png[33]} << 24) | (uint32_t{png[34]} << 16) | (uint32_t{png[35]} << 8) | png[36];
+  std::vector<uint8_t> raw(14);
+  uLongf raw_len = raw.size();
+  ASSERT_EQ(uncompress(raw.data(), &raw_len, png.data() + 41, len), Z_OK);
+  EXPECT_EQ(raw_len, 14u);
+  EXPECT_EQ(raw[7], 0);
+  EXPECT_EQ(raw[13], 9);
+  EXPECT_FALSE(encodePng(px, 3, 2, 3, &png, &err));
+}
+
+}  // namespace
+}  // namespace ringside::gui
