@@ -31,7 +31,11 @@ bool inSelf(void* p) {
 
 int collectNames(dl_phdr_info* info, size_t, void* data) {
   auto* names = static_cast<std::vector<std::string>*>(data);
-  if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') names->emplace_back(info->dlpi_name);
+  // Never ourselves: dlopen of a preloaded library from an exit handler runs
+  // its initialisers again (seen with glibc 2.36), and we are not the answer.
+  if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0' &&
+      reinterpret_cast<const void*>(info->dlpi_addr) != selfBase())
+    names->emplace_back(info->dlpi_name);
   return 0;
 }
 
