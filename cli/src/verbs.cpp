@@ -10,6 +10,7 @@
 #include "options.h"
 #include "record.h"
 #include "report.h"
+#include "view_cmd.h"
 
 namespace ringside::cli {
 namespace {
@@ -23,6 +24,7 @@ constexpr Verb kVerbs[] = {
     {"report", "where a trace's collective time went: text, md, html, json, csv", runReport},
     {"diff", "A vs B by op and size: which trace is faster where, and by how much", runDiff},
     {"export", "a trace as Chrome/Perfetto trace-event JSON (--perfetto)", runExport},
+    {"view", "open traces in the desktop viewer (timeline of ranks and links)", runView},
     {"help", "show help for ringside or for one command", runHelp},
 };
 

@@ -35,13 +35,10 @@ TEST(Verbs, TableHasTheVerbsThatExist) {
   EXPECT_NE(findVerb("export"), nullptr);
   EXPECT_NE(findVerb("report"), nullptr);
   EXPECT_NE(findVerb("diff"), nullptr);
-  EXPECT_EQ(findVerb("view"), nullptr);
+  EXPECT_NE(findVerb("view"), nullptr);  // execs ringside-view; says so when the build has none
   std::string help = topLevelHelp();
   for (const Verb& verb : verbs())
     EXPECT_NE(help.find("  " + std::string(verb.name)), std::string::npos);
-  for (const char* future : {"view"}) {
-    EXPECT_EQ(help.find(std::string("  ") + future + " "), std::string::npos) << future;
-  }
 }
 
 TEST(Verbs, HelpAndVersion) {
