@@ -14,7 +14,7 @@ PACKAGES=(
   # the library we trace, and the PyTorch the DDP sample runs on
   libgloo-dev python3 python3-torch
   # the viewer (RINGSIDE_GUI) and its headless tests
-  libglfw3-dev libimgui-dev xvfb xauth mesa-utils libgl1-mesa-dri xdotool
+  libglfw3-dev libimgui-dev zlib1g-dev xvfb xauth mesa-utils libgl1-mesa-dri xdotool
   # `ringside report --format html` screenshot test (tests/unit/report)
   chromium
 )
