@@ -13,6 +13,7 @@
 #include <tuple>
 #include <utility>
 
+#include "interval_union.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::analyzer {
@@ -21,31 +22,7 @@ namespace {
 using storage::CollectiveRow;
 using storage::TransferRow;
 
-// Total length of a union of intervals fed in order of start.
-class IntervalUnion {
- public:
-  void add(int64_t start, int64_t end) {
-    if (end < start) end = start;
-    if (!open_) {
-      open_ = true;
-      start_ = start;
-      end_ = end;
-    } else if (start > end_) {
-      closed_ += end_ - start_;
-      start_ = start;
-      end_ = end;
-    } else if (end > end_) {
-      end_ = end;
-    }
-  }
-  int64_t total() const { return closed_ + (open_ ? end_ - start_ : 0); }
-
- private:
-  bool open_ = false;
-  int64_t start_ = 0;
-  int64_t end_ = 0;
-  int64_t closed_ = 0;
-};
+using detail::IntervalUnion;
 
 // First and last instant seen.
 struct Span {

@@ -219,16 +219,9 @@ bool adoptLauncherIdentity() {
 int runBench(std::span<const std::string> args) {
   BenchOptions options;
   std::string error;
-  switch (parseBenchArgs(args, &options, &error)) {
-    case ParseStatus::kHelp:
-      std::cout << benchHelp();
-      return kExitOk;
-    case ParseStatus::kError:
-      std::cerr << kPrefix << error << "\n";
-      return kExitUsage;
-    case ParseStatus::kOk:
-      break;
-  }
+  if (int code = handleParseOutcome(parseBenchArgs(args, &options, &error), benchHelp, kPrefix, error);
+      code >= 0)
+    return code;
   if (!glooBenchAvailable()) {
     for (BenchAlgo algo : options.algos) {
       if (isGlooAlgo(algo)) {

@@ -71,16 +71,9 @@ std::string diffHelp() {
 int runDiff(std::span<const std::string> args) {
   DiffCliOptions options;
   std::string error;
-  switch (parseDiffArgs(args, &options, &error)) {
-    case ParseStatus::kHelp:
-      std::cout << diffHelp();
-      return kExitOk;
-    case ParseStatus::kError:
-      std::cerr << kPrefix << error << "\n";
-      return kExitUsage;
-    case ParseStatus::kOk:
-      break;
-  }
+  if (int code = handleParseOutcome(parseDiffArgs(args, &options, &error), diffHelp, kPrefix, error);
+      code >= 0)
+    return code;
   analyzer::Topology topology;
   analyzer::AnalysisOptions analysis_options;
   if (!options.topology.empty()) {

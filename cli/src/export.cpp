@@ -65,16 +65,9 @@ std::string exportHelp() {
 int runExport(std::span<const std::string> args) {
   ExportCliOptions options;
   std::string error;
-  switch (parseExportArgs(args, &options, &error)) {
-    case ParseStatus::kHelp:
-      std::cout << exportHelp();
-      return kExitOk;
-    case ParseStatus::kError:
-      std::cerr << kPrefix << error << "\n";
-      return kExitUsage;
-    case ParseStatus::kOk:
-      break;
-  }
+  if (int code = handleParseOutcome(parseExportArgs(args, &options, &error), exportHelp, kPrefix, error);
+      code >= 0)
+    return code;
   std::unique_ptr<storage::TraceReader> reader = openReportTrace(options.trace, &error);
   if (!reader) {
     std::cerr << kPrefix << error << "\n";

@@ -105,16 +105,9 @@ std::string mergeHelp() {
 int runMerge(std::span<const std::string> args) {
   MergeCliOptions options;
   std::string error;
-  switch (parseMergeArgs(args, &options, &error)) {
-    case ParseStatus::kHelp:
-      std::cout << mergeHelp();
-      return kExitOk;
-    case ParseStatus::kError:
-      std::cerr << kPrefix << error << "\n";
-      return kExitUsage;
-    case ParseStatus::kOk:
-      break;
-  }
+  if (int code = handleParseOutcome(parseMergeArgs(args, &options, &error), mergeHelp, kPrefix, error);
+      code >= 0)
+    return code;
   if (options.output.empty()) options.output = defaultMergeOutput(options.inputs);
 
   std::vector<std::string> files;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iostream>
 
 namespace ringside::cli {
 namespace {
@@ -145,6 +146,21 @@ bool parseInteger(std::string_view text, int64_t min, int64_t max, int64_t* out)
   if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) return false;
   *out = value;
   return true;
+}
+
+int handleParseOutcome(ParseStatus status, const std::function<std::string()>& help,
+                       std::string_view prefix, const std::string& error) {
+  switch (status) {
+    case ParseStatus::kHelp:
+      std::cout << help();
+      return kExitOk;
+    case ParseStatus::kError:
+      std::cerr << prefix << error << "\n";
+      return kExitUsage;
+    case ParseStatus::kOk:
+      break;
+  }
+  return -1;
 }
 
 bool parseSeconds(std::string_view text, double* out) {

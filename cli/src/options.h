@@ -56,4 +56,10 @@ std::function<bool(std::string_view, std::string*)> storeText(std::string* targe
 bool parseInteger(std::string_view text, int64_t min, int64_t max, int64_t* out);
 bool parseSeconds(std::string_view text, double* out);  // >= 0, decimals allowed
 
+// What every verb does with its parse outcome: --help prints `help` to stdout,
+// an error prints "<prefix><error>" to stderr. Returns the exit status when the
+// verb must stop there (kExitOk or kExitUsage), -1 when it should go on.
+int handleParseOutcome(ParseStatus status, const std::function<std::string()>& help,
+                       std::string_view prefix, const std::string& error);
+
 }  // namespace ringside::cli

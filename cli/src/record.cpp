@@ -244,16 +244,9 @@ std::string shellJoin(const std::vector<std::string>& argv) {
 int runRecord(std::span<const std::string> args) {
   RecordOptions options;
   std::string error;
-  switch (parseRecordArgs(args, &options, &error)) {
-    case ParseStatus::kHelp:
-      std::cout << recordHelp();
-      return kExitOk;
-    case ParseStatus::kError:
-      std::cerr << kPrefix << error << "\n";
-      return kExitUsage;
-    case ParseStatus::kOk:
-      break;
-  }
+  if (int code = handleParseOutcome(parseRecordArgs(args, &options, &error), recordHelp, kPrefix, error);
+      code >= 0)
+    return code;
   if (!resolveOutput(&options, &error)) {
     std::cerr << kPrefix << error << "\n";
     return kExitUsage;

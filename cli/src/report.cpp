@@ -129,16 +129,9 @@ std::string reportHelp() {
 int runReport(std::span<const std::string> args) {
   ReportCliOptions options;
   std::string error;
-  switch (parseReportArgs(args, &options, &error)) {
-    case ParseStatus::kHelp:
-      std::cout << reportHelp();
-      return kExitOk;
-    case ParseStatus::kError:
-      std::cerr << kPrefix << error << "\n";
-      return kExitUsage;
-    case ParseStatus::kOk:
-      break;
-  }
+  if (int code = handleParseOutcome(parseReportArgs(args, &options, &error), reportHelp, kPrefix, error);
+      code >= 0)
+    return code;
   analyzer::Topology topology;
   analyzer::AnalysisOptions analysis_options;
   analysis_options.bins = options.bins;
