@@ -5,7 +5,7 @@
 #
 # Stages (one timing line each):
 #   deps        scripts/setup-deps.sh (skips apt when everything is installed)
-#   build       build/       Ninja, RelWithDebInfo, -DRINGSIDE_GUI=OFF
+#   build       build/       Ninja, RelWithDebInfo, -DRINGSIDE_GUI=ON (the viewer; Xvfb tests)
 #   test        build/       ctest: unit + e2e (e2e scenarios that can't run here are skipped,
 #                            with the reason in the log)
 #   asan-build  build-asan/  -DRINGSIDE_SANITIZE=address (ASan + UBSan)
@@ -77,7 +77,7 @@ if [[ ${stage_ok[deps]} != 1 ]]; then
   exit 1
 fi
 
-stage build configure_and_build build
+stage build configure_and_build build -DRINGSIDE_GUI=ON
 if [[ ${stage_ok[build]} == 1 ]]; then
   stage test run_ctest build
 else
