@@ -67,19 +67,25 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--ddp", action="store_true", help="also time the DDP sample's steps")
     ap.add_argument("--quick", action="store_true", help="fewer iterations (smoke run)")
+    ap.add_argument("--cases", default="wrapper,2,4",
+                    help="comma list of wrapper, 2, 4 (ranks of the 1 KiB loop); default all")
+    ap.add_argument("--loop-iters", type=int, default=20000, help="iterations of the 1 KiB loops")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     loop = os.path.join(build, "bin", "gloo_loop")
     k = 10 if a.quick else 1
     print(f"{'case':<40} {'untraced':>12} {'traced':>12} {'delta':>11} {'ratio':>8}")
     print("-- per call, microseconds (medians of %d interleaved rounds)" % a.rounds)
-    compare("1 rank barrier (wrapper cost)", [loop, "--op", "barrier", "--iters", str(400000 // k)], 1, build,
-            a.rounds, "us_per_call")
-    compare("1 rank allreduce 4 B (wrapper cost)", [loop, "--op", "allreduce", "--bytes", "4", "--iters",
-            str(400000 // k)], 1, build, a.rounds, "us_per_call")
+    cases = set(a.cases.split(","))
+    if "wrapper" in cases:
+        compare("1 rank barrier (wrapper cost)", [loop, "--op", "barrier", "--iters", str(400000 // k)], 1, build,
+                a.rounds, "us_per_call")
+        compare("1 rank allreduce 4 B (wrapper cost)", [loop, "--op", "allreduce", "--bytes", "4",
+                "--iters", str(400000 // k)], 1, build, a.rounds, "us_per_call")
     for world in (2, 4):
-        compare(f"{world} ranks allreduce 1 KiB", [loop, "--op", "allreduce", "--bytes", "1024", "--iters",
-                str(20000 // k)], world, build, a.rounds, "us_per_call")
+        if str(world) in cases:
+            compare(f"{world} ranks allreduce 1 KiB", [loop, "--op", "allreduce", "--bytes", "1024",
+                    "--iters", str(a.loop_iters // k)], world, build, a.rounds, "us_per_call")
     if a.ddp:
         ddp = ["/usr/bin/python3", os.path.join(ROOT, "samples", "ddp_train.py"), "--steps", str(60 // k),
                "--report-step-time"]
