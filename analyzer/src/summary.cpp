@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "interval_union.h"
+#include "meta_values.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::analyzer {
@@ -67,31 +68,9 @@ struct LinkAcc {
   SideAcc recv;
 };
 
-bool parseInt(std::string_view text, int64_t* out) {
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return !text.empty() && ec == std::errc() && ptr == end;
-}
 
-// "1,3, 5" -> {1, 3, 5}; unparsable items are skipped.
-std::vector<int> parseRankList(std::string_view text) {
-  std::vector<int> ranks;
-  while (!text.empty()) {
-    size_t comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    int64_t value = 0;
-    if (parseInt(item, &value) && value >= 0 && value <= INT32_MAX) {
-      ranks.push_back(static_cast<int>(value));
-    }
-    if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
-  }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  return ranks;
-}
+using detail::parseInt;
+using detail::parseRankList;
 
 // Per-rank meta: "rank.<r>.<key>" in a merged trace, "<key>" in a rank file.
 struct RankMeta {
