@@ -904,9 +904,14 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
     }
   }
   {  // busbw far under expected
+    // A model fitted from the trace's own messages has no trustworthy latency
+    // term: judge it only where bandwidth, not latency or scheduling, sets the
+    // time. A topology's model states both, so it judges every size.
+    constexpr int64_t kBandwidthBoundBytes = 64 * 1024;
+    const int64_t min_bytes = out->model_source == "topology" ? 0 : kBandwidthBoundBytes;
     std::map<std::pair<std::string, std::string>, std::vector<double>> ratio;
     for (const CollectiveInstance& c : out->collectives) {
-      if (c.expected_ns > 0 && c.duration_ns > 0 && c.op != "barrier") {
+      if (c.expected_ns > 0 && c.duration_ns > 0 && c.op != "barrier" && c.bytes >= min_bytes) {
         ratio[{c.op, c.library}].push_back(c.expected_ns / static_cast<double>(c.duration_ns));
       }
     }
