@@ -346,6 +346,13 @@ void installTransportHooks() {
                            " was not found in any loaded library");
 }
 
+// True in a process that holds PyTorch's Gloo process group (it tags every
+// collective with its own call counter).
+bool pytorchNumbersCalls() {
+  static const bool yes = findRealSymbol("_ZTVN4c10d16ProcessGroupGlooE") != nullptr;
+  return yes;
+}
+
 // A/B runs: every collective reports its tag (rerouted all-reduces run in tag
 // order); all-reduces the reference can do run there and are traced by it.
 template <class Opts>
@@ -378,7 +385,11 @@ void wrapCollective(Op op, Opts& opts, void (*real)(Opts&), const char* name) {
   e.op = static_cast<uint8_t>(op);
   e.library = static_cast<uint8_t>(col::Library::kGloo);
   e.comm = static_cast<int16_t>(commFor(call.context));
-  e.key = static_cast<uint64_t>(col::nextSeq(e.comm));
+  // seq must name the same call on every rank. PyTorch issues a group's
+  // collectives from two worker threads, so the order they reach us differs
+  // between ranks; but it numbers them in program order with Gloo's tag, the
+  // same on every rank: in PyTorch's processes the tag is the seq.
+  e.key = pytorchNumbersCalls() ? call.tag : static_cast<uint64_t>(col::nextSeq(e.comm));
   e.bytes = call.bytes;
   e.aux = call.elements != 0 ? call.elements : (call.element_size != 0 ? call.bytes / call.element_size : 0);
   e.peer = call.root;
