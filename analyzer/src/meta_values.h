@@ -35,4 +35,18 @@ inline std::vector<int> parseRankList(std::string_view text) {
   return ranks;
 }
 
+// A merged trace's per-rank meta key "rank.<r>.<key>": true and *rank, *key
+// when `full` has that form.
+inline bool splitRankKey(std::string_view full, int* rank, std::string_view* key) {
+  if (full.rfind("rank.", 0) != 0) return false;
+  std::string_view rest = full.substr(5);
+  size_t dot = rest.find('.');
+  int64_t r = 0;
+  if (dot == std::string_view::npos || !parseInt(rest.substr(0, dot), &r) || r < 0 || r > INT32_MAX)
+    return false;
+  *rank = static_cast<int>(r);
+  *key = rest.substr(dot + 1);
+  return true;
+}
+
 }  // namespace ringside::analyzer::detail

@@ -85,15 +85,10 @@ RankMeta collectRankMeta(const std::map<std::string, std::string>& meta, bool me
     return out;
   }
   for (const auto& [key, value] : meta) {
-    if (key.rfind("rank.", 0) != 0) continue;
-    std::string_view rest = std::string_view(key).substr(5);
-    size_t dot = rest.find('.');
-    int64_t rank = 0;
-    if (dot == std::string_view::npos || !parseInt(rest.substr(0, dot), &rank) || rank < 0 ||
-        rank > INT32_MAX) {
-      continue;
-    }
-    out.by_rank[static_cast<int>(rank)][std::string(rest.substr(dot + 1))] = value;
+    int rank = 0;
+    std::string_view name;
+    if (!detail::splitRankKey(key, &rank, &name)) continue;
+    out.by_rank[rank][std::string(name)] = value;
   }
   return out;
 }

@@ -57,24 +57,12 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
   return parts;
 }
 
-auto integer(int* target, int64_t min, int64_t max) {
-  return [target, min, max](std::string_view value, std::string* error) {
-    int64_t parsed = 0;
-    if (!parseInteger(value, min, max, &parsed)) {
-      *error = "expected an integer from " + std::to_string(min) + " to " + std::to_string(max);
-      return false;
-    }
-    *target = static_cast<int>(parsed);
-    return true;
-  };
-}
-
 // The options that --help shows; --worker is appended after them, hidden.
 std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
   return {
       {"ranks", 'n', "N",
        "start N local ranks (default: 4, or be one rank of a launcher's job)",
-       integer(&o->ranks, 1, kMaxBenchRanks)},
+       storeInteger(&o->ranks, 1, kMaxBenchRanks)},
       {"algo", 'a', "LIST", "algorithms: ring, tree, gloo, gloo-bcube (default: ring,tree,gloo)",
        [o](std::string_view value, std::string* error) {
          return parseAlgoList(value, &o->algos, error);
@@ -85,9 +73,9 @@ std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
          return parseSizeList(value, &o->sizes, error);
        }},
       {"iters", 'i', "K", "timed iterations per algorithm and size (default: 20)",
-       integer(&o->iters, 1, 1000000)},
+       storeInteger(&o->iters, 1, 1000000)},
       {"warmup", 'w', "K", "untimed iterations before them (default: 5)",
-       integer(&o->warmup, 0, 1000000)},
+       storeInteger(&o->warmup, 0, 1000000)},
       {"dtype", 'd', "TYPE", "element type: f32 (default), f64, f16, bf16, i32, i64",
        [o](std::string_view value, std::string* error) {
          if (parseBenchDType(value, &o->dtype)) return true;
@@ -118,7 +106,7 @@ std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
       {"master-addr", 0, "ADDR", "MASTER_ADDR for --ranks (default: 127.0.0.1)",
        storeText(&o->master_addr)},
       {"master-port", 0, "PORT", "MASTER_PORT for --ranks (default: a free port)",
-       integer(&o->master_port, 1, 65535)},
+       storeInteger(&o->master_port, 1, 65535)},
       {"timeout-s", 0, "SECONDS", "deadline of every blocking step (default: 30)",
        [o](std::string_view value, std::string* error) {
          if (parseSeconds(value, &o->timeout_s) && o->timeout_s >= 1) return true;

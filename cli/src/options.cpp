@@ -163,6 +163,19 @@ int handleParseOutcome(ParseStatus status, const std::function<std::string()>& h
   return -1;
 }
 
+std::function<bool(std::string_view, std::string*)> storeInteger(int* target, int64_t min,
+                                                                 int64_t max) {
+  return [target, min, max](std::string_view value, std::string* error) {
+    int64_t parsed = 0;
+    if (!parseInteger(value, min, max, &parsed)) {
+      *error = "expected an integer from " + std::to_string(min) + " to " + std::to_string(max);
+      return false;
+    }
+    *target = static_cast<int>(parsed);
+    return true;
+  };
+}
+
 bool parseSeconds(std::string_view text, double* out) {
   double value = 0;
   const char* end = text.data() + text.size();

@@ -51,6 +51,9 @@ std::string formatOptionsHelp(std::span<const OptionSpec> specs);
 // non-empty text value stored in *target.
 std::function<bool(std::string_view, std::string*)> setFlag(bool* target);
 std::function<bool(std::string_view, std::string*)> storeText(std::string* target);
+// A whole number in [min, max] into *target.
+std::function<bool(std::string_view, std::string*)> storeInteger(int* target, int64_t min,
+                                                                 int64_t max);
 
 // Value parsers for OptionSpec::apply. They accept only the whole text.
 bool parseInteger(std::string_view text, int64_t min, int64_t max, int64_t* out);

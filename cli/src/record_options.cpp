@@ -3,25 +3,13 @@
 namespace ringside::cli {
 namespace {
 
-auto integer(int* target, int64_t min, int64_t max) {
-  return [target, min, max](std::string_view value, std::string* error) {
-    int64_t parsed = 0;
-    if (!parseInteger(value, min, max, &parsed)) {
-      *error = "expected an integer from " + std::to_string(min) + " to " + std::to_string(max);
-      return false;
-    }
-    *target = static_cast<int>(parsed);
-    return true;
-  };
-}
-
 std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
   return {
       {"output", 'o', "TRACE.sqlite",
        "merged trace to write (default: ringside-YYYYmmdd-HHMMSS.sqlite)", storeText(&o->output)},
       {"force", 'f', "", "overwrite an existing trace", setFlag(&o->force)},
       {"ranks", 'n', "N", "start N local ranks of CMD (sets RANK, WORLD_SIZE, MASTER_*, ...)",
-       integer(&o->ranks, 1, kMaxLocalRanks)},
+       storeInteger(&o->ranks, 1, kMaxLocalRanks)},
       {"dir", 0, "DIR", "where the rank files go (default: <output>.ranks)", storeText(&o->dir)},
       {"keep-rank-files", 0, "", "keep the rank files after a successful merge",
        setFlag(&o->keep_rank_files)},
@@ -33,7 +21,7 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
       {"master-port", 0, "PORT", "MASTER_PORT for --ranks (default: a free port)",
        [o](std::string_view value, std::string* error) {
          o->master_set = true;
-         return integer(&o->master_port, 1, 65535)(value, error);
+         return storeInteger(&o->master_port, 1, 65535)(value, error);
        }},
       {"grace-s", 0, "SECONDS", "with --ranks: time the others get after one failed (default: 30)",
        [o](std::string_view value, std::string* error) {
@@ -42,7 +30,7 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          return false;
        }},
       {"buffer-mb", 0, "N", "event buffer memory per process in MiB (RINGSIDE_BUFFER_MB)",
-       integer(&o->buffer_mb, 1, 1 << 20)},
+       storeInteger(&o->buffer_mb, 1, 1 << 20)},
       {"allreduce", 0, "ALGO",
        "run Gloo's all-reduces on ringside's ring or tree (RINGSIDE_ALLREDUCE)",
        [o](std::string_view value, std::string* error) {
