@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace ringside::gui {
 namespace {
@@ -55,6 +56,17 @@ bool Backend::init(const BackendOptions& options, std::string* error) {
   io.IniFilename = nullptr;  // no imgui.ini litter
   io.LogFilename = nullptr;
   io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  float xs = 1, ys = 1;
+  glfwGetWindowContentScale(window_, &xs, &ys);
+  scale_ = std::clamp(std::max(xs, ys), 1.0f, 4.0f);
+  if (const char* env = std::getenv("RINGSIDE_VIEW_SCALE"); env != nullptr && *env != '\0') {
+    scale_ = std::clamp(static_cast<float>(std::atof(env)), 0.5f, 4.0f);
+  }
+  if (scale_ != 1.0f) {  // a crisp font at the scaled size rather than a stretched one
+    ImFontConfig font;
+    font.SizePixels = 13.0f * scale_;
+    io.Fonts->AddFontDefault(&font);
+  }
   setDark(options.dark);
   if (!ImGui_ImplGlfw_InitForOpenGL(window_, true)) return fail("ImGui GLFW backend failed");
   glfw_backend_ = true;
@@ -118,12 +130,16 @@ bool Backend::readPixels(std::vector<uint8_t>* rgb, int* width, int* height) {
 
 void Backend::setDark(bool dark) {
   dark_ = dark;
+  ImGui::GetStyle() = ImGuiStyle();
   if (dark) {
     ImGui::StyleColorsDark();
   } else {
     ImGui::StyleColorsLight();
   }
+  ImGui::GetStyle().ScaleAllSizes(scale_);
 }
+
+int Backend::functionKey(int n) { return GLFW_KEY_F1 + n - 1; }
 
 void Backend::setTitle(const std::string& title) {
   if (window_ != nullptr) glfwSetWindowTitle(window_, title.c_str());

@@ -41,11 +41,17 @@ class Backend {
   void setDark(bool dark);
   bool dark() const { return dark_; }
   void setTitle(const std::string& title);
+  // The monitor's content scale (1 on a 96-dpi screen, 2 on a HiDPI one); fonts and sizes
+  // are scaled by it at init (RINGSIDE_VIEW_SCALE overrides it).
+  float contentScale() const { return scale_; }
+  // ImGui 1.86 indexes keys by the backend's own codes: the function key Fn (1..12).
+  static int functionKey(int n);
 
  private:
   GLFWwindow* window_ = nullptr;
   bool imgui_ = false, glfw_ = false, gl_backend_ = false, glfw_backend_ = false;
   bool dark_ = true;
+  float scale_ = 1.0f;
 };
 
 }  // namespace ringside::gui

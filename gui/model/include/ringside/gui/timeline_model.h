@@ -36,7 +36,11 @@ struct EventRow {
   std::string name;  // "collectives", "phases"
   std::vector<TimelineEvent> events;
   std::vector<int64_t> max_end_prefix;  // max(events[0..i].end_ns)
-  void finish();                        // sort by start, fill max_end_prefix
+  // Per chunk of kChunk events: the longest duration and the latest end, so the level of
+  // detail can merge a whole chunk of narrow events in one step (lod.cpp).
+  static constexpr size_t kChunk = 64;
+  std::vector<int64_t> chunk_max_duration, chunk_max_end;
+  void finish();                        // sort by start, fill max_end_prefix and the chunks
 };
 
 // A counter sampled in uniform bins: values[i] covers [start + i*bin, start + (i+1)*bin).
@@ -56,12 +60,23 @@ struct Lane {
   Counter counter;             // kLink: bytes/s
 };
 
+// Bytes one collective instance moved over one directed link (from the transfer rows that name
+// its calls; the send side, or the recv side where no send was recorded).
+struct CollectiveLink {
+  int src = -1, dst = -1;
+  int64_t bytes = 0, messages = 0;
+};
+
 struct TimelineModel {
   std::string path;
   analyzer::Analysis analysis;
   std::vector<Lane> lanes;          // ranks first (by rank), then links (by src, dst)
   std::vector<std::string> labels;  // interned op and phase names
   int64_t start_ns = 0, end_ns = 0; // the whole trace
+  // Links per collective instance: collective_links[links_begin[c] .. links_begin[c + 1]),
+  // by (src, dst). Empty when the loader did not read the transfers.
+  std::vector<CollectiveLink> collective_links;
+  std::vector<int64_t> links_begin;
 
   int label(const std::string& name);  // interns
   // Every (lane, row, event) of collective instance `collective` (one per rank that recorded it).
@@ -73,6 +88,7 @@ struct TimelineModel {
 
 struct LoadOptions {
   int counter_bins = 2048;  // resolution of the link counters over the whole trace
+  bool collective_links = true;  // read the transfers once more for the links of each collective
   std::function<void(double fraction)> progress;  // 0..1, from the loading thread
 };
 
