@@ -320,6 +320,7 @@ int runViewer(const ViewerOptions& options) {
 
   while (!backend.shouldClose()) {
     backend.beginFrame(headless || !ready ? 0 : 0.25);
+    const std::vector<KeyPress> key_presses = backend.takeKeyPresses();
     for (auto& slot : slots) {
       if (!slot->model && !slot->failed && slot->loader.done) {
         slot->loader.thread.join();
@@ -396,25 +397,32 @@ int runViewer(const ViewerOptions& options) {
             default: break;
           }
         }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) { view.zoomAt(0.5, 0.8); view.commit(); }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) { view.zoomAt(0.5, 1.25); view.commit(); }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) { view.panPixels(100, 1000); view.commit(); }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) { view.panPixels(-100, 1000); view.commit(); }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Backspace))) view.undo();
-        if (io.KeyCtrl && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Z))) view.undo();
-        if (io.KeyCtrl && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Y))) view.redo();
-        if (io.KeyCtrl && ImGui::IsKeyPressed('F' - 'A' + ImGui::GetKeyIndex(ImGuiKey_A))) focus_search = true;
-        if (io.KeyCtrl && ImGui::IsKeyPressed('Q' - 'A' + ImGui::GetKeyIndex(ImGuiKey_A))) backend.requestClose();
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
-          if (show_help) {
-            show_help = false;
-          } else {
-            selectCollective(-1);
-            active.setRangeSelection(std::nullopt);
-          }
+      }
+      for (const KeyPress& k : key_presses) {
+        if (k.key == KeyPress::kF3) stepSearch(!k.shift);
+        if (k.key == 'Q' && k.ctrl) backend.requestClose();
+        if (k.key == 'F' && k.ctrl) focus_search = true;
+        if (io.WantTextInput) continue;  // typing in the search box
+        switch (k.key) {
+          case KeyPress::kUp: view.zoomAt(0.5, 0.8); view.commit(); break;
+          case KeyPress::kDown: view.zoomAt(0.5, 1.25); view.commit(); break;
+          case KeyPress::kLeft: view.panPixels(100, 1000); view.commit(); break;
+          case KeyPress::kRight: view.panPixels(-100, 1000); view.commit(); break;
+          case KeyPress::kBackspace: view.undo(); break;
+          case 'Z': if (k.ctrl) view.undo(); break;
+          case 'Y': if (k.ctrl) view.redo(); break;
+          case KeyPress::kEnter: if (search_text[0] != '\0') stepSearch(!k.shift); break;
+          case KeyPress::kEscape:
+            if (show_help) {
+              show_help = false;
+            } else {
+              selectCollective(-1);
+              active.setRangeSelection(std::nullopt);
+            }
+            break;
+          default: break;
         }
       }
-      if (ImGui::IsKeyPressed(Backend::functionKey(3))) stepSearch(!io.KeyShift);
 
       // Toolbar: what is open, the search, the view range.
       const auto& a = modelA().analysis;

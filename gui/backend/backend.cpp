@@ -20,9 +20,39 @@ void onGlfwError(int code, const char* text) {
   }
 }
 
+std::vector<KeyPress>* g_keys = nullptr;
+
+void onKey(GLFWwindow*, int key, int, int action, int mods) {
+  if (g_keys == nullptr || (action != GLFW_PRESS && action != GLFW_REPEAT)) return;
+  KeyPress k;
+  k.ctrl = (mods & GLFW_MOD_CONTROL) != 0;
+  k.shift = (mods & GLFW_MOD_SHIFT) != 0;
+  switch (key) {
+    case GLFW_KEY_UP: k.key = KeyPress::kUp; break;
+    case GLFW_KEY_DOWN: k.key = KeyPress::kDown; break;
+    case GLFW_KEY_LEFT: k.key = KeyPress::kLeft; break;
+    case GLFW_KEY_RIGHT: k.key = KeyPress::kRight; break;
+    case GLFW_KEY_BACKSPACE: k.key = KeyPress::kBackspace; break;
+    case GLFW_KEY_ESCAPE: k.key = KeyPress::kEscape; break;
+    case GLFW_KEY_ENTER: case GLFW_KEY_KP_ENTER: k.key = KeyPress::kEnter; break;
+    case GLFW_KEY_F3: k.key = KeyPress::kF3; break;
+    default:
+      if (key >= GLFW_KEY_A && key <= GLFW_KEY_Z) k.key = 'A' + (key - GLFW_KEY_A);
+      break;
+  }
+  if (k.key != 0 && g_keys->size() < 256) g_keys->push_back(k);
+}
+
 }  // namespace
 
+std::vector<KeyPress> Backend::takeKeyPresses() {
+  std::vector<KeyPress> out;
+  out.swap(keys_);
+  return out;
+}
+
 Backend::~Backend() {
+  if (g_keys == &keys_) g_keys = nullptr;
   if (gl_backend_) ImGui_ImplOpenGL3_Shutdown();
   if (glfw_backend_) ImGui_ImplGlfw_Shutdown();
   if (imgui_) ImGui::DestroyContext();
@@ -68,6 +98,8 @@ bool Backend::init(const BackendOptions& options, std::string* error) {
     io.Fonts->AddFontDefault(&font);
   }
   setDark(options.dark);
+  g_keys = &keys_;
+  glfwSetKeyCallback(window_, onKey);  // before ImGui's backend, which chains to it
   if (!ImGui_ImplGlfw_InitForOpenGL(window_, true)) return fail("ImGui GLFW backend failed");
   glfw_backend_ = true;
   if (!ImGui_ImplOpenGL3_Init("#version 130")) return fail("ImGui OpenGL3 backend failed");
@@ -138,8 +170,6 @@ void Backend::setDark(bool dark) {
   }
   ImGui::GetStyle().ScaleAllSizes(scale_);
 }
-
-int Backend::functionKey(int n) { return GLFW_KEY_F1 + n - 1; }
 
 void Backend::setTitle(const std::string& title) {
   if (window_ != nullptr) glfwSetWindowTitle(window_, title.c_str());
