@@ -32,15 +32,24 @@ std::vector<DrawItem> lodEvents(const EventRow& row, const TimeAxis& axis, float
   for (size_t i = static_cast<size_t>(first - row.max_end_prefix.begin()); i < ev.size(); ++i) {
     // A whole chunk of narrow events that all start before the open block's reach merges into
     // it, exactly as the loop below would do one by one (the block only grows).
-    while (open && i % chunk == 0 && i / chunk < row.chunk_max_duration.size() &&
-           static_cast<double>(row.chunk_max_duration[i / chunk]) < narrow_ns &&
-           ev[i].start_ns >= axis.t0 && ev[i + chunk - 1].start_ns <= axis.t1 &&
-           axis.toX(ev[i + chunk - 1].start_ns) <= block.x1 + min_px) {
-      const int64_t end = row.chunk_max_end[i / chunk];
-      block.x1 = std::max(block.x1, std::min(right, axis.toX(end)));
-      block.end_ns = std::max(block.end_ns, end);
-      block.count += static_cast<int>(chunk);
-      i += chunk;
+    // Every event of such a chunk is narrow and starts within min_px of the latest end before it,
+    // so one by one each would join the block: join them all at once.
+    while (open && i % chunk == 0 && i / chunk < row.chunks.size() && ev[i].start_ns >= axis.t0 &&
+           axis.toX(ev[i].start_ns) <= block.x1 + min_px) {
+      auto fits = [&](const EventRow::ChunkSummary& c) {
+        return static_cast<double>(c.max_duration) < narrow_ns && static_cast<double>(c.max_gap) < narrow_ns &&
+               c.last_start <= axis.t1;
+      };
+      const bool big = i % EventRow::kBigChunk == 0 && i / EventRow::kBigChunk < row.big_chunks.size() &&
+                       fits(row.big_chunks[i / EventRow::kBigChunk]);
+      const EventRow::ChunkSummary& c = big ? row.big_chunks[i / EventRow::kBigChunk] : row.chunks[i / chunk];
+      if (!big && !fits(c)) break;
+      const size_t size = big ? EventRow::kBigChunk : chunk;
+      block.x1 = std::max(block.x1, std::min(right, axis.toX(c.max_end)));
+      block.end_ns = std::max(block.end_ns, c.max_end);
+      block.count += static_cast<int>(size);
+      i += size;
+      if (i >= ev.size()) break;
     }
     if (i >= ev.size()) break;
     const TimelineEvent& e = ev[i];

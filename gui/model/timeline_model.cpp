@@ -22,13 +22,19 @@ void EventRow::finish() {
     running = std::max(running, events[i].end_ns);
     max_end_prefix[i] = running;
   }
-  const size_t chunks = events.size() / kChunk;  // full chunks only
-  chunk_max_duration.assign(chunks, 0);
-  chunk_max_end.assign(chunks, std::numeric_limits<int64_t>::min());
-  for (size_t i = 0; i < chunks * kChunk; ++i) {
-    chunk_max_duration[i / kChunk] = std::max(chunk_max_duration[i / kChunk], events[i].end_ns - events[i].start_ns);
-    chunk_max_end[i / kChunk] = std::max(chunk_max_end[i / kChunk], events[i].end_ns);
-  }
+  auto summarise = [&](size_t size, std::vector<ChunkSummary>* out) {
+    const size_t n = events.size() / size;  // full chunks only
+    out->assign(n, ChunkSummary{0, std::numeric_limits<int64_t>::min(), 0});
+    for (size_t i = 0; i < n * size; ++i) {
+      ChunkSummary& c = (*out)[i / size];
+      if (i % size != 0) c.max_gap = std::max(c.max_gap, events[i].start_ns - c.max_end);
+      c.max_duration = std::max(c.max_duration, events[i].end_ns - events[i].start_ns);
+      c.max_end = std::max(c.max_end, events[i].end_ns);
+      c.last_start = events[i].start_ns;
+    }
+  };
+  summarise(kChunk, &chunks);
+  summarise(kBigChunk, &big_chunks);
 }
 
 int TimelineModel::label(const std::string& name) {

@@ -38,8 +38,14 @@ struct EventRow {
   std::vector<int64_t> max_end_prefix;  // max(events[0..i].end_ns)
   // Per chunk of kChunk events: the longest duration and the latest end, so the level of
   // detail can merge a whole chunk of narrow events in one step (lod.cpp).
-  static constexpr size_t kChunk = 64;
-  std::vector<int64_t> chunk_max_duration, chunk_max_end;
+  // Two levels (64 and 4096 events), each chunk summarised next to its neighbours so a zoomed-out
+  // frame reads a few cache lines per thousands of events.
+  struct ChunkSummary {
+    int64_t max_duration = 0, max_end = 0, last_start = 0;
+    int64_t max_gap = 0;  // largest start - (latest end of the chunk's earlier events)
+  };
+  static constexpr size_t kChunk = 64, kBigChunk = 4096;
+  std::vector<ChunkSummary> chunks, big_chunks;
   void finish();                        // sort by start, fill max_end_prefix and the chunks
 };
 
