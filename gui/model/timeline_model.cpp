@@ -279,12 +279,13 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
   std::vector<CompactCall> calls;
   std::vector<std::pair<int64_t, int32_t>> id_to_call;  // (row id, call index), by id
   const int64_t total_calls = std::max<int64_t>(1, reader->collectiveCount());
-  const int64_t total_transfers = options.collective_links ? reader->transferCount() : 0;
+  const bool read_links = options.collective_links && reader->transferCount() <= options.max_link_transfers;
+  const int64_t total_transfers = read_links ? reader->transferCount() : 0;
   const double total_rows = static_cast<double>(total_calls + total_transfers);
   calls.reserve(static_cast<size_t>(total_calls));
   bool ok = reader->forEachCollective(
       [&](const storage::CollectiveRow& row) {
-        if (options.collective_links) {
+        if (read_links) {
           id_to_call.emplace_back(row.id, static_cast<int32_t>(calls.size()));
         }
         calls.push_back({row.rank, comms.get(row.comm), ops.get(row.op), row.status != 0, row.seq,
@@ -303,7 +304,7 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
     int64_t send_bytes = 0, send_messages = 0, recv_bytes = 0, recv_messages = 0;
   };
   std::unordered_map<uint64_t, LinkAcc> per_call_link;
-  if (options.collective_links && total_transfers > 0) {
+  if (read_links && total_transfers > 0) {
     std::sort(id_to_call.begin(), id_to_call.end());
     int64_t seen = 0;
     ok = reader->forEachTransfer(
@@ -351,7 +352,7 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
   // Per instance and link: the send side's bytes, or the recv side's where no send was recorded.
   out->collective_links.clear();
   out->links_begin.clear();
-  if (options.collective_links) {
+  if (read_links) {
     struct Entry {
       int32_t instance;
       int src, dst;

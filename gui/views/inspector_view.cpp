@@ -96,7 +96,11 @@ void drawCollectiveDetails(const TimelineModel& model, int collective, InspectAc
     ImGui::TreePop();
   }
   if (ImGui::TreeNodeEx("links", ImGuiTreeNodeFlags_DefaultOpen, "links used (%zu)", d.links.size())) {
-    if (d.links.empty()) ImGui::TextDisabled("no transfers recorded for it");
+    if (model.links_begin.empty()) {
+      ImGui::TextDisabled("not loaded (a trace with over 2 M transfer rows)");
+    } else if (d.links.empty()) {
+      ImGui::TextDisabled("no transfers recorded for it");
+    }
     for (const CollectiveLink& l : d.links) {
       ImGui::Text("%d -> %d  %s in %lld messages", l.src, l.dst, formatBytes(static_cast<double>(l.bytes)).c_str(),
                   static_cast<long long>(l.messages));

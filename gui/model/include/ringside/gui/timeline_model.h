@@ -95,6 +95,8 @@ struct TimelineModel {
 struct LoadOptions {
   int counter_bins = 2048;  // resolution of the link counters over the whole trace
   bool collective_links = true;  // read the transfers once more for the links of each collective
+  // ... unless the trace has more transfer rows than this (that pass would dominate the load).
+  int64_t max_link_transfers = 2'000'000;
   std::function<void(double fraction)> progress;  // 0..1, from the loading thread
 };
 
