@@ -675,12 +675,12 @@ bool startGpuActivity() {
 }
 
 void pushGpuCorrelation(uint64_t collective_id) {
-  if (mode() != Mode::kRecording) return;
+  if (mode() != Mode::kRecording || !isActive()) return;
   session().api.pushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, collective_id);
 }
 
 void popGpuCorrelation() {
-  if (mode() != Mode::kRecording) return;
+  if (mode() != Mode::kRecording || !isActive()) return;
   uint64_t last = 0;
   session().api.popExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
 }
