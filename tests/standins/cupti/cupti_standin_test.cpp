@@ -201,18 +201,21 @@ TEST(CuptiStandin, ReplayedStepIsRecordedExactly) {
   std::string dir = makeTempDir();
   std::string ranks = dir + "/ranks";
   Env env = baseEnv(dir);
+  env.vars["RINGSIDE_FLUSH_MS"] = "10";  // the periodic flusher runs beside the app's calls
   int rc = inChild(ranks, env, [] {
     if (int e = startCudaProcess(true)) return e;
     if (!col::startGpuActivity()) return 10;
     if (!col::startGpuActivity()) return 11;  // idempotent
     int comm = col::registerCommNamed(reinterpret_cast<void*>(0x10), 0, 1, "nccl", "nccl/abc");
     for (int i = 0; i < 3; ++i) ncclCall(comm, i);
+    usleep(50 * 1000);
     col::flushGpuActivity();  // flush 1
     auto worker = fakeFn<void (*)()>("fake_cupti_worker_delivery");
     auto destroy = fakeFn<void (*)(uint32_t)>("fake_cupti_destroy_context");
     auto left = fakeFn<size_t (*)()>("fake_cupti_groups_left");
     if (worker == nullptr || destroy == nullptr || left == nullptr) return 12;
     worker();    // flush 2, from CUPTI's (the fake's) own thread
+    usleep(50 * 1000);
     destroy(1);  // flush 3, forced by the context going away
     if (left() != 1) return 13;
     return 0;    // flush 4 at exit
