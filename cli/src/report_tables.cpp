@@ -194,17 +194,17 @@ void stragglerTable(const Analysis& a, Units u, ReportTable* t) {
 }
 
 void gpuTable(const Analysis& a, Units u, ReportTable* t) {
-  t->title = "GPUs (CUPTI; NCCL kernels = kernels launched by a recorded collective)";
+  t->title = "GPUs (CUPTI; NCCL = kernels launched by a recorded collective, overlap = share of it beside compute)";
   bool h = u == Units::kHuman;
   t->columns = {{"rank", "rank"},
                 {"device", "gpu"},
                 {"span_ns", "span"},
                 {"busy_share", "busy %"},
                 {"kernels", "kernels"},
-                {"comm_kernel_ns", "NCCL kernels"},
-                {"overlap_share", "overlapped %"},
+                {"comm_kernel_ns", "NCCL"},
+                {"overlap_share", "overlap"},
                 {"exposed_comm_ns", "exposed"},
-                {"compute_kernel_ns", "other kernels"},
+                {"compute_kernel_ns", "compute"},
                 {"memcpy_htod_bytes", "HtoD"},
                 {"memcpy_dtoh_bytes", "DtoH"},
                 {"sync_ns", "sync"}};
