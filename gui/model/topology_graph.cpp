@@ -138,13 +138,16 @@ double loadScaleGbps(const analyzer::Analysis& a) {
 }
 
 std::vector<EdgeLoad> edgeLoads(const analyzer::Analysis& a, const std::vector<GraphEdge>& edges,
-                                int64_t t0, int64_t t1) {
+                                int64_t t0, int64_t t1, const std::string& idle_group) {
   const double scale = loadScaleGbps(a);
   std::vector<EdgeLoad> out(edges.size());
   for (size_t i = 0; i < edges.size(); ++i) {
     const GraphEdge& e = edges[i];
     EdgeLoad& load = out[i];
-    if (e.idle || e.link < 0) {
+    load.idle = e.idle || e.link < 0 ||
+                (!idle_group.empty() &&
+                 std::find(e.idle_during.begin(), e.idle_during.end(), idle_group) != e.idle_during.end());
+    if (load.idle) {
       load.color = kIdleRgb;
       continue;
     }
@@ -246,7 +249,7 @@ std::string geometryJson(const GraphLayout& layout, const std::vector<GraphEdge>
   for (size_t i = 0; i < edges.size() && i < g.edges.size(); ++i) {
     const Segment& s = g.edges[i];
     out += std::string(i ? "," : "") + "\n    {\"src\": " + std::to_string(edges[i].src) +
-           ", \"dst\": " + std::to_string(edges[i].dst) + ", \"idle\": " + (edges[i].idle ? "true" : "false") +
+           ", \"dst\": " + std::to_string(edges[i].dst) + ", \"idle\": " + ((i < loads.size() ? loads[i].idle : edges[i].idle) ? "true" : "false") +
            ", \"x0\": " + num(s.a.x) + ", \"y0\": " + num(s.a.y) + ", \"x1\": " + num(s.b.x) +
            ", \"y1\": " + num(s.b.y) + ", \"color\": " + rgb(i < loads.size() ? loads[i].color : kIdleRgb) + "}";
   }

@@ -10,7 +10,7 @@
 namespace ringside::gui {
 namespace {
 
-constexpr float kLegendWidth = 270.0f;
+constexpr float kLegendWidth = 300.0f;
 constexpr float kUsedThickness = 3.0f;
 constexpr float kIdleThickness = 3.0f;
 constexpr float kDash = 7.0f, kGap = 5.0f;
@@ -65,8 +65,10 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
   // The window the colours follow: the scrubber's, else the view range (the whole trace by default).
   int64_t span0 = view->range().t0, span1 = view->range().t1;
   std::string span_name = "view range";
+  idle_group_.clear();
   if (selected >= 0 && static_cast<size_t>(selected) < a.collectives.size()) {
     const auto& c = a.collectives[static_cast<size_t>(selected)];
+    idle_group_ = c.op + " " + c.library;
     span0 = c.first_start_ns;
     span1 = std::max(c.last_end_ns, c.first_start_ns + 1);
     span_name = c.op + " " + c.comm + " seq " + std::to_string(c.seq);
@@ -98,7 +100,7 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
               formatDuration(static_cast<double>(w.t1 - model.start_ns)).c_str(), scrub_ ? "scrubbing " : "",
               scrub_ ? span_name.c_str() : "view range");
 
-  loads_ = edgeLoads(a, edges_, w.t0, w.t1);
+  loads_ = edgeLoads(a, edges_, w.t0, w.t1, idle_group_);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float graph_w = std::max(50.0f, avail.x - kLegendWidth);
@@ -113,11 +115,11 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t i = 0; i < edges_.size(); ++i) {
       const GraphEdge& e = edges_[i];
-      if (e.idle != (pass == 0)) continue;
+      if (loads_[i].idle != (pass == 0)) continue;
       const Segment& s = geometry_.edges[i];
       const ImVec2 p0(s.a.x, s.a.y), p1(s.b.x, s.b.y);
       if (hovered == LinkRef{e.src, e.dst}) dl->AddLine(p0, p1, highlight, 8.0f);
-      if (e.idle) {
+      if (loads_[i].idle) {
         dashedLine(dl, p0, p1, col(kIdleRgb), kIdleThickness);
       } else {
         arrow(dl, p0, p1, col(loads_[i].color), kUsedThickness);
@@ -176,12 +178,16 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
     ly += line;
     dashedLine(dl, ImVec2(lx, ly + 7), ImVec2(lx + 40, ly + 7), col(kIdleRgb), kIdleThickness);
     dl->AddText(ImVec2(lx + 48, ly), text, "idle link (no bytes)");
+    if (!idle_group_.empty()) {  // the analyzer's idle links of the selected collective's group
+      ly += line;
+      dl->AddText(ImVec2(lx + 48, ly), ImGui::GetColorU32(ImGuiCol_TextDisabled), ("in " + idle_group_).c_str());
+    }
     ly += line;
     dl->AddCircleFilled(ImVec2(lx + 20, ly + 7), 7, col(rankRgb(0)), 16);
     dl->AddText(ImVec2(lx + 48, ly), text, "rank (its lane's colour)");
     ly += line * 1.5f;
     int idle = 0;
-    for (const GraphEdge& e : edges_) idle += e.idle ? 1 : 0;
+    for (const EdgeLoad& l : loads_) idle += l.idle ? 1 : 0;
     const std::string counts = std::to_string(layout_.ranks.size()) + " ranks, " +
                                std::to_string(edges_.size() - static_cast<size_t>(idle)) + " links used, " +
                                std::to_string(idle) + " idle";
@@ -207,6 +213,9 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
       ImGui::Text("%d -> %d", e.src, e.dst);
       if (e.idle) {
         ImGui::TextUnformatted("idle: no bytes in the whole trace");
+      } else if (loads_[static_cast<size_t>(edge)].idle) {
+        ImGui::Text("idle during %s (%s over the trace)", idle_group_.c_str(),
+                    formatBytes(static_cast<double>(e.bytes)).c_str());
       } else {
         const EdgeLoad& l = loads_[static_cast<size_t>(edge)];
         ImGui::Text("%s over the trace", formatBytes(static_cast<double>(e.bytes)).c_str());

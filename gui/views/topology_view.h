@@ -36,6 +36,7 @@ class TopologyView {
   bool drawn_ = false;
   bool scrub_ = false, playing_ = false;
   float position_ = 0, width_ = 0.1f;
+  std::string idle_group_;  // the selected collective's "op library"; "" for none
 };
 
 }  // namespace ringside::gui

@@ -156,6 +156,37 @@ TEST(TopologyGraphTest, RingOverFullMeshDrawsTheDiagonalsIdle) {
   }
 }
 
+TEST(TopologyGraphTest, LinksIdleDuringTheSelectedGroupAreDrawnIdle) {
+  // The ring, then a barrier that sends a few bytes over the diagonals: over the whole trace
+  // nothing is idle, but during the ring all-reduces the other 8 links are (the analyzer says so).
+  TraceBuilder t(4);
+  ringTrace(&t);
+  for (int r = 0; r < 4; ++r) {
+    t.colls.push_back({2, r, 1, "barrier", "gloo", 0, 5000, 6000});
+    t.xfers.push_back({2, r, (r + 2) % 4, "send", 8, 5100, 5200, ""});
+    t.xfers.push_back({2, r, (r + 3) % 4, "send", 8, 5300, 5400, ""});
+  }
+  Analysis a = analyzeTrace(t.build());
+  std::vector<GraphEdge> edges = graphEdges(a);
+  ASSERT_EQ(edges.size(), 12u);
+  for (const GraphEdge& e : edges) EXPECT_FALSE(e.idle) << e.src << "->" << e.dst;
+  std::vector<EdgeLoad> whole = edgeLoads(a, edges, a.start_ns, a.end_ns);
+  std::vector<EdgeLoad> ring = edgeLoads(a, edges, a.start_ns, a.end_ns, "allreduce ringside-ring");
+  int idle = 0;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    EXPECT_FALSE(whole[i].idle);
+    const bool ring_link = edges[i].dst == (edges[i].src + 1) % 4;
+    EXPECT_EQ(ring[i].idle, !ring_link) << edges[i].src << "->" << edges[i].dst;
+    EXPECT_EQ(ring[i].color == kIdleRgb, ring[i].idle);
+    idle += ring[i].idle ? 1 : 0;
+  }
+  EXPECT_EQ(idle, 8);
+  GraphLayout l = layoutRanks(graphRanks(a), nullptr);
+  std::string json = geometryJson(l, edges, ring, graphGeometry(l, edges, {0, 0}, {400, 400}));
+  EXPECT_NE(json.find("\"src\": 0, \"dst\": 2, \"idle\": true"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"src\": 0, \"dst\": 1, \"idle\": false"), std::string::npos) << json;
+}
+
 TEST(TopologyGraphTest, WindowedLoadFollowsTheBins) {
   Analysis a;
   a.start_ns = 0;

@@ -60,12 +60,15 @@ double meanGbps(const analyzer::Analysis& a, const analyzer::LinkStats& l, int64
 double loadScaleGbps(const analyzer::Analysis& a);
 
 struct EdgeLoad {
+  bool idle = false;    // drawn idle: idle over the trace, or during `idle_group`
   double gbps = 0;      // mean over the window
   double fraction = 0;  // of its capacity when known, else of loadScaleGbps(); 0..1
   Rgb color;            // kIdleRgb for idle edges, else loadRgb(fraction)
 };
+// `idle_group` ("allreduce gloo": the op and library of the selected collective, "" for none):
+// links the analyzer lists idle during that group are drawn idle too.
 std::vector<EdgeLoad> edgeLoads(const analyzer::Analysis& a, const std::vector<GraphEdge>& edges,
-                                int64_t t0, int64_t t1);
+                                int64_t t0, int64_t t1, const std::string& idle_group = "");
 
 // The scrubber: a window of `width` (0..1 of the span) that slides over [t0, t1] as
 // `position` goes 0..1; position 0 starts at t0, position 1 ends at t1.
@@ -94,8 +97,8 @@ int edgeAt(const GraphGeometry& g, Vec2 p, float tolerance = 5.0f);
 // The node (index into layout) under p, -1 if none.
 int nodeAt(const GraphGeometry& g, Vec2 p);
 
-// The geometry as JSON for tests (--dump-layout): nodes with rank, x, y, r, colour; edges
-// with src, dst, idle, x0, y0, x1, y1, colour; the idle colour.
+// The geometry as JSON for tests (--dump-layout): nodes with rank, x, y, colour; edges with
+// src, dst, idle (as drawn, from `loads`), x0, y0, x1, y1, colour; the idle colour.
 std::string geometryJson(const GraphLayout& layout, const std::vector<GraphEdge>& edges,
                          const std::vector<EdgeLoad>& loads, const GraphGeometry& g);
 
