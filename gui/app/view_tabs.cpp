@@ -6,8 +6,10 @@
 
 namespace ringside::gui {
 
-void ViewTabs::reset(const TimelineModel& model, const analyzer::Topology* topology, const std::string& initial) {
+void ViewTabs::reset(const TimelineModel& model, const analyzer::Topology* topology, const std::string& initial,
+                     double scrub) {
   topology_.reset(model, topology);
+  if (scrub >= 0) topology_.scrubAt(static_cast<float>(scrub));
   matrix_.reset(model);
   stats_.reset(model);
   select_ = initial;

@@ -19,7 +19,9 @@ namespace ringside::gui {
 class ViewTabs {
  public:
   // `initial`: the --view to open on (timeline, topology, matrix, stats).
-  void reset(const TimelineModel& model, const analyzer::Topology* topology, const std::string& initial);
+  // `scrub` >= 0: the topology view's scrubber on at that position (--scrub).
+  void reset(const TimelineModel& model, const analyzer::Topology* topology, const std::string& initial,
+             double scrub = -1);
   void draw(const TimelineModel& model, ViewState* view, TimelineView* timeline);
   std::string topologyLayoutJson() const { return topology_.layoutJson(); }
 

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -107,6 +108,7 @@ std::string viewerHelp() {
          "  --export-csv FILE      write the --view's table (stats, or matrix) as CSV; without\n"
          "                         --screenshot no window is opened\n"
          "  --dump-layout FILE     with --screenshot: the topology view's geometry as JSON\n"
+         "  --scrub POS            topology view: scrubber on at POS (0..1) over the selection\n"
          "  --select N             select collective N (0 = the first to start)\n"
          "  --range START:END      show this time range from the trace start (e.g. 1ms:2.5ms)\n"
          "  --light                light theme\n"
@@ -181,6 +183,14 @@ int parseViewerArgs(const std::vector<std::string>& args, ViewerOptions* out, st
       if (!need(&out->export_csv)) return 2;
     } else if (a == "--dump-layout") {
       if (!need(&out->dump_layout)) return 2;
+    } else if (a == "--scrub") {
+      if (!need(&value)) return 2;
+      char* end = nullptr;
+      out->scrub = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(out->scrub >= 0 && out->scrub <= 1)) {
+        *error = "--scrub: expected a position from 0 to 1";
+        return 2;
+      }
     } else if (a == "--light") {
       out->light = true;
     } else if (a.starts_with("-") && a != "-") {
@@ -253,7 +263,7 @@ int runViewer(const ViewerOptions& options) {
         model = std::move(loader.model);
         view.setLimits(model->start_ns, model->end_ns);
         timeline.reset(*model);
-        tabs.reset(*model, topology.get(), options.view);
+        tabs.reset(*model, topology.get(), options.view, options.scrub);
         if (!options.range.empty()) {
           view.setRange({model->start_ns + static_cast<int64_t>(options.range_start_ns),
                          model->start_ns + static_cast<int64_t>(options.range_end_ns)});

@@ -27,6 +27,11 @@ class TopologyView {
   void draw(const TimelineModel& model, ViewState* view, int selected, ImVec2 size);
   // The last frame's geometry as JSON (--dump-layout); "" before the first frame.
   std::string layoutJson() const;
+  // Turns the scrubber on at `position` (0..1), as --scrub does.
+  void scrubAt(float position) {
+    scrub_ = true;
+    position_ = position;
+  }
 
  private:
   GraphLayout layout_;

@@ -49,6 +49,18 @@ cp topology.png first.png
 shot topology --dump-layout layout2.json
 cmp -s first.png topology.png || { echo "two screenshots of the same state differ"; exit 1; }
 cmp -s layout.json layout2.json || { echo "two layouts of the same state differ"; exit 1; }
+# The scrubber: over the last collective (a 256 KiB all-reduce), the edge colours follow the window.
+last=$("$python" -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from (select distinct comm, seq from collective)').fetchone()[0] - 1)" ring.sqlite)
+for pos in 0 0.5 1; do
+  shot topology --select "$last" --scrub "$pos" --dump-layout "scrub-$pos.json"
+done
+"$python" - scrub-0.json scrub-0.5.json scrub-1.json <<'PY'
+import json, sys
+looks = [tuple(tuple(e["color"]) for e in json.load(open(p))["edges"] if not e["idle"]) for p in sys.argv[1:]]
+assert all(len(l) == 4 for l in looks), looks
+assert len(set(looks)) > 1, f"the same edge colours at every scrubber position: {looks[0]}"
+print(f"scrubber: {len(set(looks))} different colourings at 3 positions")
+PY
 shot matrix --export-csv matrix.csv
 "$python" "$checker" matrix matrix.png matrix.csv
 shot stats --export-csv stats.csv
