@@ -24,6 +24,7 @@ class ViewTabs {
              double scrub = -1);
   void draw(const TimelineModel& model, ViewState* view, TimelineView* timeline);
   std::string topologyLayoutJson() const { return topology_.layoutJson(); }
+  bool animating() const { return topology_.playing(); }  // frames must not wait for input
 
  private:
   TopologyView topology_;

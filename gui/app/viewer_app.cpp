@@ -256,7 +256,7 @@ int runViewer(const ViewerOptions& options) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
 
   while (!backend.shouldClose()) {
-    backend.beginFrame(headless || !model ? 0 : 0.25);
+    backend.beginFrame(headless || !model || tabs.animating() ? 0 : 0.25);
     if (!model && loader.done) {
       loader.thread.join();
       if (loader.ok) {

@@ -27,6 +27,7 @@ class TopologyView {
   void draw(const TimelineModel& model, ViewState* view, int selected, ImVec2 size);
   // The last frame's geometry as JSON (--dump-layout); "" before the first frame.
   std::string layoutJson() const;
+  bool playing() const { return playing_; }  // the scrubber is moving: draw without waiting for input
   // Turns the scrubber on at `position` (0..1), as --scrub does.
   void scrubAt(float position) {
     scrub_ = true;
