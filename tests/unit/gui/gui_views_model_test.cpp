@@ -15,6 +15,7 @@
 #include "ringside/gui/stats_table.h"
 #include "ringside/gui/topology_graph.h"
 #include "ringside/gui/traffic_matrix.h"
+#include "ringside/gui/view_state.h"
 #include "ringside/storage/trace_reader.h"
 #include "trace_builder.h"
 
@@ -263,6 +264,17 @@ TEST(TopologyGraphTest, GeometryAndHitTesting) {
   EXPECT_NE(json.find("\"idle_color\": [158,158,158]"), std::string::npos);
   EXPECT_NE(json.find("{\"src\": 0, \"dst\": 2, \"idle\": false, \"x0\": 395.00"), std::string::npos) << json;
   EXPECT_NE(json.find("{\"rank\": 3, \"x\": 240.00, \"y\": 250.00"), std::string::npos) << json;
+}
+
+TEST(ViewStateTest, HoveredLinkLastsOneFrame) {
+  ViewState v;
+  EXPECT_FALSE(v.hoveredLink().valid());
+  v.hoverLink({1, 2});  // a view saw the mouse over 1 -> 2 this frame
+  EXPECT_FALSE(v.hoveredLink().valid());
+  v.endFrame();
+  EXPECT_EQ(v.hoveredLink(), (LinkRef{1, 2}));  // every view highlights it next frame
+  v.endFrame();  // nobody hovered it again
+  EXPECT_FALSE(v.hoveredLink().valid());
 }
 
 TEST(TrafficMatrixTest, BytesTotalsAndCsv) {
