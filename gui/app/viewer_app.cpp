@@ -7,6 +7,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -17,11 +18,14 @@
 #include "backend.h"
 #include "compare_view.h"
 #include "inspector_view.h"
+#include "ringside/analyzer/topology.h"
+#include "ringside/gui/csv.h"
 #include "ringside/gui/inspect.h"
 #include "ringside/gui/png_writer.h"
 #include "ringside/gui/timeline_model.h"
 #include "ringside/gui/view_state.h"
 #include "timeline_view.h"
+#include "view_tabs.h"
 
 namespace ringside::gui {
 namespace {
@@ -60,11 +64,13 @@ struct Loader {
   std::string error;
   std::unique_ptr<TimelineModel> model;
   std::thread thread;
+  const analyzer::Topology* topology = nullptr;
 
   void start(const std::string& path) {
     thread = std::thread([this, path] {
       auto m = std::make_unique<TimelineModel>();
       LoadOptions opt;
+      opt.topology = topology;
       opt.progress = [this](double f) { progress = f; };
       ok = loadTimeline(path, opt, m.get(), &error);
       if (ok) model = std::move(m);
@@ -150,7 +156,13 @@ std::string viewerHelp() {
          "  --screenshot FILE.png  render --frames frames off screen, write FILE.png, exit\n"
          "  --frames N             frames before the screenshot (default 3)\n"
          "  --size WxH             window size (default 1280x800)\n"
-         "  --view NAME            timeline, or compare (the default with two traces)\n"
+         "  --view NAME            timeline, topology, matrix, stats, or compare (the default with\n"
+         "                         two traces)\n"
+         "  --topology FILE        machines and links (docs/topology.md): layout and idle links\n"
+         "  --export-csv FILE      write the --view's table (stats, or matrix) as CSV; without\n"
+         "                         --screenshot no window is opened\n"
+         "  --dump-layout FILE     with --screenshot: the topology view's geometry as JSON\n"
+         "  --scrub POS            topology view: scrubber on at POS (0..1) over the selection\n"
          "  --select N             select collective N (0 = the first to start) and show its details\n"
          "  --range START:END      show and select this time range from the trace start (e.g. 1ms:2.5ms)\n"
          "  --search QUERY         search collectives (op:allreduce size>1M rank:2 ...), select the first\n"
@@ -222,6 +234,20 @@ int parseViewerArgs(const std::vector<std::string>& args, ViewerOptions* out, st
       }
       out->range_start_ns = t0;
       out->range_end_ns = t1;
+    } else if (a == "--topology") {
+      if (!need(&out->topology)) return 2;
+    } else if (a == "--export-csv") {
+      if (!need(&out->export_csv)) return 2;
+    } else if (a == "--dump-layout") {
+      if (!need(&out->dump_layout)) return 2;
+    } else if (a == "--scrub") {
+      if (!need(&value)) return 2;
+      char* end = nullptr;
+      out->scrub = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(out->scrub >= 0 && out->scrub <= 1)) {
+        *error = "--scrub: expected a position from 0 to 1";
+        return 2;
+      }
     } else if (a == "--light") {
       out->light = true;
     } else if (a == "--state-out") {
@@ -249,6 +275,27 @@ int parseViewerArgs(const std::vector<std::string>& args, ViewerOptions* out, st
 
 int runViewer(const ViewerOptions& options) {
   const bool headless = !options.screenshot.empty();
+  std::unique_ptr<analyzer::Topology> topology;
+  if (!options.topology.empty()) {
+    topology = std::make_unique<analyzer::Topology>();
+    std::string topo_error;
+    if (!analyzer::loadTopology(options.topology, topology.get(), &topo_error)) {
+      std::cerr << "ringside view: " << topo_error << "\n";
+      return 1;
+    }
+  }
+  if (!options.export_csv.empty() && !headless) {  // no window needed
+    TimelineModel m;
+    LoadOptions opt;
+    opt.topology = topology.get();
+    std::string csv_error;
+    if (!loadTimeline(options.traces.front(), opt, &m, &csv_error) ||
+        !writeTextFile(options.export_csv, viewCsv(m, options.view), &csv_error)) {
+      std::cerr << "ringside view: " << csv_error << "\n";
+      return 1;
+    }
+    return 0;
+  }
   BackendOptions bopt;
   bopt.title = "ringside - " + options.traces.front() + (options.traces.size() > 1 ? " vs " + options.traces[1] : "");
   bopt.width = options.width;
@@ -269,12 +316,14 @@ int runViewer(const ViewerOptions& options) {
   for (const std::string& path : options.traces) {
     slots.push_back(std::make_unique<TraceSlot>());
     slots.back()->path = path;
+    slots.back()->loader.topology = topology.get();
     slots.back()->loader.start(path);
   }
   const bool compare_mode = options.view == "compare" && slots.size() == 2;
   ViewState view;
   TimelineView timeline;
   CompareView compare;
+  ViewTabs tabs;  // Timeline | Topology | Traffic matrix | Statistics (one trace, or --view other than compare)
   SearchCursor search;
   std::string search_error;
   char search_text[256] = {};
@@ -319,7 +368,7 @@ int runViewer(const ViewerOptions& options) {
   };
 
   while (!backend.shouldClose()) {
-    backend.beginFrame(headless || !ready ? 0 : 0.25);
+    backend.beginFrame(headless || !ready || tabs.animating() ? 0 : 0.25);
     const std::vector<KeyPress> key_presses = backend.takeKeyPresses();
     for (auto& slot : slots) {
       if (!slot->model && !slot->failed && slot->loader.done) {
@@ -343,6 +392,7 @@ int runViewer(const ViewerOptions& options) {
       view.setLimits(a.start_ns, end);
       timeline.reset(a);
       if (compare_mode) compare.reset(a, *slots[1]->model);
+      tabs.reset(a, topology.get(), options.view, options.scrub);
       if (!options.range.empty()) {
         TimeRange r{a.start_ns + static_cast<int64_t>(options.range_start_ns),
                     a.start_ns + static_cast<int64_t>(options.range_end_ns)};
@@ -485,38 +535,44 @@ int runViewer(const ViewerOptions& options) {
       if (compare_mode) {
         compare.draw(modelA(), *slots[1]->model, &view, backend.dark(), &search.matches());
       } else {
-        const float side_w = std::min(ImGui::GetFontSize() * 34, ImGui::GetContentRegionAvail().x * 0.4f);
-        ImGui::BeginChild("timeline area", ImVec2(ImGui::GetContentRegionAvail().x - side_w, 0));
-        TimelineDrawOptions topt;
-        topt.dark = backend.dark();
-        topt.marked = &search.matches();
-        timeline.draw(modelA(), &view, topt);
-        ImGui::EndChild();
-        ImGui::SameLine();
-        ImGui::BeginChild("side", ImVec2(0, 0), true);
-        InspectAction action;
-        if (ImGui::CollapsingHeader("Selection", ImGuiTreeNodeFlags_DefaultOpen)) {
-          drawCollectiveDetails(modelA(), timeline.selected(), &action);
-        }
-        if (ImGui::CollapsingHeader("Range", ImGuiTreeNodeFlags_DefaultOpen)) {
-          if (timeline.rangeSelection()) {
-            drawRangeStats(modelA(), rangeStats(modelA(), timeline.rangeSelection()->t0, timeline.rangeSelection()->t1));
-          } else {
-            ImGui::TextDisabled("Shift-drag over the timeline to select a range.");
+        // Timeline (with the details at the right), Topology (the graph above the same), Traffic matrix,
+        // Statistics.
+        auto drawTimelineArea = [&] {
+          const float side_w = std::min(ImGui::GetFontSize() * 34, ImGui::GetContentRegionAvail().x * 0.4f);
+          ImGui::BeginChild("timeline area", ImVec2(ImGui::GetContentRegionAvail().x - side_w, 0));
+          TimelineDrawOptions topt;
+          topt.dark = backend.dark();
+          topt.marked = &search.matches();
+          timeline.draw(modelA(), &view, topt);
+          ImGui::EndChild();
+          ImGui::SameLine();
+          ImGui::BeginChild("side", ImVec2(0, 0), true);
+          InspectAction action;
+          if (ImGui::CollapsingHeader("Selection", ImGuiTreeNodeFlags_DefaultOpen)) {
+            drawCollectiveDetails(modelA(), timeline.selected(), &action);
           }
-        }
-        if (ImGui::CollapsingHeader("Findings", ImGuiTreeNodeFlags_DefaultOpen)) {
-          drawFindings(modelA(), "findings", &action);
-        }
-        ImGui::EndChild();
-        if (action.select >= 0) timeline.select(action.select);
-        if (action.rank >= 0) timeline.scrollToLane(timeline.laneOfRank(modelA(), action.rank));
-        if (action.src >= 0) timeline.scrollToLane(timeline.laneOfLink(modelA(), action.src, action.dst));
-        if (action.zoom) {
-          view.setRange(*action.zoom);
-          view.commit();
-        }
+          if (ImGui::CollapsingHeader("Range", ImGuiTreeNodeFlags_DefaultOpen)) {
+            if (timeline.rangeSelection()) {
+              drawRangeStats(modelA(), rangeStats(modelA(), timeline.rangeSelection()->t0, timeline.rangeSelection()->t1));
+            } else {
+              ImGui::TextDisabled("Shift-drag over the timeline to select a range.");
+            }
+          }
+          if (ImGui::CollapsingHeader("Findings", ImGuiTreeNodeFlags_DefaultOpen)) {
+            drawFindings(modelA(), "findings", &action);
+          }
+          ImGui::EndChild();
+          if (action.select >= 0) timeline.select(action.select);
+          if (action.rank >= 0) timeline.scrollToLane(timeline.laneOfRank(modelA(), action.rank));
+          if (action.src >= 0) timeline.scrollToLane(timeline.laneOfLink(modelA(), action.src, action.dst));
+          if (action.zoom) {
+            view.setRange(*action.zoom);
+            view.commit();
+          }
+        };
+        tabs.draw(modelA(), &view, timeline.selected(), timeline.rangeSelection(), drawTimelineArea);
       }
+      view.endFrame();  // the link hovered in this frame is highlighted in the next
       if (show_help) {
         ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
                                 ImGuiCond_Always, ImVec2(0.5f, 0.5f));
@@ -538,7 +594,7 @@ int runViewer(const ViewerOptions& options) {
         js << (first ? "" : ", ") << q(slot->path + ": " + slot->error);
         first = false;
       }
-      js << "],\n  \"view\": " << q(compare_mode ? "compare" : "timeline");
+      js << "],\n  \"view\": " << q(compare_mode ? std::string("compare") : tabs.current());
       if (ready) {
         const TimelineModel& m = modelA();
         TimelineView& tv = activeTimeline();
@@ -579,7 +635,7 @@ int runViewer(const ViewerOptions& options) {
           const CompareModel& cm = compare.model();
           int colored = 0;
           for (const auto& row : cm.diff.rows) {
-            Rgb rgb;
+            RgbF rgb;
             colored += speedupColor(row.speedup, &rgb) ? 1 : 0;
           }
           js << ",\n  \"compare\": {\"pairs\": " << cm.pairs.size() << ", \"diff_rows\": " << cm.diff.rows.size()
@@ -607,6 +663,20 @@ int runViewer(const ViewerOptions& options) {
           return 1;
         }
         if (!writePng(options.screenshot, rgb, w, h, 3, &error)) {
+          std::cerr << "ringside view: " << error << "\n";
+          return 1;
+        }
+        if (ready && !options.dump_layout.empty()) {
+          const std::string json = tabs.topologyLayoutJson();
+          if (json.empty()) {
+            std::cerr << "ringside view: --dump-layout: the topology view was not drawn (use --view topology)\n";
+          } else if (!writeTextFile(options.dump_layout, json, &error)) {
+            std::cerr << "ringside view: " << error << "\n";
+            return 1;
+          }
+        }
+        if (ready && !options.export_csv.empty() &&
+            !writeTextFile(options.export_csv, viewCsv(modelA(), options.view), &error)) {
           std::cerr << "ringside view: " << error << "\n";
           return 1;
         }

@@ -19,6 +19,10 @@ struct ViewerOptions {
   bool view_given = false;          // --view was on the command line (else: compare for two traces)
   std::string state_out;            // write the UI state as JSON here (on change and at exit)
   std::string search;               // start with this search (as if typed)
+  std::string topology;     // --topology FILE: machines and links (docs/topology.md)
+  std::string export_csv;   // --export-csv FILE: the --view's table (stats or matrix) as CSV
+  std::string dump_layout;  // --dump-layout FILE: the topology view's geometry as JSON (tests)
+  double scrub = -1;        // --scrub POS: the topology view's scrubber on at POS (0..1)
 };
 
 // Parses argv after the program name. Returns 0 ok, 2 usage error (message in *error),

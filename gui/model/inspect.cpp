@@ -75,7 +75,7 @@ int numberAfter(const std::string& text, const std::string& prefix) {
 
 // ---- colours ---------------------------------------------------------------------------------
 
-Rgb hsvToRgb(float h, float s, float v) {
+RgbF hsvToRgb(float h, float s, float v) {
   h = h - std::floor(h);
   float i = std::floor(h * 6.0f);
   float f = h * 6.0f - i;
@@ -90,7 +90,7 @@ Rgb hsvToRgb(float h, float s, float v) {
   }
 }
 
-Rgb nameColor(std::string_view name, bool dark_theme) {
+RgbF nameColor(std::string_view name, bool dark_theme) {
   static const std::pair<std::string_view, float> kKnown[] = {
       {"allreduce", 0.58f},      {"broadcast", 0.08f}, {"allgather", 0.30f},  {"allgatherv", 0.36f},
       {"reduce", 0.75f},         {"gather", 0.45f},    {"scatter", 0.15f},    {"alltoall", 0.90f},
@@ -109,7 +109,7 @@ Rgb nameColor(std::string_view name, bool dark_theme) {
   return dark_theme ? hsvToRgb(hue, 0.45f, 0.80f) : hsvToRgb(hue, 0.50f, 0.88f);
 }
 
-bool speedupColor(double speedup, Rgb* out) {
+bool speedupColor(double speedup, RgbF* out) {
   if (!(speedup > 0)) return false;
   if (speedup >= 1.5) *out = {0.10f, 0.55f, 0.20f};
   else if (speedup >= 1.05) *out = {0.25f, 0.45f, 0.25f};

@@ -264,6 +264,7 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
     if (!second) return;
     analyzer::AnalysisOptions aopt;
     aopt.bins = std::max(1, options.counter_bins);
+    aopt.topology = options.topology;
     aopt.progress = [&](double f) { analysis_done = f; };
     analysis_ok = analyzer::analyze(*second, aopt, &analysis, &analysis_error);
     analysis_done = 1.0;

@@ -88,7 +88,7 @@ void CompareView::draw(const TimelineModel& a, const TimelineModel& b, ViewState
     for (size_t i = 0; i < d.rows.size(); ++i) {
       const analyzer::DiffRow& row = d.rows[i];
       ImGui::TableNextRow();
-      Rgb rgb;
+      RgbF rgb;
       if (speedupColor(row.speedup, &rgb)) {
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, ImGui::GetColorU32(ImVec4(rgb.r, rgb.g, rgb.b, 1.0f)));
       }

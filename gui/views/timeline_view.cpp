@@ -22,7 +22,7 @@ ImU32 rankColor(int rank, float alpha = 1.0f) {
   return ImGui::GetColorU32(ImVec4(r, g, b, alpha));
 }
 
-ImU32 toU32(const Rgb& c, float alpha = 1.0f) { return ImGui::GetColorU32(ImVec4(c.r, c.g, c.b, alpha)); }
+ImU32 toU32(const RgbF& c, float alpha = 1.0f) { return ImGui::GetColorU32(ImVec4(c.r, c.g, c.b, alpha)); }
 
 // `digits` significant digits (0: no decimals), then the unit.
 std::string fmt(int digits, double v, const char* unit) {
@@ -162,6 +162,9 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
         dl->AddText(ImVec2(origin.x + 18, y0 + 1), dim, lane.rows[r].name.c_str());
       }
     } else if (lane.kind == LaneKind::kLink && !l.collapsed) {
+      if (view->hoveredLink() == LinkRef{lane.src, lane.dst}) {  // hovered here or in the topology view
+        dl->AddRect(ImVec2(origin.x, l.y), ImVec2(plot_x + plot_w, l.y + l.height), highlight, 0, 0, 2.0f);
+      }
       dl->AddText(ImVec2(origin.x + 18, l.y + l.header + 1), dim,
                   ("peak " + formatRate(lane.counter.max_value)).c_str());
     }
@@ -184,7 +187,7 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
         continue;
       }
       const std::string& label = model.labels[static_cast<size_t>(e.label)];
-      Rgb c = nameColor(label, options.dark);
+      RgbF c = nameColor(label, options.dark);
       if (rg.row > 0) c = {c.r * 0.85f, c.g * 0.85f, c.b * 0.85f};
       dl->AddRectFilled(a, b, e.failed ? IM_COL32(220, 50, 50, 255) : toU32(c));
       if (options.marked != nullptr && e.collective >= 0 &&
@@ -250,6 +253,9 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
       drag_ = Drag::kZoomRange;
       drag_start_ns_ = axis.toTime(m.x) - off;
       dragged_ = false;
+    }
+    if (hit.lane >= 0 && model.lanes[static_cast<size_t>(hit.lane)].kind == LaneKind::kLink) {
+      view->hoverLink({model.lanes[static_cast<size_t>(hit.lane)].src, model.lanes[static_cast<size_t>(hit.lane)].dst});
     }
     if (hit.event >= 0) {
       const Lane& lane = model.lanes[static_cast<size_t>(hit.lane)];

@@ -194,7 +194,7 @@ TEST(Colors, StablePerNameAndSpeedupColours) {
   EXPECT_EQ(nameColor("allreduce", true), nameColor("allreduce", true));
   EXPECT_FALSE(nameColor("allreduce", true) == nameColor("broadcast", true));
   EXPECT_EQ(nameColor("my-op", false), nameColor("my-op", false));
-  Rgb c;
+  RgbF c;
   EXPECT_TRUE(speedupColor(2.0, &c));
   EXPECT_GT(c.g, c.r);
   EXPECT_TRUE(speedupColor(0.5, &c));

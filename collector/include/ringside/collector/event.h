@@ -16,6 +16,8 @@ enum class EventKind : uint8_t {
   kTransferDone = 3,  // a send or recv completed: t1 (matched to its post by the writer)
   kTransfer = 4,      // a whole message known at once (t0 posted, t1 completed), e.g. from
                       // ringside's reference all-reduce; aux = chunk index, not slot
+  kCollectiveGpu = 5, // what a GPU library adds to collective `id` (see below); may come
+                      // long after the call's kCollective, from another thread
 };
 
 enum class Op : uint8_t {
@@ -34,10 +36,21 @@ enum class ReduceOp : uint8_t { kNone, kUnknown, kSum, kProd, kMin, kMax };
 enum class Side : uint8_t { kSend = 1, kRecv = 2 };
 
 // The algorithm a collective call used (kDefault: the library chose and did not say).
-enum class Algorithm : uint8_t { kDefault, kRing, kTree, kBcube, kHalvingDoubling };
+enum class Algorithm : uint8_t {
+  kDefault, kRing, kTree, kBcube, kHalvingDoubling,
+  kCollnetDirect, kCollnetChain, kNvls, kNvlsTree, kPat,  // NCCL's
+};
+
+// NCCL's protocols.
+enum class Protocol : uint8_t { kUnknown, kLL, kLL128, kSimple };
 
 enum class Phase : uint8_t { kNone, kReduceScatter, kAllGather, kReduce, kBroadcast };
 
+// kCollectiveGpu uses: id = the collective's id; t0/t1 = GPU start/end on
+// nowNs()'s clock (0: unknown); key = CUDA stream handle (0: unknown);
+// aux = group id + 1 (0: not in a group); peer = channels (-1 unknown);
+// comm = CUDA device (-1 unknown); algorithm (kDefault: unknown); protocol.
+// Fields left unknown never erase what an earlier kCollectiveGpu said.
 struct Event {
   int64_t t0 = 0;        // ns on nowNs()'s clock
   int64_t t1 = 0;
@@ -50,7 +63,11 @@ struct Event {
   EventKind kind = EventKind::kCollective;
   uint8_t op = 0;        // Op
   uint8_t library = 0;   // Library
-  uint8_t dtype = 0;     // DType
+  union {
+    uint8_t dtype = 0;   // collectives: DType
+    uint8_t channel;     // transfers: NCCL channel + 1 (0: none/unknown)
+    uint8_t protocol;    // kCollectiveGpu: Protocol
+  };
   uint8_t reduce_op = 0; // ReduceOp
   uint8_t side = 0;      // Side (transfers)
   union {
@@ -72,5 +89,6 @@ const char* reduceOpName(ReduceOp r);
 const char* sideName(Side s);
 const char* phaseName(Phase p);
 const char* algorithmName(Algorithm a);
+const char* protocolName(Protocol p);
 
 }  // namespace ringside::collector

@@ -37,6 +37,11 @@ class RankWriter {
   virtual bool begin() = 0;
   virtual bool addCollective(const CollectiveRow& row) = 0;
   virtual bool addTransfer(const TransferRow& row) = 0;
+  // Upserts keyed by collective_id (see CollectiveGpuRow).
+  virtual bool addCollectiveGpu(const CollectiveGpuRow& row) = 0;
+  virtual bool addGpuActivity(const GpuActivityRow& row) = 0;
+  // Upsert keyed by comm: a later row (e.g. at destroy) fills what is known then.
+  virtual bool addCommunicator(const CommunicatorRow& row) = 0;
   virtual bool commit() = 0;
 
   // Closes the database (checkpointing the WAL). Idempotent.

@@ -15,7 +15,10 @@
 namespace ringside::storage {
 
 // Schema version stored in PRAGMA user_version. Readers refuse newer files.
-inline constexpr int kSchemaVersion = 1;
+// Version 2 added the GPU tables (collective_gpu_data, gpu_activity_data,
+// communicator_data) and transfer_data.channel; version-1 files stay readable
+// (their GPU tables read as empty, channel as -1).
+inline constexpr int kSchemaVersion = 2;
 
 // Sentinel for "not known / not applicable" in integer columns (stored as NULL).
 inline constexpr int64_t kNone = -1;
@@ -68,6 +71,53 @@ struct TransferRow {
   int32_t step = -1;           // algorithm step, -1 if unknown
   int32_t chunk = -1;          // chunk within a step, -1 if unknown
   int64_t slot = kNone;        // library's message tag/slot
+  int32_t channel = -1;        // NCCL channel that carried it, -1 if none/unknown (schema v2)
+};
+
+// What a GPU library (NCCL) adds to one CollectiveRow; arrives after the call
+// returned (GPU times come from NCCL's profiler or CUPTI). Written as an
+// upsert keyed by collective_id: later rows fill the fields still unknown
+// (a field left at its "unknown" value never erases a known one).
+struct CollectiveGpuRow {
+  int64_t collective_id = kNone; // CollectiveRow::id
+  int64_t gpu_start_ns = kNone;  // first GPU work of the call began (host clock), kNone if unknown
+  int64_t gpu_end_ns = kNone;    // last GPU work of the call ended (host clock)
+  std::string_view algorithm;    // NCCL's choice: ring, tree, collnet_direct, collnet_chain, nvls, nvls_tree, pat
+  std::string_view protocol;     // LL, LL128, Simple; "" unknown
+  int32_t channels = -1;         // channels (CTAs) the call used, -1 unknown
+  int64_t group_id = kNone;      // calls between one ncclGroupStart/End share it (per rank), kNone outside a group
+  int64_t stream = kNone;        // CUDA stream handle the call was enqueued on
+  int32_t device = -1;           // CUDA device ordinal
+};
+
+// One piece of GPU work or a host-side GPU event, from CUPTI (kernels, copies,
+// sets, synchronization) or NVTX ranges.
+struct GpuActivityRow {
+  int64_t id = 0;                // unique within a file (assigned by the writer when 0)
+  std::string_view kind;         // kernel, memcpy, memset, sync, nvtx
+  std::string_view name;         // kernel name (demangled if possible), NVTX text, sync kind; "" if none
+  int64_t start_ns = 0;          // host clock (converted from the GPU timer in one place: collector/)
+  int64_t end_ns = kNone;
+  int32_t device = -1;           // CUDA device ordinal
+  int64_t stream = kNone;        // CUPTI stream id
+  int64_t bytes = kNone;         // memcpy/memset bytes
+  std::string_view copy_kind;    // memcpy: HtoD, DtoH, DtoD, HtoH, PtoP; memset: "" 
+  int64_t correlation_id = kNone;// CUPTI correlation id (links the runtime/driver API call)
+  int64_t collective_id = kNone; // the NCCL call that launched it (external correlation), kNone if none
+};
+
+// A communicator as the library created it on one rank.
+struct CommunicatorRow {
+  std::string_view comm;         // communicator id, as in CollectiveRow::comm
+  std::string_view library;      // gloo, nccl
+  int32_t comm_rank = -1;        // this rank's rank within the communicator
+  int32_t comm_size = -1;
+  std::string_view parent;       // id of the communicator it was split from, "" if none
+  int64_t created_ns = kNone;    // creation returned (host clock)
+  int64_t ended_ns = kNone;      // destroy/abort returned, kNone while alive
+  std::string_view end_state;    // destroyed, aborted, "" while alive
+  std::string_view topology;     // what the library said of its rings/trees, one per line
+                                 // ("ring 0: 0 1 2 3", "tree 0: 1->0->-1/2"); "" if unknown
 };
 
 }  // namespace ringside::storage

@@ -33,6 +33,7 @@ class TraceReader {
   virtual std::map<std::string, std::string> meta() = 0;
   virtual int64_t collectiveCount() = 0;
   virtual int64_t transferCount() = 0;
+  virtual int64_t gpuActivityCount() = 0;  // 0 for version-1 files
 
   // Visit rows ordered by (rank, start_ns). Return false from `fn` to stop.
   // string_view fields point into storage valid only during the callback.
@@ -42,6 +43,16 @@ class TraceReader {
   // Visit rows ordered by (start_ns).
   virtual bool forEachTransfer(const std::function<bool(const TransferRow&)>& fn,
                                std::string* error) = 0;
+  // Schema v2 tables (a version-1 file visits nothing and succeeds).
+  // Ordered by collective_id.
+  virtual bool forEachCollectiveGpu(const std::function<bool(const CollectiveGpuRow&)>& fn,
+                                    std::string* error) = 0;
+  // Ordered by (rank, start_ns); `rank` is the recording rank.
+  virtual bool forEachGpuActivity(const std::function<bool(int32_t rank, const GpuActivityRow&)>& fn,
+                                  std::string* error) = 0;
+  // Ordered by (rank, created_ns).
+  virtual bool forEachCommunicator(const std::function<bool(int32_t rank, const CommunicatorRow&)>& fn,
+                                   std::string* error) = 0;
 
  protected:
   TraceReader() = default;

@@ -18,17 +18,17 @@
 namespace ringside::gui {
 
 // ---- colours -------------------------------------------------------------------------------
-struct Rgb {
+struct RgbF {  // 0..1 per channel (palette.h's Rgb is 0..255)
   float r = 0, g = 0, b = 0;
-  bool operator==(const Rgb&) const = default;
+  bool operator==(const RgbF&) const = default;
 };
-Rgb hsvToRgb(float h, float s, float v);
+RgbF hsvToRgb(float h, float s, float v);
 // The same name always gets the same colour, in every trace and every run (a fixed hue for
 // the ops and phases ringside knows, a hash of the name otherwise).
-Rgb nameColor(std::string_view name, bool dark_theme);
+RgbF nameColor(std::string_view name, bool dark_theme);
 // Diff table rows: B faster (green, stronger from 1.5x), B slower (red), on par (no colour:
 // returns false). The colours are exact so the screenshot test can find them.
-bool speedupColor(double speedup, Rgb* out);
+bool speedupColor(double speedup, RgbF* out);
 
 // ---- one collective --------------------------------------------------------------------------
 struct RankTiming {

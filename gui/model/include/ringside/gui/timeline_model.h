@@ -98,6 +98,7 @@ struct LoadOptions {
   // ... unless the trace has more transfer rows than this (that pass would dominate the load).
   int64_t max_link_transfers = 2'000'000;
   std::function<void(double fraction)> progress;  // 0..1, from the loading thread
+  const analyzer::Topology* topology = nullptr;   // optional (--topology): links, idle links
 };
 
 // Reads and analyzes the trace at `path`.
