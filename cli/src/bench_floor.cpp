@@ -10,7 +10,12 @@ constexpr size_t kPieceBytes = size_t{256} << 10;
 }
 
 FloorWork::FloorWork(int rank, int ranks, collector::DType dtype, collector::ReduceOp op)
-    : rank_(rank), ranks_(ranks), dtype_(dtype), op_(op), bounce_(kPieceBytes), scratch_(kPieceBytes) {}
+    : rank_(rank),
+      ranks_(ranks),
+      dtype_(dtype),
+      op_(op),
+      bounce_(kPieceBytes),
+      scratch_(kPieceBytes) {}
 
 void FloorWork::run(void* data, size_t count) {
   const size_t e = reference::dtypeSize(dtype_);

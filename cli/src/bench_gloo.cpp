@@ -117,8 +117,12 @@ struct Bf16 {
     return r;
   }
 };
-inline Bf16 operator+(Bf16 a, Bf16 b) { return Bf16::fromFloat(Bf16::toFloat(a) + Bf16::toFloat(b)); }
-inline Bf16 operator*(Bf16 a, Bf16 b) { return Bf16::fromFloat(Bf16::toFloat(a) * Bf16::toFloat(b)); }
+inline Bf16 operator+(Bf16 a, Bf16 b) {
+  return Bf16::fromFloat(Bf16::toFloat(a) + Bf16::toFloat(b));
+}
+inline Bf16 operator*(Bf16 a, Bf16 b) {
+  return Bf16::fromFloat(Bf16::toFloat(a) * Bf16::toFloat(b));
+}
 inline bool operator<(Bf16 a, Bf16 b) { return Bf16::toFloat(a) < Bf16::toFloat(b); }
 
 // Gloo's own reduce functions, as PyTorch's ProcessGroupGloo passes them:

@@ -262,7 +262,8 @@ bool parseAlgoList(std::string_view text, std::vector<BenchAlgo>* out, std::stri
       if (item == entry.name) found = &entry;
     }
     if (found == nullptr) {
-      *error = "unknown algorithm '" + std::string(item) + "' (ring, tree, gloo, gloo-bcube, floor)";
+      *error = "unknown algorithm '" + std::string(item) +
+               "' (ring, tree, gloo, gloo-bcube, floor)";
       return false;
     }
     if (std::find(algos.begin(), algos.end(), found->algo) == algos.end()) {

@@ -197,7 +197,8 @@ RS_ALWAYS_INLINE void bf16Blocks(void* out, const void* in, size_t n) {
     std::memcpy(&b16, x + i, sizeof b16);
     VU32 a = __builtin_convertvector(a16, VU32) << 16;
     VU32 b = __builtin_convertvector(b16, VU32) << 16;
-    VU32 r = reinterpret_cast<VU32>(Op::apply(reinterpret_cast<VF32>(a), reinterpret_cast<VF32>(b)));
+    VF32 rf = Op::apply(reinterpret_cast<VF32>(a), reinterpret_cast<VF32>(b));
+    VU32 r = reinterpret_cast<VU32>(rf);
     VU32 rounded = (r + 0x7fffu + ((r >> 16) & 1u)) >> 16;
     VU32 quiet = (r >> 16) | 0x40u;
     VU32 bits = (r & 0x7fffffffu) > 0x7f800000u ? quiet : rounded;
