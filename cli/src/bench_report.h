@@ -22,6 +22,7 @@ struct BenchRow {
   int64_t wrong = -1;        // wrong elements summed over ranks; -1 = not checked
   std::string error;         // non-empty: the row could not be measured (e.g. Gloo refused)
   double median_seconds = 0;  // max over ranks of the median time per iteration
+  double min_seconds = 0;     // max over ranks of the fastest iteration
   double cpu_seconds = 0;     // sum over ranks of the mean process CPU time per iteration
 };
 

@@ -309,11 +309,13 @@ class BenchRank {
     return true;
   }
 
-  // Each rank's mean and median of its timed calls; the row shows the largest
-  // over ranks of each; wrong elements are summed over ranks.
+  // Each rank's mean, median and fastest of its timed calls; the row shows the
+  // largest over ranks of each. CPU time (the whole process's, per call) and
+  // wrong elements are summed over ranks.
   bool gather(std::vector<int64_t> ns, int64_t cpu_ns, int64_t wrong, BenchRow* row) {
     double mean_s = 0;
     double median_s = 0;
+    double min_s = 0;
     double cpu_s = 0;
     if (!ns.empty()) {
       cpu_s = static_cast<double>(cpu_ns) * 1e-9 / static_cast<double>(ns.size());
@@ -321,32 +323,36 @@ class BenchRank {
       for (int64_t t : ns) total_ns += t;
       mean_s = static_cast<double>(total_ns) * 1e-9 / static_cast<double>(ns.size());
       std::sort(ns.begin(), ns.end());
+      min_s = static_cast<double>(ns.front()) * 1e-9;
       size_t mid = ns.size() / 2;
       median_s = (ns.size() % 2 == 1 ? static_cast<double>(ns[mid])
                                      : 0.5 * static_cast<double>(ns[mid - 1] + ns[mid])) *
                  1e-9;
     }
     char mine[128];
-    std::snprintf(mine, sizeof mine, "%.17g %.17g %.17g %lld", mean_s, median_s, cpu_s,
-                  static_cast<long long>(wrong));
+    std::snprintf(mine, sizeof mine, "%.17g %.17g %.17g %.17g %lld", mean_s, median_s, min_s,
+                  cpu_s, static_cast<long long>(wrong));
     std::vector<std::string> all;
     if (!rendezvous_->exchange(mine, &all, &error_)) return false;
     row->seconds = 0;
     row->median_seconds = 0;
     row->cpu_seconds = 0;
+    row->min_seconds = 0;
     row->wrong = o_.check && wrong >= 0 ? 0 : -1;
     for (const std::string& text : all) {
       double seconds = 0;
       double median = 0;
+      double fastest = 0;
       double cpu = 0;
       long long rank_wrong = 0;
-      if (std::sscanf(text.c_str(), "%lg %lg %lg %lld", &seconds, &median, &cpu, &rank_wrong) !=
-          4) {
+      if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lld", &seconds, &median, &fastest, &cpu,
+                      &rank_wrong) != 5) {
         error_ = "malformed result from a rank: '" + text + "'";
         return false;
       }
       row->seconds = std::max(row->seconds, seconds);
       row->median_seconds = std::max(row->median_seconds, median);
+      row->min_seconds = std::max(row->min_seconds, fastest);
       row->cpu_seconds += cpu;
       if (row->wrong >= 0 && rank_wrong >= 0) row->wrong += rank_wrong;
     }

@@ -102,7 +102,7 @@ TEST(BenchReport, JsonShape) {
                       "\"algbw_gbps\": 0.00504247"),
             std::string::npos)
       << json;
-  EXPECT_NE(json.find("\"model_us\": 229.1, \"wrong\": 0, \"median_us\": 0, \"cpu_us\": 0}"),
+  EXPECT_NE(json.find("\"model_us\": 229.1, \"wrong\": 0, \"median_us\": 0, \"min_us\": 0, \"cpu_us\": 0}"),
             std::string::npos)
       << json;
   EXPECT_NE(json.find("\"algo\": \"gloo\""), std::string::npos);
