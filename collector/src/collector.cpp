@@ -15,6 +15,7 @@
 #include <new>
 
 #include "internal.h"
+#include "ringside/collector/gpu.h"
 
 namespace ringside::collector {
 namespace detail {
@@ -334,6 +335,8 @@ void noteMeta(const char* key, const char* value) {
 void shutdown() {
   auto& g = global();
   if (detail::state() != State::kActive) return;
+  // GPU work recorded by CUPTI but still in its buffers goes in first.
+  flushGpuActivity();
   int expected = 0;
   if (g.flush_request.compare_exchange_strong(expected, 1)) waitForWriter(g.config.exit_timeout_ms);
   if (g.writer_done.load() == 0 && g.writer_running.load())
@@ -438,7 +441,22 @@ const char* algorithmName(Algorithm a) {
     case Algorithm::kTree: return "tree";
     case Algorithm::kBcube: return "bcube";
     case Algorithm::kHalvingDoubling: return "halving-doubling";
+    case Algorithm::kCollnetDirect: return "collnet_direct";
+    case Algorithm::kCollnetChain: return "collnet_chain";
+    case Algorithm::kNvls: return "nvls";
+    case Algorithm::kNvlsTree: return "nvls_tree";
+    case Algorithm::kPat: return "pat";
     case Algorithm::kDefault: break;
+  }
+  return "";
+}
+
+const char* protocolName(Protocol p) {
+  switch (p) {
+    case Protocol::kLL: return "LL";
+    case Protocol::kLL128: return "LL128";
+    case Protocol::kSimple: return "Simple";
+    case Protocol::kUnknown: break;
   }
   return "";
 }

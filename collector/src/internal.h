@@ -36,6 +36,27 @@ struct Comm {
 
 inline constexpr int kMaxComms = 256;
 
+// A communicator's life as the trace's communicator table shows it (under Global::mutex).
+struct CommNote {
+  bool noted = false;   // noteCommCreated() was called
+  bool dirty = false;   // changed since the writer last stored it
+  int32_t parent = -1;
+  int64_t created_ns = -1;
+  int64_t ended_ns = -1;
+  std::string end_state;
+  std::string topology;
+};
+
+// One queued GPU activity record (collector/gpu.h), waiting for the writer.
+struct PendingActivity {
+  uint8_t kind = 0;
+  uint8_t copy_kind = 0;
+  int32_t device = -1;
+  int64_t start_ns = 0, end_ns = -1, stream = -1, bytes = -1, correlation_id = -1;
+  uint64_t collective_id = 0;
+  std::string name;
+};
+
 enum class State : int {
   kDormant = 0,   // never activated
   kActive = 1,
@@ -80,6 +101,14 @@ struct Global {
   std::atomic<uint64_t> next_collective{1};
   Comm comms[kMaxComms];
   std::atomic<int> comm_count{0};
+  CommNote comm_notes[kMaxComms];        // under mutex
+  std::atomic<bool> comm_notes_dirty{false};
+  // GPU activity queue (gpu.cpp fills, the writer takes it whole).
+  std::mutex gpu_mutex;
+  std::vector<PendingActivity> gpu_pending;  // under gpu_mutex
+  uint64_t gpu_pending_bytes = 0;            // under gpu_mutex
+  std::atomic<uint64_t> gpu_queued{0};
+  std::atomic<uint64_t> gpu_dropped{0};
   Identity identity;                     // under mutex
   std::atomic<uint64_t> identity_gen{0}; // bumped on change
   std::vector<std::pair<std::string, std::string>> meta;  // under mutex; writer takes them

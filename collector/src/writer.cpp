@@ -22,6 +22,7 @@
 
 #include "internal.h"
 #include "ringside/collector/collector.h"
+#include "ringside/collector/gpu.h"
 #include "ringside/storage/rank_writer.h"
 
 #ifndef RINGSIDE_VERSION
@@ -88,6 +89,8 @@ class Writer {
   void post(const Event& e);
   void done(const Event& e);
   void writeTransfer(const Event& post, int32_t peer, int64_t end_ns);
+  void writeCollectiveGpu(const Event& e);
+  void drainGpu();
   bool ensureBatch();
   void commit(bool final_flush, int signal);
   void fail(const char* what);
@@ -217,6 +220,93 @@ void Writer::consume(const Event& e, int32_t tid) {
     case EventKind::kTransfer:
       writeTransfer(e, e.peer, e.t1);
       return;
+    case EventKind::kCollectiveGpu:
+      writeCollectiveGpu(e);
+      return;
+  }
+}
+
+void Writer::writeCollectiveGpu(const Event& e) {
+  if (!ensureBatch()) return;
+  storage::CollectiveGpuRow row;
+  row.collective_id = static_cast<int64_t>(e.id);
+  row.gpu_start_ns = e.t0 != 0 ? e.t0 : kNone;
+  row.gpu_end_ns = e.t1 != 0 ? e.t1 : kNone;
+  row.algorithm = algorithmName(static_cast<Algorithm>(e.algorithm));
+  row.protocol = protocolName(static_cast<Protocol>(e.protocol));
+  row.channels = e.peer >= 0 ? e.peer : -1;
+  row.group_id = e.aux != 0 ? static_cast<int64_t>(e.aux - 1) : kNone;
+  row.stream = e.key != 0 ? static_cast<int64_t>(e.key & INT64_MAX) : kNone;
+  row.device = e.comm;
+  if (!out_->addCollectiveGpu(row)) fail("cannot write");
+}
+
+// GPU activity records and communicator notes: taken whole under their locks,
+// written outside them.
+void Writer::drainGpu() {
+  std::vector<PendingActivity> batch;
+  {
+    std::lock_guard<std::mutex> lock(g_.gpu_mutex);
+    batch.swap(g_.gpu_pending);
+    g_.gpu_pending_bytes = 0;
+  }
+  for (const PendingActivity& a : batch) {
+    if (failed_ || !ensureBatch()) return;
+    storage::GpuActivityRow row;
+    row.kind = gpuActivityKindName(static_cast<GpuActivityKind>(a.kind));
+    row.name = a.name;
+    row.start_ns = a.start_ns;
+    row.end_ns = a.end_ns >= 0 ? a.end_ns : kNone;
+    row.device = a.device;
+    row.stream = a.stream >= 0 ? a.stream : kNone;
+    row.bytes = a.bytes >= 0 ? a.bytes : kNone;
+    row.copy_kind = copyKindName(static_cast<CopyKind>(a.copy_kind));
+    row.correlation_id = a.correlation_id >= 0 ? a.correlation_id : kNone;
+    row.collective_id = a.collective_id != 0 ? static_cast<int64_t>(a.collective_id) : kNone;
+    if (!out_->addGpuActivity(row)) fail("cannot write");
+  }
+  if (!g_.comm_notes_dirty.exchange(false, std::memory_order_acq_rel)) return;
+  struct Copy {
+    std::string comm, library, parent, end_state, topology;
+    int32_t rank, size;
+    int64_t created, ended;
+  };
+  std::vector<Copy> notes;
+  {
+    std::lock_guard<std::mutex> lock(g_.mutex);
+    const int n = g_.comm_count.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i) {
+      CommNote& note = g_.comm_notes[i];
+      if (!note.dirty) continue;
+      note.dirty = false;
+      const Comm& c = g_.comms[i];
+      Copy copy;
+      copy.comm = c.name;
+      const char* slash = std::strchr(c.name, '/');
+      copy.library = slash != nullptr ? std::string(c.name, static_cast<size_t>(slash - c.name)) : "";
+      copy.parent = note.parent >= 0 && note.parent < n ? g_.comms[note.parent].name : "";
+      copy.end_state = note.end_state;
+      copy.topology = note.topology;
+      copy.rank = c.rank;
+      copy.size = c.size;
+      copy.created = note.created_ns;
+      copy.ended = note.ended_ns;
+      notes.push_back(std::move(copy));
+    }
+  }
+  for (const Copy& c : notes) {
+    if (failed_ || !ensureBatch()) return;
+    storage::CommunicatorRow row;
+    row.comm = c.comm;
+    row.library = c.library;
+    row.comm_rank = c.rank;
+    row.comm_size = c.size;
+    row.parent = c.parent;
+    row.created_ns = c.created >= 0 ? c.created : kNone;
+    row.ended_ns = c.ended >= 0 ? c.ended : kNone;
+    row.end_state = c.end_state;
+    row.topology = c.topology;
+    if (!out_->addCommunicator(row)) fail("cannot write");
   }
 }
 
@@ -268,6 +358,7 @@ void Writer::writeTransfer(const Event& p, int32_t peer, int64_t end_ns) {
     row.chunk = static_cast<int32_t>(p.aux);
   else
     row.slot = static_cast<int64_t>(p.aux);
+  row.channel = p.channel != 0 ? p.channel - 1 : -1;
   if (!out_->addTransfer(row)) fail("cannot write");
 }
 
@@ -316,6 +407,7 @@ void Writer::drain(bool final_pass) {
     if (retired) drained.push_back(r);
   }
   if (!failed_) matchStaged(final_pass ? INT64_MAX : pass_start - kReorderLagNs);
+  if (!failed_ && out_) drainGpu();
   if (!drained.empty()) {
     // Rings of exited threads go back to the pool for new threads.
     std::lock_guard<std::mutex> lock(g_.mutex);
@@ -348,6 +440,11 @@ void Writer::commit(bool final_flush, int signal) {
             out_->setMeta("events_recorded", std::to_string(c.recorded)) &&
             out_->setMeta("events_dropped", std::to_string(c.dropped)) &&
             out_->setMeta("transfers_unmatched", std::to_string(unmatched_done_));
+  const GpuCounters gc = gpuCounters();
+  if (ok && gc.activities_queued + gc.activities_dropped > 0) {
+    ok = out_->setMeta("gpu_activity_recorded", std::to_string(gc.activities_queued)) &&
+         out_->setMeta("gpu_activity_dropped", std::to_string(gc.activities_dropped));
+  }
   if (ok && final_flush) {
     ok = out_->setMeta("end_state", "clean") &&
          (signal == 0 || out_->setMeta("end_signal", std::to_string(signal)));

@@ -6,16 +6,20 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <thread>
 
 #include "backend.h"
+#include "ringside/analyzer/topology.h"
+#include "ringside/gui/csv.h"
 #include "ringside/gui/png_writer.h"
 #include "ringside/gui/timeline_model.h"
 #include "ringside/gui/view_state.h"
 #include "timeline_view.h"
+#include "view_tabs.h"
 
 namespace ringside::gui {
 namespace {
@@ -54,11 +58,13 @@ struct Loader {
   std::string error;
   std::unique_ptr<TimelineModel> model;
   std::thread thread;
+  const analyzer::Topology* topology = nullptr;
 
   void start(const std::string& path) {
     thread = std::thread([this, path] {
       auto m = std::make_unique<TimelineModel>();
       LoadOptions opt;
+      opt.topology = topology;
       opt.progress = [this](double f) { progress = f; };
       ok = loadTimeline(path, opt, m.get(), &error);
       if (ok) model = std::move(m);
@@ -97,7 +103,12 @@ std::string viewerHelp() {
          "  --screenshot FILE.png  render --frames frames off screen, write FILE.png, exit\n"
          "  --frames N             frames before the screenshot (default 3)\n"
          "  --size WxH             window size (default 1280x800)\n"
-         "  --view NAME            timeline (topology, matrix, stats, compare: not yet)\n"
+         "  --view NAME            timeline, topology, matrix or stats (compare: not yet)\n"
+         "  --topology FILE        machines and links (docs/topology.md): layout and idle links\n"
+         "  --export-csv FILE      write the --view's table (stats, or matrix) as CSV; without\n"
+         "                         --screenshot no window is opened\n"
+         "  --dump-layout FILE     with --screenshot: the topology view's geometry as JSON\n"
+         "  --scrub POS            topology view: scrubber on at POS (0..1) over the selection\n"
          "  --select N             select collective N (0 = the first to start)\n"
          "  --range START:END      show this time range from the trace start (e.g. 1ms:2.5ms)\n"
          "  --light                light theme\n"
@@ -166,6 +177,20 @@ int parseViewerArgs(const std::vector<std::string>& args, ViewerOptions* out, st
       }
       out->range_start_ns = t0;
       out->range_end_ns = t1;
+    } else if (a == "--topology") {
+      if (!need(&out->topology)) return 2;
+    } else if (a == "--export-csv") {
+      if (!need(&out->export_csv)) return 2;
+    } else if (a == "--dump-layout") {
+      if (!need(&out->dump_layout)) return 2;
+    } else if (a == "--scrub") {
+      if (!need(&value)) return 2;
+      char* end = nullptr;
+      out->scrub = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(out->scrub >= 0 && out->scrub <= 1)) {
+        *error = "--scrub: expected a position from 0 to 1";
+        return 2;
+      }
     } else if (a == "--light") {
       out->light = true;
     } else if (a.starts_with("-") && a != "-") {
@@ -184,6 +209,27 @@ int parseViewerArgs(const std::vector<std::string>& args, ViewerOptions* out, st
 
 int runViewer(const ViewerOptions& options) {
   const bool headless = !options.screenshot.empty();
+  std::unique_ptr<analyzer::Topology> topology;
+  if (!options.topology.empty()) {
+    topology = std::make_unique<analyzer::Topology>();
+    std::string topo_error;
+    if (!analyzer::loadTopology(options.topology, topology.get(), &topo_error)) {
+      std::cerr << "ringside view: " << topo_error << "\n";
+      return 1;
+    }
+  }
+  if (!options.export_csv.empty() && !headless) {  // no window needed
+    TimelineModel m;
+    LoadOptions opt;
+    opt.topology = topology.get();
+    std::string csv_error;
+    if (!loadTimeline(options.traces.front(), opt, &m, &csv_error) ||
+        !writeTextFile(options.export_csv, viewCsv(m, options.view), &csv_error)) {
+      std::cerr << "ringside view: " << csv_error << "\n";
+      return 1;
+    }
+    return 0;
+  }
   BackendOptions bopt;
   bopt.title = "ringside - " + options.traces.front();
   bopt.width = options.width;
@@ -198,23 +244,26 @@ int runViewer(const ViewerOptions& options) {
   }
 
   Loader loader;
+  loader.topology = topology.get();
   loader.start(options.traces.front());
   std::unique_ptr<TimelineModel> model;
   ViewState view;
   TimelineView timeline;
+  ViewTabs tabs;
   bool show_help = false;
   int frames_after_load = 0;
   int exit_code = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
 
   while (!backend.shouldClose()) {
-    backend.beginFrame(headless || !model ? 0 : 0.25);
+    backend.beginFrame(headless || !model || tabs.animating() ? 0 : 0.25);
     if (!model && loader.done) {
       loader.thread.join();
       if (loader.ok) {
         model = std::move(loader.model);
         view.setLimits(model->start_ns, model->end_ns);
         timeline.reset(*model);
+        tabs.reset(*model, topology.get(), options.view, options.scrub);
         if (!options.range.empty()) {
           view.setRange({model->start_ns + static_cast<int64_t>(options.range_start_ns),
                          model->start_ns + static_cast<int64_t>(options.range_end_ns)});
@@ -274,7 +323,7 @@ int runViewer(const ViewerOptions& options) {
                   model->path.c_str(), a.world_size, a.collectives.size(), a.links.size(),
                   formatDuration(static_cast<double>(view.range().t0 - model->start_ns)).c_str(),
                   formatDuration(static_cast<double>(view.range().t1 - model->start_ns)).c_str());
-      if (options.view != "timeline") {
+      if (options.view == "compare") {
         ImGui::TextDisabled("The %s view is not there yet; showing the timeline.", options.view.c_str());
       }
       if (timeline.selected() >= 0) {
@@ -286,7 +335,7 @@ int runViewer(const ViewerOptions& options) {
                     formatDuration(static_cast<double>(c.arrival_skew_ns)).c_str(), c.straggler_rank,
                     c.busbw_gbps);
       }
-      timeline.draw(*model, &view);
+      tabs.draw(*model, &view, &timeline);
       if (show_help) {
         ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
                                 ImGuiCond_Always, ImVec2(0.5f, 0.5f));
@@ -308,6 +357,20 @@ int runViewer(const ViewerOptions& options) {
           return 1;
         }
         if (!writePng(options.screenshot, rgb, w, h, 3, &error)) {
+          std::cerr << "ringside view: " << error << "\n";
+          return 1;
+        }
+        if (model && !options.dump_layout.empty()) {
+          const std::string json = tabs.topologyLayoutJson();
+          if (json.empty()) {
+            std::cerr << "ringside view: --dump-layout: the topology view was not drawn (use --view topology)\n";
+          } else if (!writeTextFile(options.dump_layout, json, &error)) {
+            std::cerr << "ringside view: " << error << "\n";
+            return 1;
+          }
+        }
+        if (model && !options.export_csv.empty() &&
+            !writeTextFile(options.export_csv, viewCsv(*model, options.view), &error)) {
           std::cerr << "ringside view: " << error << "\n";
           return 1;
         }

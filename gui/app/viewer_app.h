@@ -16,6 +16,10 @@ struct ViewerOptions {
   std::string range;                // START:END from the trace start, e.g. 1ms:2.5ms
   double range_start_ns = -1, range_end_ns = -1;  // parsed from `range`
   bool light = false;
+  std::string topology;     // --topology FILE: machines and links (docs/topology.md)
+  std::string export_csv;   // --export-csv FILE: the --view's table (stats or matrix) as CSV
+  std::string dump_layout;  // --dump-layout FILE: the topology view's geometry as JSON (tests)
+  double scrub = -1;        // --scrub POS: the topology view's scrubber on at POS (0..1)
 };
 
 // Parses argv after the program name. Returns 0 ok, 2 usage error (message in *error),

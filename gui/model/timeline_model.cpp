@@ -147,6 +147,7 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
   // The analysis is most of the work: 0..0.8; the per-rank calls the rest.
   analyzer::AnalysisOptions aopt;
   aopt.bins = std::max(1, options.counter_bins);
+  aopt.topology = options.topology;
   aopt.progress = [&](double f) { progress(0.8 * f); };
   analyzer::Analysis analysis;
   if (!analyzer::analyze(*reader, aopt, &analysis, error)) return false;

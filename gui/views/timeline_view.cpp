@@ -154,6 +154,9 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view) {
         }
       }
     } else if (!l.collapsed) {
+      if (view->hoveredLink() == LinkRef{lane.src, lane.dst}) {  // hovered here or in the topology view
+        dl->AddRect(ImVec2(origin.x, l.y), ImVec2(plot_x + plot_w, l.y + l.height), highlight, 0, 0, 2.0f);
+      }
       const float y0 = l.y + l.header, h = l.height - l.header - 2;
       const double top_value = std::max(1.0, lane.counter.max_value);
       const ImU32 fill = rankColor(lane.src, 0.9f);
@@ -183,6 +186,9 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view) {
       dragging_ = true;
     }
     Hit hit = hitTest(model, layout, axis, m.x, m.y, kMinEventPx);
+    if (hit.lane >= 0 && model.lanes[static_cast<size_t>(hit.lane)].kind == LaneKind::kLink) {
+      view->hoverLink({model.lanes[static_cast<size_t>(hit.lane)].src, model.lanes[static_cast<size_t>(hit.lane)].dst});
+    }
     if (hit.event >= 0) {
       const Lane& lane = model.lanes[static_cast<size_t>(hit.lane)];
       const TimelineEvent& e = lane.rows[static_cast<size_t>(hit.row)].events[static_cast<size_t>(hit.event)];

@@ -141,6 +141,9 @@ class Merger {
       ins_str_.reset();
       ins_rank_.reset();
       ins_meta_.reset();
+    ins_cgpu_.reset();
+    ins_act_.reset();
+    ins_comm_.reset();
       out_.reset();
       ::unlink(tmp_.c_str());
       ::unlink((tmp_ + "-journal").c_str());
@@ -166,7 +169,7 @@ class Merger {
   MergeResult res_;
   std::string tmp_;
   Db out_;
-  Stmt ins_coll_, ins_xfer_, ins_str_, ins_rank_, ins_meta_;
+  Stmt ins_coll_, ins_xfer_, ins_str_, ins_rank_, ins_meta_, ins_cgpu_, ins_act_, ins_comm_;
   std::unordered_map<std::string, int64_t> out_sids_;
   int64_t next_sid_ = 1;
   int64_t next_collective_id_ = 1;
@@ -217,8 +220,17 @@ bool Merger::openOutput() {
        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"},
       {&ins_xfer_,
        "INSERT INTO transfer_data(rank, collective_id, src_rank, dst_rank, bytes, start_ns,"
-       " end_ns, side_sid, phase_sid, step, chunk, slot)"
-       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"},
+       " end_ns, side_sid, phase_sid, step, chunk, slot, channel)"
+       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"},
+      {&ins_cgpu_,
+       "INSERT OR REPLACE INTO collective_gpu_data(collective_id, gpu_start_ns, gpu_end_ns, algorithm_sid,"
+       " protocol_sid, channels, group_id, stream, device) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)"},
+      {&ins_act_,
+       "INSERT INTO gpu_activity_data(rank, kind_sid, name_sid, start_ns, end_ns, device, stream, bytes,"
+       " copy_kind_sid, correlation_id, collective_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"},
+      {&ins_comm_,
+       "INSERT OR REPLACE INTO communicator_data(rank, comm_sid, library_sid, comm_rank, comm_size,"
+       " parent_sid, created_ns, ended_ns, end_state_sid, topology) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"},
       {&ins_str_, "INSERT INTO string(id, value) VALUES(?1, ?2)"},
       {&ins_rank_,
        "INSERT INTO rank(rank, world_size, local_rank, host, pid, launcher, clock, start_ns,"
@@ -263,7 +275,8 @@ bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
   *input_failed = false;
   // Pass 1 ran quick_check on this file moments ago; damage met now still
   // surfaces as a read error and rolls this input back.
-  Db db = detail::openTraceReadOnly(in.path, nullptr, why, /*quick_check=*/false);
+  int src_version = 0;
+  Db db = detail::openTraceReadOnly(in.path, &src_version, why, /*quick_check=*/false);
   if (!db) {
     *input_failed = true;
     return false;
@@ -430,8 +443,9 @@ bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
   }
   {
     Stmt st = detail::prepare(src,
-                              "SELECT rank, collective_id, src_rank, dst_rank, bytes, start_ns, end_ns,"
-                              " side_sid, phase_sid, step, chunk, slot FROM transfer_data ORDER BY id",
+                              std::string("SELECT rank, collective_id, src_rank, dst_rank, bytes, start_ns,"
+                                          " end_ns, side_sid, phase_sid, step, chunk, slot, ") +
+                                  (src_version >= 2 ? "channel" : "NULL") + " FROM transfer_data ORDER BY id",
                               nullptr);
     if (!st) return readFailed("cannot read transfers");
     sqlite3_stmt* s = st.get();
@@ -451,12 +465,98 @@ bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
       for (int i = 2; i < 7; ++i) copyValue(o, i + 1, s, i);
       bindSid(o, 8, s, 7);
       bindSid(o, 9, s, 8);
-      for (int i = 9; i < 12; ++i) copyValue(o, i + 1, s, i);
+      for (int i = 9; i < 13; ++i) copyValue(o, i + 1, s, i);
       if (!stepOut(o)) return writeFailed("cannot write transfers");
       ++transfers;
       if (++done_ % kProgressEvery == 0) progress();
     }
     if (rc != SQLITE_DONE) return readFailed("cannot read transfers");
+  }
+  // Version-2 tables: collective ids move by the same delta as above.
+  if (src_version >= 2) {
+    auto bindCollective = [&](sqlite3_stmt* o, int to_index, sqlite3_stmt* s, int from_index) {
+      if (sqlite3_column_type(s, from_index) == SQLITE_NULL) {
+        sqlite3_bind_null(o, to_index);
+      } else {
+        sqlite3_bind_int64(o, to_index, sqlite3_column_int64(s, from_index) + delta);
+      }
+    };
+    auto bindRank = [&](sqlite3_stmt* o, int to_index, sqlite3_stmt* s, int from_index) {
+      if (sqlite3_column_type(s, from_index) == SQLITE_NULL || sqlite3_column_int64(s, from_index) < 0) {
+        sqlite3_bind_int64(o, to_index, in.rank);  // learned after the row was written
+      } else {
+        copyValue(o, to_index, s, from_index);
+      }
+    };
+    {
+      Stmt st = detail::prepare(src,
+                                "SELECT collective_id, gpu_start_ns, gpu_end_ns, algorithm_sid, protocol_sid,"
+                                " channels, group_id, stream, device FROM collective_gpu_data"
+                                " ORDER BY collective_id",
+                                nullptr);
+      if (!st) return readFailed("cannot read collective GPU rows");
+      sqlite3_stmt* s = st.get();
+      sqlite3_stmt* o = ins_cgpu_.get();
+      int rc;
+      while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        bindCollective(o, 1, s, 0);
+        copyValue(o, 2, s, 1);
+        copyValue(o, 3, s, 2);
+        bindSid(o, 4, s, 3);
+        bindSid(o, 5, s, 4);
+        for (int i = 5; i < 9; ++i) copyValue(o, i + 1, s, i);
+        if (!stepOut(o)) return writeFailed("cannot write collective GPU rows");
+      }
+      if (rc != SQLITE_DONE) return readFailed("cannot read collective GPU rows");
+    }
+    {
+      Stmt st = detail::prepare(src,
+                                "SELECT rank, kind_sid, name_sid, start_ns, end_ns, device, stream, bytes,"
+                                " copy_kind_sid, correlation_id, collective_id FROM gpu_activity_data ORDER BY id",
+                                nullptr);
+      if (!st) return readFailed("cannot read GPU activity");
+      sqlite3_stmt* s = st.get();
+      sqlite3_stmt* o = ins_act_.get();
+      int rc;
+      while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        bindRank(o, 1, s, 0);
+        bindSid(o, 2, s, 1);
+        bindSid(o, 3, s, 2);
+        for (int i = 3; i < 8; ++i) copyValue(o, i + 1, s, i);
+        bindSid(o, 9, s, 8);
+        copyValue(o, 10, s, 9);
+        bindCollective(o, 11, s, 10);
+        if (!stepOut(o)) return writeFailed("cannot write GPU activity");
+        if (++done_ % kProgressEvery == 0) progress();
+      }
+      if (rc != SQLITE_DONE) return readFailed("cannot read GPU activity");
+    }
+    {
+      Stmt st = detail::prepare(src,
+                                "SELECT rank, comm_sid, library_sid, comm_rank, comm_size, parent_sid,"
+                                " created_ns, ended_ns, end_state_sid, topology FROM communicator_data",
+                                nullptr);
+      if (!st) return readFailed("cannot read communicators");
+      sqlite3_stmt* s = st.get();
+      sqlite3_stmt* o = ins_comm_.get();
+      int rc;
+      while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        bindRank(o, 1, s, 0);
+        bindSid(o, 2, s, 1);
+        bindSid(o, 3, s, 2);
+        copyValue(o, 4, s, 3);
+        copyValue(o, 5, s, 4);
+        bindSid(o, 6, s, 5);
+        copyValue(o, 7, s, 6);
+        copyValue(o, 8, s, 7);
+        bindSid(o, 9, s, 8);
+        copyValue(o, 10, s, 9);
+        if (sqlite3_column_type(s, 1) == SQLITE_NULL || !sid_map.count(sqlite3_column_int64(s, 1)))
+          continue;  // damaged: no communicator id
+        if (!stepOut(o)) return writeFailed("cannot write communicators");
+      }
+      if (rc != SQLITE_DONE) return readFailed("cannot read communicators");
+    }
   }
   if (!detail::exec(out, "COMMIT", nullptr)) return writeFailed("cannot commit");
   detail::exec(src, "COMMIT", nullptr);
@@ -514,6 +614,9 @@ MergeResult Merger::run() {
     ins_str_.reset();
     ins_rank_.reset();
     ins_meta_.reset();
+    ins_cgpu_.reset();
+    ins_act_.reset();
+    ins_comm_.reset();
     out_.reset();
     ::unlink(tmp_.c_str());
     ::unlink((tmp_ + "-journal").c_str());
@@ -602,6 +705,9 @@ bool Merger::finish() {
   ins_str_.reset();
   ins_rank_.reset();
   ins_meta_.reset();
+    ins_cgpu_.reset();
+    ins_act_.reset();
+    ins_comm_.reset();
   if (sqlite3_close(out_.release()) != SQLITE_OK) {
     res_.error = tmp_ + ": cannot close";
     return false;

@@ -52,6 +52,9 @@ class SqliteRankWriter final : public RankWriter {
   bool begin() override;
   bool addCollective(const CollectiveRow& row) override;
   bool addTransfer(const TransferRow& row) override;
+  bool addCollectiveGpu(const CollectiveGpuRow& row) override;
+  bool addGpuActivity(const GpuActivityRow& row) override;
+  bool addCommunicator(const CommunicatorRow& row) override;
   bool commit() override;
   bool close() override;
   const std::string& error() const override { return error_; }
@@ -92,12 +95,16 @@ class SqliteRankWriter final : public RankWriter {
 
   Stmt begin_, commit_, rollback_;
   Stmt insert_collective_, insert_transfer_, insert_string_, upsert_meta_, delete_rank_, insert_rank_;
+  Stmt upsert_collective_gpu_, insert_gpu_activity_, upsert_communicator_;
 
   InternMap strings_;
   int64_t next_sid_ = 1;
   int64_t next_transfer_id_ = 1;
+  int64_t next_activity_id_ = 1;
   int32_t rank_ = -1;  // from setRank(); fills transfer_data.rank
   LastString comm_, op_, library_, dtype_, reduce_op_, algorithm_, side_, phase_;
+  LastString gpu_algorithm_, protocol_, activity_kind_, activity_name_, copy_kind_, comm_library_,
+      comm_parent_, end_state_;
 };
 
 bool SqliteRankWriter::fail(std::string_view what) {
@@ -192,8 +199,37 @@ bool SqliteRankWriter::init(std::string* error) {
        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"},
       {&insert_transfer_,
        "INSERT INTO transfer_data(id, rank, collective_id, src_rank, dst_rank, bytes, start_ns,"
-       " end_ns, side_sid, phase_sid, step, chunk, slot)"
-       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"},
+       " end_ns, side_sid, phase_sid, step, chunk, slot, channel)"
+       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"},
+      // Later rows fill what is still unknown and never erase what is known.
+      {&upsert_collective_gpu_,
+       "INSERT INTO collective_gpu_data(collective_id, gpu_start_ns, gpu_end_ns, algorithm_sid,"
+       " protocol_sid, channels, group_id, stream, device) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)"
+       " ON CONFLICT(collective_id) DO UPDATE SET"
+       " gpu_start_ns=coalesce(excluded.gpu_start_ns, gpu_start_ns),"
+       " gpu_end_ns=coalesce(excluded.gpu_end_ns, gpu_end_ns),"
+       " algorithm_sid=coalesce(excluded.algorithm_sid, algorithm_sid),"
+       " protocol_sid=coalesce(excluded.protocol_sid, protocol_sid),"
+       " channels=coalesce(excluded.channels, channels),"
+       " group_id=coalesce(excluded.group_id, group_id),"
+       " stream=coalesce(excluded.stream, stream),"
+       " device=coalesce(excluded.device, device)"},
+      {&insert_gpu_activity_,
+       "INSERT INTO gpu_activity_data(id, rank, kind_sid, name_sid, start_ns, end_ns, device, stream,"
+       " bytes, copy_kind_sid, correlation_id, collective_id)"
+       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"},
+      {&upsert_communicator_,
+       "INSERT INTO communicator_data(rank, comm_sid, library_sid, comm_rank, comm_size, parent_sid,"
+       " created_ns, ended_ns, end_state_sid, topology) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"
+       " ON CONFLICT(rank, comm_sid) DO UPDATE SET"
+       " library_sid=coalesce(excluded.library_sid, library_sid),"
+       " comm_rank=coalesce(excluded.comm_rank, comm_rank),"
+       " comm_size=coalesce(excluded.comm_size, comm_size),"
+       " parent_sid=coalesce(excluded.parent_sid, parent_sid),"
+       " created_ns=coalesce(excluded.created_ns, created_ns),"
+       " ended_ns=coalesce(excluded.ended_ns, ended_ns),"
+       " end_state_sid=coalesce(excluded.end_state_sid, end_state_sid),"
+       " topology=coalesce(excluded.topology, topology)"},
       {&insert_string_, "INSERT INTO string(id, value) VALUES(?1, ?2)"},
       {&upsert_meta_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)"},
       {&delete_rank_, "DELETE FROM rank"},
@@ -366,9 +402,88 @@ bool SqliteRankWriter::addTransfer(const TransferRow& row) {
     detail::bindNullable(st, 11, row.step);
     detail::bindNullable(st, 12, row.chunk);
     detail::bindNullable(st, 13, row.slot);
+    detail::bindNullable(st, 14, row.channel);
     if (!stepDone(st, "cannot store a transfer row")) return false;
     if (id >= next_transfer_id_) next_transfer_id_ = id + 1;
     return true;
+  });
+}
+
+bool SqliteRankWriter::addCollectiveGpu(const CollectiveGpuRow& row) {
+  return guarded("addCollectiveGpu", [&]() -> bool {
+    if (failed_) return false;
+    if (!in_batch_) return misuse("addCollectiveGpu() outside begin()/commit()");
+    if (row.collective_id < 0) return misuse("addCollectiveGpu(): no collective_id");
+    int64_t algorithm, protocol;
+    if (!intern(row.algorithm, &gpu_algorithm_, &algorithm) || !intern(row.protocol, &protocol_, &protocol))
+      return false;
+    sqlite3_stmt* st = upsert_collective_gpu_.get();
+    sqlite3_bind_int64(st, 1, row.collective_id);
+    detail::bindNullable(st, 2, row.gpu_start_ns);
+    detail::bindNullable(st, 3, row.gpu_end_ns);
+    detail::bindNullable(st, 4, algorithm);
+    detail::bindNullable(st, 5, protocol);
+    detail::bindNullable(st, 6, row.channels);
+    detail::bindNullable(st, 7, row.group_id);
+    // A stream handle is an address: any value but our "unknown" sentinel is real.
+    if (row.stream == kNone) sqlite3_bind_null(st, 8); else sqlite3_bind_int64(st, 8, row.stream);
+    detail::bindNullable(st, 9, row.device);
+    return stepDone(st, "cannot store a collective_gpu row");
+  });
+}
+
+bool SqliteRankWriter::addGpuActivity(const GpuActivityRow& row) {
+  return guarded("addGpuActivity", [&]() -> bool {
+    if (failed_) return false;
+    if (!in_batch_) return misuse("addGpuActivity() outside begin()/commit()");
+    int64_t kind, name, copy_kind;
+    if (!intern(row.kind, &activity_kind_, &kind) || !intern(row.name, &activity_name_, &name) ||
+        !intern(row.copy_kind, &copy_kind_, &copy_kind)) {
+      return false;
+    }
+    const int64_t id = row.id != 0 ? row.id : next_activity_id_;
+    sqlite3_stmt* st = insert_gpu_activity_.get();
+    sqlite3_bind_int64(st, 1, id);
+    detail::bindNullable(st, 2, rank_ < 0 ? kNone : rank_);
+    detail::bindNullable(st, 3, kind);
+    detail::bindNullable(st, 4, name);
+    sqlite3_bind_int64(st, 5, row.start_ns);
+    detail::bindNullable(st, 6, row.end_ns);
+    detail::bindNullable(st, 7, row.device);
+    detail::bindNullable(st, 8, row.stream);
+    detail::bindNullable(st, 9, row.bytes);
+    detail::bindNullable(st, 10, copy_kind);
+    detail::bindNullable(st, 11, row.correlation_id);
+    detail::bindNullable(st, 12, row.collective_id);
+    if (!stepDone(st, "cannot store a gpu_activity row")) return false;
+    if (id >= next_activity_id_) next_activity_id_ = id + 1;
+    return true;
+  });
+}
+
+bool SqliteRankWriter::addCommunicator(const CommunicatorRow& row) {
+  return guarded("addCommunicator", [&]() -> bool {
+    if (failed_) return false;
+    if (!in_batch_) return misuse("addCommunicator() outside begin()/commit()");
+    if (row.comm.empty()) return misuse("addCommunicator(): no comm");
+    int64_t comm, library, parent, end_state;
+    if (!intern(row.comm, &comm_, &comm) || !intern(row.library, &comm_library_, &library) ||
+        !intern(row.parent, &comm_parent_, &parent) || !intern(row.end_state, &end_state_, &end_state)) {
+      return false;
+    }
+    sqlite3_stmt* st = upsert_communicator_.get();
+    // NULL ranks would never conflict (NULLs are distinct in UNIQUE): -1 stands for "unknown" here.
+    sqlite3_bind_int64(st, 1, rank_);
+    sqlite3_bind_int64(st, 2, comm);
+    detail::bindNullable(st, 3, library);
+    detail::bindNullable(st, 4, row.comm_rank);
+    detail::bindNullable(st, 5, row.comm_size);
+    detail::bindNullable(st, 6, parent);
+    detail::bindNullable(st, 7, row.created_ns);
+    detail::bindNullable(st, 8, row.ended_ns);
+    detail::bindNullable(st, 9, end_state);
+    bindText(st, 10, row.topology);
+    return stepDone(st, "cannot store a communicator row");
   });
 }
 
@@ -391,7 +506,8 @@ void SqliteRankWriter::closeQuietly() noexcept {
     // Forked child: finalizing or closing would roll back, checkpoint or
     // unlock the parent's live database. Leak the handles instead.
     for (Stmt* st : {&begin_, &commit_, &rollback_, &insert_collective_, &insert_transfer_, &insert_string_,
-                     &upsert_meta_, &delete_rank_, &insert_rank_}) {
+                     &upsert_meta_, &delete_rank_, &insert_rank_, &upsert_collective_gpu_,
+                     &insert_gpu_activity_, &upsert_communicator_}) {
       (void)st->release();
     }
     (void)db_.release();
@@ -408,6 +524,9 @@ void SqliteRankWriter::closeQuietly() noexcept {
   upsert_meta_.reset();
   delete_rank_.reset();
   insert_rank_.reset();
+  upsert_collective_gpu_.reset();
+  insert_gpu_activity_.reset();
+  upsert_communicator_.reset();
   db_.reset();
 }
 

@@ -23,6 +23,9 @@ extern const char* const kMergedIndexSql;
 // Physical tables a reader requires.
 inline constexpr const char* kRequiredTables[] = {"string", "rank", "collective_data",
                                                   "transfer_data", "meta"};
+// Added by version 2 (required in files that say they are version 2 or later).
+inline constexpr const char* kRequiredTablesV2[] = {"collective_gpu_data", "gpu_activity_data",
+                                                    "communicator_data"};
 
 // Creates tables and views and stamps application_id and user_version.
 bool createSchema(sqlite3* db, std::string* error);

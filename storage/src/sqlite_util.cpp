@@ -253,6 +253,14 @@ Db openTraceReadOnly(const std::string& path, int* user_version, std::string* er
         return nullptr;
       }
     }
+    if (version >= 2) {
+      for (const char* t : kRequiredTablesV2) {
+        if (!tables.count(t)) {
+          err = notTrace(path, std::string("table '") + t + "' missing");
+          return nullptr;
+        }
+      }
+    }
   }
   if (user_version) *user_version = static_cast<int>(version);
   return db;

@@ -42,8 +42,20 @@ class SqliteTraceReader final : public TraceReader {
   int64_t transferCount() override { return count("SELECT count(*) FROM transfer_data"); }
   bool forEachCollective(const std::function<bool(const CollectiveRow&)>& fn, std::string* error) override;
   bool forEachTransfer(const std::function<bool(const TransferRow&)>& fn, std::string* error) override;
+  int64_t gpuActivityCount() override {
+    return version_ >= 2 ? count("SELECT count(*) FROM gpu_activity_data") : 0;
+  }
+  bool forEachCollectiveGpu(const std::function<bool(const CollectiveGpuRow&)>& fn,
+                            std::string* error) override;
+  bool forEachGpuActivity(const std::function<bool(int32_t, const GpuActivityRow&)>& fn,
+                          std::string* error) override;
+  bool forEachCommunicator(const std::function<bool(int32_t, const CommunicatorRow&)>& fn,
+                           std::string* error) override;
 
  private:
+  // Runs `sql` and calls `row` for each result row; `what` names it in errors.
+  bool visit(const char* sql, const char* what, const std::function<bool(sqlite3_stmt*)>& row,
+             std::string* error);
   int64_t count(const char* sql);
   bool loadStrings(std::string* error);
   std::string_view str(int64_t sid) const {
@@ -175,7 +187,8 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
     if (!loadStrings(error)) return false;
     Stmt st = detail::prepare(db_.get(),
                               "SELECT id, collective_id, src_rank, dst_rank, bytes, start_ns, end_ns,"
-                              " side_sid, phase_sid, step, chunk, slot"
+                              " side_sid, phase_sid, step, chunk, slot, "
+                              + std::string(version_ >= 2 ? "channel" : "NULL") +
                               " FROM transfer_data ORDER BY start_ns, id",
                               nullptr);
     if (!st) return readError(error, "cannot read transfers");
@@ -195,6 +208,7 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
       r.step = toInt32(detail::columnNullable(s, 9));
       r.chunk = toInt32(detail::columnNullable(s, 10));
       r.slot = detail::columnNullable(s, 11);
+      r.channel = toInt32(detail::columnNullable(s, 12));
       if (!fn(r)) return true;
     }
     if (rc != SQLITE_DONE) return readError(error, "cannot read transfers");
@@ -203,6 +217,95 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
     if (error) *error = path_ + ": out of memory while reading transfers";
     return false;
   }
+}
+
+bool SqliteTraceReader::visit(const char* sql, const char* what,
+                              const std::function<bool(sqlite3_stmt*)>& row, std::string* error) {
+  try {
+    if (!loadStrings(error)) return false;
+    Stmt st = detail::prepare(db_.get(), sql, nullptr);
+    if (!st) return readError(error, std::string("cannot read ") + what);
+    int rc;
+    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+      if (!row(st.get())) return true;
+    }
+    if (rc != SQLITE_DONE) return readError(error, std::string("cannot read ") + what);
+    return true;
+  } catch (const std::bad_alloc&) {
+    if (error) *error = path_ + ": out of memory while reading " + what;
+    return false;
+  }
+}
+
+bool SqliteTraceReader::forEachCollectiveGpu(const std::function<bool(const CollectiveGpuRow&)>& fn,
+                                             std::string* error) {
+  if (version_ < 2) return true;
+  return visit("SELECT collective_id, gpu_start_ns, gpu_end_ns, algorithm_sid, protocol_sid, channels,"
+               " group_id, stream, device FROM collective_gpu_data ORDER BY collective_id",
+               "collective GPU rows",
+               [&](sqlite3_stmt* s) {
+                 CollectiveGpuRow r;
+                 r.collective_id = sqlite3_column_int64(s, 0);
+                 r.gpu_start_ns = detail::columnNullable(s, 1);
+                 r.gpu_end_ns = detail::columnNullable(s, 2);
+                 r.algorithm = str(detail::columnNullable(s, 3));
+                 r.protocol = str(detail::columnNullable(s, 4));
+                 r.channels = toInt32(detail::columnNullable(s, 5));
+                 r.group_id = detail::columnNullable(s, 6);
+                 r.stream = detail::columnNullable(s, 7);
+                 r.device = toInt32(detail::columnNullable(s, 8));
+                 return fn(r);
+               },
+               error);
+}
+
+bool SqliteTraceReader::forEachGpuActivity(const std::function<bool(int32_t, const GpuActivityRow&)>& fn,
+                                           std::string* error) {
+  if (version_ < 2) return true;
+  return visit("SELECT id, rank, kind_sid, name_sid, start_ns, end_ns, device, stream, bytes, copy_kind_sid,"
+               " correlation_id, collective_id FROM gpu_activity_data ORDER BY rank, start_ns, id",
+               "GPU activity",
+               [&](sqlite3_stmt* s) {
+                 GpuActivityRow r;
+                 r.id = sqlite3_column_int64(s, 0);
+                 const int32_t rank = toInt32(detail::columnNullable(s, 1));
+                 r.kind = str(detail::columnNullable(s, 2));
+                 r.name = str(detail::columnNullable(s, 3));
+                 r.start_ns = sqlite3_column_int64(s, 4);
+                 r.end_ns = detail::columnNullable(s, 5);
+                 r.device = toInt32(detail::columnNullable(s, 6));
+                 r.stream = detail::columnNullable(s, 7);
+                 r.bytes = detail::columnNullable(s, 8);
+                 r.copy_kind = str(detail::columnNullable(s, 9));
+                 r.correlation_id = detail::columnNullable(s, 10);
+                 r.collective_id = detail::columnNullable(s, 11);
+                 return fn(rank, r);
+               },
+               error);
+}
+
+bool SqliteTraceReader::forEachCommunicator(const std::function<bool(int32_t, const CommunicatorRow&)>& fn,
+                                            std::string* error) {
+  if (version_ < 2) return true;
+  return visit("SELECT rank, comm_sid, library_sid, comm_rank, comm_size, parent_sid, created_ns, ended_ns,"
+               " end_state_sid, topology FROM communicator_data ORDER BY rank, created_ns, comm_sid",
+               "communicators",
+               [&](sqlite3_stmt* s) {
+                 CommunicatorRow r;
+                 const int32_t rank = toInt32(detail::columnNullable(s, 0));
+                 r.comm = str(detail::columnNullable(s, 1));
+                 r.library = str(detail::columnNullable(s, 2));
+                 r.comm_rank = toInt32(detail::columnNullable(s, 3));
+                 r.comm_size = toInt32(detail::columnNullable(s, 4));
+                 r.parent = str(detail::columnNullable(s, 5));
+                 r.created_ns = detail::columnNullable(s, 6);
+                 r.ended_ns = detail::columnNullable(s, 7);
+                 r.end_state = str(detail::columnNullable(s, 8));
+                 const std::string topology = columnText(s, 9);
+                 r.topology = topology;
+                 return fn(rank, r);
+               },
+               error);
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ TEST_F(RankWriterTest, RoundTripMapsSentinelsToNullAndBack) {
   ASSERT_TRUE(r) << err;
   EXPECT_EQ(r->schemaVersion(), kSchemaVersion);
   EXPECT_EQ(r->meta()["run_id"], "r2");
-  EXPECT_EQ(r->meta()["schema_version"], "1");
+  EXPECT_EQ(r->meta()["schema_version"], std::to_string(kSchemaVersion));
   auto ranks = r->ranks();
   ASSERT_EQ(ranks.size(), 1u);
   EXPECT_EQ(ranks[0].rank, 2);
@@ -338,7 +338,7 @@ TEST_F(RankWriterTest, FileSizeLimitTurnsIntoAOneLineFailure) {
     ::close(pipefd[0]);
     ::signal(SIGXFSZ, SIG_IGN);  // as the collector's writer thread does
     rlimit lim{};
-    lim.rlim_cur = lim.rlim_max = 256 * 1024;
+    lim.rlim_cur = lim.rlim_max = 512 * 1024;  // room for the schema's pages in the WAL
     if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) ::_exit(2);
     std::string err;
     auto w = RankWriter::create(file, &err);

@@ -74,6 +74,7 @@ struct TimelineModel {
 struct LoadOptions {
   int counter_bins = 2048;  // resolution of the link counters over the whole trace
   std::function<void(double fraction)> progress;  // 0..1, from the loading thread
+  const analyzer::Topology* topology = nullptr;   // optional (--topology): links, idle links
 };
 
 // Reads and analyzes the trace at `path`.

@@ -11,6 +11,13 @@
 
 namespace ringside::gui {
 
+// A directed link (src -> dst rank); src < 0: none.
+struct LinkRef {
+  int src = -1, dst = -1;
+  bool valid() const { return src >= 0 && dst >= 0; }
+  bool operator==(const LinkRef&) const = default;
+};
+
 struct TimeRange {
   int64_t t0 = 0, t1 = 1;
   bool operator==(const TimeRange&) const = default;
@@ -34,7 +41,18 @@ class ViewState {
   bool undo();
   bool redo();
 
+  // The link under the mouse, shared by the views (the timeline's link lane, the topology
+  // view's edge) so hovering one highlights the other. A view calls hoverLink() while the
+  // mouse is over a link; endFrame() makes that the hovered link of the next frame.
+  LinkRef hoveredLink() const { return hovered_; }
+  void hoverLink(LinkRef link) { hover_next_ = link; }
+  void endFrame() {
+    hovered_ = hover_next_;
+    hover_next_ = {};
+  }
+
  private:
+  LinkRef hovered_, hover_next_;
   TimeRange limits_{0, 1};
   TimeRange range_{0, 1};
   std::vector<TimeRange> history_;

@@ -1,0 +1,423 @@
+// The data behind the topology, traffic matrix and statistics views: layout, edge colours,
+// idle classification as drawn, matrix and stats aggregation, sorting, filtering, CSV.
+// Traces are written with the analyzer tests' TraceBuilder and analyzed for real.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "ringside/analyzer/analysis.h"
+#include "ringside/analyzer/topology.h"
+#include "ringside/gui/csv.h"
+#include "ringside/gui/palette.h"
+#include "ringside/gui/stats_table.h"
+#include "ringside/gui/topology_graph.h"
+#include "ringside/gui/traffic_matrix.h"
+#include "ringside/gui/view_state.h"
+#include "ringside/storage/trace_reader.h"
+#include "trace_builder.h"
+
+namespace ringside::gui {
+namespace {
+
+using analyzer::Analysis;
+using analyzer::testing_util::TraceBuilder;
+
+Analysis analyzeTrace(const std::string& path, const analyzer::Topology* topo = nullptr, int bins = 10) {
+  std::string error;
+  auto reader = storage::TraceReader::open(path, &error);
+  EXPECT_NE(reader, nullptr) << error;
+  analyzer::AnalysisOptions options;
+  options.bins = bins;
+  options.topology = topo;
+  Analysis a;
+  EXPECT_TRUE(analyze(*reader, options, &a, &error)) << error;
+  return a;
+}
+
+// A 4-rank ring all-reduce: rank r sends 1000 bytes to r+1 six times (reduce-scatter, all-gather).
+void ringTrace(TraceBuilder* t, int64_t bytes = 1000) {
+  for (int r = 0; r < 4; ++r) {
+    t->colls.push_back({1, r, 0, "allreduce", "ringside-ring", 4000, 1000, 3600});
+    for (int g = 0; g < 6; ++g) {
+      int64_t start = 1600 + 300 * g;
+      bool rs = g < 3;
+      t->xfers.push_back({1, r, (r + 1) % 4, "send", bytes, start, start + 200, rs ? "reduce-scatter" : "all-gather",
+                          rs ? g : g - 3});
+    }
+  }
+}
+
+const char* kFullMesh =
+    "ringside-topology 1\n"
+    "node h0 ranks 0\nnode h1 ranks 1\nnode h2 ranks 2\nnode h3 ranks 3\n"
+    "link h0 h1 bandwidth 1Gbit\nlink h0 h2 bandwidth 1Gbit\nlink h0 h3 bandwidth 1Gbit\n"
+    "link h1 h2 bandwidth 1Gbit\nlink h1 h3 bandwidth 1Gbit\nlink h2 h3 bandwidth 1Gbit\n";
+
+TEST(PaletteTest, RankColoursMatchTheTimelineAndIdleIsOffTheRamp) {
+  // Python: colorsys.hsv_to_rgb(0, 0.6, 0.85) * 255 -> (217, 87, 87)
+  EXPECT_EQ(rankRgb(0), (Rgb{217, 87, 87}));
+  std::set<std::tuple<int, int, int>> seen;
+  for (int r = 0; r < 16; ++r) seen.insert({rankRgb(r).r, rankRgb(r).g, rankRgb(r).b});
+  EXPECT_EQ(seen.size(), 16u);
+  EXPECT_EQ(loadRgb(0), (Rgb{40, 70, 170}));
+  EXPECT_EQ(loadRgb(1), (Rgb{225, 45, 35}));
+  EXPECT_EQ(loadRgb(-3), loadRgb(0));
+  EXPECT_EQ(loadRgb(7), loadRgb(1));
+  EXPECT_EQ(loadRgb(std::nan("")), loadRgb(0));
+  for (int i = 0; i <= 100; ++i) {  // every ramp colour is far from the idle grey
+    Rgb c = loadRgb(i / 100.0);
+    int d = std::abs(c.r - kIdleRgb.r) + std::abs(c.g - kIdleRgb.g) + std::abs(c.b - kIdleRgb.b);
+    EXPECT_GT(d, 60) << i;
+  }
+}
+
+TEST(TopologyGraphTest, CircleLayoutIsDeterministic) {
+  GraphLayout l = layoutRanks({3, 1, 0, 2, 2}, nullptr);
+  ASSERT_EQ(l.ranks, (std::vector<int>{0, 1, 2, 3}));
+  // Rank 0 at the top, then clockwise (screen y down): 1 right, 2 bottom, 3 left.
+  EXPECT_NEAR(l.pos[0].x, 0.5, 1e-6);
+  EXPECT_NEAR(l.pos[0].y, 0.1, 1e-6);
+  EXPECT_NEAR(l.pos[1].x, 0.9, 1e-6);
+  EXPECT_NEAR(l.pos[2].y, 0.9, 1e-6);
+  EXPECT_NEAR(l.pos[3].x, 0.1, 1e-6);
+  EXPECT_EQ(l.indexOf(2), 2);
+  EXPECT_EQ(l.indexOf(7), -1);
+  GraphLayout again = layoutRanks({0, 1, 2, 3}, nullptr);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(again.pos[i].x, l.pos[i].x);
+    EXPECT_EQ(again.pos[i].y, l.pos[i].y);
+  }
+}
+
+TEST(TopologyGraphTest, TopologyLayoutGroupsRanksByNode) {
+  analyzer::Topology topo;
+  std::string error;
+  ASSERT_TRUE(analyzer::parseTopology("ringside-topology 1\nnode a ranks 0-3\nnode b ranks 4-7\n", "t", &topo, &error))
+      << error;
+  GraphLayout l = layoutRanks({0, 1, 2, 3, 4, 5, 6, 7, 9}, &topo);
+  ASSERT_EQ(l.ranks.size(), 9u);
+  EXPECT_EQ(l.groups[0], "a");
+  EXPECT_EQ(l.groups[5], "b");
+  EXPECT_EQ(l.groups[8], "");  // rank 9: no node, a group of its own
+  auto dist = [&](int i, int j) {
+    return std::hypot(l.pos[static_cast<size_t>(i)].x - l.pos[static_cast<size_t>(j)].x,
+                      l.pos[static_cast<size_t>(i)].y - l.pos[static_cast<size_t>(j)].y);
+  };
+  // Ranks of one node sit closer to each other than to any rank of the other node.
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      for (int k = 4; k < 8; ++k) EXPECT_LT(dist(i, j), dist(i, k));
+    }
+  }
+  // One rank per node: the node's place on the big circle, as without a topology.
+  analyzer::Topology mesh;
+  ASSERT_TRUE(analyzer::parseTopology(kFullMesh, "mesh", &mesh, &error)) << error;
+  GraphLayout a = layoutRanks({0, 1, 2, 3}, &mesh), b = layoutRanks({0, 1, 2, 3}, nullptr);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_NEAR(a.pos[i].x, b.pos[i].x, 1e-6);
+    EXPECT_NEAR(a.pos[i].y, b.pos[i].y, 1e-6);
+    EXPECT_EQ(a.groups[i], "h" + std::to_string(i));
+  }
+}
+
+TEST(TopologyGraphTest, RingOverFullMeshDrawsTheDiagonalsIdle) {
+  TraceBuilder t(4);
+  ringTrace(&t);
+  analyzer::Topology mesh;
+  std::string error;
+  ASSERT_TRUE(analyzer::parseTopology(kFullMesh, "mesh", &mesh, &error)) << error;
+  const std::string path = t.build();
+  for (const analyzer::Topology* topo : std::vector<const analyzer::Topology*>{nullptr, &mesh}) {
+    Analysis a = analyzeTrace(path, topo);
+    std::vector<GraphEdge> edges = graphEdges(a);
+    ASSERT_EQ(edges.size(), 12u);  // the full mesh of 4 ranks, both directions
+    std::set<std::pair<int, int>> idle, used;
+    for (const GraphEdge& e : edges) (e.idle ? idle : used).insert({e.src, e.dst});
+    EXPECT_EQ(used, (std::set<std::pair<int, int>>{{0, 1}, {1, 2}, {2, 3}, {3, 0}}));
+    EXPECT_EQ(idle.size(), 8u);
+    EXPECT_TRUE(idle.count({0, 2}) && idle.count({2, 0}) && idle.count({1, 3}) && idle.count({3, 1}));
+    EXPECT_TRUE(std::is_sorted(edges.begin(), edges.end(), [](const GraphEdge& x, const GraphEdge& y) {
+      return std::pair(x.src, x.dst) < std::pair(y.src, y.dst);
+    }));
+    // Colours as drawn: the idle grey exactly on idle edges, a ramp colour on the others.
+    std::vector<EdgeLoad> loads = edgeLoads(a, edges, a.start_ns, a.end_ns);
+    for (size_t i = 0; i < edges.size(); ++i) {
+      EXPECT_EQ(loads[i].color == kIdleRgb, edges[i].idle) << edges[i].src << "->" << edges[i].dst;
+      if (!edges[i].idle) {
+        EXPECT_GT(loads[i].gbps, 0);
+        EXPECT_EQ(loads[i].color, loadRgb(loads[i].fraction));
+      }
+    }
+    if (topo) {
+      for (const GraphEdge& e : edges) EXPECT_NEAR(e.capacity_gbps, 0.125, 1e-9);  // 1 Gbit/s
+    }
+  }
+}
+
+TEST(TopologyGraphTest, LinksIdleDuringTheSelectedGroupAreDrawnIdle) {
+  // The ring, then a barrier that sends a few bytes over the diagonals: over the whole trace
+  // nothing is idle, but during the ring all-reduces the other 8 links are (the analyzer says so).
+  TraceBuilder t(4);
+  ringTrace(&t);
+  for (int r = 0; r < 4; ++r) {
+    t.colls.push_back({2, r, 1, "barrier", "gloo", 0, 5000, 6000});
+    t.xfers.push_back({2, r, (r + 2) % 4, "send", 8, 5100, 5200, ""});
+    t.xfers.push_back({2, r, (r + 3) % 4, "send", 8, 5300, 5400, ""});
+  }
+  Analysis a = analyzeTrace(t.build());
+  std::vector<GraphEdge> edges = graphEdges(a);
+  ASSERT_EQ(edges.size(), 12u);
+  for (const GraphEdge& e : edges) EXPECT_FALSE(e.idle) << e.src << "->" << e.dst;
+  std::vector<EdgeLoad> whole = edgeLoads(a, edges, a.start_ns, a.end_ns);
+  std::vector<EdgeLoad> ring = edgeLoads(a, edges, a.start_ns, a.end_ns, "allreduce ringside-ring");
+  int idle = 0;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    EXPECT_FALSE(whole[i].idle);
+    const bool ring_link = edges[i].dst == (edges[i].src + 1) % 4;
+    EXPECT_EQ(ring[i].idle, !ring_link) << edges[i].src << "->" << edges[i].dst;
+    EXPECT_EQ(ring[i].color == kIdleRgb, ring[i].idle);
+    idle += ring[i].idle ? 1 : 0;
+  }
+  EXPECT_EQ(idle, 8);
+  GraphLayout l = layoutRanks(graphRanks(a), nullptr);
+  std::string json = geometryJson(l, edges, ring, graphGeometry(l, edges, {0, 0}, {400, 400}));
+  EXPECT_NE(json.find("\"src\": 0, \"dst\": 2, \"idle\": true"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"src\": 0, \"dst\": 1, \"idle\": false"), std::string::npos) << json;
+}
+
+TEST(TopologyGraphTest, WindowedLoadFollowsTheBins) {
+  Analysis a;
+  a.start_ns = 0;
+  a.bin_ns = 100;
+  analyzer::LinkStats l;
+  l.src = 0;
+  l.dst = 1;
+  l.bytes = 10;
+  l.gbps_per_bin = {0, 2, 4, 0};
+  l.peak_gbps = 4;
+  a.links.push_back(l);
+  EXPECT_DOUBLE_EQ(meanGbps(a, a.links[0], 0, 400), 1.5);
+  EXPECT_DOUBLE_EQ(meanGbps(a, a.links[0], 100, 200), 2.0);
+  EXPECT_DOUBLE_EQ(meanGbps(a, a.links[0], 150, 250), 3.0);  // half of bin 1, half of bin 2
+  EXPECT_DOUBLE_EQ(meanGbps(a, a.links[0], 210, 220), 4.0);  // inside one bin
+  EXPECT_DOUBLE_EQ(meanGbps(a, a.links[0], 500, 600), 0.0);  // after the bins
+  EXPECT_DOUBLE_EQ(meanGbps(a, a.links[0], 300, 300), 0.0);
+  std::vector<GraphEdge> edges = graphEdges(a);
+  ASSERT_EQ(edges.size(), 1u);
+  auto at = [&](int64_t t0, int64_t t1) { return edgeLoads(a, edges, t0, t1)[0]; };
+  EXPECT_DOUBLE_EQ(at(200, 300).fraction, 1.0);  // the busiest bin: the top of the ramp
+  EXPECT_DOUBLE_EQ(at(100, 200).fraction, 0.5);
+  EXPECT_EQ(at(0, 100).color, loadRgb(0));
+  EXPECT_EQ(at(200, 300).color, loadRgb(1));
+  a.links[0].capacity_gbps = 8;  // a known capacity is the scale instead
+  edges = graphEdges(a);
+  EXPECT_DOUBLE_EQ(at(200, 300).fraction, 0.5);
+}
+
+TEST(TopologyGraphTest, ScrubberSlidesOverTheSpan) {
+  Window w = scrubWindow(1000, 2000, 0.0, 0.1);
+  EXPECT_EQ(w.t0, 1000);
+  EXPECT_EQ(w.t1, 1100);
+  w = scrubWindow(1000, 2000, 1.0, 0.1);
+  EXPECT_EQ(w.t0, 1900);
+  EXPECT_EQ(w.t1, 2000);
+  w = scrubWindow(1000, 2000, 0.5, 0.2);
+  EXPECT_EQ(w.t0, 1400);
+  EXPECT_EQ(w.t1, 1600);
+  w = scrubWindow(1000, 2000, 3.0, 5.0);  // clamped: the whole span
+  EXPECT_EQ(w.t0, 1000);
+  EXPECT_EQ(w.t1, 2000);
+  w = scrubWindow(1000, 2000, 0.3, 0.0);  // never empty
+  EXPECT_GT(w.t1, w.t0);
+}
+
+TEST(TopologyGraphTest, GeometryAndHitTesting) {
+  GraphLayout l = layoutRanks({0, 1, 2, 3}, nullptr);
+  std::vector<GraphEdge> edges(2);
+  edges[0].src = 0;
+  edges[0].dst = 2;
+  edges[1].src = 2;
+  edges[1].dst = 0;
+  GraphGeometry g = graphGeometry(l, edges, {100, 50}, {600, 400}, 5.0f);
+  // A 400 px square centred in the 600 x 400 region: rank 0 at (400, 50 + 0.1*400).
+  EXPECT_FLOAT_EQ(g.nodes[0].x, 400);
+  EXPECT_FLOAT_EQ(g.nodes[0].y, 90);
+  EXPECT_FLOAT_EQ(g.nodes[2].y, 410);
+  ASSERT_EQ(g.edges.size(), 2u);
+  // 0 -> 2 goes down; its right (screen) is -x. 2 -> 0 goes up, offset to +x.
+  EXPECT_FLOAT_EQ(g.edges[0].a.x, 395);
+  EXPECT_FLOAT_EQ(g.edges[1].a.x, 405);
+  EXPECT_GT(g.edges[0].a.y, g.nodes[0].y + g.node_radius);  // stops short of the nodes
+  EXPECT_LT(g.edges[0].b.y, g.nodes[2].y - g.node_radius);
+  EXPECT_EQ(edgeAt(g, {394, 250}), 0);
+  EXPECT_EQ(edgeAt(g, {406, 250}), 1);
+  EXPECT_EQ(edgeAt(g, {300, 250}), -1);
+  EXPECT_EQ(nodeAt(g, {401, 91}), 0);
+  EXPECT_EQ(nodeAt(g, {300, 250}), -1);
+  EXPECT_FLOAT_EQ(distanceToSegment({0, 5}, {{0, 0}, {10, 0}}), 5);
+  EXPECT_FLOAT_EQ(distanceToSegment({-3, 4}, {{0, 0}, {10, 0}}), 5);
+  std::vector<EdgeLoad> loads(2);
+  std::string json = geometryJson(l, edges, loads, g);
+  EXPECT_NE(json.find("\"idle_color\": [158,158,158]"), std::string::npos);
+  EXPECT_NE(json.find("{\"src\": 0, \"dst\": 2, \"idle\": false, \"x0\": 395.00"), std::string::npos) << json;
+  EXPECT_NE(json.find("{\"rank\": 3, \"x\": 240.00, \"y\": 250.00"), std::string::npos) << json;
+}
+
+TEST(ViewStateTest, HoveredLinkLastsOneFrame) {
+  ViewState v;
+  EXPECT_FALSE(v.hoveredLink().valid());
+  v.hoverLink({1, 2});  // a view saw the mouse over 1 -> 2 this frame
+  EXPECT_FALSE(v.hoveredLink().valid());
+  v.endFrame();
+  EXPECT_EQ(v.hoveredLink(), (LinkRef{1, 2}));  // every view highlights it next frame
+  v.endFrame();  // nobody hovered it again
+  EXPECT_FALSE(v.hoveredLink().valid());
+}
+
+TEST(TrafficMatrixTest, BytesTotalsAndCsv) {
+  TraceBuilder t(4);
+  ringTrace(&t, 1000);
+  t.xfers.push_back({1, 0, 2, "send", 500, 3000, 3100, "all-gather", 9});
+  Analysis a = analyzeTrace(t.build());
+  TrafficMatrix m = trafficMatrix(a);
+  ASSERT_EQ(m.n, 4);
+  EXPECT_EQ(m.at(0, 1), 6000);
+  EXPECT_EQ(m.at(3, 0), 6000);
+  EXPECT_EQ(m.at(0, 2), 500);
+  EXPECT_EQ(m.at(1, 3), 0);
+  EXPECT_EQ(m.row_total[0], 6500);
+  EXPECT_EQ(m.col_total[2], 6500);
+  EXPECT_EQ(m.total, 24500);
+  EXPECT_EQ(m.max, 6000);
+  const Rgb empty{1, 2, 3};
+  EXPECT_EQ(heatRgb(0, m.max, empty), empty);
+  EXPECT_EQ(heatRgb(6000, m.max, empty), loadRgb(1));
+  EXPECT_EQ(heatRgb(3000, m.max, empty), loadRgb(0.5));
+  const std::string csv = matrixCsv(m);
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "src\\dst,0,1,2,3,total");
+  std::getline(in, line);
+  EXPECT_EQ(line, "0,0,6000,500,0,6500");
+  int lines = 2;
+  std::string last;
+  while (std::getline(in, line)) {
+    ++lines;
+    last = line;
+  }
+  EXPECT_EQ(lines, 6);
+  EXPECT_EQ(last, "total,6000,6000,6500,6000,24500");
+}
+
+TEST(StatsTableTest, BucketsPercentilesAndMeanFromTheAnalyzer) {
+  TraceBuilder t(2);
+  // 100 all-reduces of 3000 bytes (bucket [2 KiB, 4 KiB)) taking 1..100 us, and 3 broadcasts of 1 MiB.
+  int64_t id = 1, at = 1'000'000;
+  for (int i = 1; i <= 100; ++i, ++id) {
+    for (int r = 0; r < 2; ++r) t.colls.push_back({id, r, id, "allreduce", "gloo", 3000, at, at + i * 1000});
+    at += 200'000;
+  }
+  for (int i = 0; i < 3; ++i, ++id) {
+    for (int r = 0; r < 2; ++r) t.colls.push_back({id, r, id, "broadcast", "gloo", 1 << 20, at, at + 50'000});
+    at += 200'000;
+  }
+  Analysis a = analyzeTrace(t.build());
+  std::vector<StatsRow> rows = statsRows(a);
+  ASSERT_EQ(rows.size(), 2u);
+  const StatsRow& ar = rows[0];  // sorted by op: allreduce first
+  EXPECT_EQ(ar.op, "allreduce");
+  EXPECT_EQ(ar.size_lo, 2048);
+  EXPECT_EQ(ar.size_hi, 4096);
+  EXPECT_EQ(ar.count, 100);
+  EXPECT_EQ(ar.total_ns, 5050 * 1000);
+  EXPECT_DOUBLE_EQ(ar.mean_ns, 50500);
+  EXPECT_EQ(ar.p50_ns, 50'000);  // nearest rank
+  EXPECT_EQ(ar.p99_ns, 99'000);
+  EXPECT_GT(ar.busbw_gbps, 0);
+  EXPECT_EQ(rows[1].op, "broadcast");
+  EXPECT_EQ(rows[1].size_lo, 1 << 20);
+  EXPECT_EQ(rows[1].size_hi, 2 << 20);
+  EXPECT_EQ(sizeBucketLabel(rows[1].size_lo, rows[1].size_hi), "[1 MiB, 2 MiB)");
+  EXPECT_EQ(sizeBucketLabel(2048, 4096), "[2 KiB, 4 KiB)");
+  EXPECT_EQ(sizeBucketLabel(0, 1), "[0 B, 1 B)");
+}
+
+std::vector<StatsRow> someRows() {
+  std::vector<StatsRow> rows(4);
+  rows[0] = {"allreduce", "gloo", 1024, 2048, 10, 500, 50, 40, 90, 1.5};
+  rows[1] = {"allreduce", "gloo", 4096, 8192, 3, 900, 300, 250, 400, 0.5};
+  rows[2] = {"broadcast", "ringside-ring", 1024, 2048, 10, 100, 10, 9, 20, 3.0};
+  rows[3] = {"allgather", "gloo", 1 << 20, 2 << 20, 1, 900, 900, 900, 900, 2.0};
+  return rows;
+}
+
+std::vector<std::string> ops(const std::vector<StatsRow>& rows) {
+  std::vector<std::string> out;
+  for (const auto& r : rows) out.push_back(r.op + "/" + std::to_string(r.size_lo));
+  return out;
+}
+
+TEST(StatsTableTest, SortsByAnyColumnWithStableTies) {
+  auto rows = someRows();
+  sortStats(&rows, StatsColumn::kCount, false);
+  EXPECT_EQ(ops(rows), (std::vector<std::string>{"allreduce/1024", "broadcast/1024", "allreduce/4096", "allgather/1048576"}));
+  sortStats(&rows, StatsColumn::kTotal, true);  // tie 900: (op, library, size) order
+  EXPECT_EQ(ops(rows), (std::vector<std::string>{"broadcast/1024", "allreduce/1024", "allgather/1048576", "allreduce/4096"}));
+  sortStats(&rows, StatsColumn::kBusbw, false);
+  EXPECT_EQ(rows.front().op, "broadcast");
+  EXPECT_EQ(rows.back().size_lo, 4096);
+  sortStats(&rows, StatsColumn::kP99, true);
+  EXPECT_EQ(rows.front().p99_ns, 20);
+  sortStats(&rows, StatsColumn::kSize, false);
+  EXPECT_EQ(rows.front().size_lo, 1 << 20);
+  sortStats(&rows, StatsColumn::kOp, true);
+  EXPECT_EQ(ops(rows), (std::vector<std::string>{"allgather/1048576", "allreduce/1024", "allreduce/4096", "broadcast/1024"}));
+  EXPECT_STREQ(statsColumnName(StatsColumn::kP50), "p50_ns");
+}
+
+TEST(StatsTableTest, FiltersByEveryWord) {
+  auto rows = someRows();
+  EXPECT_EQ(filterStats(rows, "").size(), 4u);
+  EXPECT_EQ(filterStats(rows, "   ").size(), 4u);
+  EXPECT_EQ(filterStats(rows, "ALLRED"), (std::vector<int>{0, 1}));
+  EXPECT_EQ(filterStats(rows, "allreduce 4 kib"), (std::vector<int>{1}));
+  EXPECT_EQ(filterStats(rows, "ring"), (std::vector<int>{2}));
+  EXPECT_EQ(filterStats(rows, "MiB"), (std::vector<int>{3}));
+  EXPECT_TRUE(filterStats(rows, "alltoall").empty());
+}
+
+TEST(CsvTest, QuotingAndExport) {
+  EXPECT_EQ(csvField("plain"), "plain");
+  EXPECT_EQ(csvField(""), "");
+  EXPECT_EQ(csvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(csvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csvField("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csvField(" padded"), "\" padded\"");
+  EXPECT_EQ(csvLine({"a", "b,c", ""}), "a,\"b,c\",\n");
+  auto rows = someRows();
+  rows[0].op = "all,reduce";
+  std::string csv = statsCsv(rows, {2, 0});
+  EXPECT_EQ(csv,
+            "op,library,size_lo,size_hi,count,total_ns,mean_ns,p50_ns,p99_ns,busbw_gbps\n"
+            "broadcast,ringside-ring,1024,2048,10,100,10,9,20,3\n"
+            "\"all,reduce\",gloo,1024,2048,10,500,50,40,90,1.5\n");
+  char pattern[] = "/tmp/ringside-csv-test-XXXXXX";
+  std::string dir = mkdtemp(pattern);
+  std::string error;
+  ASSERT_TRUE(writeTextFile(dir + "/out.csv", csv, &error)) << error;
+  std::ifstream f(dir + "/out.csv");
+  std::stringstream back;
+  back << f.rdbuf();
+  EXPECT_EQ(back.str(), csv);
+  EXPECT_FALSE(writeTextFile(dir + "/no/such/dir/out.csv", csv, &error));
+  EXPECT_NE(error.find("cannot write"), std::string::npos);
+  EXPECT_FALSE(writeTextFile("", csv, &error));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ringside::gui
