@@ -295,6 +295,10 @@ int runRecord(std::span<const std::string> args) {
   std::string run_id = runId(std::time(nullptr));
   std::vector<std::string> env = currentEnvironment();
   setEnvVar(&env, "LD_PRELOAD", prependPreload(findEnvVar(env, "LD_PRELOAD"), preload));
+  // The same library is NCCL's profiler plugin (GPU times, algorithm, protocol,
+  // channels, per-peer transfers); a plugin the user chose is left alone.
+  if (const char* plugin = findEnvVar(env, "NCCL_PROFILER_PLUGIN"); plugin == nullptr || plugin[0] == '\0')
+    setEnvVar(&env, "NCCL_PROFILER_PLUGIN", preload);
   setEnvVar(&env, "RINGSIDE_DIR", dir.string());
   setEnvVar(&env, "RINGSIDE_RUN_ID", run_id);
   if (!options.allreduce.empty()) setEnvVar(&env, "RINGSIDE_ALLREDUCE", options.allreduce);
@@ -315,7 +319,7 @@ int runRecord(std::span<const std::string> args) {
   std::erase_if(files, [&](const std::string& file) { return old.count(file) != 0; });
   if (files.empty()) {
     if (!job.start_failed) {
-      std::cerr << kPrefix << "no rank files were written (the command made no Gloo calls?)\n";
+      std::cerr << kPrefix << "no rank files were written (the command made no Gloo or NCCL calls?)\n";
     }
     if (created_dir) fs::remove(dir, ec);  // only when empty
     return status;

@@ -70,8 +70,10 @@ std::string recordHelp() {
   RecordOptions scratch;
   return "Usage: ringside record [options] [--] CMD [ARGS...]\n"
          "\n"
-         "Runs CMD with ringside's preload library, so every process that makes Gloo calls\n"
-         "writes a rank file; then merges the rank files into one trace and prints a summary.\n"
+         "Runs CMD with ringside's preload library, so every process that makes Gloo or NCCL\n"
+         "calls writes a rank file; then merges the rank files into one trace and prints a\n"
+         "summary. The library is also set as NCCL's profiler plugin (NCCL_PROFILER_PLUGIN)\n"
+         "unless that variable is set already.\n"
          "CMD may be a launcher (torchrun, mpirun, srun, a script), or use --ranks N to let\n"
          "ringside start N local ranks itself. The job's own output is left untouched; ringside\n"
          "writes to stderr only. The exit status is the job's (128+N if it died of signal N).\n"

@@ -253,6 +253,15 @@ void noteCountersMeta() {
   col::noteMeta("nccl_profiler_events", buf);
 }
 
+void maybeSetIdentity(int32_t rank, int32_t size) {
+  static std::atomic<bool> done{false};
+  if (done.load(std::memory_order_relaxed)) return;
+  const char* ws = std::getenv("WORLD_SIZE");
+  if (ws != nullptr && std::atoi(ws) > 0 && std::atoi(ws) != size) return;
+  if (done.exchange(true)) return;
+  col::setIdentity(rank, size, "nccl");
+}
+
 void startGpuActivityOnce() {
   static std::once_flag once;
   std::call_once(once, [] { col::startGpuActivity(); });

@@ -109,6 +109,10 @@ struct Counters {
 Counters& counters();
 void noteCountersMeta();
 
+// The rank's identity from the first communicator whose size is the
+// launcher's WORLD_SIZE (or the first one when the launcher said nothing).
+void maybeSetIdentity(int32_t rank, int32_t size);
+
 // Starts CUPTI activity once per process (first communicator or first plugin init).
 void startGpuActivityOnce();
 

@@ -160,6 +160,7 @@ int32_t commOf(PluginComm* pc, uint64_t hash_hint, int rank_hint) {
     int32_t rank = pc->rank >= 0 ? pc->rank : rank_hint;
     c = col::registerCommNamed(pc, rank, pc->nranks, "nccl", name);
     if (c < 0) return c;
+    if (rank >= 0 && pc->nranks > 0) link::maybeSetIdentity(rank, pc->nranks);
     col::noteCommCreated(c, -1, col::nowNs());
     if (pc->nnodes > 0) {
       char line[48];
@@ -353,7 +354,9 @@ int startEvent(void* context, void** handle, const Event& e) {
       if (g == nullptr) return kSuccess;
       g->v4_style = e.kind == Kind::kGroup;
       g->user_group = e.kind == Kind::kGroupApi && e.group_depth > 1;
-      g->group_plus_one = link::newGroupId() + 1;
+      // An id only for a user's group (v5+); v1–v4 groups take one when they
+      // turn out to hold calls of their own (finish()).
+      if (g->user_group) g->group_plus_one = link::newGroupId() + 1;
       if (e.kind == Kind::kGroupApi) cnt.api.fetch_add(1, std::memory_order_relaxed);
       h = g;
       break;
@@ -518,6 +521,7 @@ void finish(Handle* h) {
       auto* g = static_cast<GroupH*>(h);
       // v1–v4 put every call in a group; more than one call means the user grouped them.
       if (!g->v4_style || g->n < 2) return;
+      g->group_plus_one = link::newGroupId() + 1;
       for (int i = 0; i < g->n; ++i) {
         col::Event e;
         e.kind = col::EventKind::kCollectiveGpu;

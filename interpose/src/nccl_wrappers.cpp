@@ -135,17 +135,6 @@ int32_t query(RealFunction<ncclResult_t (*)(ncclComm_t, int*)>& fn, ncclComm_t c
   return v;
 }
 
-// World identity: the first communicator from a unique id whose size is the
-// launcher's world size (or the first one when the launcher said nothing).
-void maybeSetIdentity(int32_t rank, int32_t size) {
-  static std::atomic<bool> done{false};
-  if (done.load(std::memory_order_relaxed)) return;
-  const char* ws = std::getenv("WORLD_SIZE");
-  if (ws != nullptr && std::atoi(ws) > 0 && std::atoi(ws) != size) return;
-  if (done.exchange(true)) return;
-  col::setIdentity(rank, size, "nccl");
-}
-
 // Split calls seen per parent (every member rank splits its parent in the same order).
 std::atomic<uint32_t> g_splits[256];
 
@@ -378,7 +367,7 @@ ncclResult_t initFromId(ncclComm_t* out, int nranks, const ncclUniqueId& id, int
     char name[48];
     commIdName(h, name, sizeof name);
     registerCreated(*out, rank, nranks, name, -1, w, t1, h);
-    maybeSetIdentity(rank, nranks);
+    link::maybeSetIdentity(rank, nranks);
   }
   return r;
 }
