@@ -85,7 +85,7 @@ struct CollH : Handle {
   bool own = false;        // no wrapped call claimed: the plugin writes the collective itself
   col::Event own_event;    // its kCollective, written when NCCL stops the event (enqueued)
 };
-constexpr uint64_t kCollPool = 4096;
+constexpr uint64_t kCollPool = 8192;  // calls NCCL may still be working on; ~1.5 MiB
 CollH g_coll_pool[kCollPool];
 std::atomic<uint64_t> g_coll_next{0};
 

@@ -29,6 +29,9 @@ args = ap.parse_args()
 
 failures = []
 passed = 0
+# Sanitizer runs (scripts/test.sh): a runtime that must come first in LD_PRELOAD.
+EXTRA = os.environ.get("RINGSIDE_E2E_EXTRA_PRELOAD", "")
+PRELOAD = (EXTRA + " " + args.preload).strip()
 
 
 def check(cond, what):
@@ -58,7 +61,7 @@ def run_job(app, world, traced, app_args=(), **extra):
         env = clean_env(RANK=r, WORLD_SIZE=world, FAKE_NCCL_DIR=ex, RINGSIDE_DIR=rf, NCCL_WORKLOAD=args.workload,
                         **extra)
         if traced:
-            env["LD_PRELOAD"] = args.preload
+            env["LD_PRELOAD"] = PRELOAD
             env.setdefault("NCCL_PROFILER_PLUGIN", args.preload)
         procs.append(subprocess.Popen([app] + list(app_args), env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
@@ -181,8 +184,8 @@ for v in range(1, 7):
 
 # ---- 6. dormant ----
 rf = tempfile.mkdtemp(prefix="ringside-dormant-")
-p = subprocess.run([sys.executable, "-c", "print('no nccl here')"], capture_output=True, text=True,
-                   env=clean_env(LD_PRELOAD=args.preload, NCCL_PROFILER_PLUGIN=args.preload, RINGSIDE_DIR=rf,
+p = subprocess.run(["/bin/sh", "-c", "echo no nccl here"], capture_output=True, text=True,
+                   env=clean_env(LD_PRELOAD=PRELOAD, NCCL_PROFILER_PLUGIN=args.preload, RINGSIDE_DIR=rf,
                                  RANK=0, WORLD_SIZE=1))
 check(p.returncode == 0 and p.stdout == "no nccl here\n" and os.listdir(rf) == [], "no NCCL: dormant, no file")
 codes, out, err, files = run_job(args.app, 2, traced=True, RINGSIDE_DISABLE=1)
@@ -192,6 +195,8 @@ check(codes == [0, 0] and out == base_out and files == [], f"RINGSIDE_DISABLE: u
 d = tempfile.mkdtemp(prefix="ringside-record-nccl-")
 trace = os.path.join(d, "t.sqlite")
 env = clean_env(FAKE_NCCL_DIR=d, RINGSIDE_PRELOAD=args.preload)
+if EXTRA:
+    env["LD_PRELOAD"] = EXTRA  # record puts its library before it
 p = subprocess.run([args.ringside, "record", "-q", "--ranks", "2", "-o", trace, "--", args.app], env=env,
                    capture_output=True, text=True, timeout=180)
 check(p.returncode == 0 and p.stdout == base_out, f"record: exit {p.returncode}, {p.stderr}")
