@@ -80,6 +80,10 @@ PluginComm* newPluginComm(int version) {
 int bindCreatedContexts(const CreationWindow& w, int32_t comm, int32_t rank, int32_t nranks, int32_t device,
                         int max_bind) {
   if (comm < 0) return 0;
+  uint64_t hashes[64];
+  int nh = 0;
+  int bound = 0;
+  {
   std::lock_guard<std::mutex> lock(g_mutex);
   // Candidates, oldest first (the list is newest first).
   PluginComm* cand[64];
@@ -89,10 +93,10 @@ int bindCreatedContexts(const CreationWindow& w, int32_t comm, int32_t rank, int
     if (pc->comm.load(std::memory_order_acquire) >= 0) continue;
     cand[n++] = pc;
   }
-  int bound = 0;
   auto bind = [&](PluginComm* pc) {
     pc->comm.store(comm, std::memory_order_release);
     if (device >= 0) pc->device.store(device, std::memory_order_relaxed);
+    if (pc->nccl_hash != 0 && nh < 64) hashes[nh++] = pc->nccl_hash;
     ++bound;
   };
   // 1. The NCCL hash we expected (ncclCommInitRank: NCCL's hash of the unique id).
@@ -106,6 +110,9 @@ int bindCreatedContexts(const CreationWindow& w, int32_t comm, int32_t rank, int
   // 3. Versions that say nothing: the oldest one created in the window.
   for (int i = n - 1; i >= 0 && bound < max_bind; --i)
     if (cand[i]->rank < 0 && cand[i]->comm.load() < 0) bind(cand[i]);
+  }
+  // NCCL's own hash of the communicator (v4+), e.g. of a split: names it in NCCL's log.
+  for (int i = 0; i < nh; ++i) noteNcclHash(hashes[i], comm);
   return bound;
 }
 

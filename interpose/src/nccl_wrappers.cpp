@@ -29,6 +29,7 @@
 
 #include "nccl_api.h"
 #include "nccl_link.h"
+#include "nccl_log.h"
 #include "ringside/collector/collector.h"
 #include "ringside/collector/gpu.h"
 #include "symbols.h"
@@ -166,6 +167,29 @@ int32_t registerCreated(ncclComm_t comm, int32_t rank, int32_t size, const char*
   link::bindCreatedContexts(w, c, rank, size, device, 1);
   col::noteCommCreated(c, parent, created_ns);
   return c;
+}
+
+// With NCCL_DEBUG=INFO and NCCL_DEBUG_FILE (ringside record --nccl-log), the
+// rings and trees NCCL printed for the communicators it just created.
+void noteNcclLog() {
+  static std::mutex mutex;
+  static long offset = 0;
+  static long owner = 0;  // the pid the offset and parser belong to (fork)
+  static nccl_log::Parser* parser = nullptr;
+  std::string path = nccl_log::debugFilePath();
+  if (path.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex);
+  long pid = static_cast<long>(getpid());
+  if (parser == nullptr || owner != pid) {
+    parser = new nccl_log::Parser(pid);  // a child's parser; the parent's stays with the parent
+    offset = 0;
+    owner = pid;
+  }
+  for (const nccl_log::CommTopology& t : nccl_log::readNew(path, pid, &offset, parser)) {
+    int32_t c = link::commForNcclHash(t.nccl_hash);
+    if (c < 0) continue;
+    for (const std::string& line : t.lines) col::noteCommTopology(c, line.c_str());
+  }
 }
 
 bool begin() {
@@ -368,6 +392,7 @@ ncclResult_t initFromId(ncclComm_t* out, int nranks, const ncclUniqueId& id, int
     commIdName(h, name, sizeof name);
     registerCreated(*out, rank, nranks, name, -1, w, t1, h);
     link::maybeSetIdentity(rank, nranks);
+    noteNcclLog();
   }
   return r;
 }
@@ -440,6 +465,7 @@ extern "C" ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* 
     char name[48];
     ri::commIdName(h, name, sizeof name);
     for (int i = 0; i < ndev; ++i) ri::registerCreated(comms[i], i, ndev, name, -1, w, t1, 0);
+    ri::noteNcclLog();
   }
   return r;
 }
@@ -471,6 +497,7 @@ extern "C" ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclC
     char name[48];
     ri::commIdName(h, name, sizeof name);
     ri::registerCreated(*newcomm, rank, size, name, parent, w, t1, 0);
+    ri::noteNcclLog();
   }
   return r;
 }

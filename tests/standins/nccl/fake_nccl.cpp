@@ -90,6 +90,48 @@ uint64_t mix(uint64_t h, uint64_t v) {
   return h * 0xff51afd7ed558ccdULL;
 }
 
+// NCCL_DEBUG=INFO with NCCL_DEBUG_FILE: the lines NCCL prints when it creates
+// a communicator (its rings, its trees, "Init COMPLETE" with the commId), from
+// the thread that set the communicator up. Rings: 0 1 ... n-1 on every
+// channel; trees: a chain, rank r's parent r-1.
+void logInit(ncclComm* c, const char* fn) {
+  const char* level = std::getenv("NCCL_DEBUG");
+  const char* spec = std::getenv("NCCL_DEBUG_FILE");
+  if (level == nullptr || std::strcmp(level, "INFO") != 0 || spec == nullptr) return;
+  static std::mutex m;
+  static FILE* f = nullptr;
+  std::lock_guard<std::mutex> lock(m);
+  char host[128] = {};
+  gethostname(host, sizeof host - 1);
+  if (f == nullptr) {
+    std::string path;
+    for (const char* p = spec; *p != '\0'; ++p) {
+      if (p[0] == '%' && p[1] == 'h') { path += host; ++p; }
+      else if (p[0] == '%' && p[1] == 'p') { path += std::to_string(getpid()); ++p; }
+      else path += *p;
+    }
+    f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) return;
+  }
+  long tid = static_cast<long>(gettid());
+  int channels = envInt("FAKE_NCCL_CHANNELS", 2);
+  for (int ch = 0; ch < channels; ++ch) {
+    std::fprintf(f, "%s:%d:%ld [%d] NCCL INFO Channel %02d/%02d :", host, getpid(), tid, c->device, ch, channels);
+    for (int r = 0; r < c->nranks; ++r) std::fprintf(f, " %4d", r);
+    std::fprintf(f, "\n");
+  }
+  std::fprintf(f, "%s:%d:%ld [%d] NCCL INFO Channel 00/0 : %d[%d] -> %d[%d] via P2P/IPC\n", host, getpid(), tid,
+               c->device, c->rank, c->device, (c->rank + 1) % c->nranks, (c->rank + 1) % c->nranks);
+  std::fprintf(f, "%s:%d:%ld [%d] NCCL INFO Trees", host, getpid(), tid, c->device);
+  for (int ch = 0; ch < channels; ++ch)
+    std::fprintf(f, " [%d] %d/-1/-1->%d->%d", ch, c->rank + 1 < c->nranks ? c->rank + 1 : -1, c->rank, c->rank - 1);
+  std::fprintf(f, "\n");
+  std::fprintf(f, "%s:%d:%ld [%d] NCCL INFO %s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId 0 "
+               "commId 0x%llx - Init COMPLETE\n", host, getpid(), tid, c->device, fn, static_cast<void*>(c), c->rank,
+               c->nranks, c->device, c->device, static_cast<unsigned long long>(c->hash));
+  std::fflush(f);
+}
+
 void profInit(ncclComm* c) {
   loadPlugin();
   if (g_plugin.version == 0) return;
@@ -320,7 +362,10 @@ FAKE_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* out, int nranks, ncclUniqu
   c->sent.assign(static_cast<size_t>(nranks), 0);
   c->received.assign(static_cast<size_t>(nranks), 0);
   // NCCL runs communicator setup on a thread of its own: so does the stand-in.
-  std::thread([c] { profInit(c); }).join();
+  std::thread([c] {
+    profInit(c);
+    logInit(c, "ncclCommInitRank");
+  }).join();
   *out = c;
   return ncclSuccess;
 }
@@ -372,7 +417,10 @@ FAKE_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, nccl
   c->device = comm->device;
   c->sent.assign(members.size(), 0);
   c->received.assign(members.size(), 0);
-  std::thread([c] { profInit(c); }).join();
+  std::thread([c] {
+    profInit(c);
+    logInit(c, "ncclCommSplit");
+  }).join();
   *out = c;
   return ncclSuccess;
 }

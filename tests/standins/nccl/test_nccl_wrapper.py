@@ -218,5 +218,34 @@ if os.path.exists(trace):
     n, g = db.execute("select count(*), count(gpu_start_ns) from collective").fetchone()
     check((n, g) == (16, 0), f"record with the user's plugin: calls recorded, no GPU side ({n}, {g})")
 
+# ---- 8. rings and trees from NCCL's INFO log ----
+logdir = tempfile.mkdtemp(prefix="ringside-nccl-log-")
+codes, out, err, files = run_job(args.app, 2, traced=True, NCCL_DEBUG="INFO",
+                                 NCCL_DEBUG_FILE=os.path.join(logdir, "nccl-%h.%p.log"))
+check(codes == [0, 0] and out == base_out, f"NCCL log: same output {codes} {err}")
+for path in files:
+    db = open_db(path)
+    rank = db.execute("select rank from rank").fetchone()[0]
+    topo = dict(db.execute("select coalesce(parent, 'world'), topology from communicator"))
+    w = topo.get("world") or ""
+    check("ring 0: 0 1" in w and "ring 1: 0 1" in w, f"r{rank}: rings from NCCL's log: {w!r}")
+    want_tree = f"tree 0: {1 if rank == 0 else -1}/-1/-1->{rank}->{rank - 1}"
+    check(want_tree in w, f"r{rank}: tree from NCCL's log ({want_tree}): {w!r}")
+    split = [v for k, v in topo.items() if k != "world"]
+    check(len(split) == 1 and "ring 0: 0 1" in (split[0] or ""), f"r{rank}: split comm's ring from the log {split}")
+d = tempfile.mkdtemp(prefix="ringside-record-nccl-log-")
+trace = os.path.join(d, "t.sqlite")
+p = subprocess.run([args.ringside, "record", "-q", "--nccl-log", "--ranks", "2", "-o", trace, "--", args.app],
+                   env=dict(clean_env(FAKE_NCCL_DIR=d, RINGSIDE_PRELOAD=args.preload),
+                            **({"LD_PRELOAD": EXTRA} if EXTRA else {})),
+                   capture_output=True, text=True, timeout=180)
+check(p.returncode == 0 and p.stdout == base_out, f"record --nccl-log: exit {p.returncode}, same output; {p.stderr}")
+if os.path.exists(trace):
+    db = open_db(trace)
+    n = db.execute("select count(*) from communicator where topology like '%ring 0: 0 1%'"
+                   " and topology like '%tree 0:%'").fetchone()[0]
+    check(n == 4, f"record --nccl-log: rings and trees of 2 communicators on 2 ranks ({n})")
+check(not os.path.exists(trace + ".ranks"), "record --nccl-log: NCCL's logs removed with the rank files")
+
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)
