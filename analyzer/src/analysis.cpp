@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "analysis_internal.h"
+#include "gpu_analysis.h"
 #include "ringside/analyzer/analysis.h"
 #include "ringside/analyzer/topology.h"
 #include "interval_union.h"
@@ -125,6 +126,7 @@ struct Meta {
   std::vector<int> cut_off, missing;
   std::map<int, int64_t> dropped;
   std::map<std::string, std::vector<int>> inactive;
+  detail::GpuMeta gpu;
 };
 
 Meta readMeta(const std::map<std::string, std::string>& meta,
@@ -165,6 +167,13 @@ Meta readMeta(const std::map<std::string, std::string>& meta,
       int64_t dropped = 0;
       if (parseInt(it->second, &dropped) && dropped > 0) out.dropped[rank] = dropped;
     }
+    if (auto it = keys.find("cupti"); it != keys.end()) out.gpu.cupti[rank] = it->second;
+    int64_t gpu_dropped = 0;
+    for (const char* key : {"cupti_records_dropped", "gpu_activity_dropped"}) {
+      int64_t n = 0;
+      if (auto it = keys.find(key); it != keys.end() && parseInt(it->second, &n) && n > 0) gpu_dropped += n;
+    }
+    if (gpu_dropped > 0) out.gpu.dropped[rank] = gpu_dropped;
     if (auto it = keys.find("interposition");
         it != keys.end() && it->second.rfind("inactive", 0) == 0) {
       out.inactive[it->second].push_back(rank);
@@ -382,6 +391,8 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   std::vector<bool> folded(out->collectives.size(), false);
   std::vector<SendRec>* last_pending = nullptr;
   int32_t last_pending_inst = -1;
+  // (src, dst, channel) -> bytes, messages; send rows and recv rows apart.
+  std::map<std::tuple<int, int, int>, std::pair<int64_t, int64_t>> channel_send, channel_recv;
   using Due = std::pair<int64_t, int32_t>;
   std::priority_queue<Due, std::vector<Due>, std::greater<>> due;
 
@@ -507,6 +518,11 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
           link_index = lit->second;
           if (dense) *dense = link_index;
         }
+        if (row.channel >= 0) {
+          auto& ch = (send ? channel_send : channel_recv)[{row.src_rank, row.dst_rank, row.channel}];
+          ch.first += row.bytes;
+          ++ch.second;
+        }
         SideAcc& side = send ? links[static_cast<size_t>(link_index)].send
                              : links[static_cast<size_t>(link_index)].recv;
         ++side.messages;
@@ -568,13 +584,44 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
     flushInstance(due.top().second);
     due.pop();
   }
+  {
+    std::set<std::pair<int, int>> sent_links;
+    for (const auto& [key, v] : channel_send) sent_links.emplace(std::get<0>(key), std::get<1>(key));
+    auto addChannels = [&](const auto& from, bool skip_sent) {
+      for (const auto& [key, v] : from) {
+        if (skip_sent && sent_links.count({std::get<0>(key), std::get<1>(key)}) != 0) continue;
+        out->channel_traffic.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), v.first, v.second});
+      }
+    };
+    addChannels(channel_send, false);
+    addChannels(channel_recv, true);
+    std::sort(out->channel_traffic.begin(), out->channel_traffic.end(), [](const auto& x, const auto& y) {
+      return std::tie(x.src, x.dst, x.channel) < std::tie(y.src, y.dst, y.channel);
+    });
+  }
   progress(0.95);
+
+  // ---- GPU: kernels' and NCCL's GPU times, per-device busy and overlap -------
+  auto instanceOfRow = [&](int64_t id) -> int32_t {
+    if (!dense_row.empty()) {
+      int64_t at = id - dense_base;
+      return at >= 0 && at < static_cast<int64_t>(dense_row.size()) ? dense_row[static_cast<size_t>(at)] : -1;
+    }
+    auto it = std::lower_bound(by_row_id.begin(), by_row_id.end(), std::make_pair(id, INT32_MIN));
+    return it != by_row_id.end() && it->first == id ? it->second : -1;
+  };
+  if (!detail::analyzeGpu(reader, instanceOfRow, ws, we, out, error)) return false;
 
   // ---- instances: skew, bandwidth -------------------------------------------
   for (size_t i = 0; i < out->collectives.size(); ++i) {
     CollectiveInstance& c = out->collectives[i];
     c.arrival_skew_ns = c.last_start_ns - c.first_start_ns;
     c.duration_ns = std::max<int64_t>(0, c.last_end_ns - c.last_start_ns);
+    // NCCL returns once the work is enqueued: the GPU times are the call's own time.
+    if (c.gpu_ranks > 0 && c.gpu_ranks >= c.ranks && c.gpu_end_ns >= c.gpu_start_ns) {
+      c.gpu_timed = true;
+      c.duration_ns = c.gpu_end_ns - c.gpu_start_ns;
+    }
     if (c.duration_ns > 0) {
       c.algbw_gbps = static_cast<double>(c.bytes) / static_cast<double>(c.duration_ns);
       c.busbw_gbps = c.algbw_gbps * busbwFactor(c.op, c.ranks);
@@ -966,6 +1013,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
                           "status != 0"});
     }
   }
+  detail::gpuFindings(*out, meta.gpu, &findings);
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
     return severityRank(a.severity) < severityRank(b.severity);
   });

@@ -1,6 +1,7 @@
 // The HTML report: one self-contained page. Inline CSS, inline SVG charts,
 // no scripts, no fonts, no URLs, so it opens offline and in CI artifacts.
 #include <algorithm>
+#include <string_view>
 #include <cmath>
 #include <map>
 #include <set>
@@ -312,7 +313,11 @@ std::string formatReportHtml(const Analysis& a, const ReportContext& ctx) {
   out += "\n<h2>Link utilization over time</h2>" + linkHeatmap(a);
   out += "\n<h2>Traffic matrix and topology</h2><div style=\"display:flex;gap:16px;align-items:flex-start\">" +
          trafficMatrix(a) + topologyGraph(a) + "</div>\n";
-  for (const char* id : {"op_buckets", "stragglers", "ranks", "links", "idle_links", "phases"}) {
+  for (const char* id : {"op_buckets", "stragglers", "ranks", "links", "idle_links", "phases", "gpus",
+                         "channels"}) {
+    if ((std::string_view(id) == "gpus" && a.gpus.empty()) ||
+        (std::string_view(id) == "channels" && a.channel_traffic.empty()))
+      continue;
     ReportTable t;
     buildReportTable(a, id, Units::kHuman, 50, &t);
     out += htmlTable(t) + "\n";

@@ -83,6 +83,9 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
                    .dbl("algbw_gbps", c.algbw_gbps).dbl("busbw_gbps", c.busbw_gbps)
                    .known("expected_ns", c.expected_ns).num("sent_bytes", c.sent_bytes)
                    .boolean("failed", c.failed)
+                   .field("gpu_start_ns", c.gpu_start_ns < 0 ? "null" : std::to_string(c.gpu_start_ns))
+                   .field("gpu_end_ns", c.gpu_end_ns < 0 ? "null" : std::to_string(c.gpu_end_ns))
+                   .num("gpu_ranks", c.gpu_ranks).boolean("gpu_timed", c.gpu_timed)
                    .done());
   }
   root.field("collectives", colls.done());
@@ -176,6 +179,29 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
                    .done());
   }
   root.field("ranks", ranks.done());
+
+  Json gpus = Json::array();
+  for (const analyzer::GpuStats& g : a.gpus) {
+    gpus.item(Json::object()
+                  .num("rank", g.rank).num("device", g.device).num("span_ns", g.span_ns)
+                  .num("busy_ns", g.busy_ns).dbl("busy_share", g.busy_share).num("kernels", g.kernels)
+                  .num("comm_kernels", g.comm_kernels).num("comm_kernel_ns", g.comm_kernel_ns)
+                  .num("compute_kernel_ns", g.compute_kernel_ns).num("overlap_ns", g.overlap_ns)
+                  .known("overlap_share", g.overlap_share).num("exposed_comm_ns", g.exposed_comm_ns)
+                  .num("memcpys", g.memcpys).num("memcpy_htod_bytes", g.memcpy_htod_bytes)
+                  .num("memcpy_dtoh_bytes", g.memcpy_dtoh_bytes).num("memcpy_other_bytes", g.memcpy_other_bytes)
+                  .num("memsets", g.memsets).num("memset_bytes", g.memset_bytes).num("sync_ns", g.sync_ns)
+                  .num("nvtx_ranges", g.nvtx_ranges)
+                  .done());
+  }
+  root.field("gpus", gpus.done());
+  root.num("gpu_activities", a.gpu_activities);
+  Json channels = Json::array();
+  for (const analyzer::ChannelTraffic& c : a.channel_traffic) {
+    channels.item(Json::object().num("src", c.src).num("dst", c.dst).num("channel", c.channel)
+                      .num("bytes", c.bytes).num("messages", c.messages).done());
+  }
+  root.field("channel_traffic", channels.done());
 
   root.field("model", Json::object()
                           .str("source", a.model_source)

@@ -193,12 +193,64 @@ void stragglerTable(const Analysis& a, Units u, ReportTable* t) {
   }
 }
 
+void gpuTable(const Analysis& a, Units u, ReportTable* t) {
+  t->title = "GPUs (CUPTI; NCCL = kernels launched by a recorded collective, overlap = share of it beside compute)";
+  bool h = u == Units::kHuman;
+  t->columns = {{"rank", "rank"},
+                {"device", "gpu"},
+                {"span_ns", "span"},
+                {"busy_share", "busy %"},
+                {"kernels", "kernels"},
+                {"comm_kernel_ns", "NCCL"},
+                {"overlap_share", "overlap"},
+                {"exposed_comm_ns", "exposed"},
+                {"compute_kernel_ns", "compute"},
+                {"memcpy_htod_bytes", "HtoD"},
+                {"memcpy_dtoh_bytes", "DtoH"},
+                {"sync_ns", "sync"}};
+  for (const analyzer::GpuStats& g : a.gpus) {
+    if (h) {
+      t->rows.push_back({num(g.rank), num(g.device), formatDuration(g.span_ns),
+                         fixed(100 * g.busy_share, 1) + "%", formatCount(g.kernels),
+                         formatDuration(g.comm_kernel_ns),
+                         g.overlap_share < 0 ? "-" : fixed(100 * g.overlap_share, 1) + "%",
+                         formatDuration(g.exposed_comm_ns), formatDuration(g.compute_kernel_ns),
+                         formatBytes(g.memcpy_htod_bytes), formatBytes(g.memcpy_dtoh_bytes),
+                         formatDuration(g.sync_ns)});
+    } else {
+      t->rows.push_back({num(g.rank), num(g.device), num(g.span_ns), fixed(g.busy_share, 6), num(g.kernels),
+                         num(g.comm_kernel_ns), rawDouble(g.overlap_share), num(g.exposed_comm_ns),
+                         num(g.compute_kernel_ns), num(g.memcpy_htod_bytes), num(g.memcpy_dtoh_bytes),
+                         num(g.sync_ns)});
+    }
+  }
+}
+
+void channelTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
+  t->title = "Traffic per link and NCCL channel";
+  bool h = u == Units::kHuman;
+  t->columns = {{"src", "link", false}, {"dst", "", false}, {"channel", "channel"},
+                {"bytes", "bytes"},     {"messages", "msgs"}};
+  if (h) t->columns.erase(t->columns.begin() + 1);
+  for (const analyzer::ChannelTraffic& c : a.channel_traffic) {
+    if (limit != 0 && t->rows.size() >= limit) break;
+    if (h) {
+      t->rows.push_back({num(c.src) + "->" + num(c.dst), num(c.channel), formatBytes(c.bytes),
+                         formatCount(c.messages)});
+    } else {
+      t->rows.push_back({num(c.src), num(c.dst), num(c.channel), num(c.bytes), num(c.messages)});
+    }
+  }
+  if (t->rows.size() < a.channel_traffic.size())
+    t->note = num(static_cast<int64_t>(a.channel_traffic.size() - t->rows.size())) + " more rows";
+}
+
 }  // namespace
 
 const std::vector<std::string>& csvTableIds() {
   static const std::vector<std::string> ids = {"op_buckets", "collectives", "links",
                                                "idle_links", "phases",      "ranks",
-                                               "stragglers"};
+                                               "stragglers", "gpus",        "channels"};
   return ids;
 }
 
@@ -213,6 +265,8 @@ bool buildReportTable(const Analysis& a, const std::string& id, Units units, siz
   else if (id == "phases") phases(a, units, out);
   else if (id == "ranks") ranks(a, units, out);
   else if (id == "stragglers") stragglerTable(a, units, out);
+  else if (id == "gpus") gpuTable(a, units, out);
+  else if (id == "channels") channelTable(a, units, limit, out);
   else return false;
   return true;
 }

@@ -1,6 +1,7 @@
 #include "report_format.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "summary_text.h"
 
@@ -168,7 +169,12 @@ namespace {
 // The tables of the human report, in order.
 std::vector<ReportTable> humanTables(const analyzer::Analysis& a) {
   std::vector<ReportTable> out;
-  for (const char* id : {"op_buckets", "stragglers", "ranks", "links", "idle_links", "phases"}) {
+  for (const char* id : {"op_buckets", "stragglers", "ranks", "links", "idle_links", "phases", "gpus",
+                         "channels"}) {
+    // The GPU tables only where the trace has GPU data (NCCL with CUPTI).
+    if ((std::string_view(id) == "gpus" && a.gpus.empty()) ||
+        (std::string_view(id) == "channels" && a.channel_traffic.empty()))
+      continue;
     ReportTable t;
     buildReportTable(a, id, Units::kHuman, 12, &t);
     out.push_back(std::move(t));

@@ -13,22 +13,26 @@ void ViewTabs::reset(const TimelineModel& model, const analyzer::Topology* topol
   matrix_.reset(model);
   stats_.reset(model);
   select_ = initial;
+  current_ = initial == "topology" || initial == "matrix" || initial == "stats" ? initial : "timeline";
 }
 
-void ViewTabs::draw(const TimelineModel& model, ViewState* view, TimelineView* timeline) {
+void ViewTabs::draw(const TimelineModel& model, ViewState* view, int selected,
+                    const std::optional<TimeRange>& range_selection, const std::function<void()>& draw_timeline) {
   auto tab = [&](const char* label, const char* name) {
     const ImGuiTabItemFlags flags = select_ == name ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
-    return ImGui::BeginTabItem(label, nullptr, flags);
+    const bool open = ImGui::BeginTabItem(label, nullptr, flags);
+    if (open) current_ = name;
+    return open;
   };
   if (ImGui::BeginTabBar("views", ImGuiTabBarFlags_None)) {
     if (tab("Timeline", "timeline")) {
-      timeline->draw(model, view);
+      draw_timeline();
       ImGui::EndTabItem();
     }
     if (tab("Topology", "topology")) {
       const float h = std::max(200.0f, ImGui::GetContentRegionAvail().y * 0.6f);
-      topology_.draw(model, view, timeline->selected(), ImVec2(0, h));
-      timeline->draw(model, view);
+      topology_.draw(model, view, selected, range_selection, ImVec2(0, h));
+      draw_timeline();
       ImGui::EndTabItem();
     }
     if (tab("Traffic matrix", "matrix")) {
@@ -42,7 +46,6 @@ void ViewTabs::draw(const TimelineModel& model, ViewState* view, TimelineView* t
     ImGui::EndTabBar();
   }
   select_.clear();
-  view->endFrame();
 }
 
 std::string viewCsv(const TimelineModel& model, const std::string& view) {

@@ -6,15 +6,21 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <memory>
 #include <mutex>
 #include <thread>
 
 #include "backend.h"
+#include "compare_view.h"
+#include "inspector_view.h"
 #include "ringside/analyzer/topology.h"
 #include "ringside/gui/csv.h"
+#include "ringside/gui/inspect.h"
 #include "ringside/gui/png_writer.h"
 #include "ringside/gui/timeline_model.h"
 #include "ringside/gui/view_state.h"
@@ -78,18 +84,64 @@ struct Loader {
 
 void drawKeyHelp() {
   ImGui::TextUnformatted(
-      "mouse wheel   zoom at the cursor\n"
-      "drag          pan\n"
-      "W / S, Up/Dn  zoom in / out\n"
-      "A / D, Lt/Rt  pan left / right\n"
-      "F             fit the whole trace\n"
-      "U / R         undo / redo the view range\n"
-      "T             dark / light theme\n"
-      "click         select a collective (highlighted on every rank)\n"
-      "click a name  fold / unfold a lane\n"
-      "?             this help\n"
-      "Esc           close help / clear selection");
+      "mouse wheel        zoom at the cursor\n"
+      "drag               pan\n"
+      "right-drag         zoom to the dragged range\n"
+      "shift-drag         select a range: counts, sums, min/mean/max/p50/p99\n"
+      "W / S, Up / Down   zoom in / out\n"
+      "A / D, Left/Right  pan left / right\n"
+      "F                  fit the whole trace\n"
+      "Ctrl+Z, U, Bksp    undo the view range\n"
+      "Ctrl+Y, R          redo\n"
+      "Ctrl+F, /          search (op:allreduce size>1M rank:2 straggler:3 failed ...)\n"
+      "Enter, F3          next match; Shift+F3 previous\n"
+      "T                  dark / light theme\n"
+      "click              select a collective (on every rank; details at the right)\n"
+      "click a lane name  fold / unfold it; right-click: hide or pin it\n"
+      "click a finding    select and zoom to what it names\n"
+      "?                  this help\n"
+      "Esc                close help / clear selection and range\n"
+      "Ctrl+Q             quit");
 }
+
+std::string jsonEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string q(const std::string& s) { return "\"" + jsonEscape(s) + "\""; }
+
+bool writeFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    if (!f) return false;
+    f << text;
+    if (!f) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+// One trace: its loader, then its model or its error.
+struct TraceSlot {
+  std::string path;
+  Loader loader;
+  std::unique_ptr<TimelineModel> model;
+  std::string error;
+  bool failed = false;
+};
 
 }  // namespace
 
@@ -97,20 +149,24 @@ std::string viewerHelp() {
   return "Usage: ringside view [options] TRACE.sqlite [TRACE_B.sqlite]\n"
          "\n"
          "Opens a window with the trace's timeline: a lane per rank (collectives and their phases)\n"
-         "and per directed link (bytes/s). Press ? in the window for the keys.\n"
+         "and per directed link (bytes/s). With two traces: A/B compare (both timelines on one\n"
+         "zoom, the diff table, findings). Press ? in the window for the keys.\n"
          "\n"
          "Options:\n"
          "  --screenshot FILE.png  render --frames frames off screen, write FILE.png, exit\n"
          "  --frames N             frames before the screenshot (default 3)\n"
          "  --size WxH             window size (default 1280x800)\n"
-         "  --view NAME            timeline, topology, matrix or stats (compare: not yet)\n"
+         "  --view NAME            timeline, topology, matrix, stats, or compare (the default with\n"
+         "                         two traces)\n"
          "  --topology FILE        machines and links (docs/topology.md): layout and idle links\n"
          "  --export-csv FILE      write the --view's table (stats, or matrix) as CSV; without\n"
          "                         --screenshot no window is opened\n"
          "  --dump-layout FILE     with --screenshot: the topology view's geometry as JSON\n"
          "  --scrub POS            topology view: scrubber on at POS (0..1) over the selection\n"
-         "  --select N             select collective N (0 = the first to start)\n"
-         "  --range START:END      show this time range from the trace start (e.g. 1ms:2.5ms)\n"
+         "  --select N             select collective N (0 = the first to start) and show its details\n"
+         "  --range START:END      show and select this time range from the trace start (e.g. 1ms:2.5ms)\n"
+         "  --search QUERY         search collectives (op:allreduce size>1M rank:2 ...), select the first\n"
+         "  --state-out FILE.json  write the view range, selection, hover, ... (on change and at exit)\n"
          "  --light                light theme\n"
          "  -h, --help             this help\n";
 }
@@ -156,6 +212,7 @@ int parseViewerArgs(const std::vector<std::string>& args, ViewerOptions* out, st
       }
     } else if (a == "--view") {
       if (!need(&out->view)) return 2;
+      out->view_given = true;
       if (out->view != "timeline" && out->view != "topology" && out->view != "matrix" &&
           out->view != "stats" && out->view != "compare") {
         *error = "--view: expected timeline, topology, matrix, stats or compare";
@@ -193,6 +250,10 @@ int parseViewerArgs(const std::vector<std::string>& args, ViewerOptions* out, st
       }
     } else if (a == "--light") {
       out->light = true;
+    } else if (a == "--state-out") {
+      if (!need(&out->state_out)) return 2;
+    } else if (a == "--search") {
+      if (!need(&out->search)) return 2;
     } else if (a.starts_with("-") && a != "-") {
       *error = "unknown option '" + a + "'";
       return 2;
@@ -202,6 +263,11 @@ int parseViewerArgs(const std::vector<std::string>& args, ViewerOptions* out, st
   }
   if (out->traces.empty() || out->traces.size() > 2) {
     *error = "expected TRACE.sqlite, or two traces to compare";
+    return 2;
+  }
+  if (!out->view_given && out->traces.size() == 2) out->view = "compare";
+  if (out->view == "compare" && out->traces.size() != 2) {
+    *error = "--view compare needs two traces: A.sqlite B.sqlite";
     return 2;
   }
   return 0;
@@ -231,7 +297,7 @@ int runViewer(const ViewerOptions& options) {
     return 0;
   }
   BackendOptions bopt;
-  bopt.title = "ringside - " + options.traces.front();
+  bopt.title = "ringside - " + options.traces.front() + (options.traces.size() > 1 ? " vs " + options.traces[1] : "");
   bopt.width = options.width;
   bopt.height = options.height;
   bopt.visible = !headless;
@@ -240,44 +306,107 @@ int runViewer(const ViewerOptions& options) {
   std::string error;
   if (!backend.init(bopt, &error)) {
     std::cerr << "ringside view: " << error << "\n";
+    if (!options.state_out.empty()) {
+      writeFileAtomically(options.state_out, "{\"loaded\": false, \"errors\": [" + q(error) + "]}\n");
+    }
     return 1;
   }
 
-  Loader loader;
-  loader.topology = topology.get();
-  loader.start(options.traces.front());
-  std::unique_ptr<TimelineModel> model;
+  std::vector<std::unique_ptr<TraceSlot>> slots;
+  for (const std::string& path : options.traces) {
+    slots.push_back(std::make_unique<TraceSlot>());
+    slots.back()->path = path;
+    slots.back()->loader.topology = topology.get();
+    slots.back()->loader.start(path);
+  }
+  const bool compare_mode = options.view == "compare" && slots.size() == 2;
   ViewState view;
   TimelineView timeline;
-  ViewTabs tabs;
+  CompareView compare;
+  ViewTabs tabs;  // Timeline | Topology | Traffic matrix | Statistics (one trace, or --view other than compare)
+  SearchCursor search;
+  std::string search_error;
+  char search_text[256] = {};
+  std::snprintf(search_text, sizeof search_text, "%s", options.search.c_str());
+  bool focus_search = false;
   bool show_help = false;
+  bool ready = false;  // every trace loaded and the views set up
   int frames_after_load = 0;
   int exit_code = 0;
+  std::string last_state, pending_state;
+  auto last_state_write = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
 
+  auto modelA = [&]() -> TimelineModel& { return *slots[0]->model; };
+  auto activeTimeline = [&]() -> TimelineView& { return compare_mode ? compare.timelineA() : timeline; };
+  // Centre the view on a collective; zoom in only as far as needed to show it whole.
+  auto showCollective = [&](int c) {
+    if (c < 0) return;
+    const auto& ci = modelA().analysis.collectives[static_cast<size_t>(c)];
+    TimeRange r = view.range();
+    int64_t span = std::max(r.t1 - r.t0, 3 * (ci.last_end_ns - ci.first_start_ns));
+    int64_t mid = ci.first_start_ns + (ci.last_end_ns - ci.first_start_ns) / 2;
+    view.setRange({mid - span / 2, mid - span / 2 + span});
+    view.commit();
+  };
+  auto selectCollective = [&](int c) {
+    if (compare_mode) {
+      compare.selectA(c);
+    } else {
+      timeline.select(c);
+    }
+  };
+  auto runSearch = [&] {
+    search_error.clear();
+    search.set(searchCollectives(modelA(), search_text, &search_error));
+  };
+  auto stepSearch = [&](bool forward) {
+    if (search.matches().empty()) runSearch();
+    int c = search.position() < 0 ? search.startAt(modelA(), view.range().t0) : (forward ? search.next() : search.prev());
+    selectCollective(c);
+    showCollective(c);
+  };
+
   while (!backend.shouldClose()) {
-    backend.beginFrame(headless || !model || tabs.animating() ? 0 : 0.25);
-    if (!model && loader.done) {
-      loader.thread.join();
-      if (loader.ok) {
-        model = std::move(loader.model);
-        view.setLimits(model->start_ns, model->end_ns);
-        timeline.reset(*model);
-        tabs.reset(*model, topology.get(), options.view, options.scrub);
-        if (!options.range.empty()) {
-          view.setRange({model->start_ns + static_cast<int64_t>(options.range_start_ns),
-                         model->start_ns + static_cast<int64_t>(options.range_end_ns)});
-          view.commit();
+    backend.beginFrame(headless || !ready || tabs.animating() ? 0 : 0.25);
+    const std::vector<KeyPress> key_presses = backend.takeKeyPresses();
+    for (auto& slot : slots) {
+      if (!slot->model && !slot->failed && slot->loader.done) {
+        slot->loader.thread.join();
+        if (slot->loader.ok) {
+          slot->model = std::move(slot->loader.model);
+        } else {
+          slot->failed = true;
+          slot->error = slot->loader.error;
+          std::cerr << "ringside view: " << slot->error << "\n";
+          exit_code = 1;
         }
-        if (options.select >= 0 &&
-            options.select < static_cast<int>(model->analysis.collectives.size())) {
-          timeline.select(options.select);
-        }
-      } else {
-        std::cerr << "ringside view: " << loader.error << "\n";
-        exit_code = 1;
       }
-      loader.done = false;  // handled
+    }
+    const bool all_loaded = std::all_of(slots.begin(), slots.end(), [](const auto& s) { return s->model != nullptr; });
+    if (all_loaded && !ready) {
+      ready = true;
+      TimelineModel& a = modelA();
+      int64_t end = a.end_ns;
+      if (compare_mode) end = std::max(end, a.start_ns + (slots[1]->model->end_ns - slots[1]->model->start_ns));
+      view.setLimits(a.start_ns, end);
+      timeline.reset(a);
+      if (compare_mode) compare.reset(a, *slots[1]->model);
+      tabs.reset(a, topology.get(), options.view, options.scrub);
+      if (!options.range.empty()) {
+        TimeRange r{a.start_ns + static_cast<int64_t>(options.range_start_ns),
+                    a.start_ns + static_cast<int64_t>(options.range_end_ns)};
+        view.setRange(r);
+        view.commit();
+        activeTimeline().setRangeSelection(r);
+      }
+      if (options.select >= 0 && options.select < static_cast<int>(a.analysis.collectives.size())) {
+        selectCollective(options.select);
+      }
+      if (!options.search.empty()) {
+        runSearch();
+        if (options.select < 0) stepSearch(true);
+      }
     }
 
     const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -286,17 +415,24 @@ int runViewer(const ViewerOptions& options) {
     ImGui::Begin("ringside", nullptr,
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                      ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
-    if (!model && exit_code == 0) {
-      ImGui::Text("Loading %s ...", options.traces.front().c_str());
-      ImGui::ProgressBar(static_cast<float>(loader.progress.load()), ImVec2(-1, 0));
-    } else if (!model) {
-      ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "Cannot open %s", options.traces.front().c_str());
-      ImGui::TextWrapped("%s", loader.error.c_str());
+    if (exit_code != 0) {
+      for (const auto& slot : slots) {
+        if (!slot->failed) continue;
+        ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "Cannot open %s", slot->path.c_str());
+        ImGui::TextWrapped("%s", slot->error.c_str());
+      }
+    } else if (!ready) {
+      for (const auto& slot : slots) {
+        ImGui::Text("Loading %s ...", slot->path.c_str());
+        ImGui::ProgressBar(static_cast<float>(slot->loader.progress.load()), ImVec2(-1, 0));
+      }
     } else {
       // Keys: characters for letters (keyboard-layout independent), named keys for arrows.
       ImGuiIO& io = ImGui::GetIO();
+      TimelineView& active = activeTimeline();
       if (!io.WantTextInput) {
         for (ImWchar c : io.InputQueueCharacters) {
+          if (io.KeyCtrl) continue;
           switch (c) {
             case 'w': view.zoomAt(0.5, 0.8); view.commit(); break;
             case 's': view.zoomAt(0.5, 1.25); view.commit(); break;
@@ -307,35 +443,136 @@ int runViewer(const ViewerOptions& options) {
             case 'r': view.redo(); break;
             case 't': backend.setDark(!backend.dark()); break;
             case '?': show_help = !show_help; break;
+            case '/': focus_search = true; break;
             default: break;
           }
         }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow))) { view.zoomAt(0.5, 0.8); view.commit(); }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow))) { view.zoomAt(0.5, 1.25); view.commit(); }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) { view.panPixels(100, 1000); view.commit(); }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) { view.panPixels(-100, 1000); view.commit(); }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
-          if (show_help) show_help = false; else timeline.select(-1);
+      }
+      for (const KeyPress& k : key_presses) {
+        if (k.key == KeyPress::kF3) stepSearch(!k.shift);
+        if (k.key == 'Q' && k.ctrl) backend.requestClose();
+        if (k.key == 'F' && k.ctrl) focus_search = true;
+        if (io.WantTextInput) continue;  // typing in the search box
+        switch (k.key) {
+          case KeyPress::kUp: view.zoomAt(0.5, 0.8); view.commit(); break;
+          case KeyPress::kDown: view.zoomAt(0.5, 1.25); view.commit(); break;
+          case KeyPress::kLeft: view.panPixels(100, 1000); view.commit(); break;
+          case KeyPress::kRight: view.panPixels(-100, 1000); view.commit(); break;
+          case KeyPress::kBackspace: view.undo(); break;
+          case 'Z': if (k.ctrl) view.undo(); break;
+          case 'Y': if (k.ctrl) view.redo(); break;
+          case KeyPress::kEnter: if (search_text[0] != '\0') stepSearch(!k.shift); break;
+          case KeyPress::kEscape:
+            if (show_help) {
+              show_help = false;
+            } else {
+              selectCollective(-1);
+              active.setRangeSelection(std::nullopt);
+            }
+            break;
+          default: break;
         }
       }
-      const auto& a = model->analysis;
+
+      // Toolbar: what is open, the search, the view range.
+      const auto& a = modelA().analysis;
       ImGui::Text("%s  |  %d ranks, %zu collectives, %zu links  |  view %s .. %s  |  ? for keys",
-                  model->path.c_str(), a.world_size, a.collectives.size(), a.links.size(),
-                  formatDuration(static_cast<double>(view.range().t0 - model->start_ns)).c_str(),
-                  formatDuration(static_cast<double>(view.range().t1 - model->start_ns)).c_str());
-      if (options.view == "compare") {
-        ImGui::TextDisabled("The %s view is not there yet; showing the timeline.", options.view.c_str());
+                  modelA().path.c_str(), a.world_size, a.collectives.size(), a.links.size(),
+                  formatDuration(static_cast<double>(view.range().t0 - modelA().start_ns)).c_str(),
+                  formatDuration(static_cast<double>(view.range().t1 - modelA().start_ns)).c_str());
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
+      if (focus_search) {
+        ImGui::SetKeyboardFocusHere();
+        focus_search = false;
       }
-      if (timeline.selected() >= 0) {
-        const auto& c = a.collectives[static_cast<size_t>(timeline.selected())];
-        ImGui::Text("selected: %s %s seq %lld, %s on %d ranks, duration %s, skew %s (straggler rank %d), busbw %.3g GB/s",
-                    c.op.c_str(), c.comm.c_str(), static_cast<long long>(c.seq),
-                    formatBytes(static_cast<double>(c.bytes)).c_str(), c.ranks,
-                    formatDuration(static_cast<double>(c.duration_ns)).c_str(),
-                    formatDuration(static_cast<double>(c.arrival_skew_ns)).c_str(), c.straggler_rank,
-                    c.busbw_gbps);
+      if (ImGui::InputTextWithHint("##search", "search: op:allreduce size>1M rank:2", search_text, sizeof search_text,
+                                   ImGuiInputTextFlags_EnterReturnsTrue)) {
+        runSearch();
+        stepSearch(true);
+        ImGui::SetKeyboardFocusHere(-1);  // stay in the box: Enter again steps on
+      } else if (ImGui::IsItemEdited()) {
+        runSearch();
       }
-      tabs.draw(*model, &view, &timeline);
+      ImGui::SameLine();
+      if (ImGui::ArrowButton("prev", ImGuiDir_Left)) stepSearch(false);
+      ImGui::SameLine();
+      if (ImGui::ArrowButton("next", ImGuiDir_Right)) stepSearch(true);
+      ImGui::SameLine();
+      if (!search_error.empty()) {
+        ImGui::TextColored(ImVec4(1, 0.4f, 0.3f, 1), "%s", search_error.c_str());
+      } else if (search_text[0] != '\0') {
+        ImGui::Text("%d / %zu", search.position() + 1, search.matches().size());
+      }
+      ImGui::SameLine();
+      if (ImGui::Button("Fit")) { view.fit(); view.commit(); }
+      ImGui::SameLine();
+      if (ImGui::Button("Undo")) view.undo();
+      ImGui::SameLine();
+      if (ImGui::Button("Redo")) view.redo();
+      ImGui::SameLine();
+      if (ImGui::Button("Lanes")) ImGui::OpenPopup("lanes");
+      if (ImGui::BeginPopup("lanes")) {
+        auto& flags = active.laneFlags();
+        for (size_t i = 0; i < flags.size() && i < modelA().lanes.size(); ++i) {
+          bool shown = !flags[i].hidden;
+          if (ImGui::Checkbox(modelA().lanes[i].name.c_str(), &shown)) flags[i].hidden = !shown;
+          ImGui::SameLine();
+          ImGui::PushID(static_cast<int>(i));
+          ImGui::Checkbox("pin", &flags[i].pinned);
+          ImGui::PopID();
+        }
+        if (ImGui::Button("show all")) {
+          for (auto& f : flags) f.hidden = false;
+        }
+        ImGui::EndPopup();
+      }
+      ImGui::SameLine();
+      if (ImGui::Button(backend.dark() ? "Light" : "Dark")) backend.setDark(!backend.dark());
+      ImGui::SameLine();
+      if (ImGui::Button("?")) show_help = !show_help;
+
+      // The views.
+      if (compare_mode) {
+        compare.draw(modelA(), *slots[1]->model, &view, backend.dark(), &search.matches());
+      } else {
+        // Timeline (with the details at the right), Topology (the graph above the same), Traffic matrix,
+        // Statistics.
+        auto drawTimelineArea = [&] {
+          const float side_w = std::min(ImGui::GetFontSize() * 34, ImGui::GetContentRegionAvail().x * 0.4f);
+          ImGui::BeginChild("timeline area", ImVec2(ImGui::GetContentRegionAvail().x - side_w, 0));
+          TimelineDrawOptions topt;
+          topt.dark = backend.dark();
+          topt.marked = &search.matches();
+          timeline.draw(modelA(), &view, topt);
+          ImGui::EndChild();
+          ImGui::SameLine();
+          ImGui::BeginChild("side", ImVec2(0, 0), true);
+          InspectAction action;
+          if (ImGui::CollapsingHeader("Selection", ImGuiTreeNodeFlags_DefaultOpen)) {
+            drawCollectiveDetails(modelA(), timeline.selected(), &action);
+          }
+          if (ImGui::CollapsingHeader("Range", ImGuiTreeNodeFlags_DefaultOpen)) {
+            if (timeline.rangeSelection()) {
+              drawRangeStats(modelA(), rangeStats(modelA(), timeline.rangeSelection()->t0, timeline.rangeSelection()->t1));
+            } else {
+              ImGui::TextDisabled("Shift-drag over the timeline to select a range.");
+            }
+          }
+          if (ImGui::CollapsingHeader("Findings", ImGuiTreeNodeFlags_DefaultOpen)) {
+            drawFindings(modelA(), "findings", &action);
+          }
+          ImGui::EndChild();
+          if (action.select >= 0) timeline.select(action.select);
+          if (action.rank >= 0) timeline.scrollToLane(timeline.laneOfRank(modelA(), action.rank));
+          if (action.src >= 0) timeline.scrollToLane(timeline.laneOfLink(modelA(), action.src, action.dst));
+          if (action.zoom) {
+            view.setRange(*action.zoom);
+            view.commit();
+          }
+        };
+        tabs.draw(modelA(), &view, timeline.selected(), timeline.rangeSelection(), drawTimelineArea);
+      }
+      view.endFrame();  // the link hovered in this frame is highlighted in the next
       if (show_help) {
         ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
                                 ImGuiCond_Always, ImVec2(0.5f, 0.5f));
@@ -347,8 +584,77 @@ int runViewer(const ViewerOptions& options) {
     ImGui::End();
     backend.render();
 
+    // The UI state for scripts and tests: written when it changes (at most 10 times a second).
+    if (!options.state_out.empty()) {
+      std::ostringstream js;
+      js << "{\n  \"loaded\": " << (ready ? "true" : "false") << ",\n  \"errors\": [";
+      bool first = true;
+      for (const auto& slot : slots) {
+        if (!slot->failed) continue;
+        js << (first ? "" : ", ") << q(slot->path + ": " + slot->error);
+        first = false;
+      }
+      js << "],\n  \"view\": " << q(compare_mode ? std::string("compare") : tabs.current());
+      if (ready) {
+        const TimelineModel& m = modelA();
+        TimelineView& tv = activeTimeline();
+        js << ",\n  \"range_ns\": [" << view.range().t0 - m.start_ns << ", " << view.range().t1 - m.start_ns << "]";
+        js << ",\n  \"trace_ns\": [0, " << m.end_ns - m.start_ns << "]";
+        js << ",\n  \"selected\": " << tv.selected();
+        if (tv.selected() >= 0) {
+          const auto& c = m.analysis.collectives[static_cast<size_t>(tv.selected())];
+          js << ",\n  \"selected_op\": " << q(c.op) << ", \"selected_ranks\": "
+             << collectiveDetails(m, tv.selected()).ranks.size();
+        }
+        if (tv.rangeSelection()) {
+          RangeStats st = rangeStats(m, tv.rangeSelection()->t0, tv.rangeSelection()->t1);
+          js << ",\n  \"range_selection_ns\": [" << tv.rangeSelection()->t0 - m.start_ns << ", "
+             << tv.rangeSelection()->t1 - m.start_ns << "], \"range_stats\": {\"count\": " << st.all.count
+             << ", \"sum_ns\": " << st.all.sum_ns << ", \"p50_ns\": " << st.all.p50_ns << ", \"p99_ns\": "
+             << st.all.p99_ns << ", \"max_ns\": " << st.all.max_ns << "}";
+        }
+        js << ",\n  \"hovered\": {\"lane\": " << q(tv.hover().lane) << ", \"collective\": " << tv.hover().collective
+           << "}";
+        js << ",\n  \"search\": {\"query\": " << q(search_text) << ", \"matches\": " << search.matches().size()
+           << ", \"position\": " << search.position() << "}";
+        js << ",\n  \"lanes\": [";
+        for (size_t i = 0; i < m.lanes.size(); ++i) {
+          const LaneFlags f = i < tv.laneFlags().size() ? tv.laneFlags()[i] : LaneFlags{};
+          js << (i ? ", " : "") << "{\"name\": " << q(m.lanes[i].name) << ", \"hidden\": " << (f.hidden ? "true" : "false")
+             << ", \"pinned\": " << (f.pinned ? "true" : "false") << "}";
+        }
+        js << "]";
+        js << ",\n  \"targets\": [";
+        for (size_t i = 0; i < tv.targets().size() && i < 16; ++i) {
+          const TimelineTarget& t = tv.targets()[i];
+          js << (i ? ", " : "") << "{\"collective\": " << t.collective << ", \"rank\": " << t.rank << ", \"x\": "
+             << static_cast<int>((t.x0 + t.x1) / 2) << ", \"y\": " << static_cast<int>((t.y0 + t.y1) / 2) << "}";
+        }
+        js << "]";
+        if (compare_mode) {
+          const CompareModel& cm = compare.model();
+          int colored = 0;
+          for (const auto& row : cm.diff.rows) {
+            RgbF rgb;
+            colored += speedupColor(row.speedup, &rgb) ? 1 : 0;
+          }
+          js << ",\n  \"compare\": {\"pairs\": " << cm.pairs.size() << ", \"diff_rows\": " << cm.diff.rows.size()
+             << ", \"colored_rows\": " << colored << ", \"selected_b\": " << compare.timelineB().selected()
+             << ", \"offset_ns\": " << compare.offsetNs() << ", \"findings_a\": " << m.analysis.findings.size()
+             << ", \"findings_b\": " << slots[1]->model->analysis.findings.size() << "}";
+        }
+      }
+      js << "\n}\n";
+      pending_state = js.str();
+      const auto now = std::chrono::steady_clock::now();
+      if (pending_state != last_state && now - last_state_write > std::chrono::milliseconds(100)) {
+        if (writeFileAtomically(options.state_out, pending_state)) last_state = pending_state;
+        last_state_write = now;
+      }
+    }
+
     if (headless) {
-      const bool settled = model || exit_code != 0;
+      const bool settled = ready || exit_code != 0;
       if (settled && ++frames_after_load >= options.frames) {
         std::vector<uint8_t> rgb;
         int w = 0, h = 0;
@@ -360,7 +666,7 @@ int runViewer(const ViewerOptions& options) {
           std::cerr << "ringside view: " << error << "\n";
           return 1;
         }
-        if (model && !options.dump_layout.empty()) {
+        if (ready && !options.dump_layout.empty()) {
           const std::string json = tabs.topologyLayoutJson();
           if (json.empty()) {
             std::cerr << "ringside view: --dump-layout: the topology view was not drawn (use --view topology)\n";
@@ -369,8 +675,8 @@ int runViewer(const ViewerOptions& options) {
             return 1;
           }
         }
-        if (model && !options.export_csv.empty() &&
-            !writeTextFile(options.export_csv, viewCsv(*model, options.view), &error)) {
+        if (ready && !options.export_csv.empty() &&
+            !writeTextFile(options.export_csv, viewCsv(modelA(), options.view), &error)) {
           std::cerr << "ringside view: " << error << "\n";
           return 1;
         }
@@ -385,6 +691,8 @@ int runViewer(const ViewerOptions& options) {
     }
     backend.present();
   }
+  // The last state, unthrottled.
+  if (!options.state_out.empty() && pending_state != last_state) writeFileAtomically(options.state_out, pending_state);
   return exit_code;
 }
 

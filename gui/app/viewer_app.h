@@ -7,7 +7,7 @@
 namespace ringside::gui {
 
 struct ViewerOptions {
-  std::vector<std::string> traces;  // 1, or 2 for A/B (the second is loaded later by compare)
+  std::vector<std::string> traces;  // 1, or 2 for A/B (compare)
   std::string screenshot;           // write a PNG after `frames` frames, then exit
   int frames = 3;
   int width = 1280, height = 800;
@@ -16,6 +16,9 @@ struct ViewerOptions {
   std::string range;                // START:END from the trace start, e.g. 1ms:2.5ms
   double range_start_ns = -1, range_end_ns = -1;  // parsed from `range`
   bool light = false;
+  bool view_given = false;          // --view was on the command line (else: compare for two traces)
+  std::string state_out;            // write the UI state as JSON here (on change and at exit)
+  std::string search;               // start with this search (as if typed)
   std::string topology;     // --topology FILE: machines and links (docs/topology.md)
   std::string export_csv;   // --export-csv FILE: the --view's table (stats or matrix) as CSV
   std::string dump_layout;  // --dump-layout FILE: the topology view's geometry as JSON (tests)

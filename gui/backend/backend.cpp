@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace ringside::gui {
 namespace {
@@ -19,9 +20,39 @@ void onGlfwError(int code, const char* text) {
   }
 }
 
+std::vector<KeyPress>* g_keys = nullptr;
+
+void onKey(GLFWwindow*, int key, int, int action, int mods) {
+  if (g_keys == nullptr || (action != GLFW_PRESS && action != GLFW_REPEAT)) return;
+  KeyPress k;
+  k.ctrl = (mods & GLFW_MOD_CONTROL) != 0;
+  k.shift = (mods & GLFW_MOD_SHIFT) != 0;
+  switch (key) {
+    case GLFW_KEY_UP: k.key = KeyPress::kUp; break;
+    case GLFW_KEY_DOWN: k.key = KeyPress::kDown; break;
+    case GLFW_KEY_LEFT: k.key = KeyPress::kLeft; break;
+    case GLFW_KEY_RIGHT: k.key = KeyPress::kRight; break;
+    case GLFW_KEY_BACKSPACE: k.key = KeyPress::kBackspace; break;
+    case GLFW_KEY_ESCAPE: k.key = KeyPress::kEscape; break;
+    case GLFW_KEY_ENTER: case GLFW_KEY_KP_ENTER: k.key = KeyPress::kEnter; break;
+    case GLFW_KEY_F3: k.key = KeyPress::kF3; break;
+    default:
+      if (key >= GLFW_KEY_A && key <= GLFW_KEY_Z) k.key = 'A' + (key - GLFW_KEY_A);
+      break;
+  }
+  if (k.key != 0 && g_keys->size() < 256) g_keys->push_back(k);
+}
+
 }  // namespace
 
+std::vector<KeyPress> Backend::takeKeyPresses() {
+  std::vector<KeyPress> out;
+  out.swap(keys_);
+  return out;
+}
+
 Backend::~Backend() {
+  if (g_keys == &keys_) g_keys = nullptr;
   if (gl_backend_) ImGui_ImplOpenGL3_Shutdown();
   if (glfw_backend_) ImGui_ImplGlfw_Shutdown();
   if (imgui_) ImGui::DestroyContext();
@@ -55,7 +86,20 @@ bool Backend::init(const BackendOptions& options, std::string* error) {
   io.IniFilename = nullptr;  // no imgui.ini litter
   io.LogFilename = nullptr;
   io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  float xs = 1, ys = 1;
+  glfwGetWindowContentScale(window_, &xs, &ys);
+  scale_ = std::clamp(std::max(xs, ys), 1.0f, 4.0f);
+  if (const char* env = std::getenv("RINGSIDE_VIEW_SCALE"); env != nullptr && *env != '\0') {
+    scale_ = std::clamp(static_cast<float>(std::atof(env)), 0.5f, 4.0f);
+  }
+  if (scale_ != 1.0f) {  // a crisp font at the scaled size rather than a stretched one
+    ImFontConfig font;
+    font.SizePixels = 13.0f * scale_;
+    io.Fonts->AddFontDefault(&font);
+  }
   setDark(options.dark);
+  g_keys = &keys_;
+  glfwSetKeyCallback(window_, onKey);  // before ImGui's backend, which chains to it
   if (!ImGui_ImplGlfw_InitForOpenGL(window_, true)) return fail("ImGui GLFW backend failed");
   glfw_backend_ = true;
   if (!ImGui_ImplOpenGL3_Init("#version 130")) return fail("ImGui OpenGL3 backend failed");
@@ -118,11 +162,13 @@ bool Backend::readPixels(std::vector<uint8_t>* rgb, int* width, int* height) {
 
 void Backend::setDark(bool dark) {
   dark_ = dark;
+  ImGui::GetStyle() = ImGuiStyle();
   if (dark) {
     ImGui::StyleColorsDark();
   } else {
     ImGui::StyleColorsLight();
   }
+  ImGui::GetStyle().ScaleAllSizes(scale_);
 }
 
 void Backend::setTitle(const std::string& title) {

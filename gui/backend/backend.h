@@ -21,6 +21,15 @@ struct BackendOptions {
   bool dark = true;
 };
 
+// A key press as the window system reported it. ImGui 1.86 samples key state once a frame, so
+// a press and release within one frame (scripted input, fast typing) would be lost; these are
+// queued per press. Letters are 'A'..'Z'.
+struct KeyPress {
+  enum : int { kUp = 1000, kDown, kLeft, kRight, kBackspace, kEscape, kEnter, kF3 };
+  int key = 0;
+  bool ctrl = false, shift = false;
+};
+
 class Backend {
  public:
   Backend() = default;
@@ -41,11 +50,18 @@ class Backend {
   void setDark(bool dark);
   bool dark() const { return dark_; }
   void setTitle(const std::string& title);
+  // The monitor's content scale (1 on a 96-dpi screen, 2 on a HiDPI one); fonts and sizes
+  // are scaled by it at init (RINGSIDE_VIEW_SCALE overrides it).
+  float contentScale() const { return scale_; }
+  // The key presses since the last call (including repeats), oldest first.
+  std::vector<KeyPress> takeKeyPresses();
 
  private:
   GLFWwindow* window_ = nullptr;
   bool imgui_ = false, glfw_ = false, gl_backend_ = false, glfw_backend_ = false;
   bool dark_ = true;
+  float scale_ = 1.0f;
+  std::vector<KeyPress> keys_;
 };
 
 }  // namespace ringside::gui

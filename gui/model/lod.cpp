@@ -26,7 +26,32 @@ std::vector<DrawItem> lodEvents(const EventRow& row, const TimeAxis& axis, float
     if (open) items.push_back(block);
     open = false;
   };
+  // Durations below this are narrower than min_px at this zoom, however they are clipped.
+  const double narrow_ns = static_cast<double>(min_px) * axis.nsPerPixel() * 0.999;
+  const size_t chunk = EventRow::kChunk;
   for (size_t i = static_cast<size_t>(first - row.max_end_prefix.begin()); i < ev.size(); ++i) {
+    // A whole chunk of narrow events that all start before the open block's reach merges into
+    // it, exactly as the loop below would do one by one (the block only grows).
+    // Every event of such a chunk is narrow and starts within min_px of the latest end before it,
+    // so one by one each would join the block: join them all at once.
+    while (open && i % chunk == 0 && i / chunk < row.chunks.size() && ev[i].start_ns >= axis.t0 &&
+           axis.toX(ev[i].start_ns) <= block.x1 + min_px) {
+      auto fits = [&](const EventRow::ChunkSummary& c) {
+        return static_cast<double>(c.max_duration) < narrow_ns && static_cast<double>(c.max_gap) < narrow_ns &&
+               c.last_start <= axis.t1;
+      };
+      const bool big = i % EventRow::kBigChunk == 0 && i / EventRow::kBigChunk < row.big_chunks.size() &&
+                       fits(row.big_chunks[i / EventRow::kBigChunk]);
+      const EventRow::ChunkSummary& c = big ? row.big_chunks[i / EventRow::kBigChunk] : row.chunks[i / chunk];
+      if (!big && !fits(c)) break;
+      const size_t size = big ? EventRow::kBigChunk : chunk;
+      block.x1 = std::max(block.x1, std::min(right, axis.toX(c.max_end)));
+      block.end_ns = std::max(block.end_ns, c.max_end);
+      block.count += static_cast<int>(size);
+      i += size;
+      if (i >= ev.size()) break;
+    }
+    if (i >= ev.size()) break;
     const TimelineEvent& e = ev[i];
     if (e.start_ns > axis.t1) break;
     if (e.end_ns < axis.t0) continue;  // behind a long earlier event
@@ -85,23 +110,40 @@ std::vector<CounterColumn> downsampleCounter(const Counter& counter, const TimeA
 
 std::vector<LaneLayout> layoutLanes(const TimelineModel& model, const std::vector<bool>& collapsed,
                                     float top, const LayoutOptions& options) {
-  std::vector<LaneLayout> out;
-  out.reserve(model.lanes.size());
+  std::vector<LaneFlags> flags(model.lanes.size());
+  for (size_t i = 0; i < flags.size() && i < collapsed.size(); ++i) flags[i].collapsed = collapsed[i];
+  return layoutLanes(model, flags, top, options);
+}
+
+std::vector<LaneLayout> layoutLanes(const TimelineModel& model, const std::vector<LaneFlags>& flags,
+                                    float top, const LayoutOptions& options) {
+  std::vector<LaneLayout> out(model.lanes.size());
+  std::vector<size_t> order;
+  for (int pass = 0; pass < 2; ++pass) {  // pinned lanes first
+    for (size_t i = 0; i < model.lanes.size(); ++i) {
+      const bool pinned = i < flags.size() && flags[i].pinned;
+      if (pinned == (pass == 0)) order.push_back(i);
+    }
+  }
   float y = top;
-  for (size_t i = 0; i < model.lanes.size(); ++i) {
+  for (size_t i : order) {
     const Lane& lane = model.lanes[i];
-    LaneLayout l;
+    const LaneFlags f = i < flags.size() ? flags[i] : LaneFlags{};
+    LaneLayout& l = out[i];
     l.y = y;
     l.header = options.line;
     l.row_height = options.line;
-    l.collapsed = i < collapsed.size() && collapsed[i];
+    l.collapsed = f.collapsed;
+    if (f.hidden) {
+      l.height = 0;
+      continue;
+    }
     float body = 0;
     if (!l.collapsed) {
       body = lane.kind == LaneKind::kRank ? options.line * static_cast<float>(lane.rows.size())
                                           : options.counter_height;
     }
     l.height = l.header + body;
-    out.push_back(l);
     y += l.height + options.gap;
   }
   return out;
@@ -132,6 +174,39 @@ Hit hitTest(const TimelineModel& model, const std::vector<LaneLayout>& layout,
     return hit;
   }
   return hit;
+}
+
+}  // namespace ringside::gui
+
+namespace ringside::gui {
+
+size_t FrameGeometry::itemCount() const {
+  size_t n = 0;
+  for (const RowGeometry& r : rows) n += r.items.size();
+  for (const CounterGeometry& c : counters) n += c.columns.size();
+  return n;
+}
+
+FrameGeometry buildFrameGeometry(const TimelineModel& model, const std::vector<LaneLayout>& layout,
+                                 const TimeAxis& axis, float clip_y0, float clip_y1, float min_px) {
+  FrameGeometry g;
+  for (size_t i = 0; i < model.lanes.size() && i < layout.size(); ++i) {
+    const Lane& lane = model.lanes[i];
+    const LaneLayout& l = layout[i];
+    if (l.height <= 0 || l.collapsed || l.y > clip_y1 || l.y + l.height < clip_y0) continue;
+    if (lane.kind == LaneKind::kRank) {
+      for (size_t r = 0; r < lane.rows.size(); ++r) {
+        const float y0 = l.y + l.header + l.row_height * static_cast<float>(r);
+        if (y0 > clip_y1 || y0 + l.row_height < clip_y0) continue;
+        g.rows.push_back({static_cast<int>(i), static_cast<int>(r), y0, y0 + l.row_height,
+                          lodEvents(lane.rows[r], axis, min_px)});
+      }
+    } else {
+      g.counters.push_back({static_cast<int>(i), l.y + l.header, l.y + l.height,
+                            downsampleCounter(lane.counter, axis)});
+    }
+  }
+  return g;
 }
 
 }  // namespace ringside::gui

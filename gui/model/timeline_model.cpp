@@ -1,6 +1,10 @@
 #include "ringside/gui/timeline_model.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
 #include <limits>
 #include <map>
 #include <utility>
@@ -18,6 +22,19 @@ void EventRow::finish() {
     running = std::max(running, events[i].end_ns);
     max_end_prefix[i] = running;
   }
+  auto summarise = [&](size_t size, std::vector<ChunkSummary>* out) {
+    const size_t n = events.size() / size;  // full chunks only
+    out->assign(n, ChunkSummary{0, std::numeric_limits<int64_t>::min(), 0});
+    for (size_t i = 0; i < n * size; ++i) {
+      ChunkSummary& c = (*out)[i / size];
+      if (i % size != 0) c.max_gap = std::max(c.max_gap, events[i].start_ns - c.max_end);
+      c.max_duration = std::max(c.max_duration, events[i].end_ns - events[i].start_ns);
+      c.max_end = std::max(c.max_end, events[i].end_ns);
+      c.last_start = events[i].start_ns;
+    }
+  };
+  summarise(kChunk, &chunks);
+  summarise(kBigChunk, &big_chunks);
 }
 
 int TimelineModel::label(const std::string& name) {
@@ -43,52 +60,125 @@ std::vector<TimelineModel::EventRef> TimelineModel::eventsOfCollective(int colle
   return refs;
 }
 
-void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& calls,
-                   TimelineModel* out) {
+namespace {
+
+// Calls as the loader keeps them: interned comm and op, no strings per row.
+struct CompactCall {
+  int32_t rank = -1;
+  int32_t comm = 0;  // index into comms
+  int32_t op = 0;    // index into ops
+  bool failed = false;
+  int64_t seq = 0;
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+// Interns short strings; the last hit is checked first (consecutive rows share comm and op).
+class Interner {
+ public:
+  int32_t get(std::string_view s) {
+    if (last_ >= 0 && names_[static_cast<size_t>(last_)] == s) return last_;
+    for (size_t i = 0; i < names_.size(); ++i) {
+      if (names_[i] == s) return last_ = static_cast<int32_t>(i);
+    }
+    names_.emplace_back(s);
+    return last_ = static_cast<int32_t>(names_.size() - 1);
+  }
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  std::vector<std::string> names_;
+  int32_t last_ = -1;
+};
+
+// (comm, seq) -> collective instance; seqs count from 0, so a vector per comm, a map beyond.
+class InstanceIndex {
+ public:
+  InstanceIndex(const analyzer::Analysis& a, const std::vector<std::string>& comms) {
+    by_comm_.resize(comms.size());
+    for (size_t i = 0; i < a.collectives.size(); ++i) {
+      const auto& c = a.collectives[i];
+      auto it = std::find(comms.begin(), comms.end(), c.comm);
+      if (it == comms.end()) continue;
+      auto& v = by_comm_[static_cast<size_t>(it - comms.begin())];
+      if (c.seq >= 0 && c.seq < (int64_t{1} << 26)) {
+        if (static_cast<size_t>(c.seq) >= v.size()) v.resize(static_cast<size_t>(c.seq) + 1, -1);
+        v[static_cast<size_t>(c.seq)] = static_cast<int32_t>(i);
+      } else {
+        sparse_[{static_cast<int32_t>(it - comms.begin()), c.seq}] = static_cast<int32_t>(i);
+      }
+    }
+  }
+  int32_t find(int32_t comm, int64_t seq) const {
+    if (comm < 0 || static_cast<size_t>(comm) >= by_comm_.size()) return -1;
+    const auto& v = by_comm_[static_cast<size_t>(comm)];
+    if (seq >= 0 && static_cast<size_t>(seq) < v.size()) return v[static_cast<size_t>(seq)];
+    auto it = sparse_.find({comm, seq});
+    return it == sparse_.end() ? -1 : it->second;
+  }
+
+ private:
+  std::vector<std::vector<int32_t>> by_comm_;
+  std::map<std::pair<int32_t, int64_t>, int32_t> sparse_;
+};
+
+int32_t commIndex(const std::vector<std::string>& comms, const std::string& comm) {
+  auto it = std::find(comms.begin(), comms.end(), comm);
+  return it == comms.end() ? -1 : static_cast<int32_t>(it - comms.begin());
+}
+
+void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
+                      const std::vector<std::string>& ops, const std::vector<CompactCall>& calls,
+                      std::vector<int32_t>* instance_of_call, TimelineModel* out) {
   out->analysis = std::move(analysis);
   out->lanes.clear();
   out->labels.clear();
   const analyzer::Analysis& a = out->analysis;
-
-  std::map<std::pair<std::string, int64_t>, int> instance;  // (comm, seq) -> collective index
-  for (size_t i = 0; i < a.collectives.size(); ++i) {
-    instance[{a.collectives[i].comm, a.collectives[i].seq}] = static_cast<int>(i);
-  }
+  InstanceIndex index(a, comms);
+  std::vector<int> op_label;
+  for (const std::string& op : ops) op_label.push_back(out->label(op));
 
   // Rank lanes: every rank present, recorded calls, or phases.
-  std::map<int, size_t> lane_of_rank;
-  auto rankLane = [&](int rank) -> Lane& {
-    auto [it, added] = lane_of_rank.try_emplace(rank, 0);
-    if (added) {
-      Lane lane;
-      lane.kind = LaneKind::kRank;
-      lane.rank = rank;
-      lane.name = "rank " + std::to_string(rank);
-      lane.rows.resize(2);
-      lane.rows[0].name = "collectives";
-      lane.rows[1].name = "phases";
-      it->second = out->lanes.size();
-      out->lanes.push_back(std::move(lane));
-    }
-    return out->lanes[it->second];
-  };
   std::vector<int> ranks = a.ranks_present;
-  for (const RankCall& c : calls) ranks.push_back(c.rank);
+  {
+    int32_t last = -1;
+    for (const CompactCall& c : calls) {
+      if (c.rank != last) ranks.push_back(last = c.rank);
+    }
+  }
   for (const analyzer::PhaseStats& p : a.phases) ranks.push_back(p.rank);
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  for (int r : ranks) rankLane(r);
+  std::map<int, size_t> lane_of_rank;
+  for (int r : ranks) {
+    Lane lane;
+    lane.kind = LaneKind::kRank;
+    lane.rank = r;
+    lane.name = "rank " + std::to_string(r);
+    lane.rows.resize(2);
+    lane.rows[0].name = "collectives";
+    lane.rows[1].name = "phases";
+    lane_of_rank[r] = out->lanes.size();
+    out->lanes.push_back(std::move(lane));
+  }
 
   int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
-  for (const RankCall& c : calls) {
+  if (instance_of_call != nullptr) instance_of_call->assign(calls.size(), -1);
+  int32_t last_rank = std::numeric_limits<int32_t>::min();
+  Lane* lane = nullptr;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const CompactCall& c = calls[i];
+    if (c.rank != last_rank) {
+      lane = &out->lanes[lane_of_rank[c.rank]];
+      last_rank = c.rank;
+    }
     TimelineEvent e;
     e.start_ns = c.start_ns;
     e.end_ns = std::max(c.start_ns, c.end_ns);
-    e.label = out->label(c.op);
-    auto it = instance.find({c.comm, c.seq});
-    e.collective = it == instance.end() ? -1 : it->second;
+    e.label = op_label[static_cast<size_t>(c.op)];
+    e.collective = index.find(c.comm, c.seq);
     e.failed = c.failed;
-    rankLane(c.rank).rows[0].events.push_back(e);
+    if (instance_of_call != nullptr) (*instance_of_call)[i] = e.collective;
+    lane->rows[0].events.push_back(e);
     t0 = std::min(t0, e.start_ns);
     t1 = std::max(t1, e.end_ns);
   }
@@ -97,12 +187,11 @@ void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& cal
     e.start_ns = p.start_ns;
     e.end_ns = std::max(p.start_ns, p.end_ns);
     e.label = out->label(p.phase);
-    auto it = instance.find({p.comm, p.seq});
-    e.collective = it == instance.end() ? -1 : it->second;
-    rankLane(p.rank).rows[1].events.push_back(e);
+    e.collective = index.find(commIndex(comms, p.comm), p.seq);
+    out->lanes[lane_of_rank[p.rank]].rows[1].events.push_back(e);
   }
-  for (Lane& lane : out->lanes) {
-    for (EventRow& row : lane.rows) row.finish();
+  for (Lane& l : out->lanes) {
+    for (EventRow& row : l.rows) row.finish();
   }
 
   std::vector<const analyzer::LinkStats*> links;
@@ -111,20 +200,20 @@ void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& cal
     return std::pair(x->src, x->dst) < std::pair(y->src, y->dst);
   });
   for (const analyzer::LinkStats* l : links) {
-    Lane lane;
-    lane.kind = LaneKind::kLink;
-    lane.src = l->src;
-    lane.dst = l->dst;
-    lane.name = std::to_string(l->src) + " -> " + std::to_string(l->dst);
-    lane.counter.start_ns = a.start_ns;
-    lane.counter.bin_ns = std::max<int64_t>(1, a.bin_ns);
-    lane.counter.values.reserve(l->gbps_per_bin.size());
+    Lane link;
+    link.kind = LaneKind::kLink;
+    link.src = l->src;
+    link.dst = l->dst;
+    link.name = std::to_string(l->src) + " -> " + std::to_string(l->dst);
+    link.counter.start_ns = a.start_ns;
+    link.counter.bin_ns = std::max<int64_t>(1, a.bin_ns);
+    link.counter.values.reserve(l->gbps_per_bin.size());
     for (double gbps : l->gbps_per_bin) {
       double bytes_per_s = gbps * 1e9;  // the analyzer's GB/s are bytes per ns
-      lane.counter.values.push_back(bytes_per_s);
-      lane.counter.max_value = std::max(lane.counter.max_value, bytes_per_s);
+      link.counter.values.push_back(bytes_per_s);
+      link.counter.max_value = std::max(link.counter.max_value, bytes_per_s);
     }
-    out->lanes.push_back(std::move(lane));
+    out->lanes.push_back(std::move(link));
   }
 
   if (a.end_ns > a.start_ns) {
@@ -136,45 +225,175 @@ void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& cal
   out->end_ns = std::max(t1, t0 + 1);
 }
 
+}  // namespace
+
+void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& calls,
+                   TimelineModel* out) {
+  Interner comms, ops;
+  std::vector<CompactCall> compact;
+  compact.reserve(calls.size());
+  for (const RankCall& c : calls) {
+    compact.push_back({c.rank, comms.get(c.comm), ops.get(c.op), c.failed, c.seq, c.start_ns, c.end_ns});
+  }
+  // Lanes are filled rank by rank, as the reader delivers them.
+  std::stable_sort(compact.begin(), compact.end(),
+                   [](const CompactCall& x, const CompactCall& y) { return x.rank < y.rank; });
+  std::vector<std::string> comm_names = comms.names();
+  for (const auto& c : analysis.collectives) {
+    if (commIndex(comm_names, c.comm) < 0) comm_names.push_back(c.comm);
+  }
+  buildFromCompact(std::move(analysis), comm_names, ops.names(), compact, nullptr, out);
+}
+
 bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineModel* out,
                   std::string* error) {
   auto reader = storage::TraceReader::open(path, error);
   if (!reader) return false;
-  auto progress = [&](double f) {
-    if (options.progress) options.progress(f);
+  // The analysis and the viewer's own pass over the rows run side by side, each on its own
+  // reader (one TraceReader per thread).
+  std::atomic<double> analysis_done{0}, rows_done{0};
+  auto progress = [&] {
+    if (options.progress) options.progress(0.6 * analysis_done.load() + 0.4 * rows_done.load());
   };
-  progress(0.0);
-  // The analysis is most of the work: 0..0.8; the per-rank calls the rest.
-  analyzer::AnalysisOptions aopt;
-  aopt.bins = std::max(1, options.counter_bins);
-  aopt.topology = options.topology;
-  aopt.progress = [&](double f) { progress(0.8 * f); };
+  progress();
   analyzer::Analysis analysis;
-  if (!analyzer::analyze(*reader, aopt, &analysis, error)) return false;
+  std::string analysis_error;
+  bool analysis_ok = false;
+  std::thread analysis_thread([&] {
+    auto second = storage::TraceReader::open(path, &analysis_error);
+    if (!second) return;
+    analyzer::AnalysisOptions aopt;
+    aopt.bins = std::max(1, options.counter_bins);
+    aopt.topology = options.topology;
+    aopt.progress = [&](double f) { analysis_done = f; };
+    analysis_ok = analyzer::analyze(*second, aopt, &analysis, &analysis_error);
+    analysis_done = 1.0;
+  });
+  struct JoinAtExit {
+    std::thread* t;
+    ~JoinAtExit() {
+      if (t->joinable()) t->join();
+    }
+  } join_at_exit{&analysis_thread};
 
-  std::vector<RankCall> calls;
-  const int64_t total = std::max<int64_t>(1, reader->collectiveCount());
+  Interner comms, ops;
+  std::vector<CompactCall> calls;
+  std::vector<std::pair<int64_t, int32_t>> id_to_call;  // (row id, call index), by id
+  const int64_t total_calls = std::max<int64_t>(1, reader->collectiveCount());
+  const bool read_links = options.collective_links && reader->transferCount() <= options.max_link_transfers;
+  const int64_t total_transfers = read_links ? reader->transferCount() : 0;
+  const double total_rows = static_cast<double>(total_calls + total_transfers);
+  calls.reserve(static_cast<size_t>(total_calls));
   bool ok = reader->forEachCollective(
       [&](const storage::CollectiveRow& row) {
-        RankCall c;
-        c.rank = row.rank;
-        c.comm = std::string(row.comm);
-        c.seq = row.seq;
-        c.op = std::string(row.op);
-        c.start_ns = row.start_ns;
-        c.end_ns = row.end_ns;
-        c.failed = row.status != 0;
-        calls.push_back(std::move(c));
-        if (calls.size() % 4096 == 0) {
-          progress(0.8 + 0.15 * static_cast<double>(calls.size()) / static_cast<double>(total));
+        if (read_links) {
+          id_to_call.emplace_back(row.id, static_cast<int32_t>(calls.size()));
+        }
+        calls.push_back({row.rank, comms.get(row.comm), ops.get(row.op), row.status != 0, row.seq,
+                         row.start_ns, row.end_ns});
+        if ((calls.size() & 0xFFFF) == 0) {
+          rows_done = static_cast<double>(calls.size()) / total_rows;
+          progress();
         }
         return true;
       },
       error);
   if (!ok) return false;
+
+  // Bytes per (call, src, dst), from the transfer rows that name their call.
+  struct LinkAcc {
+    int64_t send_bytes = 0, send_messages = 0, recv_bytes = 0, recv_messages = 0;
+  };
+  std::unordered_map<uint64_t, LinkAcc> per_call_link;
+  if (read_links && total_transfers > 0) {
+    std::sort(id_to_call.begin(), id_to_call.end());
+    int64_t seen = 0;
+    ok = reader->forEachTransfer(
+        [&](const storage::TransferRow& row) {
+          if ((++seen & 0xFFFF) == 0) {
+            rows_done = static_cast<double>(static_cast<int64_t>(calls.size()) + seen) / total_rows;
+            progress();
+          }
+          if (row.collective_id == storage::kNone || row.src_rank < 0 || row.dst_rank < 0 ||
+              row.src_rank >= 4096 || row.dst_rank >= 4096) {
+            return true;
+          }
+          auto it = std::lower_bound(id_to_call.begin(), id_to_call.end(),
+                                     std::pair<int64_t, int32_t>(row.collective_id, -1));
+          if (it == id_to_call.end() || it->first != row.collective_id) return true;
+          uint64_t key = (static_cast<uint64_t>(it->second) << 24) |
+                         (static_cast<uint64_t>(row.src_rank) << 12) | static_cast<uint64_t>(row.dst_rank);
+          LinkAcc& acc = per_call_link[key];
+          if (row.side == "send") {
+            acc.send_bytes += row.bytes;
+            ++acc.send_messages;
+          } else {
+            acc.recv_bytes += row.bytes;
+            ++acc.recv_messages;
+          }
+          return true;
+        },
+        error);
+    if (!ok) return false;
+  }
+  rows_done = 1.0;
+  analysis_thread.join();
+  if (!analysis_ok) {
+    *error = analysis_error;
+    return false;
+  }
   out->path = path;
-  buildTimeline(std::move(analysis), calls, out);
-  progress(1.0);
+  std::vector<std::string> comm_names = comms.names();
+  for (const auto& c : analysis.collectives) {
+    if (commIndex(comm_names, c.comm) < 0) comm_names.push_back(c.comm);
+  }
+  std::vector<int32_t> instance_of_call;
+  buildFromCompact(std::move(analysis), comm_names, ops.names(), calls, &instance_of_call, out);
+
+  // Per instance and link: the send side's bytes, or the recv side's where no send was recorded.
+  out->collective_links.clear();
+  out->links_begin.clear();
+  if (read_links) {
+    struct Entry {
+      int32_t instance;
+      int src, dst;
+      LinkAcc acc;
+    };
+    std::vector<Entry> entries;
+    entries.reserve(per_call_link.size());
+    for (const auto& [key, acc] : per_call_link) {
+      int32_t instance = instance_of_call[static_cast<size_t>(key >> 24)];
+      if (instance < 0) continue;
+      entries.push_back({instance, static_cast<int>((key >> 12) & 0xFFF), static_cast<int>(key & 0xFFF), acc});
+    }
+    std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) {
+      return std::tie(x.instance, x.src, x.dst) < std::tie(y.instance, y.src, y.dst);
+    });
+    const size_t n = out->analysis.collectives.size();
+    out->links_begin.assign(n + 1, 0);
+    for (size_t i = 0; i < entries.size();) {
+      LinkAcc sum;
+      size_t j = i;
+      for (; j < entries.size() && entries[j].instance == entries[i].instance &&
+             entries[j].src == entries[i].src && entries[j].dst == entries[i].dst;
+           ++j) {
+        sum.send_bytes += entries[j].acc.send_bytes;
+        sum.send_messages += entries[j].acc.send_messages;
+        sum.recv_bytes += entries[j].acc.recv_bytes;
+        sum.recv_messages += entries[j].acc.recv_messages;
+      }
+      CollectiveLink l;
+      l.src = entries[i].src;
+      l.dst = entries[i].dst;
+      l.bytes = sum.send_messages > 0 ? sum.send_bytes : sum.recv_bytes;
+      l.messages = sum.send_messages > 0 ? sum.send_messages : sum.recv_messages;
+      out->collective_links.push_back(l);
+      ++out->links_begin[static_cast<size_t>(entries[i].instance) + 1];
+      i = j;
+    }
+    for (size_t c = 0; c < n; ++c) out->links_begin[c + 1] += out->links_begin[c];
+  }
+  if (options.progress) options.progress(1.0);
   return true;
 }
 

@@ -1,5 +1,7 @@
 #include "timeline_view.h"
 
+#include "ringside/gui/inspect.h"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@ namespace ringside::gui {
 namespace {
 
 constexpr float kLabelWidth = 120.0f;
-constexpr float kRulerHeight = 24.0f;
 constexpr float kMinEventPx = 3.0f;
 
 // One hue per rank (golden-ratio steps), so neighbouring ranks never look alike.
@@ -21,12 +22,7 @@ ImU32 rankColor(int rank, float alpha = 1.0f) {
   return ImGui::GetColorU32(ImVec4(r, g, b, alpha));
 }
 
-ImU32 labelColor(int label, float value) {
-  float h = std::fmod(0.55f + static_cast<float>(label) * 0.38197f, 1.0f);
-  float r = 0, g = 0, b = 0;
-  ImGui::ColorConvertHSVtoRGB(h, 0.45f, value, r, g, b);
-  return ImGui::GetColorU32(ImVec4(r, g, b, 1.0f));
-}
+ImU32 toU32(const RgbF& c, float alpha = 1.0f) { return ImGui::GetColorU32(ImVec4(c.r, c.g, c.b, alpha)); }
 
 // `digits` significant digits (0: no decimals), then the unit.
 std::string fmt(int digits, double v, const char* unit) {
@@ -49,18 +45,17 @@ double tickStep(double ns_per_px, float target_px) {
   return p * 10;
 }
 
-void drawRuler(ImDrawList* dl, const TimeAxis& axis, int64_t origin, ImVec2 at, float width) {
+void drawRuler(ImDrawList* dl, const TimeAxis& axis, int64_t origin, ImVec2 at, float width, float height) {
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 line = ImGui::GetColorU32(ImGuiCol_Border);
-  dl->AddRectFilled(at, ImVec2(at.x + width, at.y + kRulerHeight), ImGui::GetColorU32(ImGuiCol_FrameBg));
+  dl->AddRectFilled(at, ImVec2(at.x + width, at.y + height), ImGui::GetColorU32(ImGuiCol_FrameBg));
   const double step = tickStep(axis.nsPerPixel(), 110.0f);
   double first = std::ceil(static_cast<double>(axis.t0 - origin) / step) * step;
   for (double t = first; t <= static_cast<double>(axis.t1 - origin); t += step) {
     float x = axis.toX(origin + static_cast<int64_t>(t));
-    dl->AddLine(ImVec2(x, at.y + kRulerHeight - 8), ImVec2(x, at.y + kRulerHeight), line);
+    dl->AddLine(ImVec2(x, at.y + height - 8), ImVec2(x, at.y + height), line);
     dl->AddText(ImVec2(x + 3, at.y + 3), text, formatDuration(t).c_str());
   }
-  dl->AddText(ImVec2(at.x - kLabelWidth + 6, at.y + 3), text, "time");
 }
 
 }  // namespace
@@ -89,138 +84,250 @@ std::string formatBytes(double bytes) {
 }
 
 void TimelineView::reset(const TimelineModel& model) {
-  collapsed_.assign(model.lanes.size(), false);
+  flags_.assign(model.lanes.size(), LaneFlags{});
   selected_ = -1;
+  clicked_ = -1;
+  range_selection_.reset();
 }
 
-void TimelineView::draw(const TimelineModel& model, ViewState* view) {
-  if (collapsed_.size() != model.lanes.size()) collapsed_.resize(model.lanes.size(), false);
+int TimelineView::laneOfRank(const TimelineModel& model, int rank) const {
+  for (size_t i = 0; i < model.lanes.size(); ++i) {
+    if (model.lanes[i].kind == LaneKind::kRank && model.lanes[i].rank == rank) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int TimelineView::laneOfLink(const TimelineModel& model, int src, int dst) const {
+  for (size_t i = 0; i < model.lanes.size(); ++i) {
+    const Lane& l = model.lanes[i];
+    if (l.kind == LaneKind::kLink && l.src == src && l.dst == dst) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void TimelineView::draw(const TimelineModel& model, ViewState* view, const TimelineDrawOptions& options) {
+  if (flags_.size() != model.lanes.size()) flags_.resize(model.lanes.size());
   ImGuiIO& io = ImGui::GetIO();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float plot_x = origin.x + kLabelWidth;
-  const float plot_w = std::max(10.0f, avail.x - kLabelWidth);
-  TimeAxis axis{view->range().t0, view->range().t1, plot_x, plot_w};
+  const float label_w = kLabelWidth * ImGui::GetFontSize() / 13.0f;
+  const float ruler_h = ImGui::GetTextLineHeight() + 10;
+  const float plot_x = origin.x + label_w;
+  const float plot_w = std::max(10.0f, avail.x - label_w);
+  const int64_t off = options.offset_ns;
+  TimeAxis axis{view->range().t0 + off, view->range().t1 + off, plot_x, plot_w};
 
   // The ruler stays put; the lanes scroll beneath it.
-  drawRuler(ImGui::GetWindowDrawList(), axis, model.start_ns, ImVec2(plot_x, origin.y), plot_w);
-  ImGui::Dummy(ImVec2(avail.x, kRulerHeight));
-  ImGui::BeginChild("lanes", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollWithMouse);
+  ImDrawList* wdl = ImGui::GetWindowDrawList();
+  drawRuler(wdl, axis, model.start_ns, ImVec2(plot_x, origin.y), plot_w, ruler_h);
+  wdl->AddText(ImVec2(origin.x + 4, origin.y + 3), ImGui::GetColorU32(ImGuiCol_Text),
+               options.title != nullptr ? options.title : "time");
+  ImGui::Dummy(ImVec2(avail.x, ruler_h));
+  ImGui::BeginChild(options.id, ImVec2(0, options.height), false, ImGuiWindowFlags_NoScrollWithMouse);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 top = ImGui::GetCursorScreenPos();
-  const LayoutOptions lopt{ImGui::GetTextLineHeight() + 4, 40.0f, 4.0f};
-  std::vector<LaneLayout> layout = layoutLanes(model, collapsed_, top.y, lopt);
-  const float total_h = layout.empty() ? 0 : layout.back().y + layout.back().height - top.y;
+  const LayoutOptions lopt{ImGui::GetTextLineHeight() + 4, 40.0f * ImGui::GetFontSize() / 13.0f, 4.0f};
+  std::vector<LaneLayout> layout = layoutLanes(model, flags_, top.y, lopt);
+  float total_h = 0;
+  for (const LaneLayout& l : layout) total_h = std::max(total_h, l.y + l.height - top.y);
+  if (scroll_to_lane_ >= 0 && static_cast<size_t>(scroll_to_lane_) < layout.size()) {
+    flags_[static_cast<size_t>(scroll_to_lane_)].hidden = false;
+    ImGui::SetScrollY(ImGui::GetScrollY() + layout[static_cast<size_t>(scroll_to_lane_)].y - top.y -
+                      ImGui::GetScrollY());
+    scroll_to_lane_ = -1;
+  }
   const ImVec2 clip_min = ImGui::GetWindowPos();
   const ImVec2 clip_max(clip_min.x + ImGui::GetWindowWidth(), clip_min.y + ImGui::GetWindowHeight());
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const ImU32 lane_bg = ImGui::GetColorU32(ImGuiCol_FrameBg);
-  const ImU32 highlight = ImGui::GetColorU32(ImVec4(1.0f, 0.85f, 0.1f, 1.0f));
+  const ImU32 highlight = options.dark ? IM_COL32(255, 217, 26, 255) : IM_COL32(200, 120, 0, 255);
+  const ImU32 mark = options.dark ? IM_COL32(80, 220, 255, 255) : IM_COL32(0, 90, 200, 255);
+  const ImU32 on_event = IM_COL32(20, 20, 20, 255);
   const bool hovered_area = ImGui::IsWindowHovered();
 
+  // Lane backgrounds and names.
   for (size_t i = 0; i < model.lanes.size(); ++i) {
     const Lane& lane = model.lanes[i];
     const LaneLayout& l = layout[i];
-    if (l.y > clip_max.y || l.y + l.height < clip_min.y) continue;  // cull off-screen lanes
+    if (l.height <= 0 || l.y > clip_max.y || l.y + l.height < clip_min.y) continue;  // hidden / culled
     dl->AddRectFilled(ImVec2(origin.x, l.y), ImVec2(plot_x + plot_w, l.y + l.height), lane_bg);
     ImU32 swatch = lane.kind == LaneKind::kRank ? rankColor(lane.rank) : rankColor(lane.src, 0.6f);
     dl->AddRectFilled(ImVec2(origin.x, l.y), ImVec2(origin.x + 6, l.y + l.height), swatch);
-    std::string name = std::string(l.collapsed ? "+ " : "- ") + lane.name;
+    std::string name = std::string(l.collapsed ? "+ " : "- ") + lane.name + (flags_[i].pinned ? "  [pin]" : "");
     dl->AddText(ImVec2(origin.x + 10, l.y + 2), text, name.c_str());
-    if (lane.kind == LaneKind::kRank) {
-      for (size_t r = 0; r < lane.rows.size() && !l.collapsed; ++r) {
+    if (lane.kind == LaneKind::kRank && !l.collapsed) {
+      for (size_t r = 0; r < lane.rows.size(); ++r) {
         const float y0 = l.y + l.header + l.row_height * static_cast<float>(r);
-        dl->AddText(ImVec2(origin.x + 18, y0 + 1), ImGui::GetColorU32(ImGuiCol_TextDisabled),
-                    lane.rows[r].name.c_str());
-        const auto& events = lane.rows[r].events;
-        for (const DrawItem& it : lodEvents(lane.rows[r], axis, kMinEventPx)) {
-          const TimelineEvent& e = events[static_cast<size_t>(it.first)];
-          ImVec2 a(it.x0, y0 + 1), b(it.x1, y0 + l.row_height - 1);
-          if (it.count > 1) {
-            dl->AddRectFilled(a, b, ImGui::GetColorU32(ImGuiCol_TextDisabled));
-            if (it.x1 - it.x0 > 24) {
-              dl->AddText(ImVec2(a.x + 2, a.y), text, ("x" + std::to_string(it.count)).c_str());
-            }
-            continue;
-          }
-          dl->AddRectFilled(a, b, e.failed ? IM_COL32(220, 50, 50, 255) : labelColor(e.label, r == 0 ? 0.8f : 0.65f));
-          if (selected_ >= 0 && e.collective == selected_) dl->AddRect(a, b, highlight, 0, 0, 2.0f);
-          const std::string& label = model.labels[static_cast<size_t>(e.label)];
-          if (it.x1 - it.x0 > ImGui::CalcTextSize(label.c_str()).x + 4) {
-            dl->PushClipRect(a, b, true);
-            dl->AddText(ImVec2(a.x + 2, a.y), IM_COL32(20, 20, 20, 255), label.c_str());
-            dl->PopClipRect();
-          }
-        }
+        dl->AddText(ImVec2(origin.x + 18, y0 + 1), dim, lane.rows[r].name.c_str());
       }
-    } else if (!l.collapsed) {
+    } else if (lane.kind == LaneKind::kLink && !l.collapsed) {
       if (view->hoveredLink() == LinkRef{lane.src, lane.dst}) {  // hovered here or in the topology view
         dl->AddRect(ImVec2(origin.x, l.y), ImVec2(plot_x + plot_w, l.y + l.height), highlight, 0, 0, 2.0f);
       }
-      const float y0 = l.y + l.header, h = l.height - l.header - 2;
-      const double top_value = std::max(1.0, lane.counter.max_value);
-      const ImU32 fill = rankColor(lane.src, 0.9f);
-      for (const CounterColumn& c : downsampleCounter(lane.counter, axis)) {
-        float hi = y0 + h - static_cast<float>(c.max / top_value) * h;
-        float lo = y0 + h - static_cast<float>(c.min / top_value) * h;
-        dl->AddRectFilled(ImVec2(c.x, hi), ImVec2(c.x + 1, y0 + h), fill);
-        dl->AddLine(ImVec2(c.x, lo), ImVec2(c.x + 1, lo), text);  // the min, over the max's bar
-      }
-      dl->AddText(ImVec2(origin.x + 18, y0 + 1), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+      dl->AddText(ImVec2(origin.x + 18, l.y + l.header + 1), dim,
                   ("peak " + formatRate(lane.counter.max_value)).c_str());
+    }
+  }
+
+  // Events and counters: exactly the frame geometry (lod.h).
+  targets_.clear();
+  const FrameGeometry geometry = buildFrameGeometry(model, layout, axis, clip_min.y, clip_max.y, kMinEventPx);
+  for (const RowGeometry& rg : geometry.rows) {
+    const Lane& lane = model.lanes[static_cast<size_t>(rg.lane)];
+    const auto& events = lane.rows[static_cast<size_t>(rg.row)].events;
+    for (const DrawItem& it : rg.items) {
+      const TimelineEvent& e = events[static_cast<size_t>(it.first)];
+      ImVec2 a(it.x0, rg.y0 + 1), b(it.x1, rg.y1 - 1);
+      if (it.count > 1) {
+        dl->AddRectFilled(a, b, dim);
+        if (it.x1 - it.x0 > 24) {
+          dl->AddText(ImVec2(a.x + 2, a.y), text, ("x" + std::to_string(it.count)).c_str());
+        }
+        continue;
+      }
+      const std::string& label = model.labels[static_cast<size_t>(e.label)];
+      RgbF c = nameColor(label, options.dark);
+      if (rg.row > 0) c = {c.r * 0.85f, c.g * 0.85f, c.b * 0.85f};
+      dl->AddRectFilled(a, b, e.failed ? IM_COL32(220, 50, 50, 255) : toU32(c));
+      if (options.marked != nullptr && e.collective >= 0 &&
+          std::binary_search(options.marked->begin(), options.marked->end(), e.collective)) {
+        dl->AddRect(a, b, mark, 0, 0, 2.0f);
+      }
+      if (selected_ >= 0 && e.collective == selected_) dl->AddRect(a, b, highlight, 0, 0, 2.5f);
+      if (rg.row == 0 && e.collective >= 0 && it.x1 - it.x0 >= 6 && targets_.size() < 64) {
+        targets_.push_back({e.collective, lane.rank, it.x0, it.x1, a.y, b.y});
+      }
+      if (it.x1 - it.x0 > ImGui::CalcTextSize(label.c_str()).x + 4) {
+        dl->PushClipRect(a, b, true);
+        dl->AddText(ImVec2(a.x + 2, a.y), on_event, label.c_str());
+        dl->PopClipRect();
+      }
+    }
+  }
+  for (const CounterGeometry& cg : geometry.counters) {
+    const Lane& lane = model.lanes[static_cast<size_t>(cg.lane)];
+    const float y0 = cg.y0, h = cg.y1 - cg.y0 - 2;
+    const double top_value = std::max(1.0, lane.counter.max_value);
+    const ImU32 fill = rankColor(lane.src, 0.9f);
+    for (const CounterColumn& c : cg.columns) {
+      float hi = y0 + h - static_cast<float>(c.max / top_value) * h;
+      float lo = y0 + h - static_cast<float>(c.min / top_value) * h;
+      dl->AddRectFilled(ImVec2(c.x, hi), ImVec2(c.x + 1, y0 + h), fill);
+      dl->AddLine(ImVec2(c.x, lo), ImVec2(c.x + 1, lo), text);  // the min, over the max's bar
+    }
+  }
+  // The selected range: a band over every lane.
+  if (range_selection_) {
+    float x0 = std::max(plot_x, axis.toX(range_selection_->t0));
+    float x1 = std::min(plot_x + plot_w, axis.toX(range_selection_->t1));
+    if (x1 > x0) {
+      dl->AddRectFilled(ImVec2(x0, clip_min.y), ImVec2(x1, clip_max.y), ImGui::GetColorU32(ImGuiCol_TextSelectedBg));
+      dl->AddLine(ImVec2(x0, clip_min.y), ImVec2(x0, clip_max.y), mark);
+      dl->AddLine(ImVec2(x1, clip_min.y), ImVec2(x1, clip_max.y), mark);
     }
   }
   ImGui::Dummy(ImVec2(avail.x, total_h));
 
-  // Input: wheel zoom at the cursor, drag to pan, click to select or fold a lane.
+  // Input.
   const ImVec2 m = io.MousePos;
   const bool in_plot = hovered_area && m.x >= plot_x && m.x <= plot_x + plot_w;
+  hover_ = TimelineHover{};
+  Hit hit;
+  if (hovered_area) {
+    hit = hitTest(model, layout, axis, std::clamp(m.x, plot_x, plot_x + plot_w), m.y, kMinEventPx);
+    if (hit.lane >= 0) hover_.lane = model.lanes[static_cast<size_t>(hit.lane)].name;
+  }
   if (in_plot) {
+    hover_.time_ns = axis.toTime(m.x);
     dl->AddLine(ImVec2(m.x, clip_min.y), ImVec2(m.x, clip_max.y), ImGui::GetColorU32(ImGuiCol_Text, 0.5f));
     if (io.MouseWheel != 0) {
       view->zoomAt((m.x - plot_x) / plot_w, std::pow(0.8, io.MouseWheel));
       view->commit();
     }
-    if (ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
-      view->panPixels(io.MouseDelta.x, plot_w);
-      dragging_ = true;
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+      drag_ = io.KeyShift ? Drag::kSelectRange : Drag::kPan;
+      drag_start_ns_ = axis.toTime(m.x) - off;
+      dragged_ = false;
+    } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
+      drag_ = Drag::kZoomRange;
+      drag_start_ns_ = axis.toTime(m.x) - off;
+      dragged_ = false;
     }
-    Hit hit = hitTest(model, layout, axis, m.x, m.y, kMinEventPx);
     if (hit.lane >= 0 && model.lanes[static_cast<size_t>(hit.lane)].kind == LaneKind::kLink) {
       view->hoverLink({model.lanes[static_cast<size_t>(hit.lane)].src, model.lanes[static_cast<size_t>(hit.lane)].dst});
     }
     if (hit.event >= 0) {
       const Lane& lane = model.lanes[static_cast<size_t>(hit.lane)];
       const TimelineEvent& e = lane.rows[static_cast<size_t>(hit.row)].events[static_cast<size_t>(hit.event)];
-      ImGui::BeginTooltip();
-      if (hit.count > 1) {
-        ImGui::Text("%d events (zoom in to see them)", hit.count);
-      } else {
-        ImGui::Text("%s on %s", model.labels[static_cast<size_t>(e.label)].c_str(), lane.name.c_str());
-        ImGui::Text("start %s, duration %s", formatDuration(static_cast<double>(e.start_ns - model.start_ns)).c_str(),
-                    formatDuration(static_cast<double>(e.end_ns - e.start_ns)).c_str());
-        if (e.collective >= 0) {
-          const auto& c = model.analysis.collectives[static_cast<size_t>(e.collective)];
-          ImGui::Text("%s seq %lld, %s, %s", c.comm.c_str(), static_cast<long long>(c.seq),
-                      formatBytes(static_cast<double>(c.bytes)).c_str(), c.library.c_str());
+      if (hit.count == 1) hover_.collective = e.collective;
+      if (drag_ == Drag::kNone || !dragged_) {
+        ImGui::BeginTooltip();
+        if (hit.count > 1) {
+          ImGui::Text("%d events (zoom in to see them)", hit.count);
+        } else {
+          ImGui::Text("%s on %s", model.labels[static_cast<size_t>(e.label)].c_str(), lane.name.c_str());
+          ImGui::Text("start %s, duration %s", formatDuration(static_cast<double>(e.start_ns - model.start_ns)).c_str(),
+                      formatDuration(static_cast<double>(e.end_ns - e.start_ns)).c_str());
+          if (e.collective >= 0) {
+            const auto& c = model.analysis.collectives[static_cast<size_t>(e.collective)];
+            ImGui::Text("#%d  %s seq %lld, %s, %s", e.collective, c.comm.c_str(), static_cast<long long>(c.seq),
+                        formatBytes(static_cast<double>(c.bytes)).c_str(), c.library.c_str());
+          }
         }
+        ImGui::EndTooltip();
       }
-      ImGui::EndTooltip();
     }
-    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left)) {
-      if (dragging_) {
+  }
+  // A gesture that began in this plot continues while the button is held, wherever the mouse is.
+  if (drag_ != Drag::kNone) {
+    const ImGuiMouseButton button = drag_ == Drag::kZoomRange ? ImGuiMouseButton_Right : ImGuiMouseButton_Left;
+    if (ImGui::IsMouseDragging(button, 3.0f)) dragged_ = true;
+    const int64_t now_ns = axis.toTime(std::clamp(m.x, plot_x, plot_x + plot_w)) - off;
+    if (dragged_ && drag_ == Drag::kPan) view->panPixels(io.MouseDelta.x, plot_w);
+    if (dragged_ && drag_ != Drag::kPan) {
+      float x0 = axis.toX(std::min(drag_start_ns_, now_ns) + off), x1 = axis.toX(std::max(drag_start_ns_, now_ns) + off);
+      dl->AddRectFilled(ImVec2(x0, clip_min.y), ImVec2(x1, clip_max.y), ImGui::GetColorU32(ImGuiCol_TextSelectedBg));
+    }
+    if (ImGui::IsMouseReleased(button)) {
+      const TimeRange r{std::min(drag_start_ns_, now_ns), std::max(drag_start_ns_, now_ns)};
+      if (!dragged_) {
+        if (drag_ == Drag::kPan && hit.event >= 0 && hit.count == 1) {
+          selected_ = model.lanes[static_cast<size_t>(hit.lane)].rows[static_cast<size_t>(hit.row)]
+                          .events[static_cast<size_t>(hit.event)].collective;
+          clicked_ = selected_;
+        }
+      } else if (drag_ == Drag::kPan) {
         view->commit();
-      } else if (hit.event >= 0 && hit.count == 1) {
-        selected_ = model.lanes[static_cast<size_t>(hit.lane)].rows[static_cast<size_t>(hit.row)]
-                        .events[static_cast<size_t>(hit.event)].collective;
+      } else if (drag_ == Drag::kZoomRange && r.t1 > r.t0) {
+        view->setRange(r);
+        view->commit();
+      } else if (drag_ == Drag::kSelectRange && r.t1 > r.t0) {
+        range_selection_ = TimeRange{r.t0 + off, r.t1 + off};
       }
-      dragging_ = false;
+      drag_ = Drag::kNone;
+      dragged_ = false;
     }
-  } else if (hovered_area && m.x < plot_x && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-    Hit hit = hitTest(model, layout, axis, plot_x, m.y, kMinEventPx);
-    if (hit.lane >= 0 && m.y < layout[static_cast<size_t>(hit.lane)].y + layout[static_cast<size_t>(hit.lane)].header) {
-      collapsed_[static_cast<size_t>(hit.lane)] = !collapsed_[static_cast<size_t>(hit.lane)];
+  }
+  // Lane names: click folds, right-click opens hide / pin.
+  if (hovered_area && m.x < plot_x && hit.lane >= 0 &&
+      m.y < layout[static_cast<size_t>(hit.lane)].y + layout[static_cast<size_t>(hit.lane)].header) {
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+      flags_[static_cast<size_t>(hit.lane)].collapsed = !flags_[static_cast<size_t>(hit.lane)].collapsed;
+    } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
+      menu_lane_ = hit.lane;
+      ImGui::OpenPopup("lane menu");
     }
+  }
+  if (ImGui::BeginPopup("lane menu")) {
+    if (menu_lane_ >= 0 && static_cast<size_t>(menu_lane_) < flags_.size()) {
+      LaneFlags& f = flags_[static_cast<size_t>(menu_lane_)];
+      ImGui::TextDisabled("%s", model.lanes[static_cast<size_t>(menu_lane_)].name.c_str());
+      if (ImGui::MenuItem(f.pinned ? "Unpin" : "Pin to the top")) f.pinned = !f.pinned;
+      if (ImGui::MenuItem("Hide")) f.hidden = true;
+      if (ImGui::MenuItem(f.collapsed ? "Unfold" : "Fold")) f.collapsed = !f.collapsed;
+    }
+    ImGui::EndPopup();
   }
   ImGui::EndChild();
 }

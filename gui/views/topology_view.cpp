@@ -58,13 +58,17 @@ void TopologyView::reset(const TimelineModel& model, const analyzer::Topology* t
   position_ = 0;
 }
 
-void TopologyView::draw(const TimelineModel& model, ViewState* view, int selected, ImVec2 size) {
+void TopologyView::draw(const TimelineModel& model, ViewState* view, int selected,
+                        const std::optional<TimeRange>& range_selection, ImVec2 size) {
   const analyzer::Analysis& a = model.analysis;
   ImGui::BeginChild("topology", size, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
 
-  // The window the colours follow: the scrubber's, else the view range (the whole trace by default).
-  int64_t span0 = view->range().t0, span1 = view->range().t1;
-  std::string span_name = "view range";
+  // The window the colours follow: the scrubber's, else the selected range, else the view range
+  // (the whole trace by default).
+  const TimeRange base = range_selection ? *range_selection : view->range();
+  const char* base_name = range_selection ? "selected range" : "view range";
+  int64_t span0 = base.t0, span1 = base.t1;
+  std::string span_name = base_name;
   idle_group_.clear();
   if (selected >= 0 && static_cast<size_t>(selected) < a.collectives.size()) {
     const auto& c = a.collectives[static_cast<size_t>(selected)];
@@ -93,12 +97,12 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
       playing_ = false;
     }
   }
-  Window w{view->range().t0, view->range().t1};
+  Window w{base.t0, base.t1};
   if (scrub_) w = scrubWindow(span0, span1, position_, width_);
   ImGui::SameLine();
   ImGui::Text("colours: %s .. %s (%s%s)", formatDuration(static_cast<double>(w.t0 - model.start_ns)).c_str(),
               formatDuration(static_cast<double>(w.t1 - model.start_ns)).c_str(), scrub_ ? "scrubbing " : "",
-              scrub_ ? span_name.c_str() : "view range");
+              scrub_ ? span_name.c_str() : base_name);
 
   loads_ = edgeLoads(a, edges_, w.t0, w.t1, idle_group_);
   const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -10,6 +10,7 @@
 
 #include <imgui.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,11 @@ class TopologyView {
  public:
   void reset(const TimelineModel& model, const analyzer::Topology* topology);
   // Draws into a `size` region at the cursor. `selected`: the selected collective (-1 none),
-  // which bounds the scrubber.
-  void draw(const TimelineModel& model, ViewState* view, int selected, ImVec2 size);
+  // which bounds the scrubber. `range_selection`: the timeline's selected range, if any; the
+  // colours follow it instead of the view range (and the scrubber spans it when no collective is
+  // selected).
+  void draw(const TimelineModel& model, ViewState* view, int selected,
+            const std::optional<TimeRange>& range_selection, ImVec2 size);
   // The last frame's geometry as JSON (--dump-layout); "" before the first frame.
   std::string layoutJson() const;
   bool playing() const { return playing_; }  // the scrubber is moving: draw without waiting for input

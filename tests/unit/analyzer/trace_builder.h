@@ -33,6 +33,25 @@ struct Xfer {
   int64_t bytes, start, end;
   std::string phase;
   int step = -1;
+  int channel = -1;
+};
+
+// One gpu_activity row (schema v2); collective = rank-file collective id, -1 none.
+struct GpuAct {
+  int rank;
+  std::string kind, name;
+  int64_t start, end;
+  int device = 0;
+  int64_t collective = -1;
+  int64_t bytes = -1;
+  std::string copy = "";
+};
+
+// One collective_gpu row: NCCL's own GPU times for a collective of `rank`.
+struct CollGpu {
+  int rank;
+  int64_t collective;
+  int64_t start, end;
 };
 
 class TraceBuilder {
@@ -48,6 +67,8 @@ class TraceBuilder {
   std::vector<std::string> hosts_;
   std::vector<Coll> colls;
   std::vector<Xfer> xfers;
+  std::vector<GpuAct> gpu;
+  std::vector<CollGpu> coll_gpu;
   std::map<int, std::map<std::string, std::string>> meta;  // extra per-rank meta
   std::vector<int> unclean;                                 // ranks without end_state=clean
 
@@ -100,7 +121,29 @@ class TraceBuilder {
         row.end_ns = x.end;
         row.phase = x.phase;
         row.step = x.step;
+        row.channel = x.channel;
         EXPECT_TRUE(w->addTransfer(row)) << w->error();
+      }
+      for (const GpuAct& g : gpu) {
+        if (g.rank != r) continue;
+        storage::GpuActivityRow row;
+        row.kind = g.kind;
+        row.name = g.name;
+        row.start_ns = g.start;
+        row.end_ns = g.end;
+        row.device = g.device;
+        row.bytes = g.bytes;
+        row.copy_kind = g.copy;
+        row.collective_id = g.collective;
+        EXPECT_TRUE(w->addGpuActivity(row)) << w->error();
+      }
+      for (const CollGpu& c : coll_gpu) {
+        if (c.rank != r) continue;
+        storage::CollectiveGpuRow row;
+        row.collective_id = c.collective;
+        row.gpu_start_ns = c.start;
+        row.gpu_end_ns = c.end;
+        EXPECT_TRUE(w->addCollectiveGpu(row)) << w->error();
       }
       EXPECT_TRUE(w->commit()) << w->error();
       for (const auto& [k, v] : meta[r]) EXPECT_TRUE(w->setMeta(k, v));

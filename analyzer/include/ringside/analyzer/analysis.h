@@ -50,6 +50,14 @@ struct CollectiveInstance {
   double expected_ns = -1;      // alpha-beta model; -1 when no model applies
   int64_t sent_bytes = 0;       // transfer bytes (side = send) attributed to it, all ranks
   bool failed = false;          // a rank recorded status != 0
+  // GPU times (NCCL): per rank the call's GPU work from collective_gpu, else the span of the
+  // kernels CUPTI linked to it by external correlation. When every rank has them, duration_ns
+  // (and algbw/busbw) is gpu_end_ns - gpu_start_ns instead of the host times (an NCCL call
+  // returns once its work is enqueued).
+  int64_t gpu_start_ns = -1;    // last rank's GPU start (everyone's kernel is running); -1 unknown
+  int64_t gpu_end_ns = -1;      // last rank's GPU end
+  int gpu_ranks = 0;            // ranks with GPU times for it
+  bool gpu_timed = false;       // duration_ns comes from the GPU times
 };
 
 // Per op, library and power-of-two size bucket.
@@ -108,6 +116,33 @@ struct RankStats {
   bool cut_off = false;
 };
 
+// NCCL transfers per directed link and channel (schema v2 transfer.channel).
+struct ChannelTraffic {
+  int src = -1, dst = -1, channel = -1;
+  int64_t bytes = 0, messages = 0;  // from the send rows (the recv rows where a link has none)
+};
+
+// One rank's GPU (CUPTI's gpu_activity rows). NCCL kernels are the kernels linked to a
+// recorded collective (collective_id, from CUPTI's external correlation), never told by name.
+struct GpuStats {
+  int rank = -1;
+  int device = -1;
+  int64_t span_ns = 0;              // first GPU activity start to last end on this device
+  int64_t busy_ns = 0;              // union of kernels, copies and sets
+  double busy_share = 0;            // busy_ns / span_ns
+  int64_t kernels = 0;              // all kernels
+  int64_t comm_kernels = 0;         // kernels launched by a recorded collective (NCCL)
+  int64_t comm_kernel_ns = 0;       // union of the NCCL kernels
+  int64_t compute_kernel_ns = 0;    // union of the other kernels
+  int64_t overlap_ns = 0;           // NCCL-kernel time while another kernel ran on this device
+  double overlap_share = -1;        // overlap_ns / comm_kernel_ns; -1 without NCCL kernels
+  int64_t exposed_comm_ns = 0;      // comm_kernel_ns - overlap_ns: communication nothing hid
+  int64_t memcpy_htod_bytes = 0, memcpy_dtoh_bytes = 0, memcpy_other_bytes = 0, memset_bytes = 0;
+  int64_t memcpys = 0, memsets = 0;
+  int64_t sync_ns = 0;              // union of CUDA synchronization calls (host waits)
+  int64_t nvtx_ranges = 0;
+};
+
 struct Finding {
   std::string severity;     // info, warning, problem
   std::string rule;         // straggler, slow-link, idle-links, low-busbw, cut-off, dropped-events, ...
@@ -135,6 +170,10 @@ struct Analysis {
   // Bytes sent over links with a known capacity / (their capacities x window): the share of the
   // available bandwidth used over the whole window; -1 when no capacity is known.
   double capacity_used_share = -1;
+  // GPU (schema v2; empty for Gloo-only traces).
+  std::vector<GpuStats> gpus;                   // per rank and device, by rank
+  std::vector<ChannelTraffic> channel_traffic;  // by src, dst, channel
+  int64_t gpu_activities = 0;                   // gpu_activity rows read in the window
 };
 
 bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analysis* out,

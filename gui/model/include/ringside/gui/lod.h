@@ -44,7 +44,7 @@ std::vector<CounterColumn> downsampleCounter(const Counter& counter, const TimeA
 
 // Vertical layout of the lanes: rank lanes expand to one line per row unless collapsed.
 struct LaneLayout {
-  float y = 0, height = 0;
+  float y = 0, height = 0;  // height 0: a hidden lane
   float header = 0;  // the lane's name line
   float row_height = 0;
   bool collapsed = false;
@@ -56,6 +56,12 @@ struct LayoutOptions {
 };
 std::vector<LaneLayout> layoutLanes(const TimelineModel& model, const std::vector<bool>& collapsed,
                                     float top, const LayoutOptions& options = {});
+// The same, with lanes hidden (height 0) and pinned lanes first, in their own order.
+struct LaneFlags {
+  bool collapsed = false, hidden = false, pinned = false;
+};
+std::vector<LaneLayout> layoutLanes(const TimelineModel& model, const std::vector<LaneFlags>& flags,
+                                    float top, const LayoutOptions& options = {});
 
 struct Hit {
   int lane = -1, row = -1;  // row -1: the lane header or a link's counter
@@ -65,5 +71,26 @@ struct Hit {
 // What is at pixel (x, y): the draw item under x (with `slack_px` tolerance) on the row under y.
 Hit hitTest(const TimelineModel& model, const std::vector<LaneLayout>& layout,
             const TimeAxis& axis, float x, float y, float min_px = 3.0f, float slack_px = 2.0f);
+
+// Everything the timeline draws in one frame, in pixels, without drawing: the rows and
+// counters of the lanes that reach into [clip_y0, clip_y1]. The view draws exactly this; the
+// viewer benchmark times it.
+struct RowGeometry {
+  int lane = -1, row = -1;
+  float y0 = 0, y1 = 0;
+  std::vector<DrawItem> items;
+};
+struct CounterGeometry {
+  int lane = -1;
+  float y0 = 0, y1 = 0;
+  std::vector<CounterColumn> columns;
+};
+struct FrameGeometry {
+  std::vector<RowGeometry> rows;
+  std::vector<CounterGeometry> counters;
+  size_t itemCount() const;
+};
+FrameGeometry buildFrameGeometry(const TimelineModel& model, const std::vector<LaneLayout>& layout,
+                                 const TimeAxis& axis, float clip_y0, float clip_y1, float min_px = 3.0f);
 
 }  // namespace ringside::gui

@@ -36,7 +36,17 @@ struct EventRow {
   std::string name;  // "collectives", "phases"
   std::vector<TimelineEvent> events;
   std::vector<int64_t> max_end_prefix;  // max(events[0..i].end_ns)
-  void finish();                        // sort by start, fill max_end_prefix
+  // Per chunk of kChunk events: the longest duration and the latest end, so the level of
+  // detail can merge a whole chunk of narrow events in one step (lod.cpp).
+  // Two levels (64 and 4096 events), each chunk summarised next to its neighbours so a zoomed-out
+  // frame reads a few cache lines per thousands of events.
+  struct ChunkSummary {
+    int64_t max_duration = 0, max_end = 0, last_start = 0;
+    int64_t max_gap = 0;  // largest start - (latest end of the chunk's earlier events)
+  };
+  static constexpr size_t kChunk = 64, kBigChunk = 4096;
+  std::vector<ChunkSummary> chunks, big_chunks;
+  void finish();                        // sort by start, fill max_end_prefix and the chunks
 };
 
 // A counter sampled in uniform bins: values[i] covers [start + i*bin, start + (i+1)*bin).
@@ -56,12 +66,23 @@ struct Lane {
   Counter counter;             // kLink: bytes/s
 };
 
+// Bytes one collective instance moved over one directed link (from the transfer rows that name
+// its calls; the send side, or the recv side where no send was recorded).
+struct CollectiveLink {
+  int src = -1, dst = -1;
+  int64_t bytes = 0, messages = 0;
+};
+
 struct TimelineModel {
   std::string path;
   analyzer::Analysis analysis;
   std::vector<Lane> lanes;          // ranks first (by rank), then links (by src, dst)
   std::vector<std::string> labels;  // interned op and phase names
   int64_t start_ns = 0, end_ns = 0; // the whole trace
+  // Links per collective instance: collective_links[links_begin[c] .. links_begin[c + 1]),
+  // by (src, dst). Empty when the loader did not read the transfers.
+  std::vector<CollectiveLink> collective_links;
+  std::vector<int64_t> links_begin;
 
   int label(const std::string& name);  // interns
   // Every (lane, row, event) of collective instance `collective` (one per rank that recorded it).
@@ -73,6 +94,9 @@ struct TimelineModel {
 
 struct LoadOptions {
   int counter_bins = 2048;  // resolution of the link counters over the whole trace
+  bool collective_links = true;  // read the transfers once more for the links of each collective
+  // ... unless the trace has more transfer rows than this (that pass would dominate the load).
+  int64_t max_link_transfers = 2'000'000;
   std::function<void(double fraction)> progress;  // 0..1, from the loading thread
   const analyzer::Topology* topology = nullptr;   // optional (--topology): links, idle links
 };

@@ -1,0 +1,177 @@
+#include "compare_view.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+
+#include "ringside/gui/inspect.h"
+
+namespace ringside::gui {
+namespace {
+
+std::string baseName(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string sizeRange(int64_t lo, int64_t hi) {
+  return formatBytes(static_cast<double>(lo)) + " - " + formatBytes(static_cast<double>(hi));
+}
+
+}  // namespace
+
+void CompareView::reset(const TimelineModel& a, const TimelineModel& b) {
+  a_ = &a;
+  b_ = &b;
+  buildCompare(a.analysis, b.analysis, baseName(a.path), baseName(b.path), &compare_);
+  ta_.reset(a);
+  tb_.reset(b);
+  base_offset_ns_ = offset_ns_ = b.start_ns - a.start_ns;
+}
+
+void CompareView::selectA(int a) {
+  ta_.select(a);
+  int b = a >= 0 && static_cast<size_t>(a) < compare_.partner_of_a.size() ? compare_.partner_of_a[static_cast<size_t>(a)] : -1;
+  tb_.select(b);
+  offset_ns_ = base_offset_ns_;
+  if (a >= 0 && b >= 0) {
+    offset_ns_ = b_->analysis.collectives[static_cast<size_t>(b)].first_start_ns -
+                 a_->analysis.collectives[static_cast<size_t>(a)].first_start_ns;
+  }
+}
+
+void CompareView::selectB(int b) {
+  int a = b >= 0 && static_cast<size_t>(b) < compare_.partner_of_b.size() ? compare_.partner_of_b[static_cast<size_t>(b)] : -1;
+  if (a >= 0) {
+    selectA(a);
+  } else {
+    ta_.select(-1);
+    tb_.select(b);
+  }
+}
+
+void CompareView::draw(const TimelineModel& a, const TimelineModel& b, ViewState* view, bool dark,
+                       const std::vector<int>* marked_a) {
+  const float avail_h = ImGui::GetContentRegionAvail().y;
+  const float lanes_h = std::max(80.0f, avail_h * 0.30f - ImGui::GetTextLineHeight() - 10);
+  const std::string title_a = "A: " + baseName(a.path), title_b = "B: " + baseName(b.path);
+  TimelineDrawOptions oa;
+  oa.id = "lanes A";
+  oa.height = lanes_h;
+  oa.title = title_a.c_str();
+  oa.dark = dark;
+  oa.marked = marked_a;
+  ta_.draw(a, view, oa);
+  TimelineDrawOptions ob;
+  ob.id = "lanes B";
+  ob.height = lanes_h;
+  ob.offset_ns = offset_ns_;
+  ob.title = title_b.c_str();
+  ob.dark = dark;
+  tb_.draw(b, view, ob);
+  if (int c = ta_.takeClicked(); c >= 0) selectA(c);
+  if (int c = tb_.takeClicked(); c >= 0) selectB(c);
+
+  const auto& d = compare_.diff;
+  ImGui::Text("%s vs %s: %lld collectives aligned by order, %lld only in A, %lld only in B", d.label_a.c_str(),
+              d.label_b.c_str(), static_cast<long long>(d.aligned), static_cast<long long>(d.unmatched_a),
+              static_cast<long long>(d.unmatched_b));
+  InspectAction action;
+  const float table_w = ImGui::GetContentRegionAvail().x * 0.58f;
+  ImGui::BeginChild("diff", ImVec2(table_w, 0), true);
+  if (ImGui::BeginTable("diff table", 6, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp |
+                                             ImGuiTableFlags_ScrollY)) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : {"op", "size", "count A/B", "median A", "median B", "speed-up"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    for (size_t i = 0; i < d.rows.size(); ++i) {
+      const analyzer::DiffRow& row = d.rows[i];
+      ImGui::TableNextRow();
+      RgbF rgb;
+      if (speedupColor(row.speedup, &rgb)) {
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, ImGui::GetColorU32(ImVec4(rgb.r, rgb.g, rgb.b, 1.0f)));
+      }
+      ImGui::TableNextColumn();
+      ImGui::PushID(static_cast<int>(i));
+      if (ImGui::Selectable(row.op.c_str(), false, ImGuiSelectableFlags_SpanAllColumns) && i < compare_.first_pair_of_row.size() &&
+          compare_.first_pair_of_row[i] >= 0) {
+        const ComparePair& p = compare_.pairs[static_cast<size_t>(compare_.first_pair_of_row[i])];
+        action.select = p.a;
+        action.zoom = rangeAround(a.analysis.collectives[static_cast<size_t>(p.a)], 0.5);
+      }
+      if (ImGui::IsItemHovered() && !row.verdict.empty()) ImGui::SetTooltip("%s", row.verdict.c_str());
+      ImGui::PopID();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(sizeRange(row.size_lo, row.size_hi).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%lld / %lld", static_cast<long long>(row.count_a), static_cast<long long>(row.count_b));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(formatDuration(static_cast<double>(row.median_a_ns)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(formatDuration(static_cast<double>(row.median_b_ns)).c_str());
+      ImGui::TableNextColumn();
+      if (row.speedup > 0) {
+        ImGui::Text("%.2fx %s", row.speedup, row.speedup >= 1.05 ? "B faster" : row.speedup <= 1 / 1.05 ? "B slower" : "");
+      } else {
+        ImGui::TextUnformatted("-");
+      }
+    }
+    ImGui::EndTable();
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("compare side", ImVec2(0, 0), true);
+  const int sa = ta_.selected(), sb = tb_.selected();
+  if (sa >= 0 || sb >= 0) {
+    ImGui::TextUnformatted("selected pair");
+    auto line = [&](const char* side, const TimelineModel& m, int c) {
+      if (c < 0) {
+        ImGui::Text("%s: no partner", side);
+        return;
+      }
+      const auto& ci = m.analysis.collectives[static_cast<size_t>(c)];
+      ImGui::Text("%s: #%d %s %s %s, %s, busbw %.3g GB/s", side, c, ci.op.c_str(), ci.library.c_str(),
+                  formatBytes(static_cast<double>(ci.bytes)).c_str(), formatDuration(static_cast<double>(ci.duration_ns)).c_str(),
+                  ci.busbw_gbps);
+    };
+    line("A", a, sa);
+    line("B", b, sb);
+    if (sa >= 0 && sb >= 0) {
+      const double da = static_cast<double>(a.analysis.collectives[static_cast<size_t>(sa)].duration_ns);
+      const double db = static_cast<double>(b.analysis.collectives[static_cast<size_t>(sb)].duration_ns);
+      if (da > 0 && db > 0) ImGui::Text("speed-up %.2fx", da / db);
+    }
+    ImGui::Separator();
+  }
+  ImGui::TextUnformatted("verdicts");
+  for (const std::string& v : d.verdicts) ImGui::BulletText("%s", v.c_str());
+  ImGui::Separator();
+  ImGui::Text("findings in A (%s)", baseName(a.path).c_str());
+  InspectAction fa, fb;
+  drawFindings(a, "findings A", &fa);
+  ImGui::Text("findings in B (%s)", baseName(b.path).c_str());
+  drawFindings(b, "findings B", &fb);
+  ImGui::EndChild();
+
+  if (fa.any()) action = fa;
+  if (action.select >= 0) selectA(action.select);
+  if (fb.select >= 0) {
+    selectB(fb.select);
+    if (ta_.selected() >= 0) {
+      action.zoom = rangeAround(a.analysis.collectives[static_cast<size_t>(ta_.selected())], 2.0);
+    } else if (fb.zoom) {
+      action.zoom = TimeRange{fb.zoom->t0 - offset_ns_, fb.zoom->t1 - offset_ns_};
+    }
+  }
+  if (action.rank >= 0) ta_.scrollToLane(ta_.laneOfRank(a, action.rank));
+  if (action.src >= 0) ta_.scrollToLane(ta_.laneOfLink(a, action.src, action.dst));
+  if (fb.rank >= 0) tb_.scrollToLane(tb_.laneOfRank(b, fb.rank));
+  if (fb.src >= 0) tb_.scrollToLane(tb_.laneOfLink(b, fb.src, fb.dst));
+  if (action.zoom) {
+    view->setRange(*action.zoom);
+    view->commit();
+  }
+}
+
+}  // namespace ringside::gui

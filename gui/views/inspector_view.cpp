@@ -1,0 +1,148 @@
+#include "inspector_view.h"
+
+#include <imgui.h>
+
+#include <cstdio>
+#include <string>
+
+#include "timeline_view.h"
+
+namespace ringside::gui {
+namespace {
+
+std::string dur(int64_t ns) { return formatDuration(static_cast<double>(ns)); }
+
+ImVec4 severityColor(const std::string& severity) {
+  if (severity == "problem") return ImVec4(0.95f, 0.35f, 0.30f, 1);
+  if (severity == "warning") return ImVec4(0.95f, 0.75f, 0.20f, 1);
+  return ImGui::GetStyleColorVec4(ImGuiCol_Text);
+}
+
+void durationRow(const char* name, const DurationStats& s) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(name);
+  ImGui::TableNextColumn();
+  ImGui::Text("%lld", static_cast<long long>(s.count));
+  for (int64_t v : {s.sum_ns, s.min_ns, static_cast<int64_t>(s.mean_ns), s.p50_ns, s.p99_ns, s.max_ns}) {
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(s.count > 0 ? dur(v).c_str() : "-");
+  }
+}
+
+}  // namespace
+
+InspectAction actionFor(const TimelineModel& model, const FindingTarget& target) {
+  InspectAction act;
+  act.rank = target.rank;
+  act.src = target.src;
+  act.dst = target.dst;
+  if (target.collective >= 0) {
+    act.select = target.collective;
+    act.zoom = rangeAround(model.analysis.collectives[static_cast<size_t>(target.collective)], 2.0);
+  }
+  return act;
+}
+
+void drawCollectiveDetails(const TimelineModel& model, int collective, InspectAction* action) {
+  CollectiveDetails d = collectiveDetails(model, collective);
+  if (d.instance == nullptr) {
+    ImGui::TextDisabled("Click a collective to see it on every rank.");
+    return;
+  }
+  const auto& c = *d.instance;
+  ImGui::Text("#%d  %s  %s", collective, c.op.c_str(), formatBytes(static_cast<double>(c.bytes)).c_str());
+  ImGui::Text("%s seq %lld, %s%s%s, %d ranks%s", c.comm.c_str(), static_cast<long long>(c.seq), c.library.c_str(),
+              c.algorithm.empty() ? "" : " / ", c.algorithm.c_str(), c.ranks, c.failed ? ", FAILED" : "");
+  if (!c.dtype.empty()) ImGui::Text("%s %s", c.dtype.c_str(), c.reduce_op.c_str());
+  ImGui::Text("duration %s (after the last arrival), skew %s", dur(c.duration_ns).c_str(),
+              dur(c.arrival_skew_ns).c_str());
+  ImGui::Text("straggler: rank %d", c.straggler_rank);
+  if (d.expected_busbw_gbps > 0) {
+    ImGui::Text("busbw %.3g GB/s, expected %.3g GB/s (%.0f%%)", c.busbw_gbps, d.expected_busbw_gbps,
+                100 * c.busbw_gbps / d.expected_busbw_gbps);
+  } else {
+    ImGui::Text("busbw %.3g GB/s (no alpha-beta model)", c.busbw_gbps);
+  }
+  if (ImGui::SmallButton("zoom to it")) {
+    action->zoom = rangeAround(c, 0.5);
+    action->select = collective;
+  }
+  if (ImGui::BeginTable("ranks", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableSetupColumn("rank");
+    ImGui::TableSetupColumn("arrival");
+    ImGui::TableSetupColumn("end");
+    ImGui::TableSetupColumn("");
+    ImGui::TableHeadersRow();
+    for (const RankTiming& r : d.ranks) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", r.rank);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(("+" + dur(r.start_ns - c.first_start_ns)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(("+" + dur(r.end_ns - c.first_start_ns)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.rank == c.straggler_rank ? "last in" : (r.failed ? "failed" : ""));
+    }
+    ImGui::EndTable();
+  }
+  if (!d.phases.empty() && ImGui::TreeNodeEx("phases", ImGuiTreeNodeFlags_DefaultOpen, "phases (%zu)", d.phases.size())) {
+    for (const auto* p : d.phases) {
+      ImGui::Text("rank %d  %-14s +%s  %s, %d steps%s", p->rank, p->phase.c_str(),
+                  dur(p->start_ns - c.first_start_ns).c_str(), dur(p->end_ns - p->start_ns).c_str(), p->steps,
+                  p->inferred ? " (inferred)" : "");
+    }
+    ImGui::TreePop();
+  }
+  if (ImGui::TreeNodeEx("links", ImGuiTreeNodeFlags_DefaultOpen, "links used (%zu)", d.links.size())) {
+    if (model.links_begin.empty()) {
+      ImGui::TextDisabled("not loaded (a trace with over 2 M transfer rows)");
+    } else if (d.links.empty()) {
+      ImGui::TextDisabled("no transfers recorded for it");
+    }
+    for (const CollectiveLink& l : d.links) {
+      ImGui::Text("%d -> %d  %s in %lld messages", l.src, l.dst, formatBytes(static_cast<double>(l.bytes)).c_str(),
+                  static_cast<long long>(l.messages));
+    }
+    ImGui::TreePop();
+  }
+}
+
+void drawRangeStats(const TimelineModel& model, const RangeStats& s) {
+  ImGui::Text("%s .. %s (%s)", dur(s.t0 - model.start_ns).c_str(), dur(s.t1 - model.start_ns).c_str(),
+              dur(s.t1 - s.t0).c_str());
+  ImGui::Text("%lld collectives start in it; links moved %s", static_cast<long long>(s.all.count),
+              formatBytes(s.link_bytes).c_str());
+  if (ImGui::BeginTable("range", 8, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit)) {
+    for (const char* h : {"op", "count", "sum", "min", "mean", "p50", "p99", "max"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    durationRow("all", s.all);
+    for (const RangeOpRow& op : s.ops) durationRow(op.op.c_str(), op.duration);
+    ImGui::EndTable();
+  }
+  for (const RangeRankRow& r : s.ranks) {
+    ImGui::Text("rank %d: %lld calls, %s inside collectives (%.0f%%)", r.rank, static_cast<long long>(r.calls),
+                dur(r.busy_ns).c_str(), 100.0 * static_cast<double>(r.busy_ns) / static_cast<double>(std::max<int64_t>(1, s.t1 - s.t0)));
+  }
+}
+
+void drawFindings(const TimelineModel& model, const char* id, InspectAction* action) {
+  const auto& a = model.analysis;
+  ImGui::PushID(id);
+  if (a.findings.empty()) ImGui::TextDisabled("no findings");
+  for (size_t i = 0; i < a.findings.size(); ++i) {
+    const auto& f = a.findings[i];
+    ImGui::PushID(static_cast<int>(i));
+    ImGui::PushStyleColor(ImGuiCol_Text, severityColor(f.severity));
+    bool clicked = ImGui::Selectable((f.severity + ": " + f.message).c_str());
+    ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s\n(click: select and zoom to it)", f.rule.c_str(), f.evidence.c_str());
+    if (clicked) *action = actionFor(model, findingTarget(a, f));
+    ImGui::PopID();
+  }
+  for (const std::string& w : a.warnings) ImGui::TextDisabled("note: %s", w.c_str());
+  ImGui::PopID();
+}
+
+}  // namespace ringside::gui

@@ -1,0 +1,334 @@
+"""End-to-end checks of the viewer (ringside-view) under Xvfb + Mesa, one scenario per CTest test.
+
+  compare  ring vs tree bench pair in compare mode: two stacked timeline groups, coloured diff rows
+  ddp      a recorded DDP job: one lane per rank and per link (skipped without python3-torch)
+  input    scripted input with xdotool in a real window: wheel zoom, drag pan, click-select, keys
+  errors   corrupt, empty, newer-version and non-trace files: the error shown, one stderr line,
+           exit 1 (never a signal), the screenshot and the state file still written
+
+Standard library only. Exit 77 (skipped) with the reason when xvfb-run/Xvfb/xdotool or the viewer
+is missing. --keep leaves the work folder.
+"""
+import argparse
+import colorsys
+import json
+import os
+import shutil
+import sqlite3
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+
+def skip(reason):
+    print(f"SKIP: {reason}")
+    sys.exit(77)
+
+
+def read_png(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, w, h = 8, b"", None, None
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            w, h = struct.unpack(">II", body[:8])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = w * 3 + 1
+    rows = [raw[y * stride + 1:(y + 1) * stride] for y in range(h)]
+    return w, h, rows
+
+
+def rows_with_colour(rows, want, tol=2, min_px=3):
+    """y of every image row holding at least min_px pixels of colour `want`."""
+    ys = []
+    for y, row in enumerate(rows):
+        n = 0
+        for x in range(0, len(row), 3):
+            if all(abs(row[x + i] - want[i]) <= tol for i in range(3)):
+                n += 1
+                if n >= min_px:
+                    ys.append(y)
+                    break
+    return ys
+
+
+def bands(ys):
+    """Runs of consecutive y values (gaps of more than 40 rows split them)."""
+    out = []
+    for y in ys:
+        if out and y - out[-1][1] <= 40:
+            out[-1][1] = y
+        else:
+            out.append([y, y])
+    return out
+
+
+def rank_colour(r):  # timeline_view.cpp: rankColor(rank) = hsv(rank * 0.618034 mod 1, 0.6, 0.85)
+    return [round(c * 255) for c in colorsys.hsv_to_rgb((r * 0.618034) % 1.0, 0.6, 0.85)]
+
+
+# inspect.cpp speedupColor(): B faster (strong, light), B slower (strong, light).
+SPEEDUP_COLOURS = [[26, 140, 51], [64, 115, 64], [166, 31, 31], [128, 64, 64]]
+
+
+class Env:
+    def __init__(self, args):
+        self.bin = os.path.abspath(args.bin)
+        self.ringside = os.path.join(self.bin, "ringside")
+        self.viewer = os.path.join(self.bin, "ringside-view")
+        if not os.access(self.viewer, os.X_OK):
+            skip("no viewer in this build")
+        if not shutil.which("xvfb-run"):
+            skip("xvfb-run not installed (Debian: xvfb)")
+        self.work = tempfile.mkdtemp(prefix="ringside-view-e2e-")
+        self.keep = args.keep
+        self.env = dict(os.environ, LIBGL_ALWAYS_SOFTWARE="1")
+
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def bench(self, name, algo, ranks=4, sizes="4K,64K,1M", iters=3):
+        out = self.path(name)
+        r = subprocess.run([self.ringside, "bench", "--ranks", str(ranks), "--algo", algo, "--sizes", sizes,
+                            "--iters", str(iters), "-o", out], capture_output=True, text=True, timeout=240)
+        assert r.returncode == 0, f"bench {algo} failed: {r.stdout}{r.stderr}"
+        return out
+
+    def view(self, traces, png, extra=(), size="1280x800", frames=5):
+        cmd = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24", self.viewer, *traces, "--screenshot", png,
+               "--frames", str(frames), "--size", size, *extra]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=self.env, cwd=self.work)
+
+    def done(self):
+        if self.keep:
+            print(f"kept {self.work}")
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+def scenario_compare(env):
+    a = env.bench("A.sqlite", "ring", sizes="1K,4K,1M", iters=5)
+    b = env.bench("B.sqlite", "tree", sizes="1K,4K,1M", iters=5)
+    png, state = env.path("compare.png"), env.path("compare.json")
+    r = env.view([a, b], png, ["--state-out", state, "--select", "2"])
+    assert r.returncode == 0, f"viewer failed ({r.returncode}): {r.stderr}"
+    st = json.load(open(state))
+    assert st["view"] == "compare" and st["loaded"], st
+    cmp = st["compare"]
+    assert cmp["pairs"] > 0 and cmp["diff_rows"] > 0, cmp
+    assert cmp["selected_b"] >= 0, "the selection's partner in B is not selected"
+    w, h, rows = read_png(png)
+    assert (w, h) == (1280, 800), (w, h)
+    # Two stacked timeline groups: every rank's swatch appears in two separate vertical bands,
+    # A's above B's.
+    for rank in range(4):
+        found = bands(rows_with_colour(rows, rank_colour(rank), min_px=4))
+        assert len(found) >= 2, f"rank {rank}: swatch in {len(found)} band(s), expected A's and B's: {found}"
+    # The diff table's rows are coloured by speed-up / slow-down.
+    coloured = sum(len(rows_with_colour(rows, c, tol=1, min_px=40)) for c in SPEEDUP_COLOURS)
+    assert cmp["colored_rows"] >= 1, f"no diff row beyond +-5%: {cmp}"
+    assert coloured >= 10, f"coloured diff rows expected in the image ({cmp['colored_rows']} in the state)"
+    print(f"compare: {cmp['pairs']} pairs, {cmp['diff_rows']} diff rows ({cmp['colored_rows']} coloured)")
+
+
+def scenario_ddp(env):
+    py = "/usr/bin/python3"
+    if subprocess.run([py, "-c", "import torch"], capture_output=True).returncode != 0:
+        skip("no python3-torch for the DDP sample")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "ddp_train.py")
+    trace = env.path("ddp.sqlite")
+    r = subprocess.run([env.ringside, "record", "--ranks", "2", "-q", "-o", trace, "--", py, src, "--steps", "3"],
+                       capture_output=True, text=True, timeout=300, cwd=env.work)
+    assert r.returncode == 0, f"record failed: {r.stderr[-2000:]}"
+    png, state = env.path("ddp.png"), env.path("ddp.json")
+    r = env.view([trace], png, ["--state-out", state], size="1200x700")
+    assert r.returncode == 0, r.stderr
+    st = json.load(open(state))
+    names = [l["name"] for l in st["lanes"]]
+    rank_lanes = [n for n in names if n.startswith("rank ")]
+    link_lanes = [n for n in names if "->" in n]
+    assert rank_lanes == ["rank 0", "rank 1"], names
+    assert sorted(link_lanes) == ["0 -> 1", "1 -> 0"], names
+    w, h, rows = read_png(png)
+    for rank in range(2):
+        assert rows_with_colour(rows, rank_colour(rank)), f"rank {rank} lane colour missing"
+    print(f"ddp: lanes {names}")
+
+
+def scenario_input(env):
+    if not shutil.which("xdotool"):
+        skip("xdotool not installed (Debian: xdotool; scripts/setup-deps.sh installs it)")
+    if not shutil.which("Xvfb"):
+        skip("Xvfb not installed")
+    trace = env.bench("t.sqlite", "ring", ranks=3, sizes="4K,1M", iters=4)
+    state = env.path("input.json")
+    # Our own X server on a free display (xvfb-run's picks race with other jobs' servers).
+    xvfb, display = None, None
+    for n in range(140 + os.getpid() % 50, 400):
+        if os.path.exists(f"/tmp/.X{n}-lock") or os.path.exists(f"/tmp/.X11-unix/X{n}"):
+            continue
+        xvfb = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                                stderr=subprocess.DEVNULL)
+        end = time.time() + 15
+        while time.time() < end and xvfb.poll() is None and not os.path.exists(f"/tmp/.X11-unix/X{n}"):
+            time.sleep(0.05)
+        if xvfb.poll() is None and os.path.exists(f"/tmp/.X11-unix/X{n}"):
+            display = f":{n}"
+            break
+        xvfb.kill()
+        xvfb.wait()
+    assert display, "could not start Xvfb"
+    time.sleep(0.3)
+    env.env["DISPLAY"] = display
+    viewer = None
+    try:
+        viewer = subprocess.Popen([env.viewer, trace, "--size", "1100x700", "--state-out", state], env=env.env,
+                                  stderr=subprocess.PIPE, text=True, cwd=env.work)
+
+        def xdo(*args):
+            subprocess.run(["xdotool", *args], env=env.env, check=True, timeout=30, capture_output=True)
+
+        def read_state():
+            try:
+                return json.load(open(state))
+            except (OSError, ValueError):
+                return None
+
+        def wait_for(pred, what, timeout=30):
+            end = time.time() + timeout
+            st = None
+            while time.time() < end:
+                st = read_state()
+                if st and st.get("loaded") and pred(st):
+                    return st
+                time.sleep(0.1)
+            raise AssertionError(f"timed out waiting for {what}; last state: {st}")
+
+        st0 = wait_for(lambda s: s.get("targets"), "the trace to load")
+        wid = subprocess.run(["xdotool", "search", "--sync", "--name", "^ringside"], env=env.env, capture_output=True,
+                             text=True, timeout=30).stdout.split()[0]
+        full = st0["range_ns"]
+        t = st0["targets"][len(st0["targets"]) // 2]
+        x, y = t["x"], t["y"]
+        # Zoom: three wheel steps up at a collective.
+        xdo("mousemove", "--window", wid, str(x), str(y))
+        time.sleep(0.3)
+        for _ in range(3):
+            xdo("click", "4")
+            time.sleep(0.15)
+        st = wait_for(lambda s: s["range_ns"][1] - s["range_ns"][0] < 0.7 * (full[1] - full[0]), "the wheel zoom")
+        zoomed = st["range_ns"]
+        print(f"input: wheel zoom {full} -> {zoomed}")
+        # Pan: drag 200 px to the left shows later times.
+        x0 = max(t["x"] for t in st0["targets"]) - 20  # inside the plot, left of the side panel
+        xdo("mousemove", "--window", wid, str(x0), str(y))
+        xdo("mousedown", "1")
+        for step in range(1, 11):
+            xdo("mousemove", "--window", wid, str(x0 - 20 * step), str(y))
+            time.sleep(0.03)
+        xdo("mouseup", "1")
+        st = wait_for(lambda s: s["range_ns"][0] > zoomed[0], "the drag to pan")
+        panned = st["range_ns"]
+        assert abs((panned[1] - panned[0]) - (zoomed[1] - zoomed[0])) <= 2, "panning changed the zoom"
+        print(f"input: drag pan -> {panned}")
+        # Select: click the middle of a collective drawn on its own.
+        st = wait_for(lambda s: s.get("targets"), "visible collectives")
+        t = st["targets"][0]
+        xdo("mousemove", "--window", wid, str(t["x"]), str(t["y"]))
+        time.sleep(0.3)
+        st = wait_for(lambda s: s["hovered"]["collective"] == t["collective"], "the hover")
+        xdo("click", "1")
+        st = wait_for(lambda s: s["selected"] == t["collective"], f"collective {t['collective']} selected")
+        assert st["selected_ranks"] == 3, st
+        print(f"input: clicked collective {t['collective']} ({st['selected_op']} on {st['selected_ranks']} ranks)")
+        # Keys: F fits, Ctrl+Z undoes it, ? opens the help, Ctrl+Q quits.
+        xdo("windowfocus", "--sync", wid)
+        xdo("key", "f")
+        wait_for(lambda s: s["range_ns"] == s["trace_ns"], "F to fit")
+        xdo("key", "ctrl+z")
+        wait_for(lambda s: s["range_ns"] != s["trace_ns"], "Ctrl+Z to undo the fit")
+        # Search: / focuses the box; Enter runs it and selects the first match, F3 steps on.
+        xdo("key", "slash")
+        time.sleep(0.3)
+        xdo("type", "--delay", "30", "op:allreduce size>64K")
+        xdo("key", "Return")
+        st = wait_for(lambda s: s["search"]["matches"] > 1 and s["search"]["position"] >= 0, "the search")
+        first = st["search"]["position"]
+        xdo("key", "F3")
+        st = wait_for(lambda s: s["search"]["position"] == (first + 1) % s["search"]["matches"], "F3 to step")
+        print(f"input: search {st['search']}, selected {st['selected']}")
+        xdo("key", "ctrl+q")
+        rc = viewer.wait(timeout=30)
+        assert rc == 0, f"viewer exit {rc}: {viewer.stderr.read()}"
+        print("input: F, Ctrl+Z, Ctrl+Q ok")
+    finally:
+        if viewer and viewer.poll() is None:
+            viewer.kill()
+            viewer.wait()
+        xvfb.terminate()
+        xvfb.wait()
+
+
+def scenario_errors(env):
+    good = env.bench("good.sqlite", "ring", ranks=2, sizes="4K", iters=2)
+    files = {}
+    files["empty"] = env.path("empty.sqlite")
+    open(files["empty"], "wb").close()
+    files["text"] = env.path("notes.sqlite")
+    open(files["text"], "w").write("not a trace\n" * 100)
+    files["truncated"] = env.path("truncated.sqlite")
+    data = open(good, "rb").read()
+    open(files["truncated"], "wb").write(data[:len(data) // 3])
+    files["garbled"] = env.path("garbled.sqlite")
+    garbled = bytearray(data)
+    for i in range(4096, len(garbled), 97):
+        garbled[i] ^= 0x5A
+    open(files["garbled"], "wb").write(bytes(garbled))
+    files["newer"] = env.path("newer.sqlite")
+    shutil.copy(good, files["newer"])
+    db = sqlite3.connect(files["newer"])
+    db.execute("PRAGMA user_version = 99")
+    db.commit()
+    db.close()
+    for kind, path in files.items():
+        png, state = env.path(kind + ".png"), env.path(kind + ".json")
+        r = env.view([path], png, ["--state-out", state], size="800x500", frames=2)
+        assert r.returncode == 1, f"{kind}: exit {r.returncode} (expected 1): {r.stderr}"
+        lines = [l for l in r.stderr.splitlines() if l.startswith("ringside view: ")]
+        assert len(lines) == 1, f"{kind}: expected one error line, got: {r.stderr!r}"
+        assert os.path.getsize(png) > 0, f"{kind}: no screenshot of the error"
+        st = json.load(open(state))
+        assert not st["loaded"] and len(st["errors"]) == 1, f"{kind}: {st}"
+        print(f"errors: {kind}: {lines[0]}")
+    # In compare mode a bad B is reported the same way.
+    png, state = env.path("cmp-bad.png"), env.path("cmp-bad.json")
+    r = env.view([good, files["newer"]], png, ["--state-out", state], size="800x500", frames=2)
+    assert r.returncode == 1 and json.load(open(state))["errors"], r.stderr
+    assert not os.path.exists(env.path("imgui.ini")), "imgui.ini written"
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors"])
+    p.add_argument("--bin", required=True, help="the build's bin folder (ringside, ringside-view)")
+    p.add_argument("--keep", action="store_true")
+    args = p.parse_args()
+    env = Env(args)
+    try:
+        globals()["scenario_" + args.scenario](env)
+    finally:
+        env.done()
+    print("OK")
+
+
+if __name__ == "__main__":
+    main()
