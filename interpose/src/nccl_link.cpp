@@ -151,18 +151,21 @@ int32_t commDevice(int32_t comm) {
   return g_device[comm].load(std::memory_order_relaxed) - 1;
 }
 
-void pushPending(const Pending& p) {
+bool pushPending(const Pending& p) {
   Queue& q = t_queue;
-  if (q.count < kQueue) q.items[q.count++] = p;
+  if (q.count >= kQueue) return false;
+  q.items[q.count++] = p;
+  return true;
 }
 
-void retirePending(uint64_t id) {
+bool retirePending(uint64_t id) {
   Queue& q = t_queue;
   for (int i = 0; i < q.count; ++i)
     if (q.items[i].id == id) {
       removeAt(q, i);
-      return;
+      return true;
     }
+  return false;
 }
 
 void retireGroup() {

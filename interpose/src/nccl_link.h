@@ -73,8 +73,8 @@ struct Pending {
   uint64_t stream = 0;
 };
 // Wrapper side.
-void pushPending(const Pending& p);  // drops silently when the thread's queue is full
-void retirePending(uint64_t id);     // the call returned and was not in a group
+bool pushPending(const Pending& p);  // false (dropped) when the thread's queue is full
+bool retirePending(uint64_t id);     // the call returned, not in a group; false: the plugin claimed it
 void retireGroup();                  // the outermost group ended
 // Plugin side, on the thread that made the call. comm < 0 matches any.
 bool claimPending(int32_t comm, uint8_t op, Pending* out);

@@ -72,7 +72,7 @@ std::atomic<uint64_t> g_api_next{0};
 // coll/p2p events. NCCL stops them when the call is enqueued and keeps naming
 // them afterwards as the parent of proxy-op and kernel-channel events, so,
 // like API handles, they are never freed: a ring of slots reused in order.
-// The call's GPU span is rewritten as each of its channels stops.
+// The call's GPU span is written when its first and its last channel stop.
 struct CollH : Handle {
   uint64_t id = 0;
   int32_t comm = -1;
@@ -543,9 +543,11 @@ void finish(Handle* h) {
       if (c == nullptr) return;
       minStore(c->gpu_start, k->start);
       maxStore(c->gpu_end, k->stop != 0 ? k->stop : k->start);
-      // Written at every channel's stop, with the span so far: the writer's
-      // upsert keeps the last, and NCCL need not report every channel it announced.
-      c->channels_done.fetch_add(1, std::memory_order_relaxed);
+      // Written at the first channel's stop (a span even if NCCL reports fewer
+      // channels than it announced) and again when the last announced one
+      // stopped; the writer's upsert keeps the latest.
+      int done = c->channels_done.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (done != 1 && c->channels > 0 && done != c->channels) return;
       col::Event g;
       g.kind = col::EventKind::kCollectiveGpu;
       g.id = c->id;

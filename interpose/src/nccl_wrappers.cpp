@@ -243,7 +243,7 @@ ncclResult_t callCollective(RealFunction<Fn>& real, const CallSpec& s, Args... a
   p.op = e.op;
   p.group = group;
   p.stream = reinterpret_cast<uint64_t>(s.stream);
-  link::pushPending(p);
+  bool queued = link::pushPending(p);
 
   col::pushGpuCorrelation(e.id);
   ++t_depth;
@@ -252,9 +252,12 @@ ncclResult_t callCollective(RealFunction<Fn>& real, const CallSpec& s, Args... a
   e.t1 = col::nowNs();
   --t_depth;
   col::popGpuCorrelation();
-  if (group == 0) link::retirePending(e.id);
+  // Claimed by the profiler during the call: its kCollectiveGpu carries the
+  // stream, device and (no) group already.
+  bool claimed = group == 0 && queued && !link::retirePending(e.id);
   e.status = (r == nccl::kSuccess || r == nccl::kInProgress) ? 0 : 1;
   col::emit(e);
+  if (claimed) return r;
 
   Event g;
   g.kind = EventKind::kCollectiveGpu;

@@ -4,7 +4,9 @@
 //
 // Rank and size from RANK/WORLD_SIZE; ranks meet through FAKE_NCCL_DIR.
 // Every result is checked against its closed form; rank 0 prints one line per
-// step. Options: --abort (end with ncclCommAbort), --exit N (exit status).
+// step. Options: --abort (end with ncclCommAbort), --exit N (exit status),
+// --loop N (after the steps: N one-element all-reduces, rank 0 prints the
+// mean wall time per call: the per-call cost of the stand-in plus tracing).
 #include <unistd.h>
 
 #include <chrono>
@@ -64,9 +66,11 @@ ncclUniqueId shareId(const std::string& dir) {
 extern "C" __attribute__((visibility("default"))) int nccl_workload_main(int argc, char** argv) {
   bool abort_at_end = false;
   int exit_code = 0;
+  long loop = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--abort") == 0) abort_at_end = true;
     if (std::strcmp(argv[i], "--exit") == 0 && i + 1 < argc) exit_code = std::atoi(argv[++i]);
+    if (std::strcmp(argv[i], "--loop") == 0 && i + 1 < argc) loop = std::atol(argv[++i]);
   }
   if (const char* r = std::getenv("RANK")) g_rank = std::atoi(r);
   if (const char* s = std::getenv("WORLD_SIZE")) g_size = std::atoi(s);
@@ -116,6 +120,14 @@ extern "C" __attribute__((visibility("default"))) int nccl_workload_main(int arg
   CHECK_NCCL(ncclAllReduce(s.data(), s.data(), s.size(), ncclFloat32, ncclSum, sub, stream));
   expect(sub_rank == n - 1 - g_rank && s[0] == static_cast<float>(n), "split + allreduce");
   CHECK_NCCL(ncclCommDestroy(sub));
+
+  if (loop > 0) {
+    float x = 1.0f;
+    auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < loop; ++i) CHECK_NCCL(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclMax, world, stream));
+    double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    if (g_rank == 0) std::printf("loop: %ld calls, %.0f ns per call\n", loop, ns / static_cast<double>(loop));
+  }
 
   if (abort_at_end) {
     CHECK_NCCL(ncclCommAbort(world));
