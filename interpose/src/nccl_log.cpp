@@ -66,7 +66,9 @@ bool Parser::feed(const std::string& line) {
   size_t id = text.find("commId 0x");
   if (id != std::string::npos && text.find("Init COMPLETE") != std::string::npos) {
     done_ = CommTopology{};
-    done_.nccl_hash = std::strtoull(text.c_str() + id + 9, nullptr, 16);
+    done_.comm_id = std::strtoull(text.c_str() + id + 9, nullptr, 16);
+    size_t cp = text.find(" comm 0x");
+    if (cp != std::string::npos) done_.comm = std::strtoull(text.c_str() + cp + 8, nullptr, 16);
     std::vector<std::pair<long, std::string>> rest;
     for (auto& p : pending_) {
       if (p.first == tid)

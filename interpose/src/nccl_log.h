@@ -5,7 +5,9 @@
 //   host:pid:tid [dev] NCCL INFO Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1
 //   host:pid:tid [dev] NCCL INFO ncclCommInitRank comm 0x... rank 0 nranks 4 ... commId 0x8a3b... - Init COMPLETE
 // The channel and tree lines a thread printed before its "Init COMPLETE" line
-// belong to the communicator that line names (commId = NCCL's hash of it).
+// belong to the communicator that line names: "comm %p" is the ncclComm_t
+// the application got (commId is a hash of the unique id, but not the one
+// NCCL reports to its profiler).
 // When NCCL_DEBUG_FILE names a file (`ringside record --nccl-log` sets one),
 // the wrapper reads what this process appended after each communicator
 // creation. Not the hot path.
@@ -18,7 +20,8 @@
 namespace ringside::interpose::nccl_log {
 
 struct CommTopology {
-  uint64_t nccl_hash = 0;          // commId of the Init COMPLETE line
+  uint64_t comm = 0;               // the ncclComm_t ("comm 0x...") of the Init COMPLETE line
+  uint64_t comm_id = 0;            // its "commId 0x..."
   std::vector<std::string> lines;  // "ring 0: 0 1 2 3", "tree 0: 1/-1/-1->0->-1"
 };
 

@@ -186,7 +186,7 @@ void noteNcclLog() {
     owner = pid;
   }
   for (const nccl_log::CommTopology& t : nccl_log::readNew(path, pid, &offset, parser)) {
-    int32_t c = link::commForNcclHash(t.nccl_hash);
+    int32_t c = t.comm != 0 ? col::findComm(reinterpret_cast<const void*>(t.comm)) : -1;
     if (c < 0) continue;
     for (const std::string& line : t.lines) col::noteCommTopology(c, line.c_str());
   }

@@ -21,7 +21,8 @@ TEST(NcclLog, ChannelAndTreeLinesBelongToTheirInitComplete) {
   ASSERT_TRUE(p.feed("gpu1:4242:4250 [0] NCCL INFO ncclCommInitRank comm 0x55d0 rank 0 nranks 4 cudaDev 0 "
                      "nvmlDev 0 busId 1000 commId 0x8a3b41e1b5b4a6f2 - Init COMPLETE"));
   nl::CommTopology t = p.take();
-  EXPECT_EQ(t.nccl_hash, 0x8a3b41e1b5b4a6f2ull);
+  EXPECT_EQ(t.comm_id, 0x8a3b41e1b5b4a6f2ull);
+  EXPECT_EQ(t.comm, 0x55d0u);
   ASSERT_EQ(t.lines.size(), 4u);
   EXPECT_EQ(t.lines[0], "ring 0: 0 1 2 3");
   EXPECT_EQ(t.lines[1], "ring 1: 0 3 2 1");
@@ -30,7 +31,8 @@ TEST(NcclLog, ChannelAndTreeLinesBelongToTheirInitComplete) {
   ASSERT_TRUE(p.feed("gpu1:4242:4251 [0] NCCL INFO ncclCommSplit comm 0x55e0 rank 0 nranks 2 cudaDev 0 "
                      "nvmlDev 0 busId 1000 commId 0x12 - Init COMPLETE"));
   t = p.take();
-  EXPECT_EQ(t.nccl_hash, 0x12u);
+  EXPECT_EQ(t.comm_id, 0x12u);
+  EXPECT_EQ(t.comm, 0x55e0u);
   ASSERT_EQ(t.lines.size(), 1u);
   EXPECT_EQ(t.lines[0], "ring 0: 0 1");
   EXPECT_FALSE(p.feed("not a NCCL line"));
@@ -45,7 +47,7 @@ TEST(NcclLog, ReadsOnlyWhatWasAppended) {
   long pid = 77;
   FILE* f = std::fopen(path, "w");
   std::fprintf(f, "h:77:1 [0] NCCL INFO Channel 00/01 :    0   1\n");
-  std::fprintf(f, "h:77:1 [0] NCCL INFO x commId 0xab - Init COMPLETE\n");
+  std::fprintf(f, "h:77:1 [0] NCCL INFO x comm 0x10 rank 0 commId 0xab - Init COMPLETE\n");
   std::fprintf(f, "h:77:1 [0] NCCL INFO Channel 00/01 :    1   0\n");
   std::fprintf(f, "h:77:1 [0] NCCL INFO x commId 0xcd - Init COM");  // still being written
   std::fflush(f);
@@ -53,12 +55,13 @@ TEST(NcclLog, ReadsOnlyWhatWasAppended) {
   long offset = 0;
   auto got = nl::readNew(path, pid, &offset, &parser);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].nccl_hash, 0xabu);
+  EXPECT_EQ(got[0].comm_id, 0xabu);
+  EXPECT_EQ(got[0].comm, 0x10u);
   std::fprintf(f, "PLETE\n");
   std::fclose(f);
   got = nl::readNew(path, pid, &offset, &parser);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].nccl_hash, 0xcdu);
+  EXPECT_EQ(got[0].comm_id, 0xcdu);
   ASSERT_EQ(got[0].lines.size(), 1u);
   EXPECT_EQ(got[0].lines[0], "ring 0: 1 0");
   EXPECT_TRUE(nl::readNew(path, pid, &offset, &parser).empty());
