@@ -42,8 +42,7 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          return false;
        }},
       {"nccl-log", 0, "",
-       "NCCL logs its rings and trees (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,GRAPH) to files in the "
-       "rank folder, and the trace's communicator table gets them; the job's output is unchanged",
+       "NCCL logs rings and trees to the rank folder; the trace keeps them",
        setFlag(&o->nccl_log)},
       {"no-merge", 0, "", "leave the rank files unmerged (merge later with `ringside merge`)",
        setFlag(&o->no_merge)},
