@@ -9,6 +9,10 @@
 // host's cores, so
 //   floor = n * [ 2 * 2(n-1)/n * S / copy_rate  +  (n-1)/n * S / reduce_rate ] / cores
 // (rates per core, for buffers far larger than the caches).
+// A model with cold-buffer rates: it overstates the copies of a ring that works
+// in cache-sized chunks. `ringside bench --algo ...,floor` measures the same
+// copies and reductions in the ring's order, in the same run as the ring
+// (docs/bench.md, "The floor row"); that is the floor the ring is judged by.
 //   floor_bench [--ranks N] [--bytes S] [--cores C]
 #include <algorithm>
 #include <chrono>

@@ -6,6 +6,8 @@
 #if RINGSIDE_BENCH_GLOO
 #include <gloo/allreduce.h>
 #include <gloo/common/error.h>
+#include <gloo/math.h>
+#include <gloo/types.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
@@ -92,20 +94,65 @@ class RendezvousStore : public gloo::rendezvous::Store {
   std::string prefix_;
 };
 
-// Gloo's reduce function: c = a (op) b, where c may be a or b.
-// reference::reduceInto computes out (op)= in; all four ops commute.
-gloo::AllreduceOptions::Func reduceFunction(collector::DType dtype, collector::ReduceOp op) {
-  const size_t element = reference::dtypeSize(dtype);
-  return [dtype, op, element](void* c, const void* a, const void* b, size_t n) {
-    if (c == a) {
-      reference::reduceInto(c, b, n, dtype, op);
-    } else if (c == b) {
-      reference::reduceInto(c, a, n, dtype, op);
+// bfloat16 as PyTorch hands it to Gloo (c10::BFloat16): gloo::sum<T> and
+// friends combine two values through float and round back to nearest even.
+struct Bf16 {
+  uint16_t bits = 0;
+  static float toFloat(Bf16 v) {
+    uint32_t x = static_cast<uint32_t>(v.bits) << 16;
+    float f;
+    std::memcpy(&f, &x, sizeof f);
+    return f;
+  }
+  static Bf16 fromFloat(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    Bf16 r;
+    if ((x & 0x7fffffffu) > 0x7f800000u) {
+      r.bits = static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
     } else {
-      std::memcpy(c, a, n * element);
-      reference::reduceInto(c, b, n, dtype, op);
+      x += 0x7fffu + ((x >> 16) & 1u);
+      r.bits = static_cast<uint16_t>(x >> 16);
     }
-  };
+    return r;
+  }
+};
+inline Bf16 operator+(Bf16 a, Bf16 b) {
+  return Bf16::fromFloat(Bf16::toFloat(a) + Bf16::toFloat(b));
+}
+inline Bf16 operator*(Bf16 a, Bf16 b) {
+  return Bf16::fromFloat(Bf16::toFloat(a) * Bf16::toFloat(b));
+}
+inline bool operator<(Bf16 a, Bf16 b) { return Bf16::toFloat(a) < Bf16::toFloat(b); }
+
+// Gloo's own reduce functions, as PyTorch's ProcessGroupGloo passes them:
+// gloo::sum<T>, gloo::product<T>, gloo::min<T>, gloo::max<T> for the element
+// type T (gloo::float16 for f16, a bfloat16 like c10::BFloat16 for bf16).
+template <class T>
+void setTyped(gloo::AllreduceOptions* opts, void* data, size_t count, collector::ReduceOp op) {
+  opts->setOutput(static_cast<T*>(data), count);
+  using Fn = void (*)(void*, const void*, const void*, size_t);
+  Fn fn = &gloo::sum<T>;
+  switch (op) {
+    case collector::ReduceOp::kProd: fn = &gloo::product<T>; break;
+    case collector::ReduceOp::kMin: fn = &gloo::min<T>; break;
+    case collector::ReduceOp::kMax: fn = &gloo::max<T>; break;
+    default: break;
+  }
+  opts->setReduceFunction(fn);
+}
+
+bool setOutputAndReduce(gloo::AllreduceOptions* opts, void* data, size_t count,
+                        collector::DType dtype, collector::ReduceOp op) {
+  switch (dtype) {
+    case collector::DType::kF32: setTyped<float>(opts, data, count, op); return true;
+    case collector::DType::kF64: setTyped<double>(opts, data, count, op); return true;
+    case collector::DType::kI32: setTyped<int32_t>(opts, data, count, op); return true;
+    case collector::DType::kI64: setTyped<int64_t>(opts, data, count, op); return true;
+    case collector::DType::kF16: setTyped<gloo::float16>(opts, data, count, op); return true;
+    case collector::DType::kBF16: setTyped<Bf16>(opts, data, count, op); return true;
+    default: return false;
+  }
 }
 
 class GlooBenchImpl : public GlooBench {
@@ -121,17 +168,10 @@ class GlooBenchImpl : public GlooBench {
                  bool bcube, std::string* error) override {
     const size_t element = reference::dtypeSize(dtype);
     gloo::AllreduceOptions opts(context_);
-    // Gloo only needs the element size (segments are whole elements); the
-    // element type is the reduce function's business.
-    switch (element) {
-      case 2: opts.setOutput(static_cast<uint16_t*>(data), count); break;
-      case 4: opts.setOutput(static_cast<uint32_t*>(data), count); break;
-      case 8: opts.setOutput(static_cast<uint64_t*>(data), count); break;
-      default:
-        *error = "gloo: unsupported element size " + std::to_string(element);
-        return false;
+    if (!setOutputAndReduce(&opts, data, count, dtype, op)) {
+      *error = std::string("gloo: unsupported dtype ") + collector::dtypeName(dtype);
+      return false;
     }
-    opts.setReduceFunction(reduceFunction(dtype, op));
     if (bcube) opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::BCUBE);
     opts.setTimeout(options_.timeout);
 

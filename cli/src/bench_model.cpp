@@ -70,6 +70,8 @@ double modelSeconds(BenchAlgo algo, int ranks, double bytes, double alpha, doubl
                               treeBestChunks(ranks, bytes, alpha, beta));
     case BenchAlgo::kGlooBcube:
       return bcubeModelSeconds(ranks, bytes, alpha, beta);
+    case BenchAlgo::kFloor:
+      return -1;  // not a collective: no model
   }
   return 0;
 }

@@ -19,6 +19,7 @@ constexpr AlgoName kAlgoNames[] = {
     {BenchAlgo::kTree, "tree"},
     {BenchAlgo::kGloo, "gloo"},
     {BenchAlgo::kGlooBcube, "gloo-bcube"},
+    {BenchAlgo::kFloor, "floor"},
 };
 
 struct DTypeName {
@@ -63,7 +64,7 @@ std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
       {"ranks", 'n', "N",
        "start N local ranks (default: 4, or be one rank of a launcher's job)",
        storeInteger(&o->ranks, 1, kMaxBenchRanks)},
-      {"algo", 'a', "LIST", "algorithms: ring, tree, gloo, gloo-bcube (default: ring,tree,gloo)",
+      {"algo", 'a', "LIST", "ring, tree, gloo, gloo-bcube, floor (default: ring,tree,gloo)",
        [o](std::string_view value, std::string* error) {
          return parseAlgoList(value, &o->algos, error);
        }},
@@ -261,7 +262,8 @@ bool parseAlgoList(std::string_view text, std::vector<BenchAlgo>* out, std::stri
       if (item == entry.name) found = &entry;
     }
     if (found == nullptr) {
-      *error = "unknown algorithm '" + std::string(item) + "' (ring, tree, gloo, gloo-bcube)";
+      *error = "unknown algorithm '" + std::string(item) +
+               "' (ring, tree, gloo, gloo-bcube, floor)";
       return false;
     }
     if (std::find(algos.begin(), algos.end(), found->algo) == algos.end()) {

@@ -23,9 +23,10 @@ enum class BenchAlgo {
   kTree,       // ringside's reference double binary tree
   kGloo,       // gloo::allreduce, Gloo's default (ring) algorithm
   kGlooBcube,  // gloo::allreduce with AllreduceOptions::setAlgorithm(BCUBE)
+  kFloor,      // no all-reduce: the copies and reductions the ring's data needs (bench_floor.h)
 };
 
-const char* benchAlgoName(BenchAlgo algo);  // "ring", "tree", "gloo", "gloo-bcube"
+const char* benchAlgoName(BenchAlgo algo);  // "ring", "tree", "gloo", "gloo-bcube", "floor"
 bool isGlooAlgo(BenchAlgo algo);
 
 inline constexpr int kMaxBenchRanks = 1024;

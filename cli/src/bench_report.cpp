@@ -125,6 +125,9 @@ std::string benchJson(const BenchRun& run) {
     out += ", \"model_us\": " +
            (row.model_seconds >= 0 ? jsonNumber(row.model_seconds * 1e6) : std::string("null"));
     out += ", \"wrong\": " + (row.wrong >= 0 ? std::to_string(row.wrong) : std::string("null"));
+    out += ", \"median_us\": " + jsonNumber(row.median_seconds * 1e6);
+    out += ", \"min_us\": " + jsonNumber(row.min_seconds * 1e6);
+    out += ", \"cpu_us\": " + jsonNumber(row.cpu_seconds * 1e6);
     out += "}";
   }
   out += run.rows.empty() ? "]\n}\n" : "\n  ]\n}\n";

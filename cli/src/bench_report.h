@@ -21,6 +21,9 @@ struct BenchRow {
   double model_seconds = 0;  // α-β estimate; < 0 when unknown (no α/β)
   int64_t wrong = -1;        // wrong elements summed over ranks; -1 = not checked
   std::string error;         // non-empty: the row could not be measured (e.g. Gloo refused)
+  double median_seconds = 0;  // max over ranks of the median time per iteration
+  double min_seconds = 0;     // max over ranks of the fastest iteration
+  double cpu_seconds = 0;     // sum over ranks of the mean process CPU time per iteration
 };
 
 struct BenchRun {

@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "bench_data.h"
+#include "bench_floor.h"
 #include "bench_gloo.h"
 #include "bench_model.h"
 #include "bench_report.h"
@@ -40,6 +42,13 @@ constexpr uint64_t kBetaBytes = uint64_t{16} << 20;
 constexpr int kBetaIters = 5;
 
 constexpr const char* kByeKey = "ringside-bench/bye/";
+
+// CPU time of this whole process (every thread: Gloo's too).
+int64_t processCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 std::string hostName() {
   char name[256] = {};
@@ -150,6 +159,7 @@ class BenchRank {
       gloo_ = GlooBench::connect(rendezvous_.get(), gloo, &error_);
       if (gloo_ == nullptr) return false;
     }
+    floor_ = std::make_unique<FloorWork>(rank_, ranks_, o_.dtype, o_.op);
     return true;
   }
 
@@ -226,6 +236,9 @@ class BenchRank {
       case BenchAlgo::kGlooBcube:
         return gloo_->allreduce(data, count, o_.dtype, o_.op, algo == BenchAlgo::kGlooBcube,
                                 &error_);
+      case BenchAlgo::kFloor:
+        floor_->run(data, count);
+        return true;
     }
     return false;
   }
@@ -244,69 +257,109 @@ class BenchRank {
       const uint64_t count = size / element;
       const uint64_t bytes = count * element;
       pattern.fill(inputs.get(), count, rank_);
-      for (BenchAlgo algo : o_.algos) {
-        BenchRow row;
+      std::vector<BenchRow> rows(o_.algos.size());
+      std::vector<int64_t> wrong(o_.algos.size(), -1);
+      std::vector<bool> runs(o_.algos.size(), false);
+      // Per algorithm: one checked call on fresh inputs, then the warm-up calls.
+      for (size_t a = 0; a < o_.algos.size(); ++a) {
+        BenchRow& row = rows[a];
         row.bytes = bytes;
         row.count = count;
-        row.algo = algo;
-        if (isGlooAlgo(algo) && gloo_ == nullptr) {
+        row.algo = o_.algos[a];
+        if (isGlooAlgo(row.algo) && gloo_ == nullptr) {
           row.error = "n/a: Gloo needs 2 or more ranks";
-        } else if (!measure(algo, pattern, inputs.get(), work.get(), &row)) {
-          return false;
+          continue;
         }
+        runs[a] = true;
+        if (!barrier()) return false;
+        std::memcpy(work.get(), inputs.get(), bytes);
+        if (!call(row.algo, work.get(), count)) return false;
+        // The floor row computes no all-reduce: nothing to check.
+        if (o_.check && row.algo != BenchAlgo::kFloor)
+          wrong[a] = static_cast<int64_t>(pattern.countWrong(work.get(), count));
+        for (int i = 0; i < o_.warmup; ++i) {
+          std::memcpy(work.get(), inputs.get(), bytes);
+          if (!call(row.algo, work.get(), count)) return false;
+        }
+      }
+      // The timed calls, interleaved: iteration i calls every algorithm once,
+      // in turn, so that a change in the machine's load hits all of them alike.
+      if (!barrier()) return false;
+      std::vector<std::vector<int64_t>> ns(o_.algos.size());
+      std::vector<int64_t> cpu_ns(o_.algos.size(), 0);
+      for (int i = 0; i < o_.iters; ++i) {
+        for (size_t a = 0; a < o_.algos.size(); ++a) {
+          if (!runs[a]) continue;
+          std::memcpy(work.get(), inputs.get(), bytes);
+          int64_t c0 = processCpuNs();
+          int64_t t0 = collector::nowNs();
+          if (!call(o_.algos[a], work.get(), count)) return false;
+          ns[a].push_back(collector::nowNs() - t0);
+          cpu_ns[a] += processCpuNs() - c0;
+        }
+      }
+      for (size_t a = 0; a < o_.algos.size(); ++a) {
+        if (runs[a] && !gather(ns[a], cpu_ns[a], wrong[a], &rows[a])) return false;
         if (rank_ == 0) {
-          std::cout << formatBenchRow(row, ranks_) << std::flush;
-          run_.rows.push_back(row);
+          std::cout << formatBenchRow(rows[a], ranks_) << std::flush;
+          run_.rows.push_back(rows[a]);
         }
       }
     }
     return true;
   }
 
-  bool measure(BenchAlgo algo, const BenchPattern& pattern, const unsigned char* inputs,
-               unsigned char* work, BenchRow* row) {
-    const uint64_t count = row->count;
-    const uint64_t bytes = row->bytes;
-    if (!barrier()) return false;
-    // One call on fresh inputs, checked.
-    std::memcpy(work, inputs, bytes);
-    if (!call(algo, work, count)) return false;
-    int64_t wrong = o_.check ? static_cast<int64_t>(pattern.countWrong(work, count)) : -1;
-    for (int i = 0; i < o_.warmup; ++i) {
-      std::memcpy(work, inputs, bytes);
-      if (!call(algo, work, count)) return false;
+  // Each rank's mean, median and fastest of its timed calls; the row shows the
+  // largest over ranks of each. CPU time (the whole process's, per call) and
+  // wrong elements are summed over ranks.
+  bool gather(std::vector<int64_t> ns, int64_t cpu_ns, int64_t wrong, BenchRow* row) {
+    double mean_s = 0;
+    double median_s = 0;
+    double min_s = 0;
+    double cpu_s = 0;
+    if (!ns.empty()) {
+      cpu_s = static_cast<double>(cpu_ns) * 1e-9 / static_cast<double>(ns.size());
+      int64_t total_ns = 0;
+      for (int64_t t : ns) total_ns += t;
+      mean_s = static_cast<double>(total_ns) * 1e-9 / static_cast<double>(ns.size());
+      std::sort(ns.begin(), ns.end());
+      min_s = static_cast<double>(ns.front()) * 1e-9;
+      size_t mid = ns.size() / 2;
+      median_s = (ns.size() % 2 == 1 ? static_cast<double>(ns[mid])
+                                     : 0.5 * static_cast<double>(ns[mid - 1] + ns[mid])) *
+                 1e-9;
     }
-    if (!barrier()) return false;
-    int64_t total_ns = 0;
-    for (int i = 0; i < o_.iters; ++i) {
-      std::memcpy(work, inputs, bytes);
-      int64_t t0 = collector::nowNs();
-      if (!call(algo, work, count)) return false;
-      total_ns += collector::nowNs() - t0;
-    }
-    double mean_s = static_cast<double>(total_ns) * 1e-9 / o_.iters;
-
-    // Max over ranks of the mean; wrong elements summed over ranks.
-    char mine[64];
-    std::snprintf(mine, sizeof mine, "%.17g %lld", mean_s, static_cast<long long>(wrong));
+    char mine[128];
+    std::snprintf(mine, sizeof mine, "%.17g %.17g %.17g %.17g %lld", mean_s, median_s, min_s,
+                  cpu_s, static_cast<long long>(wrong));
     std::vector<std::string> all;
     if (!rendezvous_->exchange(mine, &all, &error_)) return false;
     row->seconds = 0;
-    row->wrong = o_.check ? 0 : -1;
+    row->median_seconds = 0;
+    row->cpu_seconds = 0;
+    row->min_seconds = 0;
+    row->wrong = o_.check && wrong >= 0 ? 0 : -1;
     for (const std::string& text : all) {
       double seconds = 0;
+      double median = 0;
+      double fastest = 0;
+      double cpu = 0;
       long long rank_wrong = 0;
-      if (std::sscanf(text.c_str(), "%lg %lld", &seconds, &rank_wrong) != 2) {
+      if (std::sscanf(text.c_str(), "%lg %lg %lg %lg %lld", &seconds, &median, &fastest, &cpu,
+                      &rank_wrong) != 5) {
         error_ = "malformed result from a rank: '" + text + "'";
         return false;
       }
       row->seconds = std::max(row->seconds, seconds);
-      if (o_.check) row->wrong += rank_wrong;
+      row->median_seconds = std::max(row->median_seconds, median);
+      row->min_seconds = std::max(row->min_seconds, fastest);
+      row->cpu_seconds += cpu;
+      if (row->wrong >= 0 && rank_wrong >= 0) row->wrong += rank_wrong;
     }
     if (row->wrong > 0) total_wrong_ += row->wrong;
     row->model_seconds =
         run_.have_alpha_beta
-            ? modelSeconds(algo, ranks_, static_cast<double>(bytes), run_.alpha_s,
+            ? modelSeconds(row->algo, ranks_, static_cast<double>(row->bytes), run_.alpha_s,
                            run_.beta_s_per_byte)
             : -1;
     return true;
@@ -390,6 +443,7 @@ class BenchRank {
   std::unique_ptr<reference::Rendezvous> rendezvous_;
   std::unique_ptr<reference::Communicator> comm_;
   std::unique_ptr<GlooBench> gloo_;
+  std::unique_ptr<FloorWork> floor_;
   bool tracing_ = false;
   std::string trace_dir_;
   std::vector<std::string> old_files_;

@@ -402,6 +402,10 @@ int runViewer(const ViewerOptions& options) {
       }
       if (options.select >= 0 && options.select < static_cast<int>(a.analysis.collectives.size())) {
         selectCollective(options.select);
+      } else if (options.select >= 0) {
+        std::cerr << "ringside view: --select " << options.select << ": the trace has "
+                  << a.analysis.collectives.size() << " collectives (0 .. "
+                  << static_cast<long>(a.analysis.collectives.size()) - 1 << "); nothing selected\n";
       }
       if (!options.search.empty()) {
         runSearch();

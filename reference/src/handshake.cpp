@@ -76,6 +76,7 @@ bool connectPeers(const HandshakeParams& p, std::vector<Link>* links, std::strin
   };
   auto establish = [&](Pending& d) {
     setNonBlocking(d.fd.get());
+    tunePeerLink(d.fd.get());
     Link l;
     l.peer = d.peer;
     l.fd = d.fd.release();

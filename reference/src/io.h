@@ -46,6 +46,12 @@ bool setNonBlocking(int fd);
 // TCP_NODELAY and large send/receive buffers (set before connect/listen so
 // that the window scale is negotiated for them).
 void tuneSocket(int fd);
+// True when fd is a TCP connection to this same host (loopback, or one of
+// the host's own addresses).
+bool isSameHostLink(int fd);
+// For a connected peer link: on a same-host link, a congestion control that
+// does not pace (see io.cpp).
+void tunePeerLink(int fd);
 
 // A non-blocking listening socket on host:port (port 0: any). SO_REUSEADDR.
 // Returns the fd or -1 + *error; *bound_port gets the port.

@@ -102,6 +102,10 @@ TEST(BenchAlgos, ListsAndErrors) {
   EXPECT_STREQ(benchAlgoName(BenchAlgo::kGloo), "gloo");
   EXPECT_TRUE(isGlooAlgo(BenchAlgo::kGlooBcube));
   EXPECT_FALSE(isGlooAlgo(BenchAlgo::kTree));
+  ASSERT_TRUE(parseAlgoList("ring,floor", &algos, &error));
+  EXPECT_EQ(algos, (std::vector<BenchAlgo>{BenchAlgo::kRing, BenchAlgo::kFloor}));
+  EXPECT_STREQ(benchAlgoName(BenchAlgo::kFloor), "floor");
+  EXPECT_FALSE(isGlooAlgo(BenchAlgo::kFloor));
 }
 
 TEST(BenchArgs, Defaults) {

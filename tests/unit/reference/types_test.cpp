@@ -6,7 +6,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <cstdio>
 #include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "half.h"
 #include "topology.h"
@@ -100,6 +104,124 @@ TEST(Types, ReduceInto) {
   double d[1] = {1}, e[1] = {-1};
   reduceInto(d, e, 1, DType::kF64, ReduceOp::kMin);
   EXPECT_EQ(d[0], -1);
+}
+
+// reduceInto (vectorized, in blocks with a scalar tail) against the plain
+// scalar definition, bit for bit: every f16 and bf16 bit pattern (NaNs,
+// infinities, subnormals, signed zeros), random bit patterns for the others,
+// at unaligned offsets and lengths that leave tails.
+template <class T>
+T scalarOp(T a, T b, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return a + b;
+    case ReduceOp::kProd: return a * b;
+    case ReduceOp::kMin: return b < a ? b : a;
+    default: return a < b ? b : a;
+  }
+}
+
+template <class T>
+std::string bitsHex(const T& v) {
+  uint64_t u = 0;
+  std::memcpy(&u, &v, sizeof v);
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(u));
+  return buf;
+}
+
+// Bit for bit, except that a sum or product of two NaNs may carry either
+// one's payload (the operands of a commutative instruction are the compiler's
+// choice, in the scalar code as much as in the vector code): any NaN will do.
+template <class T, class IsNan>
+void expectSameBits(const std::vector<T>& got, const std::vector<T>& want, const char* what,
+                    ReduceOp op, IsNan is_nan) {
+  ASSERT_EQ(got.size(), want.size());
+  const bool any_nan = op == ReduceOp::kSum || op == ReduceOp::kProd;
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0 &&
+        !(any_nan && is_nan(got[i]) && is_nan(want[i])) && bad++ < 5)
+      ADD_FAILURE() << what << " op " << static_cast<int>(op) << " element " << i << ": got "
+                    << bitsHex(got[i]) << ", want " << bitsHex(want[i]);
+  EXPECT_EQ(bad, 0u) << what;
+}
+
+constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax};
+
+TEST(Types, ReduceIntoMatchesScalarForEvery16BitPattern) {
+  for (int bf = 0; bf < 2; ++bf) {
+    const DType t = bf ? DType::kBF16 : DType::kF16;
+    auto toF = bf ? bf16ToFloat : halfToFloat;
+    auto fromF = bf ? floatToBf16 : floatToHalf;
+    for (uint32_t mult : {1u, 7919u, 40503u}) {
+      for (ReduceOp op : kOps) {
+        const size_t n = 65536 + 13;  // a tail after the blocks
+        std::vector<uint16_t> a(n + 1), b(n + 1);
+        for (size_t i = 0; i < n + 1; ++i) {
+          a[i] = static_cast<uint16_t>(i);
+          b[i] = static_cast<uint16_t>((i * mult + 12345u) & 0xffffu);
+        }
+        std::vector<uint16_t> want(n);
+        for (size_t i = 0; i < n; ++i)
+          want[i] = fromF(scalarOp(toF(a[i + 1]), toF(b[i]), op));
+        std::vector<uint16_t> got(a.begin() + 1, a.end());
+        // `in` one element off the 64-byte grid of `out`'s copy
+        reduceInto(got.data(), b.data(), n, t, op);
+        expectSameBits(got, want, bf ? "bf16" : "f16", op,
+                       [&](uint16_t h) { return std::isnan(toF(h)); });
+      }
+    }
+  }
+}
+
+template <class T, class Bits>
+void randomBitsAgainstScalar(DType t, uint64_t seed) {
+  uint64_t x = seed;
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (ReduceOp op : kOps) {
+    for (size_t n : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{1000}, size_t{4099}}) {
+      std::vector<T> a(n), b(n + 1), want(n);
+      for (size_t i = 0; i < n; ++i) {
+        Bits u = static_cast<Bits>(next());
+        Bits v = static_cast<Bits>(next());
+        if (i % 3 == 0) v = u ^ 1;  // near-equal values, ties in min/max
+        std::memcpy(&a[i], &u, sizeof u);
+        std::memcpy(&b[i + 1], &v, sizeof v);
+      }
+      for (size_t i = 0; i < n; ++i) {
+        if constexpr (std::is_integral_v<T>) {
+          using U = std::make_unsigned_t<T>;
+          if (op == ReduceOp::kSum)
+            want[i] = static_cast<T>(static_cast<U>(a[i]) + static_cast<U>(b[i + 1]));
+          else if (op == ReduceOp::kProd)
+            want[i] = static_cast<T>(static_cast<U>(a[i]) * static_cast<U>(b[i + 1]));
+          else
+            want[i] = scalarOp(a[i], b[i + 1], op);
+        } else {
+          want[i] = scalarOp(a[i], b[i + 1], op);
+        }
+      }
+      reduceInto(a.data(), b.data() + 1, n, t, op);
+      expectSameBits(a, want, collector::dtypeName(t), op, [](T v) {
+        if constexpr (std::is_integral_v<T>)
+          return false;
+        else
+          return std::isnan(v);
+      });
+    }
+  }
+}
+
+TEST(Types, ReduceIntoMatchesScalarOnRandomBits) {
+  randomBitsAgainstScalar<float, uint32_t>(DType::kF32, 1);
+  randomBitsAgainstScalar<double, uint64_t>(DType::kF64, 2);
+  randomBitsAgainstScalar<int32_t, uint32_t>(DType::kI32, 3);
+  randomBitsAgainstScalar<int64_t, uint64_t>(DType::kI64, 4);
 }
 
 // Each tree is a binary tree spanning all ranks; for even n every rank is a
