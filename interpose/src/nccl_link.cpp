@@ -20,6 +20,7 @@ uint64_t g_context_seq = 0;
 
 constexpr int kMaxComms = 256;      // the collector's limit on communicators
 std::atomic<int32_t> g_device[kMaxComms];  // device + 1 (0: unknown)
+std::atomic<bool> g_wrapped[kMaxComms];
 
 constexpr int kHashSlots = 512;
 struct HashSlot {
@@ -151,6 +152,14 @@ int32_t commDevice(int32_t comm) {
   return g_device[comm].load(std::memory_order_relaxed) - 1;
 }
 
+void markWrapped(int32_t comm) {
+  if (comm >= 0 && comm < kMaxComms) g_wrapped[comm].store(true, std::memory_order_release);
+}
+
+bool isWrapped(int32_t comm) {
+  return comm >= 0 && comm < kMaxComms && g_wrapped[comm].load(std::memory_order_acquire);
+}
+
 bool pushPending(const Pending& p) {
   Queue& q = t_queue;
   if (q.count >= kQueue) return false;
@@ -248,10 +257,10 @@ Counters& counters() {
 
 void noteCountersMeta() {
   Counters& c = counters();
-  char buf[320];
+  char buf[360];
   std::snprintf(buf, sizeof buf,
                 "coll=%llu p2p=%llu claimed=%llu own=%llu proxy_ops=%llu proxy_steps=%llu kernel_ch=%llu "
-                "net_plugin=%llu pxn_remote=%llu ce=%llu api=%llu unknown=%llu",
+                "net_plugin=%llu pxn_remote=%llu ce=%llu api=%llu unknown=%llu unmatched=%llu",
                 static_cast<unsigned long long>(c.colls.load()), static_cast<unsigned long long>(c.p2ps.load()),
                 static_cast<unsigned long long>(c.claimed.load()), static_cast<unsigned long long>(c.own.load()),
                 static_cast<unsigned long long>(c.proxy_ops.load()),
@@ -259,7 +268,8 @@ void noteCountersMeta() {
                 static_cast<unsigned long long>(c.kernel_ch.load()),
                 static_cast<unsigned long long>(c.net_plugin.load()),
                 static_cast<unsigned long long>(c.pxn_remote.load()), static_cast<unsigned long long>(c.ce.load()),
-                static_cast<unsigned long long>(c.api.load()), static_cast<unsigned long long>(c.unknown.load()));
+                static_cast<unsigned long long>(c.api.load()), static_cast<unsigned long long>(c.unknown.load()),
+                static_cast<unsigned long long>(c.unmatched.load()));
   col::noteMeta("nccl_profiler_events", buf);
 }
 

@@ -63,6 +63,10 @@ void noteNcclHash(uint64_t hash, int32_t comm);
 // CUDA device of a registered communicator (-1 unknown); set by the wrappers.
 void setCommDevice(int32_t comm, int32_t device);
 int32_t commDevice(int32_t comm);
+// Communicators the wrappers registered: on them a call the plugin cannot
+// match was recorded by the wrapper already (see nccl_profiler.cpp).
+void markWrapped(int32_t comm);
+bool isWrapped(int32_t comm);
 
 // ---- calls in flight ----
 struct Pending {
@@ -104,7 +108,7 @@ int64_t gpuTimerToHostNs(uint64_t gpu_ns, int64_t observed_ns);
 // ---- counters (meta nccl_profiler_events) ----
 struct Counters {
   std::atomic<uint64_t> colls{0}, p2ps{0}, claimed{0}, own{0}, proxy_ops{0}, proxy_steps{0},
-      kernel_ch{0}, net_plugin{0}, pxn_remote{0}, ce{0}, api{0}, unknown{0};
+      kernel_ch{0}, net_plugin{0}, pxn_remote{0}, ce{0}, api{0}, unknown{0}, unmatched{0};
 };
 Counters& counters();
 void noteCountersMeta();

@@ -251,11 +251,18 @@ CollH* startColl(PluginComm* pc, Handle* parent, const Event& e) {
     if (group->n < 64) group->ids[group->n++] = h->id;
   }
 
-  if (own) {
+  if (own && link::isWrapped(h->comm)) {
+    // The wrapper saw every call on this communicator and recorded this one
+    // already, but its entry could not be matched (NCCL launched the group on
+    // another thread, or a group of more calls than the queue holds): its GPU
+    // side and transfers go under an id of their own, with no second
+    // collective row for the same call.
+    cnt.unmatched.fetch_add(1, std::memory_order_relaxed);
+  } else if (own) {
     cnt.own.fetch_add(1, std::memory_order_relaxed);
-    // A call no wrapper saw (no LD_PRELOAD, another thread, a path we don't
-    // wrap): the plugin records it, so nothing is lost. Host times are NCCL's
-    // enqueue, as the profiler sees it.
+    // A call no wrapper saw (no LD_PRELOAD, NCCL linked statically, a path we
+    // don't wrap): the plugin records it, so nothing is lost. Host times are
+    // NCCL's enqueue, as the profiler sees it.
     col::Event c;
     c.kind = col::EventKind::kCollective;
     c.id = h->id;

@@ -148,6 +148,7 @@ int32_t commFor(ncclComm_t comm) {
   int32_t rank = query(g_user_rank, comm), size = query(g_count, comm);
   c = col::registerComm(comm, rank, size, "nccl");
   if (c >= 0) {
+    link::markWrapped(c);
     link::setCommDevice(c, query(g_cu_device, comm));
     col::noteCommCreated(c, -1, 0);
   }
@@ -161,6 +162,7 @@ int32_t registerCreated(ncclComm_t comm, int32_t rank, int32_t size, const char*
   if (comm == nullptr) return -1;
   int32_t c = col::registerCommNamed(comm, rank, size, "nccl", name);
   if (c < 0) return c;
+  link::markWrapped(c);
   int32_t device = query(g_cu_device, comm);
   link::setCommDevice(c, device);
   link::noteNcclHash(nccl_hash, c);

@@ -5,6 +5,10 @@
 // process-wide singleton and its exit flush writes the rank file.
 #include "nccl_profiler.h"
 
+#include "nccl_link.h"
+#include "ringside/collector/collector.h"
+#include "ringside/collector/gpu.h"
+
 #include <dirent.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -231,6 +235,46 @@ TEST(NcclProfiler, ConcurrentAppAndProxyThreads) {
   EXPECT_EQ(queryInt(f, "select count(*) from meta where key = 'nccl_profiler_events' and value like '%pxn_remote=1%'"),
             1);
   EXPECT_EQ(queryInt(f, "select count(*) from meta where key = 'events_dropped' and value = '0'"), 1);
+}
+
+// A call on a communicator the wrapper registered that the plugin cannot
+// match: the wrapper has its row already, so the plugin adds none.
+TEST(NcclProfiler, UnmatchedCallsOnWrappedCommunicatorsAddNoRow) {
+  std::string dir = makeTempDir();
+  int rc = inChild(dir, [] {
+    namespace col = ringside::collector;
+    namespace nl = ringside::interpose::nccl_link;
+    if (!col::activate()) return 10;
+    static int key;
+    int32_t comm = col::registerCommNamed(&key, 0, 2, "nccl", "nccl/00000000000000aa");
+    nl::markWrapped(comm);
+    nl::CreationWindow w = nl::openCreationWindow(0);
+    void* ctx = nullptr;
+    int mask = 0;
+    np::InitInfo info;
+    info.nranks = 2;
+    info.rank = 0;
+    if (np::init(4, &ctx, &mask, info) != 0) return 11;
+    if (nl::bindCreatedContexts(w, comm, 0, 2, -1, 1) != 1) return 12;
+    np::Event c = ev(np::Kind::kColl, nullptr);
+    c.op = Op::kAllreduce;
+    c.channels = 4;
+    c.algorithm = Algorithm::kTree;
+    c.protocol = Protocol::kSimple;
+    void* h = nullptr;
+    np::startEvent(ctx, &h, c);
+    np::stopEvent(h);
+    np::finalize(ctx);
+    return 0;
+  });
+  ASSERT_EQ(rc, 0);
+  std::string f = rankFile(dir);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(queryInt(f, "select count(*) from collective_data"), 0);
+  EXPECT_EQ(queryInt(f, "select count(*) from collective_gpu_data where channels = 4"), 1);
+  EXPECT_EQ(queryInt(f, "select count(*) from meta where key = 'nccl_profiler_events'"
+                        " and value like '%own=0 %' and value like '%unmatched=1%'"),
+            1);
 }
 
 TEST(NcclProfiler, DisabledCollectorDeclinesInit) {
