@@ -111,6 +111,16 @@ if [[ ${RINGSIDE_SKIP_SANITIZERS:-0} != 1 ]]; then
   fi
 fi
 
+# A machine without CUDA: the toolkit hidden, the GPU parts off; the NCCL wrapper and
+# plugin still build (they need neither CUDA nor NCCL) and are tested on the stand-ins.
+stage nocuda-build configure_and_build build-nocuda -DRINGSIDE_CUDA=OFF -DCMAKE_IGNORE_PATH=/usr/local/cuda \
+  -DRINGSIDE_BENCH=OFF
+if [[ ${stage_ok[nocuda-build]} == 1 ]]; then
+  stage nocuda-test run_ctest build-nocuda -L 'unit|standin'
+else
+  skip_stage nocuda-test "nocuda-build failed"
+fi
+
 echo "==> total: $((SECONDS - total_start)) s"
 if ((${#failed[@]} > 0)); then
   echo "==> FAILED stages: ${failed[*]}"

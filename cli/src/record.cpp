@@ -295,9 +295,23 @@ int runRecord(std::span<const std::string> args) {
   std::string run_id = runId(std::time(nullptr));
   std::vector<std::string> env = currentEnvironment();
   setEnvVar(&env, "LD_PRELOAD", prependPreload(findEnvVar(env, "LD_PRELOAD"), preload));
+  // The same library is NCCL's profiler plugin (GPU times, algorithm, protocol,
+  // channels, per-peer transfers); a plugin the user chose is left alone.
+  if (const char* plugin = findEnvVar(env, "NCCL_PROFILER_PLUGIN"); plugin == nullptr || plugin[0] == '\0')
+    setEnvVar(&env, "NCCL_PROFILER_PLUGIN", preload);
   setEnvVar(&env, "RINGSIDE_DIR", dir.string());
   setEnvVar(&env, "RINGSIDE_RUN_ID", run_id);
   if (!options.allreduce.empty()) setEnvVar(&env, "RINGSIDE_ALLREDUCE", options.allreduce);
+  if (options.nccl_log) {
+    // NCCL prints rings and trees at INFO level for the INIT and GRAPH subsystems;
+    // into a file per process, so the job's own output stays as it was.
+    const char* level = findEnvVar(env, "NCCL_DEBUG");
+    if (level == nullptr || (std::string_view(level) != "INFO" && std::string_view(level) != "TRACE"))
+      setEnvVar(&env, "NCCL_DEBUG", "INFO");
+    if (findEnvVar(env, "NCCL_DEBUG_SUBSYS") == nullptr) setEnvVar(&env, "NCCL_DEBUG_SUBSYS", "INIT,GRAPH");
+    if (findEnvVar(env, "NCCL_DEBUG_FILE") == nullptr)
+      setEnvVar(&env, "NCCL_DEBUG_FILE", (dir / "nccl-%h.%p.log").string());
+  }
   if (options.buffer_mb > 0)
     setEnvVar(&env, "RINGSIDE_BUFFER_MB", std::to_string(options.buffer_mb));
 
@@ -315,7 +329,7 @@ int runRecord(std::span<const std::string> args) {
   std::erase_if(files, [&](const std::string& file) { return old.count(file) != 0; });
   if (files.empty()) {
     if (!job.start_failed) {
-      std::cerr << kPrefix << "no rank files were written (the command made no Gloo calls?)\n";
+      std::cerr << kPrefix << "no rank files were written (the command made no Gloo or NCCL calls?)\n";
     }
     if (created_dir) fs::remove(dir, ec);  // only when empty
     return status;
@@ -348,6 +362,15 @@ int runRecord(std::span<const std::string> args) {
     std::cerr << kPrefix << "trace written to " << options.output << " (rank files kept in "
               << dir.string() << ")\n";
   } else {
+    if (options.nccl_log) {  // NCCL's logs were read into the trace; they go with the rank files
+      std::vector<fs::path> logs;
+      for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        std::string name = entry.path().filename().string();
+        if (name.rfind("nccl-", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".log")
+          logs.push_back(entry.path());
+      }
+      for (const fs::path& log : logs) fs::remove(log, ec);
+    }
     removeRankFiles(files, created_dir ? dir : fs::path());
     std::cerr << kPrefix << "trace written to " << options.output << "\n";
   }

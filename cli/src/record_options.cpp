@@ -41,6 +41,9 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          *error = "expected ring, tree or gloo";
          return false;
        }},
+      {"nccl-log", 0, "",
+       "NCCL logs rings and trees to the rank folder; the trace keeps them",
+       setFlag(&o->nccl_log)},
       {"no-merge", 0, "", "leave the rank files unmerged (merge later with `ringside merge`)",
        setFlag(&o->no_merge)},
       {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
@@ -70,8 +73,10 @@ std::string recordHelp() {
   RecordOptions scratch;
   return "Usage: ringside record [options] [--] CMD [ARGS...]\n"
          "\n"
-         "Runs CMD with ringside's preload library, so every process that makes Gloo calls\n"
-         "writes a rank file; then merges the rank files into one trace and prints a summary.\n"
+         "Runs CMD with ringside's preload library, so every process that makes Gloo or NCCL\n"
+         "calls writes a rank file; then merges the rank files into one trace and prints a\n"
+         "summary. The library is also set as NCCL's profiler plugin (NCCL_PROFILER_PLUGIN)\n"
+         "unless that variable is set already.\n"
          "CMD may be a launcher (torchrun, mpirun, srun, a script), or use --ranks N to let\n"
          "ringside start N local ranks itself. The job's own output is left untouched; ringside\n"
          "writes to stderr only. The exit status is the job's (128+N if it died of signal N).\n"

@@ -25,6 +25,7 @@ struct RecordOptions {
   int buffer_mb = 0;  // 0 = leave RINGSIDE_BUFFER_MB alone
   std::string allreduce;  // "", ring or tree: RINGSIDE_ALLREDUCE for an A/B run
   bool no_merge = false;
+  bool nccl_log = false;  // NCCL writes its INFO log (rings, trees) into the rank folder
   double grace_s = 30.0;             // --ranks: how long the others may run after one failed
   std::vector<std::string> command;  // CMD ARGS...
 };
