@@ -299,6 +299,19 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
       },
       error);
   if (!ok) return false;
+  if (options.on_timeline) {
+    // The timeline can be drawn from the calls alone; the analysis fills in the rest.
+    analyzer::Analysis calls_only;
+    for (const storage::RankInfo& info : reader->ranks()) calls_only.ranks_present.push_back(info.rank);
+    std::sort(calls_only.ranks_present.begin(), calls_only.ranks_present.end());
+    calls_only.ranks_present.erase(std::unique(calls_only.ranks_present.begin(), calls_only.ranks_present.end()),
+                                   calls_only.ranks_present.end());
+    TimelineModel early;
+    early.path = path;
+    buildFromCompact(std::move(calls_only), comms.names(), ops.names(), calls, nullptr, &early);
+    early.analysed = false;
+    options.on_timeline(std::move(early));
+  }
 
   // Bytes per (call, src, dst), from the transfer rows that name their call.
   struct LinkAcc {

@@ -5,6 +5,7 @@
 // resolves string ids through an in-memory copy of the string table.
 #include "ringside/storage/trace_reader.h"
 
+#include <algorithm>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -60,6 +61,8 @@ class SqliteTraceReader final : public TraceReader {
   bool loadStrings(std::string* error);
   std::string_view str(int64_t sid) const {
     if (sid == kNone) return {};
+    // Writers number strings densely from 1: a flat table, the map only for stray ids.
+    if (sid >= 0 && static_cast<uint64_t>(sid) < dense_strings_.size()) return dense_strings_[static_cast<size_t>(sid)];
     auto it = strings_.find(sid);
     return it == strings_.end() ? std::string_view() : std::string_view(it->second);
   }
@@ -73,6 +76,7 @@ class SqliteTraceReader final : public TraceReader {
   int version_;
   bool strings_loaded_ = false;
   std::unordered_map<int64_t, std::string> strings_;
+  std::vector<std::string_view> dense_strings_;  // [sid] -> strings_[sid] for sid < size
 };
 
 int64_t SqliteTraceReader::count(const char* sql) {
@@ -137,6 +141,16 @@ bool SqliteTraceReader::loadStrings(std::string* error) {
     strings_[sqlite3_column_int64(st.get(), 0)] = columnText(st.get(), 1);
   }
   if (rc != SQLITE_DONE) return readError(error, "cannot read strings");
+  // Ids up to 4x the count (and at least 4096) go into the flat table; unknown ones stay "".
+  const int64_t limit = std::max<int64_t>(4096, 4 * static_cast<int64_t>(strings_.size()));
+  int64_t top = -1;
+  for (const auto& [sid, value] : strings_) {
+    if (sid >= 0 && sid < limit) top = std::max(top, sid);
+  }
+  dense_strings_.assign(static_cast<size_t>(top + 1), std::string_view());
+  for (const auto& [sid, value] : strings_) {
+    if (sid >= 0 && sid <= top) dense_strings_[static_cast<size_t>(sid)] = value;
+  }
   strings_loaded_ = true;
   return true;
 }

@@ -83,6 +83,10 @@ struct TimelineModel {
   // by (src, dst). Empty when the loader did not read the transfers.
   std::vector<CollectiveLink> collective_links;
   std::vector<int64_t> links_begin;
+  // False in the early model LoadOptions::on_timeline hands over: rank lanes with their calls
+  // only (no phases, no link lanes, every event's collective -1, `analysis` empty but for
+  // ranks_present). The model loadTimeline() returns always has it true.
+  bool analysed = true;
 
   int label(const std::string& name);  // interns
   // Every (lane, row, event) of collective instance `collective` (one per rank that recorded it).
@@ -98,6 +102,10 @@ struct LoadOptions {
   // ... unless the trace has more transfer rows than this (that pass would dominate the load).
   int64_t max_link_transfers = 2'000'000;
   std::function<void(double fraction)> progress;  // 0..1, from the loading thread
+  // Called once, from the loading thread, as soon as the calls of every rank are read: a model
+  // the timeline can draw already (see TimelineModel::analysed) while the analysis goes on.
+  // loadTimeline() returns the full model later; the early one is the callee's to keep.
+  std::function<void(TimelineModel&& timeline)> on_timeline;
   const analyzer::Topology* topology = nullptr;   // optional (--topology): links, idle links
 };
 
