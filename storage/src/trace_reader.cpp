@@ -325,9 +325,14 @@ bool SqliteTraceReader::forEachCommunicator(const std::function<bool(int32_t, co
 }  // namespace
 
 std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, std::string* error) {
+  return open(path, TraceOpenOptions{}, error);
+}
+
+std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, const TraceOpenOptions& options,
+                                               std::string* error) {
   try {
     int version = 0;
-    Db db = detail::openTraceReadOnly(path, &version, error);
+    Db db = detail::openTraceReadOnly(path, &version, error, options.quick_check);
     if (!db) return nullptr;
     return std::make_unique<SqliteTraceReader>(path, std::move(db), version);
   } catch (...) {

@@ -463,6 +463,20 @@ TEST(LoadTimelineTest, EarlyTimelineHasTheCallsBeforeTheAnalysis) {
     EXPECT_FALSE(full.lanes[i].rows[1].events.empty());
   }
   EXPECT_EQ(early.lanes[0].rows[0].events.size(), 2u);
+  // The links each collective used come from the analysis' pass over the transfers.
+  EXPECT_TRUE(early.links_begin.empty());
+  ASSERT_EQ(full.analysis.collectives.size(), 2u);
+  ASSERT_EQ(full.links_begin.size(), 3u);
+  EXPECT_EQ(full.links_begin[0], 0);
+  ASSERT_EQ(full.links_begin[1], 4);
+  EXPECT_EQ(full.links_begin[2], 4);  // the second call moved nothing
+  for (int r = 0; r < 4; ++r) {
+    const CollectiveLink& l = full.collective_links[static_cast<size_t>(r)];
+    EXPECT_EQ(l.src, r);
+    EXPECT_EQ(l.dst, (r + 1) % 4);
+    EXPECT_EQ(l.bytes, 6000);
+    EXPECT_EQ(l.messages, 6);
+  }
   // A load without the callback gives the same full model.
   TimelineModel plain;
   LoadOptions plain_options;

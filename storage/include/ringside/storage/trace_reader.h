@@ -20,9 +20,18 @@
 
 namespace ringside::storage {
 
+struct TraceOpenOptions {
+  // PRAGMA quick_check reads the whole file (about a quarter of a full load's instructions).
+  // Turn it off only for a reader whose rows are used after another reader of the same file
+  // passed the check (the viewer reads the calls while its analysis thread's reader checks).
+  bool quick_check = true;
+};
+
 class TraceReader {
  public:
   static std::unique_ptr<TraceReader> open(const std::string& path, std::string* error);
+  static std::unique_ptr<TraceReader> open(const std::string& path, const TraceOpenOptions& options,
+                                           std::string* error);
 
   virtual ~TraceReader() = default;
   TraceReader(const TraceReader&) = delete;

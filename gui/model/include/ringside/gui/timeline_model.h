@@ -98,9 +98,11 @@ struct TimelineModel {
 
 struct LoadOptions {
   int counter_bins = 2048;  // resolution of the link counters over the whole trace
-  bool collective_links = true;  // read the transfers once more for the links of each collective
-  // ... unless the trace has more transfer rows than this (that pass would dominate the load).
-  int64_t max_link_transfers = 2'000'000;
+  bool collective_links = true;  // keep the links of each collective (from the analysis' own
+                                 // pass over the transfers: AnalysisOptions::on_transfer) ...
+  // ... unless the trace has more transfer rows than this (24 bytes a row while loading, about
+  // as much again kept per instance and link).
+  int64_t max_link_transfers = 20'000'000;
   std::function<void(double fraction)> progress;  // 0..1, from the loading thread
   // Called once, from the loading thread, as soon as the calls of every rank are read: a model
   // the timeline can draw already (see TimelineModel::analysed) while the analysis goes on.
