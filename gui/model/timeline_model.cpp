@@ -323,7 +323,7 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
   std::vector<CompactCall> calls;
   const int64_t total_calls = std::max<int64_t>(1, reader->collectiveCount());
   calls.reserve(static_cast<size_t>(total_calls));
-  bool ok = reader->forEachCollective(
+  bool ok = reader->forEachCollectiveTiming(
       [&](const storage::CollectiveRow& row) {
         calls.push_back({row.rank, comms.get(row.comm), ops.get(row.op), row.status != 0, row.seq,
                          row.start_ns, row.end_ns});

@@ -42,6 +42,7 @@ class SqliteTraceReader final : public TraceReader {
   int64_t collectiveCount() override { return count("SELECT count(*) FROM collective_data"); }
   int64_t transferCount() override { return count("SELECT count(*) FROM transfer_data"); }
   bool forEachCollective(const std::function<bool(const CollectiveRow&)>& fn, std::string* error) override;
+  bool forEachCollectiveTiming(const std::function<bool(const CollectiveRow&)>& fn, std::string* error) override;
   bool forEachTransfer(const std::function<bool(const TransferRow&)>& fn, std::string* error) override;
   int64_t gpuActivityCount() override {
     return version_ >= 2 ? count("SELECT count(*) FROM gpu_activity_data") : 0;
@@ -186,6 +187,37 @@ bool SqliteTraceReader::forEachCollective(const std::function<bool(const Collect
       r.root = toInt32(detail::columnNullable(s, 13));
       r.tid = toInt32(sqlite3_column_int64(s, 14));
       r.status = toInt32(sqlite3_column_int64(s, 15));
+      if (!fn(r)) return true;
+    }
+    if (rc != SQLITE_DONE) return readError(error, "cannot read collectives");
+    return true;
+  } catch (const std::bad_alloc&) {
+    if (error) *error = path_ + ": out of memory while reading collectives";
+    return false;
+  }
+}
+
+bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const CollectiveRow&)>& fn,
+                                                std::string* error) {
+  try {
+    if (!loadStrings(error)) return false;
+    Stmt st = detail::prepare(db_.get(),
+                              "SELECT id, rank, comm_sid, seq, op_sid, start_ns, end_ns, status"
+                              " FROM collective_data ORDER BY rank, start_ns, id",
+                              nullptr);
+    if (!st) return readError(error, "cannot read collectives");
+    sqlite3_stmt* s = st.get();
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      CollectiveRow r;
+      r.id = sqlite3_column_int64(s, 0);
+      r.rank = toInt32(detail::columnNullable(s, 1));
+      r.comm = str(detail::columnNullable(s, 2));
+      r.seq = sqlite3_column_int64(s, 3);
+      r.op = str(detail::columnNullable(s, 4));
+      r.start_ns = sqlite3_column_int64(s, 5);
+      r.end_ns = detail::columnNullable(s, 6);
+      r.status = toInt32(sqlite3_column_int64(s, 7));
       if (!fn(r)) return true;
     }
     if (rc != SQLITE_DONE) return readError(error, "cannot read collectives");
