@@ -253,12 +253,21 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   std::map<int, RankAcc> rank_acc;
   for (const auto& info : infos) rank_acc[info.rank];
   int max_rank = -1;
+  std::string last_comm;
+  int last_comm_id = -1;
+  RankAcc* last_acc = nullptr;
+  int last_acc_rank = -1;
   bool ok = reader.forEachCollective(
       [&](const CollectiveRow& row) {
         int64_t end = std::max(row.start_ns, row.end_ns);
         if (end < ws || row.start_ns > we) return true;
-        auto [cit, cnew] = comm_ids.try_emplace(std::string(row.comm), static_cast<int>(comm_ids.size()));
-        uint64_t key = (static_cast<uint64_t>(cit->second) << 40) ^ static_cast<uint64_t>(row.seq);
+        // Consecutive rows share their communicator: look it up only when it changes.
+        if (last_comm_id < 0 || row.comm != last_comm) {
+          auto [cit, cnew] = comm_ids.try_emplace(std::string(row.comm), static_cast<int>(comm_ids.size()));
+          last_comm = row.comm;
+          last_comm_id = cit->second;
+        }
+        uint64_t key = (static_cast<uint64_t>(last_comm_id) << 40) ^ static_cast<uint64_t>(row.seq);
         auto [it, fresh] = instance_of.try_emplace(key, static_cast<int32_t>(out->collectives.size()));
         if (fresh) {
           CollectiveInstance c;
@@ -288,7 +297,11 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
         c.failed = c.failed || row.status != 0;
         starts[static_cast<size_t>(it->second)].emplace_back(row.rank, row.start_ns);
         by_row_id.emplace_back(row.id, it->second);
-        RankAcc& r = rank_acc[row.rank];
+        if (last_acc == nullptr || last_acc_rank != row.rank) {
+          last_acc = &rank_acc[row.rank];  // map nodes stay put
+          last_acc_rank = row.rank;
+        }
+        RankAcc& r = *last_acc;
         r.span(row.start_ns, end);
         r.comm.add(row.start_ns, end);
         max_rank = std::max(max_rank, static_cast<int>(row.rank));
@@ -296,7 +309,8 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
       },
       error);
   if (!ok) return false;
-  std::sort(by_row_id.begin(), by_row_id.end());
+  // Merged traces number rows in (rank, start) order: usually sorted already.
+  if (!std::is_sorted(by_row_id.begin(), by_row_id.end())) std::sort(by_row_id.begin(), by_row_id.end());
   // Merged traces number collective rows densely: then a flat table replaces the search.
   std::vector<int32_t> dense_row;
   int64_t dense_base = 0;
@@ -499,6 +513,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
           last_cid = row.collective_id;
           last_inst = inst;
         }
+        if (options.on_transfer) options.on_transfer(row, inst);
         int* dense = row.src_rank >= 0 && row.dst_rank >= 0 && row.src_rank < dense_ranks &&
                              row.dst_rank < dense_ranks
                          ? &dense_link[static_cast<size_t>(row.src_rank) * static_cast<size_t>(dense_ranks) +

@@ -63,15 +63,27 @@ struct Loader {
   bool ok = false;
   std::string error;
   std::unique_ptr<TimelineModel> model;
+  // The timeline from the calls alone (LoadOptions::on_timeline), while the analysis runs.
+  std::mutex early_mutex;
+  std::unique_ptr<TimelineModel> early;  // guarded by early_mutex; the UI thread takes it
   std::thread thread;
   const analyzer::Topology* topology = nullptr;
 
+  std::unique_ptr<TimelineModel> takeEarly() {
+    std::lock_guard<std::mutex> lock(early_mutex);
+    return std::move(early);
+  }
   void start(const std::string& path) {
     thread = std::thread([this, path] {
       auto m = std::make_unique<TimelineModel>();
       LoadOptions opt;
       opt.topology = topology;
       opt.progress = [this](double f) { progress = f; };
+      opt.on_timeline = [this](TimelineModel&& timeline) {
+        auto e = std::make_unique<TimelineModel>(std::move(timeline));
+        std::lock_guard<std::mutex> lock(early_mutex);
+        early = std::move(e);
+      };
       ok = loadTimeline(path, opt, m.get(), &error);
       if (ok) model = std::move(m);
       done = true;
@@ -139,6 +151,7 @@ struct TraceSlot {
   std::string path;
   Loader loader;
   std::unique_ptr<TimelineModel> model;
+  std::unique_ptr<TimelineModel> early;  // shown until `model` is in (TimelineModel::analysed false)
   std::string error;
   bool failed = false;
 };
@@ -331,6 +344,8 @@ int runViewer(const ViewerOptions& options) {
   bool focus_search = false;
   bool show_help = false;
   bool ready = false;  // every trace loaded and the views set up
+  bool early_shown = false;  // the timeline of the calls was drawn before the analysis was in
+  TimeRange early_fit;       // the range it was first drawn at
   int frames_after_load = 0;
   int exit_code = 0;
   std::string last_state, pending_state;
@@ -371,10 +386,12 @@ int runViewer(const ViewerOptions& options) {
     backend.beginFrame(headless || !ready || tabs.animating() ? 0 : 0.25);
     const std::vector<KeyPress> key_presses = backend.takeKeyPresses();
     for (auto& slot : slots) {
+      if (!slot->model && !slot->early) slot->early = slot->loader.takeEarly();
       if (!slot->model && !slot->failed && slot->loader.done) {
         slot->loader.thread.join();
         if (slot->loader.ok) {
           slot->model = std::move(slot->loader.model);
+          slot->early.reset();
         } else {
           slot->failed = true;
           slot->error = slot->loader.error;
@@ -389,7 +406,13 @@ int runViewer(const ViewerOptions& options) {
       TimelineModel& a = modelA();
       int64_t end = a.end_ns;
       if (compare_mode) end = std::max(end, a.start_ns + (slots[1]->model->end_ns - slots[1]->model->start_ns));
+      const TimeRange early_range = view.range();
       view.setLimits(a.start_ns, end);
+      if (early_shown && (early_range.t0 != early_fit.t0 || early_range.t1 != early_fit.t1)) {
+        // The user zoomed or panned while the analysis ran: stay there.
+        view.setRange(early_range);
+        view.commit();
+      }
       timeline.reset(a);
       if (compare_mode) compare.reset(a, *slots[1]->model);
       tabs.reset(a, topology.get(), options.view, options.scrub);
@@ -425,6 +448,23 @@ int runViewer(const ViewerOptions& options) {
         ImGui::TextColored(ImVec4(1, 0.35f, 0.3f, 1), "Cannot open %s", slot->path.c_str());
         ImGui::TextWrapped("%s", slot->error.c_str());
       }
+    } else if (!ready && !compare_mode && slots.size() == 1 && slots[0]->early) {
+      // The calls are in: draw their timeline while the analysis runs (no selection, findings,
+      // phases, link lanes, topology or statistics until then).
+      TimelineModel& early = *slots[0]->early;
+      if (!early_shown) {
+        early_shown = true;
+        view.setLimits(early.start_ns, early.end_ns);
+        early_fit = view.range();
+        timeline.reset(early);
+      }
+      ImGui::Text("%s  |  timeline of the calls; findings, details, phases, links, topology and statistics: "
+                  "analysing...",
+                  early.path.c_str());
+      ImGui::ProgressBar(static_cast<float>(slots[0]->loader.progress.load()), ImVec2(-1, 0));
+      TimelineDrawOptions topt;
+      topt.dark = backend.dark();
+      timeline.draw(early, &view, topt);
     } else if (!ready) {
       for (const auto& slot : slots) {
         ImGui::Text("Loading %s ...", slot->path.c_str());

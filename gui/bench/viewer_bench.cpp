@@ -2,11 +2,14 @@
 //
 // Writes synthetic traces of N events (collective calls plus one transfer per call, on 8
 // ranks, through storage's RankWriter and merge), then for each prints the load time
-// (loadTimeline: the analyzer and the viewer's own pass, as `ringside view` does) and the
+// (loadTimeline: the analyzer and the viewer's own pass, as `ringside view` does: until the
+// timeline is drawable, and until the analysis is in), the peak RSS so far and the
 // CPU time to build one frame's draw geometry (buildFrameGeometry: level of detail for every
 // lane, no OpenGL) at full zoom-out and at a mid zoom (1% of the trace).
 //
 //   viewer_bench [--events 100000,1000000,10000000] [--dir DIR] [--keep]
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -137,8 +140,10 @@ int main(int argc, char** argv) {
     }
   }
   fs::create_directories(dir);
-  std::printf("%12s %10s %10s %12s %14s %12s %14s\n", "events", "write_s", "load_s", "zoomed_out_ms",
-              "items_out", "mid_zoom_ms", "items_mid");
+  // drawable_s: until the timeline can be drawn (LoadOptions::on_timeline); analysed_s: until
+  // loadTimeline() returns with the analysis; peak_rss_mb: the process's peak so far.
+  std::printf("%12s %10s %11s %11s %12s %12s %14s %12s %14s\n", "events", "write_s", "drawable_s",
+              "analysed_s", "peak_rss_mb", "zoomed_out_ms", "items_out", "mid_zoom_ms", "items_mid");
   for (int64_t n : sizes) {
     const fs::path trace = dir / ("viewer-bench-" + std::to_string(n) + ".sqlite");
     std::string error;
@@ -150,17 +155,28 @@ int main(int argc, char** argv) {
     const double write_s = seconds(t);
     TimelineModel model;
     t = std::chrono::steady_clock::now();
-    if (!ringside::gui::loadTimeline(trace.string(), {}, &model, &error)) {
+    double drawable_s = -1;
+    ringside::gui::LoadOptions options;
+    TimelineModel early;  // kept until the full model is in, as `ringside view` keeps it
+    options.on_timeline = [&](TimelineModel&& m) {
+      drawable_s = seconds(t);
+      early = std::move(m);
+    };
+    if (!ringside::gui::loadTimeline(trace.string(), options, &model, &error)) {
       std::fprintf(stderr, "viewer_bench: %s\n", error.c_str());
       return 1;
     }
     const double load_s = seconds(t);
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    const double rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+    early = TimelineModel{};
     size_t items_out = 0, items_mid = 0;
     const double out_ms = frameMs(model, model.start_ns, model.end_ns, 20, &items_out);
     const int64_t span = (model.end_ns - model.start_ns) / 100, mid = model.start_ns + (model.end_ns - model.start_ns) / 2;
     const double mid_ms = frameMs(model, mid - span / 2, mid + span / 2, 20, &items_mid);
-    std::printf("%12lld %10.2f %10.2f %12.3f %14zu %12.3f %14zu\n", static_cast<long long>(n), write_s, load_s,
-                out_ms, items_out, mid_ms, items_mid);
+    std::printf("%12lld %10.2f %11.2f %11.2f %12.0f %12.3f %14zu %12.3f %14zu\n", static_cast<long long>(n),
+                write_s, drawable_s, load_s, rss_mb, out_ms, items_out, mid_ms, items_mid);
     std::fflush(stdout);
     if (!keep) fs::remove(trace);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -14,8 +15,9 @@
 namespace ringside::gui {
 
 void EventRow::finish() {
-  std::stable_sort(events.begin(), events.end(),
-                   [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_ns < b.start_ns; });
+  auto by_start = [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_ns < b.start_ns; };
+  // Rows arrive ordered by start from the reader: sort (stably) only when they are not.
+  if (!std::is_sorted(events.begin(), events.end(), by_start)) std::stable_sort(events.begin(), events.end(), by_start);
   max_end_prefix.resize(events.size());
   int64_t running = std::numeric_limits<int64_t>::min();
   for (size_t i = 0; i < events.size(); ++i) {
@@ -247,8 +249,16 @@ void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& cal
 
 bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineModel* out,
                   std::string* error) {
-  auto reader = storage::TraceReader::open(path, error);
-  if (!reader) return false;
+  // quick_check reads the whole file: it runs once, on the analysis thread's reader, while this
+  // thread already reads the calls; nothing is handed out before it passed.
+  storage::TraceOpenOptions unchecked;
+  unchecked.quick_check = false;
+  auto reader = storage::TraceReader::open(path, unchecked, error);
+  if (!reader) {
+    std::string checked_error;  // the same verdict a checked open gives (quick_check's first)
+    if (!storage::TraceReader::open(path, &checked_error) && error != nullptr) *error = checked_error;
+    return false;
+  }
   // The analysis and the viewer's own pass over the rows run side by side, each on its own
   // reader (one TraceReader per thread).
   std::atomic<double> analysis_done{0}, rows_done{0};
@@ -256,17 +266,50 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
     if (options.progress) options.progress(0.6 * analysis_done.load() + 0.4 * rows_done.load());
   };
   progress();
+  // Bytes per (instance, src, dst) for the links each collective used: the analysis hands every
+  // transfer row it reads over with its instance (AnalysisOptions::on_transfer), so the
+  // transfers are read once.
+  const int64_t transfer_rows = reader->transferCount();
+  const bool read_links = options.collective_links && transfer_rows <= options.max_link_transfers;
+  struct RawLink {
+    int32_t instance;
+    int16_t src, dst;
+    bool send;
+    int64_t bytes;
+  };
+  std::vector<RawLink> raw_links;
   analyzer::Analysis analysis;
   std::string analysis_error;
   bool analysis_ok = false;
+  std::promise<bool> check_promise;
+  std::future<bool> check = check_promise.get_future();
   std::thread analysis_thread([&] {
-    auto second = storage::TraceReader::open(path, &analysis_error);
+    auto second = storage::TraceReader::open(path, &analysis_error);  // with quick_check
+    check_promise.set_value(second != nullptr);
     if (!second) return;
     analyzer::AnalysisOptions aopt;
     aopt.bins = std::max(1, options.counter_bins);
     aopt.topology = options.topology;
     aopt.progress = [&](double f) { analysis_done = f; };
-    analysis_ok = analyzer::analyze(*second, aopt, &analysis, &analysis_error);
+    if (read_links) {
+      try {
+        raw_links.reserve(static_cast<size_t>(std::max<int64_t>(0, transfer_rows)));
+      } catch (const std::bad_alloc&) {
+      }
+      aopt.on_transfer = [&](const storage::TransferRow& row, int32_t instance) {
+        if (instance < 0 || row.src_rank < 0 || row.dst_rank < 0 || row.src_rank >= 4096 || row.dst_rank >= 4096) {
+          return;
+        }
+        raw_links.push_back({instance, static_cast<int16_t>(row.src_rank), static_cast<int16_t>(row.dst_rank),
+                             row.side == "send", row.bytes});
+      };
+    }
+    try {
+      analysis_ok = analyzer::analyze(*second, aopt, &analysis, &analysis_error);
+    } catch (const std::bad_alloc&) {
+      analysis_ok = false;
+      analysis_error = path + ": out of memory while analysing";
+    }
     analysis_done = 1.0;
   });
   struct JoinAtExit {
@@ -278,65 +321,40 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
 
   Interner comms, ops;
   std::vector<CompactCall> calls;
-  std::vector<std::pair<int64_t, int32_t>> id_to_call;  // (row id, call index), by id
   const int64_t total_calls = std::max<int64_t>(1, reader->collectiveCount());
-  const bool read_links = options.collective_links && reader->transferCount() <= options.max_link_transfers;
-  const int64_t total_transfers = read_links ? reader->transferCount() : 0;
-  const double total_rows = static_cast<double>(total_calls + total_transfers);
   calls.reserve(static_cast<size_t>(total_calls));
-  bool ok = reader->forEachCollective(
+  bool ok = reader->forEachCollectiveTiming(
       [&](const storage::CollectiveRow& row) {
-        if (read_links) {
-          id_to_call.emplace_back(row.id, static_cast<int32_t>(calls.size()));
-        }
         calls.push_back({row.rank, comms.get(row.comm), ops.get(row.op), row.status != 0, row.seq,
                          row.start_ns, row.end_ns});
         if ((calls.size() & 0xFFFF) == 0) {
-          rows_done = static_cast<double>(calls.size()) / total_rows;
+          rows_done = static_cast<double>(calls.size()) / static_cast<double>(total_calls);
           progress();
         }
         return true;
       },
       error);
+  // quick_check's verdict comes first (a damaged file fails as a checked open would).
+  if (!check.get()) {
+    if (error != nullptr) *error = analysis_error;
+    return false;
+  }
   if (!ok) return false;
-
-  // Bytes per (call, src, dst), from the transfer rows that name their call.
-  struct LinkAcc {
-    int64_t send_bytes = 0, send_messages = 0, recv_bytes = 0, recv_messages = 0;
-  };
-  std::unordered_map<uint64_t, LinkAcc> per_call_link;
-  if (read_links && total_transfers > 0) {
-    std::sort(id_to_call.begin(), id_to_call.end());
-    int64_t seen = 0;
-    ok = reader->forEachTransfer(
-        [&](const storage::TransferRow& row) {
-          if ((++seen & 0xFFFF) == 0) {
-            rows_done = static_cast<double>(static_cast<int64_t>(calls.size()) + seen) / total_rows;
-            progress();
-          }
-          if (row.collective_id == storage::kNone || row.src_rank < 0 || row.dst_rank < 0 ||
-              row.src_rank >= 4096 || row.dst_rank >= 4096) {
-            return true;
-          }
-          auto it = std::lower_bound(id_to_call.begin(), id_to_call.end(),
-                                     std::pair<int64_t, int32_t>(row.collective_id, -1));
-          if (it == id_to_call.end() || it->first != row.collective_id) return true;
-          uint64_t key = (static_cast<uint64_t>(it->second) << 24) |
-                         (static_cast<uint64_t>(row.src_rank) << 12) | static_cast<uint64_t>(row.dst_rank);
-          LinkAcc& acc = per_call_link[key];
-          if (row.side == "send") {
-            acc.send_bytes += row.bytes;
-            ++acc.send_messages;
-          } else {
-            acc.recv_bytes += row.bytes;
-            ++acc.recv_messages;
-          }
-          return true;
-        },
-        error);
-    if (!ok) return false;
+  if (options.on_timeline) {
+    // The timeline can be drawn from the calls alone; the analysis fills in the rest.
+    analyzer::Analysis calls_only;
+    for (const storage::RankInfo& info : reader->ranks()) calls_only.ranks_present.push_back(info.rank);
+    std::sort(calls_only.ranks_present.begin(), calls_only.ranks_present.end());
+    calls_only.ranks_present.erase(std::unique(calls_only.ranks_present.begin(), calls_only.ranks_present.end()),
+                                   calls_only.ranks_present.end());
+    TimelineModel early;
+    early.path = path;
+    buildFromCompact(std::move(calls_only), comms.names(), ops.names(), calls, nullptr, &early);
+    early.analysed = false;
+    options.on_timeline(std::move(early));
   }
   rows_done = 1.0;
+  progress();
   analysis_thread.join();
   if (!analysis_ok) {
     *error = analysis_error;
@@ -347,51 +365,56 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
   for (const auto& c : analysis.collectives) {
     if (commIndex(comm_names, c.comm) < 0) comm_names.push_back(c.comm);
   }
-  std::vector<int32_t> instance_of_call;
-  buildFromCompact(std::move(analysis), comm_names, ops.names(), calls, &instance_of_call, out);
+  buildFromCompact(std::move(analysis), comm_names, ops.names(), calls, nullptr, out);
+  calls = {};
 
   // Per instance and link: the send side's bytes, or the recv side's where no send was recorded.
   out->collective_links.clear();
   out->links_begin.clear();
   if (read_links) {
-    struct Entry {
-      int32_t instance;
-      int src, dst;
-      LinkAcc acc;
-    };
-    std::vector<Entry> entries;
-    entries.reserve(per_call_link.size());
-    for (const auto& [key, acc] : per_call_link) {
-      int32_t instance = instance_of_call[static_cast<size_t>(key >> 24)];
-      if (instance < 0) continue;
-      entries.push_back({instance, static_cast<int>((key >> 12) & 0xFFF), static_cast<int>(key & 0xFFF), acc});
-    }
-    std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) {
-      return std::tie(x.instance, x.src, x.dst) < std::tie(y.instance, y.src, y.dst);
-    });
+    // Bucket the rows by instance (counting sort), then merge each instance's few links.
     const size_t n = out->analysis.collectives.size();
-    out->links_begin.assign(n + 1, 0);
-    for (size_t i = 0; i < entries.size();) {
-      LinkAcc sum;
-      size_t j = i;
-      for (; j < entries.size() && entries[j].instance == entries[i].instance &&
-             entries[j].src == entries[i].src && entries[j].dst == entries[i].dst;
-           ++j) {
-        sum.send_bytes += entries[j].acc.send_bytes;
-        sum.send_messages += entries[j].acc.send_messages;
-        sum.recv_bytes += entries[j].acc.recv_bytes;
-        sum.recv_messages += entries[j].acc.recv_messages;
-      }
-      CollectiveLink l;
-      l.src = entries[i].src;
-      l.dst = entries[i].dst;
-      l.bytes = sum.send_messages > 0 ? sum.send_bytes : sum.recv_bytes;
-      l.messages = sum.send_messages > 0 ? sum.send_messages : sum.recv_messages;
-      out->collective_links.push_back(l);
-      ++out->links_begin[static_cast<size_t>(entries[i].instance) + 1];
-      i = j;
+    std::vector<int64_t> begin(n + 1, 0);
+    for (const RawLink& r : raw_links) {
+      if (static_cast<size_t>(r.instance) < n) ++begin[static_cast<size_t>(r.instance) + 1];
     }
-    for (size_t c = 0; c < n; ++c) out->links_begin[c + 1] += out->links_begin[c];
+    for (size_t c = 0; c < n; ++c) begin[c + 1] += begin[c];
+    std::vector<RawLink> by_instance(static_cast<size_t>(begin[n]));
+    {
+      std::vector<int64_t> at(begin.begin(), begin.end() - 1);
+      for (const RawLink& r : raw_links) {
+        if (static_cast<size_t>(r.instance) < n) by_instance[static_cast<size_t>(at[static_cast<size_t>(r.instance)]++)] = r;
+      }
+    }
+    raw_links = {};
+    out->links_begin.assign(n + 1, 0);
+    for (size_t c = 0; c < n; ++c) {
+      auto first = by_instance.begin() + begin[c], last = by_instance.begin() + begin[c + 1];
+      std::stable_sort(first, last, [](const RawLink& x, const RawLink& y) {
+        return std::pair(x.src, x.dst) < std::pair(y.src, y.dst);
+      });
+      for (auto i = first; i != last;) {
+        int64_t send_bytes = 0, send_messages = 0, recv_bytes = 0, recv_messages = 0;
+        auto j = i;
+        for (; j != last && j->src == i->src && j->dst == i->dst; ++j) {
+          if (j->send) {
+            send_bytes += j->bytes;
+            ++send_messages;
+          } else {
+            recv_bytes += j->bytes;
+            ++recv_messages;
+          }
+        }
+        CollectiveLink l;
+        l.src = i->src;
+        l.dst = i->dst;
+        l.bytes = send_messages > 0 ? send_bytes : recv_bytes;
+        l.messages = send_messages > 0 ? send_messages : recv_messages;
+        out->collective_links.push_back(l);
+        i = j;
+      }
+      out->links_begin[c + 1] = static_cast<int64_t>(out->collective_links.size());
+    }
   }
   if (options.progress) options.progress(1.0);
   return true;

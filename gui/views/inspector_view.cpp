@@ -97,7 +97,7 @@ void drawCollectiveDetails(const TimelineModel& model, int collective, InspectAc
   }
   if (ImGui::TreeNodeEx("links", ImGuiTreeNodeFlags_DefaultOpen, "links used (%zu)", d.links.size())) {
     if (model.links_begin.empty()) {
-      ImGui::TextDisabled("not loaded (a trace with over 2 M transfer rows)");
+      ImGui::TextDisabled("not loaded (a trace with over 20 M transfer rows)");
     } else if (d.links.empty()) {
       ImGui::TextDisabled("no transfers recorded for it");
     }

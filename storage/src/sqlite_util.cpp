@@ -99,7 +99,10 @@ int bindNullable(sqlite3_stmt* st, int index, int64_t value) {
 }
 
 int64_t columnNullable(sqlite3_stmt* st, int index) {
-  return sqlite3_column_type(st, index) == SQLITE_NULL ? kNone : sqlite3_column_int64(st, index);
+  // NULL reads as 0 (sqlite3_column_int64 leaves its type alone): ask for the type only then.
+  const int64_t v = sqlite3_column_int64(st, index);
+  if (v != 0) return v;
+  return sqlite3_column_type(st, index) == SQLITE_NULL ? kNone : 0;
 }
 
 std::string baseName(const std::string& path) {

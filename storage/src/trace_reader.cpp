@@ -5,6 +5,7 @@
 // resolves string ids through an in-memory copy of the string table.
 #include "ringside/storage/trace_reader.h"
 
+#include <algorithm>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -41,6 +42,7 @@ class SqliteTraceReader final : public TraceReader {
   int64_t collectiveCount() override { return count("SELECT count(*) FROM collective_data"); }
   int64_t transferCount() override { return count("SELECT count(*) FROM transfer_data"); }
   bool forEachCollective(const std::function<bool(const CollectiveRow&)>& fn, std::string* error) override;
+  bool forEachCollectiveTiming(const std::function<bool(const CollectiveRow&)>& fn, std::string* error) override;
   bool forEachTransfer(const std::function<bool(const TransferRow&)>& fn, std::string* error) override;
   int64_t gpuActivityCount() override {
     return version_ >= 2 ? count("SELECT count(*) FROM gpu_activity_data") : 0;
@@ -60,6 +62,8 @@ class SqliteTraceReader final : public TraceReader {
   bool loadStrings(std::string* error);
   std::string_view str(int64_t sid) const {
     if (sid == kNone) return {};
+    // Writers number strings densely from 1: a flat table, the map only for stray ids.
+    if (sid >= 0 && static_cast<uint64_t>(sid) < dense_strings_.size()) return dense_strings_[static_cast<size_t>(sid)];
     auto it = strings_.find(sid);
     return it == strings_.end() ? std::string_view() : std::string_view(it->second);
   }
@@ -73,6 +77,7 @@ class SqliteTraceReader final : public TraceReader {
   int version_;
   bool strings_loaded_ = false;
   std::unordered_map<int64_t, std::string> strings_;
+  std::vector<std::string_view> dense_strings_;  // [sid] -> strings_[sid] for sid < size
 };
 
 int64_t SqliteTraceReader::count(const char* sql) {
@@ -137,6 +142,16 @@ bool SqliteTraceReader::loadStrings(std::string* error) {
     strings_[sqlite3_column_int64(st.get(), 0)] = columnText(st.get(), 1);
   }
   if (rc != SQLITE_DONE) return readError(error, "cannot read strings");
+  // Ids up to 4x the count (and at least 4096) go into the flat table; unknown ones stay "".
+  const int64_t limit = std::max<int64_t>(4096, 4 * static_cast<int64_t>(strings_.size()));
+  int64_t top = -1;
+  for (const auto& [sid, value] : strings_) {
+    if (sid >= 0 && sid < limit) top = std::max(top, sid);
+  }
+  dense_strings_.assign(static_cast<size_t>(top + 1), std::string_view());
+  for (const auto& [sid, value] : strings_) {
+    if (sid >= 0 && sid <= top) dense_strings_[static_cast<size_t>(sid)] = value;
+  }
   strings_loaded_ = true;
   return true;
 }
@@ -172,6 +187,37 @@ bool SqliteTraceReader::forEachCollective(const std::function<bool(const Collect
       r.root = toInt32(detail::columnNullable(s, 13));
       r.tid = toInt32(sqlite3_column_int64(s, 14));
       r.status = toInt32(sqlite3_column_int64(s, 15));
+      if (!fn(r)) return true;
+    }
+    if (rc != SQLITE_DONE) return readError(error, "cannot read collectives");
+    return true;
+  } catch (const std::bad_alloc&) {
+    if (error) *error = path_ + ": out of memory while reading collectives";
+    return false;
+  }
+}
+
+bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const CollectiveRow&)>& fn,
+                                                std::string* error) {
+  try {
+    if (!loadStrings(error)) return false;
+    Stmt st = detail::prepare(db_.get(),
+                              "SELECT id, rank, comm_sid, seq, op_sid, start_ns, end_ns, status"
+                              " FROM collective_data ORDER BY rank, start_ns, id",
+                              nullptr);
+    if (!st) return readError(error, "cannot read collectives");
+    sqlite3_stmt* s = st.get();
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      CollectiveRow r;
+      r.id = sqlite3_column_int64(s, 0);
+      r.rank = toInt32(detail::columnNullable(s, 1));
+      r.comm = str(detail::columnNullable(s, 2));
+      r.seq = sqlite3_column_int64(s, 3);
+      r.op = str(detail::columnNullable(s, 4));
+      r.start_ns = sqlite3_column_int64(s, 5);
+      r.end_ns = detail::columnNullable(s, 6);
+      r.status = toInt32(sqlite3_column_int64(s, 7));
       if (!fn(r)) return true;
     }
     if (rc != SQLITE_DONE) return readError(error, "cannot read collectives");
@@ -311,9 +357,14 @@ bool SqliteTraceReader::forEachCommunicator(const std::function<bool(int32_t, co
 }  // namespace
 
 std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, std::string* error) {
+  return open(path, TraceOpenOptions{}, error);
+}
+
+std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, const TraceOpenOptions& options,
+                                               std::string* error) {
   try {
     int version = 0;
-    Db db = detail::openTraceReadOnly(path, &version, error);
+    Db db = detail::openTraceReadOnly(path, &version, error, options.quick_check);
     if (!db) return nullptr;
     return std::make_unique<SqliteTraceReader>(path, std::move(db), version);
   } catch (...) {

@@ -13,6 +13,7 @@
 #include "ringside/gui/csv.h"
 #include "ringside/gui/palette.h"
 #include "ringside/gui/stats_table.h"
+#include "ringside/gui/timeline_model.h"
 #include "ringside/gui/topology_graph.h"
 #include "ringside/gui/traffic_matrix.h"
 #include "ringside/gui/view_state.h"
@@ -417,6 +418,73 @@ TEST(CsvTest, QuotingAndExport) {
   EXPECT_NE(error.find("cannot write"), std::string::npos);
   EXPECT_FALSE(writeTextFile("", csv, &error));
   std::filesystem::remove_all(dir);
+}
+
+TEST(LoadTimelineTest, EarlyTimelineHasTheCallsBeforeTheAnalysis) {
+  TraceBuilder t(4);
+  ringTrace(&t);
+  t.colls.push_back({2, 0, 1, "allreduce", "ringside-ring", 4000, 5000, 5600});
+  const std::string path = t.build();
+  LoadOptions options;
+  options.counter_bins = 10;
+  int calls = 0;
+  TimelineModel early;
+  options.on_timeline = [&](TimelineModel&& m) {
+    ++calls;
+    early = std::move(m);
+  };
+  TimelineModel full;
+  std::string error;
+  ASSERT_TRUE(loadTimeline(path, options, &full, &error)) << error;
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(early.analysed);
+  EXPECT_TRUE(full.analysed);
+  EXPECT_EQ(early.path, full.path);
+  EXPECT_TRUE(early.analysis.collectives.empty());
+  EXPECT_EQ(early.analysis.ranks_present, full.analysis.ranks_present);
+  // The same rank lanes and calls; no phases, no link lanes, nothing matched yet.
+  size_t rank_lanes = 0;
+  for (const Lane& l : full.lanes) rank_lanes += l.kind == LaneKind::kRank ? 1 : 0;
+  ASSERT_EQ(early.lanes.size(), rank_lanes);
+  EXPECT_GT(full.lanes.size(), rank_lanes);  // link lanes
+  for (size_t i = 0; i < rank_lanes; ++i) {
+    const auto& e = early.lanes[i].rows[0].events;
+    const auto& f = full.lanes[i].rows[0].events;
+    EXPECT_EQ(early.lanes[i].name, full.lanes[i].name);
+    ASSERT_EQ(e.size(), f.size());
+    for (size_t k = 0; k < e.size(); ++k) {
+      EXPECT_EQ(e[k].start_ns, f[k].start_ns);
+      EXPECT_EQ(e[k].end_ns, f[k].end_ns);
+      EXPECT_EQ(early.labels[static_cast<size_t>(e[k].label)], full.labels[static_cast<size_t>(f[k].label)]);
+      EXPECT_EQ(e[k].collective, -1);
+      EXPECT_GE(f[k].collective, 0);
+    }
+    EXPECT_TRUE(early.lanes[i].rows[1].events.empty());
+    EXPECT_FALSE(full.lanes[i].rows[1].events.empty());
+  }
+  EXPECT_EQ(early.lanes[0].rows[0].events.size(), 2u);
+  // The links each collective used come from the analysis' pass over the transfers.
+  EXPECT_TRUE(early.links_begin.empty());
+  ASSERT_EQ(full.analysis.collectives.size(), 2u);
+  ASSERT_EQ(full.links_begin.size(), 3u);
+  EXPECT_EQ(full.links_begin[0], 0);
+  ASSERT_EQ(full.links_begin[1], 4);
+  EXPECT_EQ(full.links_begin[2], 4);  // the second call moved nothing
+  for (int r = 0; r < 4; ++r) {
+    const CollectiveLink& l = full.collective_links[static_cast<size_t>(r)];
+    EXPECT_EQ(l.src, r);
+    EXPECT_EQ(l.dst, (r + 1) % 4);
+    EXPECT_EQ(l.bytes, 6000);
+    EXPECT_EQ(l.messages, 6);
+  }
+  // A load without the callback gives the same full model.
+  TimelineModel plain;
+  LoadOptions plain_options;
+  plain_options.counter_bins = 10;
+  ASSERT_TRUE(loadTimeline(path, plain_options, &plain, &error)) << error;
+  EXPECT_EQ(plain.lanes.size(), full.lanes.size());
+  EXPECT_EQ(plain.start_ns, full.start_ns);
+  EXPECT_EQ(plain.end_ns, full.end_ns);
 }
 
 }  // namespace

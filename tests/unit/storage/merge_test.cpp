@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <set>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "ringside/storage/merge.h"
 #include "ringside/storage/trace_reader.h"
@@ -82,6 +85,29 @@ TEST_F(MergeTest, RenumbersCollectivesAndRemapsTransfersAndStrings) {
       },
       &err));
   EXPECT_EQ(n, 40);
+  // The timing-only visit: the same rows in the same order, the fields it reads equal.
+  std::vector<std::tuple<int64_t, int, std::string, int64_t, std::string, int64_t, int64_t, int>> full, timing;
+  ASSERT_TRUE(r->forEachCollective(
+      [&](const CollectiveRow& c) {
+        full.emplace_back(c.id, c.rank, std::string(c.comm), c.seq, std::string(c.op), c.start_ns, c.end_ns, c.status);
+        return true;
+      },
+      &err));
+  ASSERT_TRUE(r->forEachCollectiveTiming(
+      [&](const CollectiveRow& c) {
+        timing.emplace_back(c.id, c.rank, std::string(c.comm), c.seq, std::string(c.op), c.start_ns, c.end_ns, c.status);
+        EXPECT_TRUE(c.library.empty());
+        EXPECT_EQ(c.bytes, 0);
+        return true;
+      },
+      &err));
+  EXPECT_EQ(timing, full);
+  // Opened without quick_check (for a file another reader checks): reads the same.
+  TraceOpenOptions unchecked;
+  unchecked.quick_check = false;
+  auto u = TraceReader::open(f, unchecked, &err);
+  ASSERT_TRUE(u) << err;
+  EXPECT_EQ(u->collectiveCount(), 40);
 }
 
 TEST_F(MergeTest, CutOffAndMissingRanks) {

@@ -15,6 +15,7 @@
 
 namespace ringside::storage {
 class TraceReader;
+struct TransferRow;
 }
 
 namespace ringside::analyzer {
@@ -30,6 +31,10 @@ struct AnalysisOptions {
   int64_t window_start_ns = std::numeric_limits<int64_t>::min();
   int64_t window_end_ns = std::numeric_limits<int64_t>::max();
   std::function<void(double fraction)> progress;  // 0..1, now and then
+  // Optional: called (on analyze()'s thread) for every send or recv transfer row inside the
+  // window, with the index in Analysis::collectives of the instance it belongs to (-1 if none),
+  // so a caller can keep per-row figures without reading the transfers a second time.
+  std::function<void(const storage::TransferRow& row, int32_t instance)> on_transfer;
 };
 
 // One collective matched across ranks by (comm, seq).

@@ -83,6 +83,10 @@ struct TimelineModel {
   // by (src, dst). Empty when the loader did not read the transfers.
   std::vector<CollectiveLink> collective_links;
   std::vector<int64_t> links_begin;
+  // False in the early model LoadOptions::on_timeline hands over: rank lanes with their calls
+  // only (no phases, no link lanes, every event's collective -1, `analysis` empty but for
+  // ranks_present). The model loadTimeline() returns always has it true.
+  bool analysed = true;
 
   int label(const std::string& name);  // interns
   // Every (lane, row, event) of collective instance `collective` (one per rank that recorded it).
@@ -94,10 +98,16 @@ struct TimelineModel {
 
 struct LoadOptions {
   int counter_bins = 2048;  // resolution of the link counters over the whole trace
-  bool collective_links = true;  // read the transfers once more for the links of each collective
-  // ... unless the trace has more transfer rows than this (that pass would dominate the load).
-  int64_t max_link_transfers = 2'000'000;
+  bool collective_links = true;  // keep the links of each collective (from the analysis' own
+                                 // pass over the transfers: AnalysisOptions::on_transfer) ...
+  // ... unless the trace has more transfer rows than this (24 bytes a row while loading, about
+  // as much again kept per instance and link).
+  int64_t max_link_transfers = 20'000'000;
   std::function<void(double fraction)> progress;  // 0..1, from the loading thread
+  // Called once, from the loading thread, as soon as the calls of every rank are read: a model
+  // the timeline can draw already (see TimelineModel::analysed) while the analysis goes on.
+  // loadTimeline() returns the full model later; the early one is the callee's to keep.
+  std::function<void(TimelineModel&& timeline)> on_timeline;
   const analyzer::Topology* topology = nullptr;   // optional (--topology): links, idle links
 };
 
