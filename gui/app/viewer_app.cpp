@@ -394,6 +394,8 @@ int runViewer(const ViewerOptions& options) {
           slot->early.reset();
         } else {
           slot->failed = true;
+          slot->early.reset();  // a file the check refused: the error replaces its early timeline
+          (void)slot->loader.takeEarly();
           slot->error = slot->loader.error;
           std::cerr << "ringside view: " << slot->error << "\n";
           exit_code = 1;

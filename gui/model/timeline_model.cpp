@@ -334,14 +334,11 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
         return true;
       },
       error);
-  // quick_check's verdict comes first (a damaged file fails as a checked open would).
-  if (!check.get()) {
-    if (error != nullptr) *error = analysis_error;
-    return false;
-  }
-  if (!ok) return false;
-  if (options.on_timeline) {
-    // The timeline can be drawn from the calls alone; the analysis fills in the rest.
+  // The timeline can be drawn from the calls alone, before the whole-file check and the
+  // analysis finish: reading an unchecked file is safe (SQLite's defensive mode returns
+  // errors, never undefined behaviour, on a damaged file), and a file the check then refuses
+  // replaces this early timeline with the error (the caller drops it on failure).
+  if (ok && options.on_timeline) {
     analyzer::Analysis calls_only;
     for (const storage::RankInfo& info : reader->ranks()) calls_only.ranks_present.push_back(info.rank);
     std::sort(calls_only.ranks_present.begin(), calls_only.ranks_present.end());
@@ -353,6 +350,12 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
     early.analysed = false;
     options.on_timeline(std::move(early));
   }
+  // quick_check's verdict comes first (a damaged file fails as a checked open would).
+  if (!check.get()) {
+    if (error != nullptr) *error = analysis_error;
+    return false;
+  }
+  if (!ok) return false;
   rows_done = 1.0;
   progress();
   analysis_thread.join();

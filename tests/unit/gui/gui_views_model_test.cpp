@@ -420,6 +420,28 @@ TEST(CsvTest, QuotingAndExport) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(LoadTimelineTest, DamagedFileFailsWithOneLineEvenAfterAnEarlyTimeline) {
+  TraceBuilder t(4);
+  ringTrace(&t);
+  const std::string path = t.build();
+  // Overwrite the second half of the file: the calls may still be readable (an early timeline
+  // may be handed out), but the whole-file check refuses the file and the load fails.
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(0, std::ios::end);
+  const std::streamoff size = f.tellg();
+  f.seekp(size / 2);
+  const std::string junk(static_cast<size_t>(size - size / 2), '\x5a');
+  f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  f.close();
+  LoadOptions options;
+  options.on_timeline = [](TimelineModel&&) {};
+  TimelineModel full;
+  std::string error;
+  EXPECT_FALSE(loadTimeline(path, options, &full, &error));
+  EXPECT_FALSE(error.empty());
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+}
+
 TEST(LoadTimelineTest, EarlyTimelineHasTheCallsBeforeTheAnalysis) {
   TraceBuilder t(4);
   ringTrace(&t);
