@@ -425,8 +425,7 @@ bool SqliteRankWriter::addCollectiveGpu(const CollectiveGpuRow& row) {
     detail::bindNullable(st, 5, protocol);
     detail::bindNullable(st, 6, row.channels);
     detail::bindNullable(st, 7, row.group_id);
-    // A stream handle is an address: any value but our "unknown" sentinel is real.
-    if (row.stream == kNone) sqlite3_bind_null(st, 8); else sqlite3_bind_int64(st, 8, row.stream);
+    detail::bindNullable(st, 8, row.stream);  // 0 is a real stream (the legacy default one)
     detail::bindNullable(st, 9, row.device);
     return stepDone(st, "cannot store a collective_gpu row");
   });
