@@ -233,7 +233,13 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   // ---- pass 1: collectives -> instances ----------------------------------
   std::map<std::string, int> comm_ids;
   std::unordered_map<uint64_t, int32_t> instance_of;  // (comm id, seq) -> index
-  std::vector<std::vector<std::pair<int, int64_t>>> starts;  // per instance: (rank, start)
+  // Per instance, per rank: when the call was entered and how long it stayed on the host.
+  struct Arrival {
+    int rank;
+    int64_t start_ns;
+    int64_t host_ns;  // end - start; -1 if it never returned
+  };
+  std::vector<std::vector<Arrival>> starts;
   std::vector<std::pair<int64_t, int32_t>> by_row_id;        // collective row id -> instance
   struct RankAcc {
     bool any = false;
@@ -295,7 +301,8 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
         }
         c.last_end_ns = std::max(c.last_end_ns, end);
         c.failed = c.failed || row.status != 0;
-        starts[static_cast<size_t>(it->second)].emplace_back(row.rank, row.start_ns);
+        starts[static_cast<size_t>(it->second)].push_back(
+            {row.rank, row.start_ns, row.end_ns >= row.start_ns ? row.end_ns - row.start_ns : -1});
         by_row_id.emplace_back(row.id, it->second);
         if (last_acc == nullptr || last_acc_rank != row.rank) {
           last_acc = &rank_acc[row.rank];  // map nodes stay put
@@ -376,7 +383,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
       group_ranks.emplace_back();
     }
     group_of[i] = it->second;
-    for (const auto& [rank, start] : starts[i]) group_ranks[static_cast<size_t>(it->second)].insert(rank);
+    for (const Arrival& a : starts[i]) group_ranks[static_cast<size_t>(it->second)].insert(a.rank);
   }
 
   // ---- pass 2: transfers -> links, fit, phases ------------------------------
@@ -829,7 +836,14 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   // ---- ranks ----------------------------------------------------------------
   std::map<int, int64_t> wait;
   for (size_t i = 0; i < out->collectives.size(); ++i) {
-    for (const auto& [rank, start] : starts[i]) wait[rank] += out->collectives[i].last_start_ns - start;
+    for (const Arrival& a : starts[i]) {
+      // A rank waits inside its call for the last one to arrive, but never longer than it
+      // stayed in the call: an asynchronous call (NCCL's enqueue) returns before the others
+      // arrive, and its waiting happens on the GPU, not on the host.
+      int64_t w = out->collectives[i].last_start_ns - a.start_ns;
+      if (a.host_ns >= 0) w = std::min(w, a.host_ns);
+      wait[a.rank] += std::max<int64_t>(0, w);
+    }
   }
   std::set<int> cut(out->cut_off_ranks.begin(), out->cut_off_ranks.end());
   for (auto& [rank, acc] : rank_acc) {

@@ -117,7 +117,7 @@ struct RankStats {
   int rank = -1;
   int64_t span_ns = 0;      // first to last recorded event
   int64_t comm_ns = 0;      // inside collectives (union)
-  int64_t wait_ns = 0;      // inside collectives before the last rank arrived
+  int64_t wait_ns = 0;      // inside collectives before the last rank arrived (at most the call's own host time)
   bool cut_off = false;
 };
 
