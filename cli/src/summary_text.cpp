@@ -143,7 +143,7 @@ std::string formatSummary(const analyzer::Summary& summary) {
                 formatCount(summary.transfers).c_str());
   if (!summary.missing_ranks.empty()) {
     out += "!! MISSING RANKS " + analyzer::formatRankList(summary.missing_ranks) +
-           ": no rank file (never made a Gloo call, or the file was lost)\n";
+           ": no rank file (never made a Gloo or NCCL call, or the file was lost)\n";
   }
   if (!summary.cut_off_ranks.empty()) {
     out += "!! CUT-OFF RANKS " + analyzer::formatRankList(summary.cut_off_ranks) +
