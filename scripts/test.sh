@@ -16,6 +16,8 @@
 #                            instrumented preload library is not a supported ASan setup.
 #   tsan-build  build-tsan/  -DRINGSIDE_SANITIZE=thread
 #   tsan-test   build-tsan/  unit tests
+#   nocuda-build build-nocuda/ the CUDA toolkit hidden (-DRINGSIDE_CUDA=OFF, CMAKE_IGNORE_PATH)
+#   nocuda-test build-nocuda/ unit and stand-in tests: everything but CUPTI works without CUDA
 #
 # Environment: JOBS (default 2), RINGSIDE_SKIP_SANITIZERS=1 to stop after `test`.
 set -uo pipefail
