@@ -242,13 +242,24 @@ def scenario_input(env):
         print(f"input: drag pan -> {panned}")
         # Select: click the middle of a collective drawn on its own.
         st = wait_for(lambda s: s.get("targets"), "visible collectives")
-        # The state file may lag the last frame by a frame or two (a busy machine): hover
-        # the first target, then select whatever collective the viewer says is under the mouse.
-        t = st["targets"][0]
-        xdo("mousemove", "--window", wid, str(t["x"]), str(t["y"]))
-        time.sleep(0.3)
-        st = wait_for(lambda s: s["hovered"].get("collective", -1) >= 0, "the hover")
-        hovered = st["hovered"]["collective"]
+        # The state file may lag the frames on a busy machine: the targets read right after the
+        # pan may still be those from before it. Hover a target; if the viewer does not report
+        # that collective under the mouse within a few seconds, read the targets again (fresh)
+        # and try the next one.
+        hovered = -1
+        for attempt in range(6):
+            time.sleep(0.5)
+            st = wait_for(lambda s: s.get("targets"), "visible collectives")
+            t = st["targets"][min(attempt, len(st["targets"]) - 1)]
+            xdo("mousemove", "--window", wid, str(t["x"]), str(t["y"]))
+            try:
+                wait_for(lambda s: s["hovered"].get("collective", -1) == t["collective"], "the hover", timeout=5)
+                hovered = t["collective"]
+                break
+            except AssertionError:
+                print(f"input: collective {t['collective']} not under the mouse at ({t['x']}, {t['y']});"
+                      " reading the targets again")
+        assert hovered >= 0, f"no collective could be hovered; last state: {st}"
         xdo("click", "1")
         st = wait_for(lambda s: s["selected"] == hovered, f"collective {hovered} selected")
         assert st["selected_ranks"] == 3, st
