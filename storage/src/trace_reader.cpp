@@ -55,9 +55,25 @@ class SqliteTraceReader final : public TraceReader {
                            std::string* error) override;
 
  private:
-  // Runs `sql` and calls `row` for each result row; `what` names it in errors.
-  bool visit(const char* sql, const char* what, const std::function<bool(sqlite3_stmt*)>& row,
-             std::string* error);
+  // The one read loop of every forEach*: runs `sql`, calls `row` on each result row until it
+  // returns false; `what` names the rows in errors. A template, so the per-row call inlines.
+  template <typename Row>
+  bool visit(const char* sql, const char* what, Row&& row, std::string* error) {
+    try {
+      if (!loadStrings(error)) return false;
+      Stmt st = detail::prepare(db_.get(), sql, nullptr);
+      if (!st) return readError(error, std::string("cannot read ") + what);
+      int rc;
+      while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+        if (!row(st.get())) return true;
+      }
+      if (rc != SQLITE_DONE) return readError(error, std::string("cannot read ") + what);
+      return true;
+    } catch (const std::bad_alloc&) {
+      if (error) *error = path_ + ": out of memory while reading " + what;
+      return false;
+    }
+  }
   int64_t count(const char* sql);
   bool loadStrings(std::string* error);
   std::string_view str(int64_t sid) const {
@@ -158,129 +174,77 @@ bool SqliteTraceReader::loadStrings(std::string* error) {
 
 bool SqliteTraceReader::forEachCollective(const std::function<bool(const CollectiveRow&)>& fn,
                                           std::string* error) {
-  try {
-    if (!loadStrings(error)) return false;
-    // id breaks ties so the order is total; the merged index covers it.
-    Stmt st = detail::prepare(db_.get(),
-                              "SELECT id, rank, comm_sid, seq, op_sid, library_sid, bytes, count, dtype_sid,"
-                              " reduce_op_sid, algorithm_sid, start_ns, end_ns, root, tid, status"
-                              " FROM collective_data ORDER BY rank, start_ns, id",
-                              nullptr);
-    if (!st) return readError(error, "cannot read collectives");
-    sqlite3_stmt* s = st.get();
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-      CollectiveRow r;
-      r.id = sqlite3_column_int64(s, 0);
-      r.rank = toInt32(detail::columnNullable(s, 1));
-      r.comm = str(detail::columnNullable(s, 2));
-      r.seq = sqlite3_column_int64(s, 3);
-      r.op = str(detail::columnNullable(s, 4));
-      r.library = str(detail::columnNullable(s, 5));
-      r.bytes = sqlite3_column_int64(s, 6);
-      r.count = sqlite3_column_int64(s, 7);
-      r.dtype = str(detail::columnNullable(s, 8));
-      r.reduce_op = str(detail::columnNullable(s, 9));
-      r.algorithm = str(detail::columnNullable(s, 10));
-      r.start_ns = sqlite3_column_int64(s, 11);
-      r.end_ns = detail::columnNullable(s, 12);
-      r.root = toInt32(detail::columnNullable(s, 13));
-      r.tid = toInt32(sqlite3_column_int64(s, 14));
-      r.status = toInt32(sqlite3_column_int64(s, 15));
-      if (!fn(r)) return true;
-    }
-    if (rc != SQLITE_DONE) return readError(error, "cannot read collectives");
-    return true;
-  } catch (const std::bad_alloc&) {
-    if (error) *error = path_ + ": out of memory while reading collectives";
-    return false;
-  }
+  // id breaks ties so the order is total; the merged index covers it.
+  return visit("SELECT id, rank, comm_sid, seq, op_sid, library_sid, bytes, count, dtype_sid,"
+               " reduce_op_sid, algorithm_sid, start_ns, end_ns, root, tid, status"
+               " FROM collective_data ORDER BY rank, start_ns, id",
+               "collectives",
+               [&](sqlite3_stmt* s) {
+                 CollectiveRow r;
+                 r.id = sqlite3_column_int64(s, 0);
+                 r.rank = toInt32(detail::columnNullable(s, 1));
+                 r.comm = str(detail::columnNullable(s, 2));
+                 r.seq = sqlite3_column_int64(s, 3);
+                 r.op = str(detail::columnNullable(s, 4));
+                 r.library = str(detail::columnNullable(s, 5));
+                 r.bytes = sqlite3_column_int64(s, 6);
+                 r.count = sqlite3_column_int64(s, 7);
+                 r.dtype = str(detail::columnNullable(s, 8));
+                 r.reduce_op = str(detail::columnNullable(s, 9));
+                 r.algorithm = str(detail::columnNullable(s, 10));
+                 r.start_ns = sqlite3_column_int64(s, 11);
+                 r.end_ns = detail::columnNullable(s, 12);
+                 r.root = toInt32(detail::columnNullable(s, 13));
+                 r.tid = toInt32(sqlite3_column_int64(s, 14));
+                 r.status = toInt32(sqlite3_column_int64(s, 15));
+                 return fn(r);
+               },
+               error);
 }
 
 bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const CollectiveRow&)>& fn,
                                                 std::string* error) {
-  try {
-    if (!loadStrings(error)) return false;
-    Stmt st = detail::prepare(db_.get(),
-                              "SELECT id, rank, comm_sid, seq, op_sid, start_ns, end_ns, status"
-                              " FROM collective_data ORDER BY rank, start_ns, id",
-                              nullptr);
-    if (!st) return readError(error, "cannot read collectives");
-    sqlite3_stmt* s = st.get();
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-      CollectiveRow r;
-      r.id = sqlite3_column_int64(s, 0);
-      r.rank = toInt32(detail::columnNullable(s, 1));
-      r.comm = str(detail::columnNullable(s, 2));
-      r.seq = sqlite3_column_int64(s, 3);
-      r.op = str(detail::columnNullable(s, 4));
-      r.start_ns = sqlite3_column_int64(s, 5);
-      r.end_ns = detail::columnNullable(s, 6);
-      r.status = toInt32(sqlite3_column_int64(s, 7));
-      if (!fn(r)) return true;
-    }
-    if (rc != SQLITE_DONE) return readError(error, "cannot read collectives");
-    return true;
-  } catch (const std::bad_alloc&) {
-    if (error) *error = path_ + ": out of memory while reading collectives";
-    return false;
-  }
+  return visit("SELECT id, rank, comm_sid, seq, op_sid, start_ns, end_ns, status"
+               " FROM collective_data ORDER BY rank, start_ns, id",
+               "collectives",
+               [&](sqlite3_stmt* s) {
+                 CollectiveRow r;
+                 r.id = sqlite3_column_int64(s, 0);
+                 r.rank = toInt32(detail::columnNullable(s, 1));
+                 r.comm = str(detail::columnNullable(s, 2));
+                 r.seq = sqlite3_column_int64(s, 3);
+                 r.op = str(detail::columnNullable(s, 4));
+                 r.start_ns = sqlite3_column_int64(s, 5);
+                 r.end_ns = detail::columnNullable(s, 6);
+                 r.status = toInt32(sqlite3_column_int64(s, 7));
+                 return fn(r);
+               },
+               error);
 }
 
 bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferRow&)>& fn, std::string* error) {
-  try {
-    if (!loadStrings(error)) return false;
-    Stmt st = detail::prepare(db_.get(),
-                              "SELECT id, collective_id, src_rank, dst_rank, bytes, start_ns, end_ns,"
-                              " side_sid, phase_sid, step, chunk, slot, "
-                              + std::string(version_ >= 2 ? "channel" : "NULL") +
-                              " FROM transfer_data ORDER BY start_ns, id",
-                              nullptr);
-    if (!st) return readError(error, "cannot read transfers");
-    sqlite3_stmt* s = st.get();
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-      TransferRow r;
-      r.id = sqlite3_column_int64(s, 0);
-      r.collective_id = detail::columnNullable(s, 1);
-      r.src_rank = toInt32(detail::columnNullable(s, 2));
-      r.dst_rank = toInt32(detail::columnNullable(s, 3));
-      r.bytes = sqlite3_column_int64(s, 4);
-      r.start_ns = sqlite3_column_int64(s, 5);
-      r.end_ns = detail::columnNullable(s, 6);
-      r.side = str(detail::columnNullable(s, 7));
-      r.phase = str(detail::columnNullable(s, 8));
-      r.step = toInt32(detail::columnNullable(s, 9));
-      r.chunk = toInt32(detail::columnNullable(s, 10));
-      r.slot = detail::columnNullable(s, 11);
-      r.channel = toInt32(detail::columnNullable(s, 12));
-      if (!fn(r)) return true;
-    }
-    if (rc != SQLITE_DONE) return readError(error, "cannot read transfers");
-    return true;
-  } catch (const std::bad_alloc&) {
-    if (error) *error = path_ + ": out of memory while reading transfers";
-    return false;
-  }
-}
-
-bool SqliteTraceReader::visit(const char* sql, const char* what,
-                              const std::function<bool(sqlite3_stmt*)>& row, std::string* error) {
-  try {
-    if (!loadStrings(error)) return false;
-    Stmt st = detail::prepare(db_.get(), sql, nullptr);
-    if (!st) return readError(error, std::string("cannot read ") + what);
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-      if (!row(st.get())) return true;
-    }
-    if (rc != SQLITE_DONE) return readError(error, std::string("cannot read ") + what);
-    return true;
-  } catch (const std::bad_alloc&) {
-    if (error) *error = path_ + ": out of memory while reading " + what;
-    return false;
-  }
+  const std::string sql = std::string("SELECT id, collective_id, src_rank, dst_rank, bytes, start_ns, end_ns,"
+                                      " side_sid, phase_sid, step, chunk, slot, ") +
+                          (version_ >= 2 ? "channel" : "NULL") + " FROM transfer_data ORDER BY start_ns, id";
+  return visit(sql.c_str(), "transfers",
+               [&](sqlite3_stmt* s) {
+                 TransferRow r;
+                 r.id = sqlite3_column_int64(s, 0);
+                 r.collective_id = detail::columnNullable(s, 1);
+                 r.src_rank = toInt32(detail::columnNullable(s, 2));
+                 r.dst_rank = toInt32(detail::columnNullable(s, 3));
+                 r.bytes = sqlite3_column_int64(s, 4);
+                 r.start_ns = sqlite3_column_int64(s, 5);
+                 r.end_ns = detail::columnNullable(s, 6);
+                 r.side = str(detail::columnNullable(s, 7));
+                 r.phase = str(detail::columnNullable(s, 8));
+                 r.step = toInt32(detail::columnNullable(s, 9));
+                 r.chunk = toInt32(detail::columnNullable(s, 10));
+                 r.slot = detail::columnNullable(s, 11);
+                 r.channel = toInt32(detail::columnNullable(s, 12));
+                 return fn(r);
+               },
+               error);
 }
 
 bool SqliteTraceReader::forEachCollectiveGpu(const std::function<bool(const CollectiveGpuRow&)>& fn,
