@@ -6,8 +6,8 @@
   errors   corrupt, empty, newer-version and non-trace files: the error shown, one stderr line,
            exit 1 (never a signal), the screenshot and the state file still written
 
-Standard library only. Exit 77 (skipped) with the reason when xvfb-run/Xvfb/xdotool or the viewer
-is missing. --keep leaves the work folder.
+Standard library only. Every scenario runs its viewers on one private Xvfb (xserver.py). Exit 77
+(skipped) with the reason when Xvfb, xdotool or the viewer is missing. --keep leaves the work folder.
 """
 import argparse
 import colorsys
@@ -21,6 +21,9 @@ import sys
 import tempfile
 import time
 import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from xserver import XServer, XServerUnavailable  # noqa: E402
 
 
 def skip(reason):
@@ -87,11 +90,13 @@ class Env:
         self.viewer = os.path.join(self.bin, "ringside-view")
         if not os.access(self.viewer, os.X_OK):
             skip("no viewer in this build")
-        if not shutil.which("xvfb-run"):
-            skip("xvfb-run not installed (Debian: xvfb)")
+        try:
+            self.xserver = XServer("1400x900x24").__enter__()
+        except XServerUnavailable as e:
+            skip(str(e))
         self.work = tempfile.mkdtemp(prefix="ringside-view-e2e-")
         self.keep = args.keep
-        self.env = dict(os.environ, LIBGL_ALWAYS_SOFTWARE="1")
+        self.env = dict(os.environ, LIBGL_ALWAYS_SOFTWARE="1", DISPLAY=self.xserver.display)
 
     def path(self, name):
         return os.path.join(self.work, name)
@@ -104,11 +109,11 @@ class Env:
         return out
 
     def view(self, traces, png, extra=(), size="1280x800", frames=5):
-        cmd = ["xvfb-run", "-a", "-s", "-screen 0 1400x900x24", self.viewer, *traces, "--screenshot", png,
-               "--frames", str(frames), "--size", size, *extra]
+        cmd = [self.viewer, *traces, "--screenshot", png, "--frames", str(frames), "--size", size, *extra]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=self.env, cwd=self.work)
 
     def done(self):
+        self.xserver.__exit__(None, None, None)
         if self.keep:
             print(f"kept {self.work}")
         else:
@@ -167,28 +172,8 @@ def scenario_ddp(env):
 def scenario_input(env):
     if not shutil.which("xdotool"):
         skip("xdotool not installed (Debian: xdotool; scripts/setup-deps.sh installs it)")
-    if not shutil.which("Xvfb"):
-        skip("Xvfb not installed")
     trace = env.bench("t.sqlite", "ring", ranks=3, sizes="4K,1M", iters=4)
     state = env.path("input.json")
-    # Our own X server on a free display (xvfb-run's picks race with other jobs' servers).
-    xvfb, display = None, None
-    for n in range(140 + os.getpid() % 50, 400):
-        if os.path.exists(f"/tmp/.X{n}-lock") or os.path.exists(f"/tmp/.X11-unix/X{n}"):
-            continue
-        xvfb = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                                stderr=subprocess.DEVNULL)
-        end = time.time() + 15
-        while time.time() < end and xvfb.poll() is None and not os.path.exists(f"/tmp/.X11-unix/X{n}"):
-            time.sleep(0.05)
-        if xvfb.poll() is None and os.path.exists(f"/tmp/.X11-unix/X{n}"):
-            display = f":{n}"
-            break
-        xvfb.kill()
-        xvfb.wait()
-    assert display, "could not start Xvfb"
-    time.sleep(0.3)
-    env.env["DISPLAY"] = display
     viewer = None
     try:
         viewer = subprocess.Popen([env.viewer, trace, "--size", "1100x700", "--state-out", state], env=env.env,
@@ -297,8 +282,6 @@ def scenario_input(env):
         if viewer and viewer.poll() is None:
             viewer.kill()
             viewer.wait()
-        xvfb.terminate()
-        xvfb.wait()
 
 
 def scenario_errors(env):

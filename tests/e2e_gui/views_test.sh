@@ -5,7 +5,7 @@
 # screenshot must show the idle grey exactly on those edges (sampled along the geometry that
 # --dump-layout writes) and one node per rank; the matrix and stats screenshots must show
 # their tables. --export-csv also runs without a window.
-# Exit 77 (skipped) when xvfb-run or the viewer is missing.
+# Exit 77 (skipped) when Xvfb or the viewer is missing. The viewer runs on a private Xvfb (xserver.py).
 set -euo pipefail
 bin=$1 python=$2 checker=$3 topo=$4
 [[ -x $bin/ringside-view ]] || { echo "SKIP: no viewer in this build"; exit 77; }
@@ -35,10 +35,11 @@ if "$bin/ringside-view" ring.sqlite --export-csv /nonexistent-dir/x.csv 2>err.tx
 fi
 grep -q "cannot write" err.txt || { cat err.txt; exit 1; }
 
-command -v xvfb-run >/dev/null || { echo "SKIP: xvfb-run not installed (the CSV checks passed)"; exit 77; }
+command -v Xvfb >/dev/null || { echo "SKIP: Xvfb not installed (the CSV checks passed)"; exit 77; }
+xrun=("$python" "$(dirname "$(readlink -f "$0")")/xserver.py" --screen 1280x800x24 --)
 shot() {  # view, extra options...
   local view=$1; shift
-  LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s "-screen 0 1280x800x24" \
+  LIBGL_ALWAYS_SOFTWARE=1 "${xrun[@]}" \
     "$bin/ringside" view ring.sqlite --topology "$topo" --view "$view" --screenshot "$view.png" \
     --frames 5 --size 1200x760 "$@"
 }
