@@ -135,19 +135,7 @@ class Merger {
   explicit Merger(const MergeOptions& o) : opt_(o) {}
   // An exception midway (out of memory) must not leave the temporary file behind.
   ~Merger() {
-    if (!res_.ok && !tmp_.empty()) {
-      ins_coll_.reset();
-      ins_xfer_.reset();
-      ins_str_.reset();
-      ins_rank_.reset();
-      ins_meta_.reset();
-    ins_cgpu_.reset();
-    ins_act_.reset();
-    ins_comm_.reset();
-      out_.reset();
-      ::unlink(tmp_.c_str());
-      ::unlink((tmp_ + "-journal").c_str());
-    }
+    if (!res_.ok && !tmp_.empty()) removeOutput();
   }
   Merger(const Merger&) = delete;
   Merger& operator=(const Merger&) = delete;
@@ -157,6 +145,18 @@ class Merger {
   bool openOutput();
   bool copyInput(const Input& in, bool* input_failed, std::string* why);
   bool finish();
+  // Finalizes every output statement (before the output connection can close).
+  void finalizeStatements() {
+    for (Stmt* st : {&ins_coll_, &ins_xfer_, &ins_str_, &ins_rank_, &ins_meta_, &ins_cgpu_, &ins_act_, &ins_comm_})
+      st->reset();
+  }
+  // Closes the output and deletes the temporary file and its journal.
+  void removeOutput() {
+    finalizeStatements();
+    out_.reset();
+    ::unlink(tmp_.c_str());
+    ::unlink((tmp_ + "-journal").c_str());
+  }
   bool outFail(std::string_view what) {
     res_.error = detail::oneLine(tmp_ + ": " + std::string(what) + ": " + detail::lastError(out_.get()));
     return false;
@@ -311,6 +311,25 @@ bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
     rollbackOut();
     return false;
   };
+  // Streams the rows of `sql` into `o`: `bind(o, s)` binds one source row and
+  // returns false to leave it out. Written rows are counted into *written
+  // (when given) and, for the big tables (`progress_rows`), in the progress.
+  // `what` names the rows in "cannot read/write ..." errors.
+  auto copyRows = [&](std::string_view sql, sqlite3_stmt* o, const std::string& what, bool progress_rows,
+                      int64_t* written, auto&& bind) {
+    Stmt st = detail::prepare(src, sql, nullptr);
+    if (!st) return readFailed("cannot read " + what);
+    sqlite3_stmt* s = st.get();
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      if (!bind(o, s)) continue;
+      if (!stepOut(o)) return writeFailed("cannot write " + what);
+      if (written) ++*written;
+      if (progress_rows && ++done_ % kProgressEvery == 0) progress();
+    }
+    if (rc != SQLITE_DONE) return readFailed("cannot read " + what);
+    return true;
+  };
   {
     Stmt st = detail::prepare(src, "SELECT id, value FROM string", nullptr);
     if (!st) return readFailed("cannot read strings");
@@ -376,102 +395,72 @@ bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
   }
 
   // Rank row (file = this input's basename) and meta under rank.<r>[#n].
-  {
-    Stmt st = detail::prepare(src,
-                              "SELECT rank, world_size, local_rank, host, pid, launcher, clock, start_ns,"
-                              " start_unix_ns, command_line, identity_source FROM rank",
-                              nullptr);
-    if (!st) return readFailed("cannot read the rank row");
-    int rc;
-    const std::string file = detail::baseName(in.path);
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-      for (int i = 0; i < 11; ++i) copyValue(ins_rank_.get(), i + 1, st.get(), i);
-      sqlite3_bind_text(ins_rank_.get(), 12, file.data(), static_cast<int>(file.size()), SQLITE_TRANSIENT);
-      if (!stepOut(ins_rank_.get())) return writeFailed("cannot write the rank row");
-    }
-    if (rc != SQLITE_DONE) return readFailed("cannot read the rank row");
-  }
-  {
-    std::string prefix = "rank." + std::to_string(in.rank);
-    if (in.copy_index > 0) prefix += "#" + std::to_string(in.copy_index + 1);
-    prefix += '.';
-    Stmt st = detail::prepare(src, "SELECT key, value FROM meta", nullptr);
-    if (!st) return readFailed("cannot read meta");
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-      const std::string key = prefix + textOf(st.get(), 0);
-      sqlite3_bind_text(ins_meta_.get(), 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
-      copyValue(ins_meta_.get(), 2, st.get(), 1);
-      if (!stepOut(ins_meta_.get())) return writeFailed("cannot write meta");
-    }
-    if (rc != SQLITE_DONE) return readFailed("cannot read meta");
-  }
+  const std::string file = detail::baseName(in.path);
+  if (!copyRows("SELECT rank, world_size, local_rank, host, pid, launcher, clock, start_ns,"
+                " start_unix_ns, command_line, identity_source FROM rank",
+                ins_rank_.get(), "the rank row", false, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
+                  for (int i = 0; i < 11; ++i) copyValue(o, i + 1, s, i);
+                  sqlite3_bind_text(o, 12, file.data(), static_cast<int>(file.size()), SQLITE_TRANSIENT);
+                  return true;
+                }))
+    return false;
+  std::string prefix = "rank." + std::to_string(in.rank);
+  if (in.copy_index > 0) prefix += "#" + std::to_string(in.copy_index + 1);
+  prefix += '.';
+  if (!copyRows("SELECT key, value FROM meta", ins_meta_.get(), "meta", false, nullptr,
+                [&](sqlite3_stmt* o, sqlite3_stmt* s) {
+                  const std::string key = prefix + textOf(s, 0);
+                  sqlite3_bind_text(o, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+                  copyValue(o, 2, s, 1);
+                  return true;
+                }))
+    return false;
 
   int64_t collectives = 0, transfers = 0;
-  {
-    Stmt st = detail::prepare(src,
-                              "SELECT id, rank, comm_sid, seq, op_sid, library_sid, bytes, count, dtype_sid,"
-                              " reduce_op_sid, algorithm_sid, start_ns, end_ns, root, tid, status"
-                              " FROM collective_data ORDER BY id",
-                              nullptr);
-    if (!st) return readFailed("cannot read collectives");
-    sqlite3_stmt* s = st.get();
-    sqlite3_stmt* o = ins_coll_.get();
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-      sqlite3_bind_int64(o, 1, sqlite3_column_int64(s, 0) + delta);
-      if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
-        sqlite3_bind_int64(o, 2, in.rank);  // the file's rank, learned later than the row
-      } else {
-        copyValue(o, 2, s, 1);
-      }
-      bindSid(o, 3, s, 2);
-      copyValue(o, 4, s, 3);
-      bindSid(o, 5, s, 4);
-      bindSid(o, 6, s, 5);
-      copyValue(o, 7, s, 6);
-      copyValue(o, 8, s, 7);
-      bindSid(o, 9, s, 8);
-      bindSid(o, 10, s, 9);
-      bindSid(o, 11, s, 10);
-      for (int i = 11; i < 16; ++i) copyValue(o, i + 1, s, i);
-      if (!stepOut(o)) return writeFailed("cannot write collectives");
-      ++collectives;
-      if (++done_ % kProgressEvery == 0) progress();
-    }
-    if (rc != SQLITE_DONE) return readFailed("cannot read collectives");
-  }
-  {
-    Stmt st = detail::prepare(src,
-                              std::string("SELECT rank, collective_id, src_rank, dst_rank, bytes, start_ns,"
-                                          " end_ns, side_sid, phase_sid, step, chunk, slot, ") +
-                                  (src_version >= 2 ? "channel" : "NULL") + " FROM transfer_data ORDER BY id",
-                              nullptr);
-    if (!st) return readFailed("cannot read transfers");
-    sqlite3_stmt* s = st.get();
-    sqlite3_stmt* o = ins_xfer_.get();
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-      if (sqlite3_column_type(s, 0) == SQLITE_NULL) {
-        sqlite3_bind_int64(o, 1, in.rank);
-      } else {
-        copyValue(o, 1, s, 0);
-      }
-      if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
-        sqlite3_bind_null(o, 2);
-      } else {
-        sqlite3_bind_int64(o, 2, sqlite3_column_int64(s, 1) + delta);
-      }
-      for (int i = 2; i < 7; ++i) copyValue(o, i + 1, s, i);
-      bindSid(o, 8, s, 7);
-      bindSid(o, 9, s, 8);
-      for (int i = 9; i < 13; ++i) copyValue(o, i + 1, s, i);
-      if (!stepOut(o)) return writeFailed("cannot write transfers");
-      ++transfers;
-      if (++done_ % kProgressEvery == 0) progress();
-    }
-    if (rc != SQLITE_DONE) return readFailed("cannot read transfers");
-  }
+  if (!copyRows("SELECT id, rank, comm_sid, seq, op_sid, library_sid, bytes, count, dtype_sid,"
+                " reduce_op_sid, algorithm_sid, start_ns, end_ns, root, tid, status"
+                " FROM collective_data ORDER BY id",
+                ins_coll_.get(), "collectives", true, &collectives, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
+                  sqlite3_bind_int64(o, 1, sqlite3_column_int64(s, 0) + delta);
+                  if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
+                    sqlite3_bind_int64(o, 2, in.rank);  // the file's rank, learned later than the row
+                  } else {
+                    copyValue(o, 2, s, 1);
+                  }
+                  bindSid(o, 3, s, 2);
+                  copyValue(o, 4, s, 3);
+                  bindSid(o, 5, s, 4);
+                  bindSid(o, 6, s, 5);
+                  copyValue(o, 7, s, 6);
+                  copyValue(o, 8, s, 7);
+                  bindSid(o, 9, s, 8);
+                  bindSid(o, 10, s, 9);
+                  bindSid(o, 11, s, 10);
+                  for (int i = 11; i < 16; ++i) copyValue(o, i + 1, s, i);
+                  return true;
+                }))
+    return false;
+  if (!copyRows(std::string("SELECT rank, collective_id, src_rank, dst_rank, bytes, start_ns,"
+                            " end_ns, side_sid, phase_sid, step, chunk, slot, ") +
+                    (src_version >= 2 ? "channel" : "NULL") + " FROM transfer_data ORDER BY id",
+                ins_xfer_.get(), "transfers", true, &transfers, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
+                  if (sqlite3_column_type(s, 0) == SQLITE_NULL) {
+                    sqlite3_bind_int64(o, 1, in.rank);
+                  } else {
+                    copyValue(o, 1, s, 0);
+                  }
+                  if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
+                    sqlite3_bind_null(o, 2);
+                  } else {
+                    sqlite3_bind_int64(o, 2, sqlite3_column_int64(s, 1) + delta);
+                  }
+                  for (int i = 2; i < 7; ++i) copyValue(o, i + 1, s, i);
+                  bindSid(o, 8, s, 7);
+                  bindSid(o, 9, s, 8);
+                  for (int i = 9; i < 13; ++i) copyValue(o, i + 1, s, i);
+                  return true;
+                }))
+    return false;
   // Version-2 tables: collective ids move by the same delta as above.
   if (src_version >= 2) {
     auto bindCollective = [&](sqlite3_stmt* o, int to_index, sqlite3_stmt* s, int from_index) {
@@ -488,75 +477,49 @@ bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
         copyValue(o, to_index, s, from_index);
       }
     };
-    {
-      Stmt st = detail::prepare(src,
-                                "SELECT collective_id, gpu_start_ns, gpu_end_ns, algorithm_sid, protocol_sid,"
-                                " channels, group_id, stream, device FROM collective_gpu_data"
-                                " ORDER BY collective_id",
-                                nullptr);
-      if (!st) return readFailed("cannot read collective GPU rows");
-      sqlite3_stmt* s = st.get();
-      sqlite3_stmt* o = ins_cgpu_.get();
-      int rc;
-      while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        bindCollective(o, 1, s, 0);
-        copyValue(o, 2, s, 1);
-        copyValue(o, 3, s, 2);
-        bindSid(o, 4, s, 3);
-        bindSid(o, 5, s, 4);
-        for (int i = 5; i < 9; ++i) copyValue(o, i + 1, s, i);
-        if (!stepOut(o)) return writeFailed("cannot write collective GPU rows");
-      }
-      if (rc != SQLITE_DONE) return readFailed("cannot read collective GPU rows");
-    }
-    {
-      Stmt st = detail::prepare(src,
-                                "SELECT rank, kind_sid, name_sid, start_ns, end_ns, device, stream, bytes,"
-                                " copy_kind_sid, correlation_id, collective_id FROM gpu_activity_data ORDER BY id",
-                                nullptr);
-      if (!st) return readFailed("cannot read GPU activity");
-      sqlite3_stmt* s = st.get();
-      sqlite3_stmt* o = ins_act_.get();
-      int rc;
-      while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        bindRank(o, 1, s, 0);
-        bindSid(o, 2, s, 1);
-        bindSid(o, 3, s, 2);
-        for (int i = 3; i < 8; ++i) copyValue(o, i + 1, s, i);
-        bindSid(o, 9, s, 8);
-        copyValue(o, 10, s, 9);
-        bindCollective(o, 11, s, 10);
-        if (!stepOut(o)) return writeFailed("cannot write GPU activity");
-        if (++done_ % kProgressEvery == 0) progress();
-      }
-      if (rc != SQLITE_DONE) return readFailed("cannot read GPU activity");
-    }
-    {
-      Stmt st = detail::prepare(src,
-                                "SELECT rank, comm_sid, library_sid, comm_rank, comm_size, parent_sid,"
-                                " created_ns, ended_ns, end_state_sid, topology FROM communicator_data",
-                                nullptr);
-      if (!st) return readFailed("cannot read communicators");
-      sqlite3_stmt* s = st.get();
-      sqlite3_stmt* o = ins_comm_.get();
-      int rc;
-      while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        bindRank(o, 1, s, 0);
-        bindSid(o, 2, s, 1);
-        bindSid(o, 3, s, 2);
-        copyValue(o, 4, s, 3);
-        copyValue(o, 5, s, 4);
-        bindSid(o, 6, s, 5);
-        copyValue(o, 7, s, 6);
-        copyValue(o, 8, s, 7);
-        bindSid(o, 9, s, 8);
-        copyValue(o, 10, s, 9);
-        if (sqlite3_column_type(s, 1) == SQLITE_NULL || !sid_map.count(sqlite3_column_int64(s, 1)))
-          continue;  // damaged: no communicator id
-        if (!stepOut(o)) return writeFailed("cannot write communicators");
-      }
-      if (rc != SQLITE_DONE) return readFailed("cannot read communicators");
-    }
+    if (!copyRows("SELECT collective_id, gpu_start_ns, gpu_end_ns, algorithm_sid, protocol_sid,"
+                  " channels, group_id, stream, device FROM collective_gpu_data"
+                  " ORDER BY collective_id",
+                  ins_cgpu_.get(), "collective GPU rows", false, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
+                    bindCollective(o, 1, s, 0);
+                    copyValue(o, 2, s, 1);
+                    copyValue(o, 3, s, 2);
+                    bindSid(o, 4, s, 3);
+                    bindSid(o, 5, s, 4);
+                    for (int i = 5; i < 9; ++i) copyValue(o, i + 1, s, i);
+                    return true;
+                  }))
+      return false;
+    if (!copyRows("SELECT rank, kind_sid, name_sid, start_ns, end_ns, device, stream, bytes,"
+                  " copy_kind_sid, correlation_id, collective_id FROM gpu_activity_data ORDER BY id",
+                  ins_act_.get(), "GPU activity", true, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
+                    bindRank(o, 1, s, 0);
+                    bindSid(o, 2, s, 1);
+                    bindSid(o, 3, s, 2);
+                    for (int i = 3; i < 8; ++i) copyValue(o, i + 1, s, i);
+                    bindSid(o, 9, s, 8);
+                    copyValue(o, 10, s, 9);
+                    bindCollective(o, 11, s, 10);
+                    return true;
+                  }))
+      return false;
+    if (!copyRows("SELECT rank, comm_sid, library_sid, comm_rank, comm_size, parent_sid,"
+                  " created_ns, ended_ns, end_state_sid, topology FROM communicator_data",
+                  ins_comm_.get(), "communicators", false, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
+                    bindRank(o, 1, s, 0);
+                    bindSid(o, 2, s, 1);
+                    bindSid(o, 3, s, 2);
+                    copyValue(o, 4, s, 3);
+                    copyValue(o, 5, s, 4);
+                    bindSid(o, 6, s, 5);
+                    copyValue(o, 7, s, 6);
+                    copyValue(o, 8, s, 7);
+                    bindSid(o, 9, s, 8);
+                    copyValue(o, 10, s, 9);
+                    // damaged: no communicator id
+                    return sqlite3_column_type(s, 1) != SQLITE_NULL && sid_map.count(sqlite3_column_int64(s, 1)) > 0;
+                  }))
+      return false;
   }
   if (!detail::exec(out, "COMMIT", nullptr)) return writeFailed("cannot commit");
   detail::exec(src, "COMMIT", nullptr);
@@ -609,17 +572,7 @@ MergeResult Merger::run() {
 
   tmp_ = opt_.output + ".tmp-" + std::to_string(::getpid());
   auto abandon = [&]() {
-    ins_coll_.reset();
-    ins_xfer_.reset();
-    ins_str_.reset();
-    ins_rank_.reset();
-    ins_meta_.reset();
-    ins_cgpu_.reset();
-    ins_act_.reset();
-    ins_comm_.reset();
-    out_.reset();
-    ::unlink(tmp_.c_str());
-    ::unlink((tmp_ + "-journal").c_str());
+    removeOutput();
     res_.ok = false;
     return res_;
   };
@@ -700,14 +653,7 @@ MergeResult Merger::run() {
 
 // Closes, fsyncs and moves the temporary file into place.
 bool Merger::finish() {
-  ins_coll_.reset();
-  ins_xfer_.reset();
-  ins_str_.reset();
-  ins_rank_.reset();
-  ins_meta_.reset();
-    ins_cgpu_.reset();
-    ins_act_.reset();
-    ins_comm_.reset();
+  finalizeStatements();
   if (sqlite3_close(out_.release()) != SQLITE_OK) {
     res_.error = tmp_ + ": cannot close";
     return false;
