@@ -5,11 +5,8 @@
 // Each test runs in a forked child, because the collector and CUPTI are
 // process-wide singletons (as in a traced job); the parent reads the child's
 // rank file. The sanitizer builds run these tests too.
-#include <dirent.h>
 #include <dlfcn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -24,49 +21,17 @@
 #include "ringside/collector/collector.h"
 #include "ringside/collector/gpu.h"
 #include "ringside/storage/trace_reader.h"
+#include "traced_child.h"
 
 namespace col = ringside::collector;
 namespace st = ringside::storage;
 
 namespace {
 
-std::string makeTempDir() {
-  char tmpl[] = "/tmp/ringside-cupti-XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  return d != nullptr ? d : "";
-}
-
-std::vector<std::string> rankFiles(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n.size() > 7 && n.substr(n.size() - 7) == ".sqlite") out.push_back(dir + "/" + n);
-    }
-    closedir(d);
-  }
-  return out;
-}
-
-struct Env {
-  std::map<std::string, std::string> vars;
-};
-
-// Runs `body` in a child with `env` set; returns its exit code.
-template <class F>
-int inChild(const std::string& dir, const Env& env, F body) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("RINGSIDE_DIR", dir.c_str(), 1);
-    setenv("RINGSIDE_EXIT_TIMEOUT_MS", "120000", 1);
-    for (const auto& [k, v] : env.vars) setenv(k.c_str(), v.c_str(), 1);
-    int rc = body();
-    std::exit(rc);  // the exit flushes: CUPTI's first, then the collector's
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using ringside::test_support::Env;
+using ringside::test_support::inChild;
+using ringside::test_support::makeTempDir;
+using ringside::test_support::rankFiles;
 
 [[maybe_unused]] bool fileExists(const std::string& p) {
   struct stat sb;
@@ -162,9 +127,9 @@ int startCudaProcess(bool load_cuda) {
 
 Env baseEnv(const std::string& dir) {
   Env e;
-  e.vars["RINGSIDE_CUPTI_LIB"] = FAKE_CUPTI_PATH;
-  e.vars["FAKE_CUPTI_RECORDS"] = RECORDS_PATH;
-  e.vars["FAKE_CUPTI_LOG"] = dir + "/fake.log";
+  e["RINGSIDE_CUPTI_LIB"] = FAKE_CUPTI_PATH;
+  e["FAKE_CUPTI_RECORDS"] = RECORDS_PATH;
+  e["FAKE_CUPTI_LOG"] = dir + "/fake.log";
   return e;
 }
 
@@ -181,8 +146,8 @@ const Trace::Gpu* byCorrelation(const Trace& t, int64_t corr) {
 
 // Built without the CUDA toolkit: CUPTI is a no-op and the trace says why.
 TEST(CuptiStandin, NotBuiltIsSaid) {
-  std::string dir = makeTempDir();
-  int rc = inChild(dir, Env{}, [] {
+  std::string dir = makeTempDir("cupti");
+  int rc = inChild(dir, {}, [] {
     if (!col::activate()) return 91;
     col::setIdentity(0, 1, "test");
     if (col::startGpuActivity()) return 10;
@@ -198,10 +163,10 @@ TEST(CuptiStandin, NotBuiltIsSaid) {
 #else
 
 TEST(CuptiStandin, ReplayedStepIsRecordedExactly) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("cupti");
   std::string ranks = dir + "/ranks";
   Env env = baseEnv(dir);
-  env.vars["RINGSIDE_FLUSH_MS"] = "10";  // the periodic flusher runs beside the app's calls
+  env["RINGSIDE_FLUSH_MS"] = "10";  // the periodic flusher runs beside the app's calls
   int rc = inChild(ranks, env, [] {
     if (int e = startCudaProcess(true)) return e;
     if (!col::startGpuActivity()) return 10;
@@ -303,10 +268,10 @@ TEST(CuptiStandin, ReplayedStepIsRecordedExactly) {
 }
 
 TEST(CuptiStandin, BusyWhenAnotherSubscriberHoldsCupti) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("cupti");
   std::string ranks = dir + "/ranks";
   Env env = baseEnv(dir);
-  env.vars["FAKE_CUPTI_MODE"] = "busy";
+  env["FAKE_CUPTI_MODE"] = "busy";
   int rc = inChild(ranks, env, [] {
     if (int e = startCudaProcess(true)) return e;
     if (col::startGpuActivity()) return 10;
@@ -325,10 +290,10 @@ TEST(CuptiStandin, BusyWhenAnotherSubscriberHoldsCupti) {
 }
 
 TEST(CuptiStandin, BusyWhenActivityEnableIsRefused) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("cupti");
   std::string ranks = dir + "/ranks";
   Env env = baseEnv(dir);
-  env.vars["FAKE_CUPTI_MODE"] = "busy_enable";
+  env["FAKE_CUPTI_MODE"] = "busy_enable";
   int rc = inChild(ranks, env, [] {
     if (int e = startCudaProcess(true)) return e;
     if (col::startGpuActivity()) return 10;
@@ -344,7 +309,7 @@ TEST(CuptiStandin, BusyWhenActivityEnableIsRefused) {
 }
 
 TEST(CuptiStandin, NoCudaNoCupti) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("cupti");
   std::string ranks = dir + "/ranks";
   Env env = baseEnv(dir);
   int rc = inChild(ranks, env, [] {
@@ -363,10 +328,10 @@ TEST(CuptiStandin, NoCudaNoCupti) {
 }
 
 TEST(CuptiStandin, OffByEnvironment) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("cupti");
   std::string ranks = dir + "/ranks";
   Env env = baseEnv(dir);
-  env.vars["RINGSIDE_CUPTI"] = "0";
+  env["RINGSIDE_CUPTI"] = "0";
   int rc = inChild(ranks, env, [] {
     if (int e = startCudaProcess(true)) return e;
     if (col::startGpuActivity()) return 10;
@@ -378,10 +343,10 @@ TEST(CuptiStandin, OffByEnvironment) {
 }
 
 TEST(CuptiStandin, MissingLibraryIsSaid) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("cupti");
   std::string ranks = dir + "/ranks";
   Env env = baseEnv(dir);
-  env.vars["RINGSIDE_CUPTI_LIB"] = dir + "/no-such-libcupti.so";
+  env["RINGSIDE_CUPTI_LIB"] = dir + "/no-such-libcupti.so";
   int rc = inChild(ranks, env, [] {
     if (int e = startCudaProcess(true)) return e;
     return col::startGpuActivity() ? 10 : 0;
@@ -394,14 +359,14 @@ TEST(CuptiStandin, MissingLibraryIsSaid) {
 // fake never holds more buffers than the pool has), and every record is
 // either in the trace or counted as dropped.
 TEST(CuptiStandin, FloodStaysBoundedAndCounted) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("cupti");
   std::string ranks = dir + "/ranks";
   Env env = baseEnv(dir);
   constexpr uint64_t kFlood = 20000;
-  env.vars["FAKE_CUPTI_FLOOD"] = std::to_string(kFlood);
-  env.vars["FAKE_CUPTI_RECORDS"] = "/dev/null";
-  env.vars["RINGSIDE_CUPTI_BUFFER_KB"] = "64";
-  env.vars["RINGSIDE_CUPTI_BUFFERS"] = "4";
+  env["FAKE_CUPTI_FLOOD"] = std::to_string(kFlood);
+  env["FAKE_CUPTI_RECORDS"] = "/dev/null";
+  env["RINGSIDE_CUPTI_BUFFER_KB"] = "64";
+  env["RINGSIDE_CUPTI_BUFFERS"] = "4";
   int rc = inChild(ranks, env, [] {
     if (int e = startCudaProcess(true)) return e;
     if (!col::startGpuActivity()) return 10;

@@ -1,10 +1,6 @@
 // The collector as the preload library drives it: many threads, some short
 // lived, a memory cap, the final flush. Each test runs in a forked child
 // because the collector is a process-wide singleton (as in a traced job).
-#include <dirent.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -15,47 +11,16 @@
 
 #include "ringside/collector/collector.h"
 #include "ringside/storage/trace_reader.h"
+#include "traced_child.h"
 
 namespace col = ringside::collector;
 namespace st = ringside::storage;
 
 namespace {
 
-std::string makeTempDir() {
-  char tmpl[] = "/tmp/ringside-collector-XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  return d != nullptr ? d : "";
-}
-
-std::vector<std::string> rankFiles(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n.size() > 7 && n.substr(n.size() - 7) == ".sqlite") out.push_back(dir + "/" + n);
-    }
-    closedir(d);
-  }
-  return out;
-}
-
-// Runs `body` in a child process with the given environment; returns its exit code.
-template <class F>
-int inChild(const std::string& dir, const char* buffer_mb, F body) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("RINGSIDE_DIR", dir.c_str(), 1);
-    if (buffer_mb != nullptr) setenv("RINGSIDE_BUFFER_MB", buffer_mb, 1);
-    // These tests check what the final flush writes, not how long it may take:
-    // sanitizer builds write hundreds of thousands of rows slowly.
-    setenv("RINGSIDE_EXIT_TIMEOUT_MS", "120000", 1);
-    int rc = body();
-    std::exit(rc);  // runs the collector's exit flush
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using ringside::test_support::inChild;
+using ringside::test_support::makeTempDir;
+using ringside::test_support::rankFiles;
 
 col::Event collective(uint64_t seq) {
   col::Event e;
@@ -81,8 +46,8 @@ std::map<std::string, std::string> metaOf(const std::string& file) {
 }  // namespace
 
 TEST(Collector, DormantUntilActivated) {
-  std::string dir = makeTempDir() + "/sub";
-  int rc = inChild(dir, nullptr, [] {
+  std::string dir = makeTempDir("collector") + "/sub";
+  int rc = inChild(dir, {}, [] {
     col::emit(collective(0));  // not activated: ignored, no file
     return col::isActive() ? 1 : 0;
   });
@@ -91,9 +56,9 @@ TEST(Collector, DormantUntilActivated) {
 }
 
 TEST(Collector, ManyThreadsBalance) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("collector");
   constexpr int kThreads = 64, kEvents = 10000;
-  int rc = inChild(dir, nullptr, [] {
+  int rc = inChild(dir, {}, [] {
     if (!col::activate()) return 2;
     int comm = col::registerComm(reinterpret_cast<void*>(0x1000), 0, 1, "test");
     col::setIdentity(0, 1, "test");
@@ -132,8 +97,8 @@ TEST(Collector, ManyThreadsBalance) {
 }
 
 TEST(Collector, MemoryCapDropsAndCounts) {
-  std::string dir = makeTempDir();
-  int rc = inChild(dir, "1", [] {
+  std::string dir = makeTempDir("collector");
+  int rc = inChild(dir, {{"RINGSIDE_BUFFER_MB", "1"}}, [] {
     if (!col::activate()) return 2;
     col::setIdentity(0, 1, "test");
     // Far more threads than 1 MiB of rings can hold, each bursting faster than
@@ -159,8 +124,8 @@ TEST(Collector, MemoryCapDropsAndCounts) {
 }
 
 TEST(Collector, TransfersPairPostWithCompletion) {
-  std::string dir = makeTempDir();
-  int rc = inChild(dir, nullptr, [] {
+  std::string dir = makeTempDir("collector");
+  int rc = inChild(dir, {}, [] {
     if (!col::activate()) return 2;
     col::setIdentity(1, 4, "test");
     // The completion arrives on another thread, possibly drained first.
@@ -209,12 +174,12 @@ TEST(Collector, TransfersPairPostWithCompletion) {
 }
 
 TEST(Collector, UnwritableDirectoryDisablesQuietly) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("collector");
   std::string file = dir + "/a-file";
   FILE* f = fopen(file.c_str(), "w");
   ASSERT_NE(f, nullptr);
   fclose(f);
-  int rc = inChild(file + "/sub", nullptr, [] {
+  int rc = inChild(file + "/sub", {}, [] {
     col::activate();
     for (int i = 0; i < 1000; ++i) col::emit(collective(static_cast<uint64_t>(i)));
     return 7;  // the job's own status

@@ -2,10 +2,6 @@
 // communicators with their life cycle, GPU details of collectives arriving
 // in parts, transfer channels, and the bounded GPU activity queue. Each test
 // runs in a forked child (the collector is a process-wide singleton).
-#include <dirent.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -15,49 +11,25 @@
 #include "ringside/collector/collector.h"
 #include "ringside/collector/gpu.h"
 #include "ringside/storage/trace_reader.h"
+#include "traced_child.h"
 
 namespace col = ringside::collector;
 namespace st = ringside::storage;
 
 namespace {
 
-std::string makeTempDir() {
-  char tmpl[] = "/tmp/ringside-gpu-inputs-XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  return d != nullptr ? d : "";
-}
+using ringside::test_support::inChild;
+using ringside::test_support::makeTempDir;
 
 std::string onlyRankFile(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n.size() > 7 && n.substr(n.size() - 7) == ".sqlite") out.push_back(dir + "/" + n);
-    }
-    closedir(d);
-  }
+  const std::vector<std::string> out = ringside::test_support::rankFiles(dir);
   EXPECT_EQ(out.size(), 1u);
   return out.empty() ? "" : out[0];
 }
 
-template <class F>
-int inChild(const std::string& dir, const char* buffer_mb, F body) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("RINGSIDE_DIR", dir.c_str(), 1);
-    if (buffer_mb != nullptr) setenv("RINGSIDE_BUFFER_MB", buffer_mb, 1);
-    setenv("RINGSIDE_EXIT_TIMEOUT_MS", "120000", 1);
-    int rc = body();
-    std::exit(rc);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 TEST(GpuInputs, CommunicatorsCollectiveDetailsChannelsAndActivities) {
-  const std::string dir = makeTempDir();
-  const int rc = inChild(dir, nullptr, [] {
+  const std::string dir = makeTempDir("gpu-inputs");
+  const int rc = inChild(dir, {}, [] {
     if (!col::activate()) return 2;
     int key = 0, child_key = 0;
     const int32_t comm = col::registerCommNamed(&key, 1, 2, "nccl", "nccl/0123456789abcdef");
@@ -202,8 +174,8 @@ TEST(GpuInputs, CommunicatorsCollectiveDetailsChannelsAndActivities) {
 }
 
 TEST(GpuInputs, ActivityQueueIsBoundedAndCountsDrops) {
-  const std::string dir = makeTempDir();
-  const int rc = inChild(dir, "1", [] {  // 1 MiB cap: a quarter for queued GPU records
+  const std::string dir = makeTempDir("gpu-inputs");
+  const int rc = inChild(dir, {{"RINGSIDE_BUFFER_MB", "1"}}, [] {  // 1 MiB cap: a quarter for queued GPU records
     if (!col::activate()) return 2;
     std::vector<col::GpuActivity> flood(50000);
     for (size_t i = 0; i < flood.size(); ++i) {
@@ -229,8 +201,8 @@ TEST(GpuInputs, ActivityQueueIsBoundedAndCountsDrops) {
 }
 
 TEST(GpuInputs, NothingIsQueuedWhileDormant) {
-  const std::string dir = makeTempDir();
-  const int rc = inChild(dir, nullptr, [] {
+  const std::string dir = makeTempDir("gpu-inputs");
+  const int rc = inChild(dir, {}, [] {
     col::GpuActivity a;
     col::recordGpuActivities(&a, 1);
     col::noteCommCreated(0, -1, 1);

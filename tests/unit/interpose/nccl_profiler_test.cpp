@@ -8,10 +8,9 @@
 #include "nccl_link.h"
 #include "ringside/collector/collector.h"
 #include "ringside/collector/gpu.h"
+#include "traced_child.h"
 
-#include <dirent.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,39 +32,23 @@ using ringside::collector::Protocol;
 
 namespace {
 
-std::string makeTempDir() {
-  char tmpl[] = "/tmp/ringside-nccl-profiler-XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  return d != nullptr ? d : "";
-}
+using ringside::test_support::makeTempDir;
 
+// The first rank file in `dir`; "" if there is none.
 std::string rankFile(const std::string& dir) {
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n.size() > 7 && n.substr(n.size() - 7) == ".sqlite") {
-        closedir(d);
-        return dir + "/" + n;
-      }
-    }
-    closedir(d);
-  }
-  return "";
+  const std::vector<std::string> files = ringside::test_support::rankFiles(dir);
+  return files.empty() ? "" : files[0];
 }
 
+// A forked child as in a traced job, which neither a disabling switch nor an
+// event mask of the caller's environment reaches.
 template <class F>
 int inChild(const std::string& dir, F body) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("RINGSIDE_DIR", dir.c_str(), 1);
-    setenv("RINGSIDE_EXIT_TIMEOUT_MS", "120000", 1);
+  return ringside::test_support::inChild(dir, {}, [&] {
     unsetenv("RINGSIDE_DISABLE");
     unsetenv("RINGSIDE_NCCL_EVENT_MASK");
-    std::exit(body());
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return body();
+  });
 }
 
 int64_t queryInt(const std::string& file, const char* sql) {
@@ -213,7 +196,7 @@ int runConcurrent() {
 }  // namespace
 
 TEST(NcclProfiler, ConcurrentAppAndProxyThreads) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("nccl-profiler");
   ASSERT_FALSE(dir.empty());
   ASSERT_EQ(inChild(dir, runConcurrent), 0);
   std::string f = rankFile(dir);
@@ -240,7 +223,7 @@ TEST(NcclProfiler, ConcurrentAppAndProxyThreads) {
 // A call on a communicator the wrapper registered that the plugin cannot
 // match: the wrapper has its row already, so the plugin adds none.
 TEST(NcclProfiler, UnmatchedCallsOnWrappedCommunicatorsAddNoRow) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("nccl-profiler");
   int rc = inChild(dir, [] {
     namespace col = ringside::collector;
     namespace nl = ringside::interpose::nccl_link;
@@ -278,7 +261,7 @@ TEST(NcclProfiler, UnmatchedCallsOnWrappedCommunicatorsAddNoRow) {
 }
 
 TEST(NcclProfiler, DisabledCollectorDeclinesInit) {
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("nccl-profiler");
   int rc = inChild(dir, [] {
     setenv("RINGSIDE_DISABLE", "1", 1);
     void* ctx = reinterpret_cast<void*>(0x1);

@@ -1,7 +1,6 @@
 // What a traced all-reduce leaves in the rank files: one collective per call
 // (library ringside-ring / ringside-tree) and one transfer per message sent
 // and received, with phase, step and chunk, all attributed to the collective.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,30 +11,21 @@
 #include "ringside/collector/collector.h"
 #include "ringside/storage/trace_reader.h"
 #include "topology.h"
+#include "traced_child.h"
 #include "values.h"
 
 namespace ringside::reference {
 namespace {
 
-std::vector<std::string> rankFiles(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n.size() > 7 && n.substr(n.size() - 7) == ".sqlite") out.push_back(dir + "/" + n);
-    }
-    closedir(d);
-  }
-  return out;
-}
+using test_support::rankFiles;
 
 constexpr size_t kCount = 1000;
 constexpr size_t kChunkBytes = 256;  // 64 f32 per chunk
 
 TEST(Trace, CollectivesAndTransfers) {
   const int n = 3;
-  char tmpl[] = "/tmp/ringside-reference-trace-XXXXXX";
-  std::string dir = ::mkdtemp(tmpl);
+  const std::string dir = test_support::makeTempDir("reference-trace");
+  ASSERT_FALSE(dir.empty());
   auto results = test::runJob(n, [&](int rank, int nn, int port, std::string* msg) {
     ::setenv("RINGSIDE_DIR", dir.c_str(), 1);
     if (!collector::activate()) {
