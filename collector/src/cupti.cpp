@@ -295,6 +295,16 @@ void noteExternal(Session& s, uint32_t correlation, uint64_t collective) {
   if (s.external.emplace(correlation, collective).second) s.external_order.push_back(correlation);
 }
 
+// The fields that kernel, memcpy and memset records all have, under the same names.
+template <class Record>
+void decodeOnStream(GpuActivity& a, const Record* m) {
+  a.start_ns = toHostNs(m->start);
+  a.end_ns = toHostNs(m->end);
+  a.device = static_cast<int32_t>(m->deviceId);
+  a.stream = m->streamId;
+  a.correlation_id = m->correlationId;
+}
+
 void decodeRecord(Session& s, const CUpti_Activity* r) {
   GpuActivity a;
   switch (r->kind) {
@@ -304,46 +314,30 @@ void decodeRecord(Session& s, const CUpti_Activity* r) {
       auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
       a.kind = GpuActivityKind::kKernel;
       a.name = demangle(s, k->name);
-      a.start_ns = toHostNs(k->start);
-      a.end_ns = toHostNs(k->end);
-      a.device = static_cast<int32_t>(k->deviceId);
-      a.stream = k->streamId;
-      a.correlation_id = k->correlationId;
+      decodeOnStream(a, k);
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r);
       a.kind = GpuActivityKind::kMemcpy;
-      a.start_ns = toHostNs(m->start);
-      a.end_ns = toHostNs(m->end);
-      a.device = static_cast<int32_t>(m->deviceId);
-      a.stream = m->streamId;
+      decodeOnStream(a, m);
       a.bytes = static_cast<int64_t>(m->bytes);
       a.copy_kind = copyKind(m->copyKind);
-      a.correlation_id = m->correlationId;
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(r);
       a.kind = GpuActivityKind::kMemcpy;
-      a.start_ns = toHostNs(m->start);
-      a.end_ns = toHostNs(m->end);
-      a.device = static_cast<int32_t>(m->deviceId);
-      a.stream = m->streamId;
+      decodeOnStream(a, m);
       a.bytes = static_cast<int64_t>(m->bytes);
       a.copy_kind = CopyKind::kPtoP;
-      a.correlation_id = m->correlationId;
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(r);
       a.kind = GpuActivityKind::kMemset;
-      a.start_ns = toHostNs(m->start);
-      a.end_ns = toHostNs(m->end);
-      a.device = static_cast<int32_t>(m->deviceId);
-      a.stream = m->streamId;
+      decodeOnStream(a, m);
       a.bytes = static_cast<int64_t>(m->bytes);
-      a.correlation_id = m->correlationId;
       break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
