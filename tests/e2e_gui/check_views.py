@@ -9,32 +9,9 @@ Colours: gui/model/palette.cpp (idle grey 158,158,158; the load ramp ends at 225
 """
 import csv
 import json
-import struct
 import sys
-import zlib
 
-
-def read_png(path):
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat, w, h = 8, b"", None, None
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind = data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-            assert depth == 8 and ctype == 2, "expected 8-bit RGB"
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    raw = zlib.decompress(idat)
-    stride = w * 3 + 1
-    rows = []
-    for y in range(h):
-        assert raw[y * stride] == 0, "unexpected filter"
-        rows.append(raw[y * stride + 1:(y + 1) * stride])
-    return w, h, rows
+from png_rgb import read_png  # beside this script (tests/e2e_gui/)
 
 
 def near(px, want, tol):

@@ -15,39 +15,19 @@ import json
 import os
 import shutil
 import sqlite3
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from png_rgb import read_png  # noqa: E402
 from xserver import XServer, XServerUnavailable  # noqa: E402
 
 
 def skip(reason):
     print(f"SKIP: {reason}")
     sys.exit(77)
-
-
-def read_png(path):
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat, w, h = 8, b"", None, None
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind = data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            w, h = struct.unpack(">II", body[:8])
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    raw = zlib.decompress(idat)
-    stride = w * 3 + 1
-    rows = [raw[y * stride + 1:(y + 1) * stride] for y in range(h)]
-    return w, h, rows
 
 
 def rows_with_colour(rows, want, tol=2, min_px=3):
