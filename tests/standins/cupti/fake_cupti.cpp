@@ -191,61 +191,58 @@ const char* keepName(const std::string& n) {
   return f.names.emplace_back(n).c_str();
 }
 
+// The fields that kernel, memcpy and memset records all have, under the same names.
+template <class Record>
+void layOutOnStream(const Line& l, Record* r) {
+  r->start = ts(l, "start");
+  r->end = ts(l, "end");
+  r->deviceId = static_cast<uint32_t>(num(l, "dev"));
+  r->streamId = static_cast<uint32_t>(num(l, "stream"));
+  r->correlationId = static_cast<uint32_t>(num(l, "corr"));
+}
+
+// Copies the finished record to `out`; returns its size in the buffer.
+template <class Record>
+size_t put(const Record& r, uint8_t* out) {
+  std::memcpy(out, &r, sizeof r);
+  return recordSize(r.kind);
+}
+
 // Lays `l` out as its CUPTI struct at `out` (recordSize bytes, zeroed). Returns the size, 0 if unknown.
 size_t layOut(const Line& l, uint8_t* out) {
   if (l.kind == "kernel") {
     CUpti_ActivityKernel10 k{};
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.start = ts(l, "start");
-    k.end = ts(l, "end");
+    layOutOnStream(l, &k);
     k.completed = k.end;
-    k.deviceId = static_cast<uint32_t>(num(l, "dev"));
     k.contextId = static_cast<uint32_t>(num(l, "ctx", 1));
-    k.streamId = static_cast<uint32_t>(num(l, "stream"));
-    k.correlationId = static_cast<uint32_t>(num(l, "corr"));
     k.name = keepName(l.name);
-    std::memcpy(out, &k, sizeof k);
-    return recordSize(k.kind);
+    return put(k, out);
   }
   if (l.kind == "memcpy") {
     CUpti_ActivityMemcpy6 m{};
     m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
     m.copyKind = copyKind(l.kv.count("copy") ? l.kv.at("copy") : "");
     m.bytes = num(l, "bytes");
-    m.start = ts(l, "start");
-    m.end = ts(l, "end");
-    m.deviceId = static_cast<uint32_t>(num(l, "dev"));
+    layOutOnStream(l, &m);
     m.contextId = static_cast<uint32_t>(num(l, "ctx", 1));
-    m.streamId = static_cast<uint32_t>(num(l, "stream"));
-    m.correlationId = static_cast<uint32_t>(num(l, "corr"));
-    std::memcpy(out, &m, sizeof m);
-    return recordSize(m.kind);
+    return put(m, out);
   }
   if (l.kind == "memcpy2") {
     CUpti_ActivityMemcpyPtoP4 m{};
     m.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
     m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
     m.bytes = num(l, "bytes");
-    m.start = ts(l, "start");
-    m.end = ts(l, "end");
-    m.deviceId = static_cast<uint32_t>(num(l, "dev"));
-    m.streamId = static_cast<uint32_t>(num(l, "stream"));
-    m.correlationId = static_cast<uint32_t>(num(l, "corr"));
-    std::memcpy(out, &m, sizeof m);
-    return recordSize(m.kind);
+    layOutOnStream(l, &m);
+    return put(m, out);
   }
   if (l.kind == "memset") {
     CUpti_ActivityMemset4 m{};
     m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
     m.bytes = num(l, "bytes");
-    m.start = ts(l, "start");
-    m.end = ts(l, "end");
-    m.deviceId = static_cast<uint32_t>(num(l, "dev"));
+    layOutOnStream(l, &m);
     m.contextId = static_cast<uint32_t>(num(l, "ctx", 1));
-    m.streamId = static_cast<uint32_t>(num(l, "stream"));
-    m.correlationId = static_cast<uint32_t>(num(l, "corr"));
-    std::memcpy(out, &m, sizeof m);
-    return recordSize(m.kind);
+    return put(m, out);
   }
   if (l.kind == "sync") {
     CUpti_ActivitySynchronization2 y{};
@@ -256,8 +253,7 @@ size_t layOut(const Line& l, uint8_t* out) {
     y.correlationId = static_cast<uint32_t>(num(l, "corr"));
     y.contextId = static_cast<uint32_t>(num(l, "ctx", 1));
     y.streamId = static_cast<uint32_t>(num(l, "stream", UINT32_MAX));
-    std::memcpy(out, &y, sizeof y);
-    return recordSize(y.kind);
+    return put(y, out);
   }
   if (l.kind == "marker_start" || l.kind == "marker_end" || l.kind == "marker") {
     CUpti_ActivityMarker2 m{};
@@ -268,16 +264,14 @@ size_t layOut(const Line& l, uint8_t* out) {
     m.timestamp = ts(l, "ts");
     m.id = static_cast<uint32_t>(num(l, "id"));
     m.name = l.kind == "marker_end" ? nullptr : keepName(l.name);
-    std::memcpy(out, &m, sizeof m);
-    return recordSize(m.kind);
+    return put(m, out);
   }
   if (l.kind == "context") {
     CUpti_ActivityContext3 c{};
     c.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
     c.contextId = static_cast<uint32_t>(num(l, "ctx", 1));
     c.deviceId = static_cast<uint32_t>(num(l, "dev"));
-    std::memcpy(out, &c, sizeof c);
-    return recordSize(c.kind);
+    return put(c, out);
   }
   if (l.kind == "extcorr") {
     CUpti_ActivityExternalCorrelation x{};
@@ -289,8 +283,7 @@ size_t layOut(const Line& l, uint8_t* out) {
       x.externalId = (k >= 1 && k <= fake().pushes.size()) ? fake().pushes[k - 1] : 0;
     }
     x.correlationId = static_cast<uint32_t>(num(l, "corr"));
-    std::memcpy(out, &x, sizeof x);
-    return recordSize(x.kind);
+    return put(x, out);
   }
   return 0;
 }
