@@ -1023,16 +1023,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
                               "% busy"});
     }
   }
-  if (!meta.dropped.empty()) {
-    int64_t total = 0;
-    std::string per;
-    for (const auto& [rank, n] : meta.dropped) {
-      total += n;
-      per += (per.empty() ? "" : ", ") + std::to_string(n) + " on rank " + std::to_string(rank);
-    }
-    findings.push_back({"warning", "dropped-events",
-                        std::to_string(total) + " events dropped (event buffers full)", per});
-  }
+  detail::droppedFinding(meta.dropped, "dropped-events", "events dropped (event buffers full)", &findings);
   {
     int64_t failed = 0;
     for (const CollectiveInstance& c : out->collectives) failed += c.failed ? 1 : 0;

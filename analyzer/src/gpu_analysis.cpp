@@ -227,16 +227,19 @@ void gpuFindings(const Analysis& a, const GpuMeta& meta, std::vector<Finding>* f
                            "cupti=" + value});
     }
   }
-  if (!meta.dropped.empty()) {
-    int64_t total = 0;
-    std::string per;
-    for (const auto& [rank, n] : meta.dropped) {
-      total += n;
-      per += (per.empty() ? "" : ", ") + std::to_string(n) + " on rank " + std::to_string(rank);
-    }
-    findings->push_back({"warning", "dropped-gpu-records",
-                         std::to_string(total) + " GPU activity records dropped (buffers full)", per});
+  droppedFinding(meta.dropped, "dropped-gpu-records", "GPU activity records dropped (buffers full)", findings);
+}
+
+void droppedFinding(const std::map<int, int64_t>& dropped, const char* rule, const std::string& what,
+                    std::vector<Finding>* findings) {
+  if (dropped.empty()) return;
+  int64_t total = 0;
+  std::string per;
+  for (const auto& [rank, n] : dropped) {
+    total += n;
+    per += (per.empty() ? "" : ", ") + std::to_string(n) + " on rank " + std::to_string(rank);
   }
+  findings->push_back({"warning", rule, std::to_string(total) + " " + what, per});
 }
 
 }  // namespace ringside::analyzer::detail

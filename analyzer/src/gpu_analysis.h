@@ -30,4 +30,10 @@ struct GpuMeta {
 // Findings: low comm/compute overlap, CUPTI busy, dropped GPU records.
 void gpuFindings(const Analysis& a, const GpuMeta& meta, std::vector<Finding>* findings);
 
+// A warning `rule` for what the ranks dropped: "<total> <what>", with
+// "<n> on rank <r>, ..." as evidence; none when nothing was dropped.
+// (analysis.cpp: dropped events; gpu_analysis.cpp: dropped GPU records.)
+void droppedFinding(const std::map<int, int64_t>& dropped, const char* rule, const std::string& what,
+                    std::vector<Finding>* findings);
+
 }  // namespace ringside::analyzer::detail
