@@ -101,16 +101,6 @@ std::string alignmentLine(const Diff& d) {
          " only in B";
 }
 
-std::string mdEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out.push_back(c);
-  }
-  return out;
-}
-
 // Speed-up per size bucket as horizontal bars on a log2 axis centered on 1x:
 // green to the right when B is faster, red to the left when B is slower.
 std::string speedupChart(const Diff& d) {
@@ -196,11 +186,11 @@ std::string formatDiffText(const Diff& d) {
 }
 
 std::string formatDiffMarkdown(const Diff& d) {
-  std::string out = "# ringside diff: " + mdEscape(label(d, true)) + " (A) vs " +
-                    mdEscape(label(d, false)) + " (B)\n\n" + mdEscape(alignmentLine(d)) +
+  std::string out = "# ringside diff: " + mdCell(label(d, true)) + " (A) vs " +
+                    mdCell(label(d, false)) + " (B)\n\n" + mdCell(alignmentLine(d)) +
                     "\n\n## Verdicts\n\n";
   if (d.verdicts.empty()) out += "None: no op and size was measured on both sides.\n";
-  for (const std::string& v : d.verdicts) out += "- " + mdEscape(v) + "\n";
+  for (const std::string& v : d.verdicts) out += "- " + mdCell(v) + "\n";
   out += "\n" + renderTableMarkdown(rowsTable(d, Units::kHuman));
   out += renderTableMarkdown(phasesTable(d));
   out += renderTableMarkdown(linksTable(d));

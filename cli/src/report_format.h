@@ -5,6 +5,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "report_tables.h"
 #include "ringside/analyzer/analysis.h"
@@ -33,6 +34,11 @@ std::string renderTableText(const ReportTable& t, size_t width = kReportWidth);
 std::string renderTableMarkdown(const ReportTable& t);
 std::string renderTableCsv(const ReportTable& t);  // header + rows, RFC 4180 quoting, \r\n-free
 std::string csvField(const std::string& value);    // quoted when it holds , " CR or LF
+std::string mdCell(const std::string& s);          // Markdown table cell: | escaped, newlines as spaces
+
+// The tables of the human reports (text, Markdown, HTML), in order, each of at
+// most `limit` rows; the GPU tables only where the trace has GPU data.
+std::vector<ReportTable> humanTables(const analyzer::Analysis& a, size_t limit);
 
 // Word-wraps `text` to `width` columns; continuation lines start with `indent`.
 std::string wrapText(const std::string& text, size_t width, const std::string& first_indent,

@@ -42,6 +42,8 @@ std::string severityTag(const std::string& severity) {
   return "info";
 }
 
+}  // namespace
+
 std::string mdCell(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -51,8 +53,6 @@ std::string mdCell(const std::string& s) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string wrapText(const std::string& text, size_t width, const std::string& first_indent,
                      const std::string& indent) {
@@ -164,10 +164,7 @@ std::string renderTableCsv(const ReportTable& t) {
   return out;
 }
 
-namespace {
-
-// The tables of the human report, in order.
-std::vector<ReportTable> humanTables(const analyzer::Analysis& a) {
+std::vector<ReportTable> humanTables(const analyzer::Analysis& a, size_t limit) {
   std::vector<ReportTable> out;
   for (const char* id : {"op_buckets", "stragglers", "ranks", "links", "idle_links", "phases", "gpus",
                          "channels"}) {
@@ -176,11 +173,16 @@ std::vector<ReportTable> humanTables(const analyzer::Analysis& a) {
         (std::string_view(id) == "channels" && a.channel_traffic.empty()))
       continue;
     ReportTable t;
-    buildReportTable(a, id, Units::kHuman, 12, &t);
+    buildReportTable(a, id, Units::kHuman, limit, &t);
     out.push_back(std::move(t));
   }
   return out;
 }
+
+namespace {
+
+// Rows per table in the text and Markdown reports (the HTML report shows more).
+constexpr size_t kHumanTableRows = 12;
 
 std::string linkFacts(const analyzer::Analysis& a) {
   std::string out;
@@ -221,7 +223,7 @@ std::string formatReportText(const analyzer::Analysis& a, const ReportContext& c
                                              std::string(2 + tag.size(), ' '));
   }
   for (const std::string& w : a.warnings) out += wrapText(w, W, "  [note] ", "         ");
-  for (const ReportTable& t : humanTables(a)) {
+  for (const ReportTable& t : humanTables(a, kHumanTableRows)) {
     out += "\n" + renderTableText(t, W);
     if (t.id == "links") out += wrapText(linkFacts(a), W, "  ", "  ");
     if (t.id == "op_buckets") out += wrapText(modelLine(a), W, "  ", "  ");
@@ -240,7 +242,7 @@ std::string formatReportMarkdown(const analyzer::Analysis& a, const ReportContex
   }
   for (const std::string& w : a.warnings) out += "- note: " + mdCell(w) + "\n";
   out += "\n";
-  for (const ReportTable& t : humanTables(a)) {
+  for (const ReportTable& t : humanTables(a, kHumanTableRows)) {
     out += renderTableMarkdown(t);
     if (t.id == "links") out += mdCell(linkFacts(a)) + "\n\n";
     if (t.id == "op_buckets") out += mdCell(modelLine(a)) + "\n\n";
