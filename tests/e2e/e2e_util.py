@@ -254,6 +254,16 @@ def _check_two_segments(per_rank, n, total_bytes, max_segment):
                          f"ranks, not {total_bytes}")
 
 
+def _ring_segments(n, total_bytes, elem_size, max_segment):
+    """How Gloo's ring cuts the buffer: (segment bytes, number of segments, segments per rank)."""
+    seg_max = elem_size * (max_segment // elem_size)
+    seg = _round_up(min((total_bytes + 2 * n - 1) // (2 * n), seg_max), elem_size)
+    num = _round_up(max((total_bytes + seg - 1) // seg, 2 * n), n)
+    per_rank = num // n
+    _check_two_segments(per_rank, n, total_bytes, max_segment)
+    return seg, num, per_rank
+
+
 def ring_allreduce_messages(n, total_bytes, elem_size, max_segment=1024 * 1024):
     """Gloo's ring allreduce: a reduce-scatter then an allgather, both around the ring in the
     direction rank -> rank-1 (every rank sends to rank-1 and receives from rank+1). The buffer is
@@ -262,11 +272,7 @@ def ring_allreduce_messages(n, total_bytes, elem_size, max_segment=1024 * 1024):
     msgs = {}
     if n == 1:
         return msgs
-    seg_max = elem_size * (max_segment // elem_size)
-    seg = _round_up(min((total_bytes + 2 * n - 1) // (2 * n), seg_max), elem_size)
-    num = _round_up(max((total_bytes + seg - 1) // seg, 2 * n), n)
-    per_rank = num // n
-    _check_two_segments(per_rank, n, total_bytes, max_segment)
+    seg, num, per_rank = _ring_segments(n, total_bytes, elem_size, max_segment)
     for r in range(n):
         dst = (r - 1) % n
         for first in ((r + 1) * per_rank, r * per_rank):  # reduce-scatter, allgather
@@ -317,11 +323,7 @@ def reduce_messages(n, total_bytes, elem_size, root, max_segment=1024 * 1024):
     msgs = {}
     if n == 1:
         return msgs
-    seg_max = elem_size * (max_segment // elem_size)
-    seg = _round_up(min((total_bytes + 2 * n - 1) // (2 * n), seg_max), elem_size)
-    num = _round_up(max((total_bytes + seg - 1) // seg, 2 * n), n)
-    per_rank = num // n
-    _check_two_segments(per_rank, n, total_bytes, max_segment)
+    seg, num, per_rank = _ring_segments(n, total_bytes, elem_size, max_segment)
     chunk = per_rank * seg
     for r in range(n):
         for i in range(num - 2):
