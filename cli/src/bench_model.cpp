@@ -71,6 +71,7 @@ double modelSeconds(BenchAlgo algo, int ranks, double bytes, double alpha, doubl
     case BenchAlgo::kGlooBcube:
       return bcubeModelSeconds(ranks, bytes, alpha, beta);
     case BenchAlgo::kFloor:
+    case BenchAlgo::kFloorTcp:
       return -1;  // not a collective: no model
   }
   return 0;

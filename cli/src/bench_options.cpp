@@ -20,6 +20,7 @@ constexpr AlgoName kAlgoNames[] = {
     {BenchAlgo::kGloo, "gloo"},
     {BenchAlgo::kGlooBcube, "gloo-bcube"},
     {BenchAlgo::kFloor, "floor"},
+    {BenchAlgo::kFloorTcp, "floor-tcp"},
 };
 
 struct DTypeName {
@@ -64,7 +65,7 @@ std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
       {"ranks", 'n', "N",
        "start N local ranks (default: 4, or be one rank of a launcher's job)",
        storeInteger(&o->ranks, 1, kMaxBenchRanks)},
-      {"algo", 'a', "LIST", "ring, tree, gloo, gloo-bcube, floor (default: ring,tree,gloo)",
+      {"algo", 'a', "LIST", "ring,tree,gloo,gloo-bcube,floor,floor-tcp (default: ring,tree,gloo)",
        [o](std::string_view value, std::string* error) {
          return parseAlgoList(value, &o->algos, error);
        }},
@@ -133,6 +134,7 @@ const char* benchAlgoName(BenchAlgo algo) {
 }
 
 bool isGlooAlgo(BenchAlgo algo) { return algo == BenchAlgo::kGloo || algo == BenchAlgo::kGlooBcube; }
+bool isFloorAlgo(BenchAlgo algo) { return algo == BenchAlgo::kFloor || algo == BenchAlgo::kFloorTcp; }
 
 ParseStatus parseBenchArgs(std::span<const std::string> args, BenchOptions* out,
                            std::string* error) {
@@ -263,7 +265,7 @@ bool parseAlgoList(std::string_view text, std::vector<BenchAlgo>* out, std::stri
     }
     if (found == nullptr) {
       *error = "unknown algorithm '" + std::string(item) +
-               "' (ring, tree, gloo, gloo-bcube, floor)";
+               "' (ring, tree, gloo, gloo-bcube, floor, floor-tcp)";
       return false;
     }
     if (std::find(algos.begin(), algos.end(), found->algo) == algos.end()) {

@@ -23,11 +23,14 @@ enum class BenchAlgo {
   kTree,       // ringside's reference double binary tree
   kGloo,       // gloo::allreduce, Gloo's default (ring) algorithm
   kGlooBcube,  // gloo::allreduce with AllreduceOptions::setAlgorithm(BCUBE)
-  kFloor,      // no all-reduce: the copies and reductions the ring's data needs (bench_floor.h)
+  kFloor,      // no all-reduce: the copies and reductions the ring's data needs, in memory (bench_floor.h)
+  kFloorTcp,   // no all-reduce: the ring's frames and reductions over its TCP links, no step waiting
+               // on another (reference::Communicator::ringFloor)
 };
 
-const char* benchAlgoName(BenchAlgo algo);  // "ring", "tree", "gloo", "gloo-bcube", "floor"
+const char* benchAlgoName(BenchAlgo algo);  // "ring", "tree", "gloo", "gloo-bcube", "floor", "floor-tcp"
 bool isGlooAlgo(BenchAlgo algo);
+bool isFloorAlgo(BenchAlgo algo);  // floor, floor-tcp: not an all-reduce (no check, no model)
 
 inline constexpr int kMaxBenchRanks = 1024;
 inline constexpr uint64_t kMaxBenchBytes = uint64_t{16} << 30;  // 16 GiB per buffer

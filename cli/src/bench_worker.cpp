@@ -239,6 +239,8 @@ class BenchRank {
       case BenchAlgo::kFloor:
         floor_->run(data, count);
         return true;
+      case BenchAlgo::kFloorTcp:
+        return comm_->ringFloor(data, count, o_.dtype, o_.op, &error_);
     }
     return false;
   }
@@ -274,8 +276,8 @@ class BenchRank {
         if (!barrier()) return false;
         std::memcpy(work.get(), inputs.get(), bytes);
         if (!call(row.algo, work.get(), count)) return false;
-        // The floor row computes no all-reduce: nothing to check.
-        if (o_.check && row.algo != BenchAlgo::kFloor)
+        // The floor rows compute no all-reduce: nothing to check.
+        if (o_.check && !isFloorAlgo(row.algo))
           wrong[a] = static_cast<int64_t>(pattern.countWrong(work.get(), count));
         for (int i = 0; i < o_.warmup; ++i) {
           std::memcpy(work.get(), inputs.get(), bytes);

@@ -19,6 +19,7 @@ struct CollectiveArgs {
   int rank = 0;
   int size = 1;            // > 1
   size_t chunk_bytes = 0;  // 0: the algorithm chooses
+  bool unordered = false;  // ring only, Communicator::ringFloor(): every send ready at once
 };
 
 // link_of[peer rank] = index into the communicator's links (-1: none).

@@ -82,18 +82,10 @@ class TcpCommunicator final : public Communicator {
       if (error != nullptr) *error = "allreduce seq " + std::to_string(seq) + ": " + why;
       return false;
     };
-    size_t esize = dtypeSize(dtype);
-    if (esize == 0) return fail(std::string("unsupported dtype '") + col::dtypeName(dtype) + "'");
-    if (op != ReduceOp::kSum && op != ReduceOp::kProd && op != ReduceOp::kMin &&
-        op != ReduceOp::kMax)
-      return fail("unsupported reduce op");
     if (algorithm != Algorithm::kRing && algorithm != Algorithm::kTree)
       return fail("unknown algorithm");
-    if (count > 0 && data == nullptr) return fail("null buffer");
-    if (count > (kMaxFramePayload / esize) * static_cast<size_t>(o_.world_size))
-      return fail("buffer too large");
-    if (!broken_.empty())
-      return fail("communicator unusable after an earlier failure (" + broken_ + ")");
+    if (std::string why = checkCall(data, count, dtype, op); !why.empty()) return fail(why);
+    const size_t esize = dtypeSize(dtype);
     ++seq_;
 
     const bool tracing = col::isActive();
@@ -109,14 +101,7 @@ class TcpCommunicator final : public Communicator {
     bool ok = true;
     std::string why;
     if (o_.world_size > 1 && count > 0) {
-      CollectiveArgs a;
-      a.data = static_cast<char*>(data);
-      a.count = count;
-      a.dtype = dtype;
-      a.op = op;
-      a.rank = o_.rank;
-      a.size = o_.world_size;
-      a.chunk_bytes = o_.chunk_bytes;
+      CollectiveArgs a = collectiveArgs(data, count, dtype, op);
       std::unique_ptr<Schedule> s = algorithm == Algorithm::kRing
                                         ? makeRingSchedule(a, link_of_)
                                         : makeTreeSchedule(a, trees_, link_of_);
@@ -144,6 +129,26 @@ class TcpCommunicator final : public Communicator {
       col::emit(ev);
     }
     if (!ok) {
+      broken_ = why;
+      return fail(why);
+    }
+    return true;
+  }
+
+  bool ringFloor(void* data, size_t count, DType dtype, ReduceOp op, std::string* error) override {
+    const uint64_t seq = seq_;
+    auto fail = [&](const std::string& why) {
+      if (error != nullptr) *error = "ringFloor seq " + std::to_string(seq) + ": " + why;
+      return false;
+    };
+    if (std::string why = checkCall(data, count, dtype, op); !why.empty()) return fail(why);
+    ++seq_;
+    if (o_.world_size < 2 || count == 0) return true;
+    CollectiveArgs a = collectiveArgs(data, count, dtype, op);
+    a.unordered = true;
+    auto s = makeRingSchedule(a, link_of_);
+    std::string why;
+    if (!run(*s, seq, false, nullptr, &why)) {
       broken_ = why;
       return fail(why);
     }
@@ -192,6 +197,30 @@ class TcpCommunicator final : public Communicator {
   }
 
  private:
+  // Why a collective call with these arguments cannot run ("" when it can).
+  std::string checkCall(const void* data, size_t count, DType dtype, ReduceOp op) const {
+    const size_t esize = dtypeSize(dtype);
+    if (esize == 0) return std::string("unsupported dtype '") + col::dtypeName(dtype) + "'";
+    if (op != ReduceOp::kSum && op != ReduceOp::kProd && op != ReduceOp::kMin && op != ReduceOp::kMax)
+      return "unsupported reduce op";
+    if (count > 0 && data == nullptr) return "null buffer";
+    if (count > (kMaxFramePayload / esize) * static_cast<size_t>(o_.world_size)) return "buffer too large";
+    if (!broken_.empty()) return "communicator unusable after an earlier failure (" + broken_ + ")";
+    return "";
+  }
+
+  CollectiveArgs collectiveArgs(void* data, size_t count, DType dtype, ReduceOp op) const {
+    CollectiveArgs a;
+    a.data = static_cast<char*>(data);
+    a.count = count;
+    a.dtype = dtype;
+    a.op = op;
+    a.rank = o_.rank;
+    a.size = o_.world_size;
+    a.chunk_bytes = o_.chunk_bytes;
+    return a;
+  }
+
   bool connect(const std::vector<int>& dial, const std::vector<int>& accept, std::string* error) {
     HandshakeParams hp;
     hp.listen_fd = listen_.get();

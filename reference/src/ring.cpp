@@ -61,8 +61,8 @@ class RingSchedule final : public Schedule {
                         size_t{256} << 10);
     chunks_ = static_cast<uint32_t>((max_seg + ce_ - 1) / ce_);
     total_ = static_cast<uint32_t>(2 * (n_ - 1)) * chunks_;
-    sends.push_back(SendStream{right_link, FrameKind::kRing, total_, chunks_,
-                               0});  // step 0: own segment, all ready
+    // Step 0 sends the rank's own segment: ready at once (ringFloor: everything is).
+    sends.push_back(SendStream{right_link, FrameKind::kRing, total_, a.unordered ? total_ : chunks_, 0});
     recvs.push_back(RecvStream{left_link, FrameKind::kRing, total_, 0});
     scratch_bytes = std::min(ce_, max_seg) * esize_;
   }
@@ -77,7 +77,7 @@ class RingSchedule final : public Schedule {
       pool->release(scratch);
     }
     // Chunk c of step g is here (and reduced): chunk c of step g+1 may go.
-    sends[0].ready = std::min(total_, index + 1 + chunks_);
+    sends[0].ready = std::max(sends[0].ready, std::min(total_, index + 1 + chunks_));
   }
 
  private:

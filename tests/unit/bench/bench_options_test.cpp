@@ -106,6 +106,12 @@ TEST(BenchAlgos, ListsAndErrors) {
   EXPECT_EQ(algos, (std::vector<BenchAlgo>{BenchAlgo::kRing, BenchAlgo::kFloor}));
   EXPECT_STREQ(benchAlgoName(BenchAlgo::kFloor), "floor");
   EXPECT_FALSE(isGlooAlgo(BenchAlgo::kFloor));
+  ASSERT_TRUE(parseAlgoList("floor-tcp,floor", &algos, &error));
+  EXPECT_EQ(algos, (std::vector<BenchAlgo>{BenchAlgo::kFloorTcp, BenchAlgo::kFloor}));
+  EXPECT_STREQ(benchAlgoName(BenchAlgo::kFloorTcp), "floor-tcp");
+  EXPECT_TRUE(isFloorAlgo(BenchAlgo::kFloorTcp));
+  EXPECT_TRUE(isFloorAlgo(BenchAlgo::kFloor));
+  EXPECT_FALSE(isFloorAlgo(BenchAlgo::kRing));
 }
 
 TEST(BenchArgs, Defaults) {

@@ -128,6 +128,48 @@ TEST(Allreduce, BackToBackMixedAlgorithms) {
   EXPECT_EQ(test::failures(results), "");
 }
 
+// The bench's ringFloor (not an all-reduce) between all-reduces on one
+// communicator, n = 1..5, sizes that do not divide and tiny chunks: it uses
+// the same links and sequence numbers, so the all-reduces around it must
+// stay correct; bad arguments fail as allreduce's do.
+TEST(RingFloor, BetweenAllreducesKeepsTheLinksInStep) {
+  for (int n = 1; n <= 5; ++n) {
+    auto results = test::runJob(n, [](int rank, int nn, int port, std::string* msg) {
+      auto rv = test::joinRendezvous(rank, nn, port, msg);
+      if (!rv) return 2;
+      auto comm = test::makeComm(*rv, msg, 1024);
+      if (!comm) return 3;
+      std::string err, first;
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7919}, size_t{(1 << 16) + 3}}) {
+        auto scratch = test::makeInput(DType::kF32, ReduceOp::kSum, rank, count);
+        if (!comm->ringFloor(scratch.data(), count, DType::kF32, ReduceOp::kSum, &err)) {
+          *msg = "ringFloor count " + std::to_string(count) + ": " + err;
+          return 4;
+        }
+        for (Algorithm a : {Algorithm::kRing, Algorithm::kTree}) {
+          auto buf = test::makeInput(DType::kF32, ReduceOp::kSum, rank, count);
+          if (!comm->allreduce(buf.data(), count, DType::kF32, ReduceOp::kSum, a, &err)) {
+            *msg = "allreduce after ringFloor, count " + std::to_string(count) + ": " + err;
+            return 5;
+          }
+          if (test::countWrong(DType::kF32, ReduceOp::kSum, nn, buf.data(), count, &first) != 0) {
+            *msg = "wrong after ringFloor, count " + std::to_string(count) + ": " + first;
+            return 6;
+          }
+        }
+      }
+      float x = 1;
+      if (comm->ringFloor(&x, 1, DType::kU8, ReduceOp::kSum, &err) || err.find("dtype") == std::string::npos) {
+        *msg = "bad dtype accepted: " + err;
+        return 7;
+      }
+      std::vector<std::string> all;
+      return rv->exchange("", &all, &err) ? 0 : 8;
+    });
+    EXPECT_EQ(test::failures(results), "") << "n = " << n;
+  }
+}
+
 TEST(Allreduce, RejectsBadArguments) {
   auto results = test::runJob(1, [](int rank, int n, int port, std::string* msg) {
     auto rv = test::joinRendezvous(rank, n, port, msg);

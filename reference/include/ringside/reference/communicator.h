@@ -57,6 +57,15 @@ class Communicator {
   virtual bool allreduce(void* data, size_t count, DType dtype, ReduceOp op, Algorithm algorithm,
                          std::string* error) = 0;
 
+  // Not an all-reduce (bench): the floor of a TCP ring on these connections.
+  // Moves exactly the frames the ring moves between the same neighbours, in
+  // the same chunks, and reduces the same received chunks into place, but
+  // sends every chunk at once instead of waiting for it to arrive from the
+  // previous rank: what the data alone costs through these sockets, with no
+  // step waiting on another. Leaves `data` holding no meaningful result.
+  // Collective; fails like allreduce().
+  virtual bool ringFloor(void* data, size_t count, DType dtype, ReduceOp op, std::string* error) = 0;
+
   // Point-to-point helpers for measuring α and β (bench): rank `a` sends
   // `bytes` to `b` and back `iters` times; returns the mean round trip in
   // seconds on both ranks (other ranks return 0 immediately).
