@@ -55,10 +55,11 @@ class RingSchedule final : public Schedule {
     base_ = a.count / static_cast<size_t>(n_);
     rem_ = a.count % static_cast<size_t>(n_);
     size_t max_seg = base_ + (rem_ > 0 ? 1 : 0);
-    // At most 256 KiB: a received chunk is reduced while it is still in
-    // cache, and sent on from there (docs/bench.md).
+    // At most 128 KiB: a received chunk is reduced while it is still in
+    // cache, and sent on from there (docs/bench.md: 128 KiB gave the lowest
+    // CPU per call at 64 MiB, against 64 and 256 KiB).
     ce_ = chunkElements(a.chunk_bytes, max_seg * esize_, esize_, 4, size_t{32} << 10,
-                        size_t{256} << 10);
+                        size_t{128} << 10);
     chunks_ = static_cast<uint32_t>((max_seg + ce_ - 1) / ce_);
     total_ = static_cast<uint32_t>(2 * (n_ - 1)) * chunks_;
     // Step 0 sends the rank's own segment: ready at once (ringFloor: everything is).
@@ -93,6 +94,9 @@ class RingSchedule final : public Schedule {
     bool reduce_scatter = g < static_cast<uint32_t>(n_ - 1);
     Message m;
     m.ptr = a_.data + (seg_start + first) * esize_;
+    // ringFloor sends every chunk from the buffer's first chunk, which stays
+    // in cache: no send waits for data, and none reads it from memory.
+    if (a_.unordered && shift == 0) m.ptr = a_.data;
     m.bytes = len * esize_;
     m.step = g;
     m.chunk = c;

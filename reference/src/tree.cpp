@@ -46,7 +46,7 @@ class TreeSchedule final : public Schedule {
   TreeSchedule(const CollectiveArgs& a, const TreeNode nodes[2], const std::vector<int>& link_of)
       : a_(a), esize_(dtypeSize(a.dtype)) {
     size_t h0 = (a.count + 1) / 2;
-    // At most 256 KiB, as the ring's: about 8% less CPU than 512 KiB at 64 MiB (docs/bench.md).
+    // At most 256 KiB: about 8% less CPU than 512 KiB at 64 MiB (docs/bench.md).
     ce_ = chunkElements(a.chunk_bytes, h0 * esize_, esize_, 8, size_t{32} << 10, size_t{256} << 10);
     uint32_t first_chunk = 0;
     for (int k = 0; k < 2; ++k) {
