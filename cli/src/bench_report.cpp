@@ -55,6 +55,12 @@ std::string formatBenchHeader(const BenchRun& run) {
   out +=
       "model(us): alpha-beta estimate, lower-bound style: it ignores reduction cost "
       "(docs/bench.md)\n";
+  if (run.floor_rows) {
+    out +=
+        "floor rows: not all-reduces (no result, no check): floor-tcp moves and reduces the "
+        "ring's\n      data over its TCP links with no step waiting; floor does the same copies "
+        "in memory\n";
+  }
   return out;
 }
 

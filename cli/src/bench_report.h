@@ -34,6 +34,7 @@ struct BenchRun {
   int iters = 0;
   int warmup = 0;
   bool check = true;
+  bool floor_rows = false;       // floor or floor-tcp rows in the table (not all-reduces)
   bool have_alpha_beta = false;  // false with one rank
   double alpha_s = 0;
   double beta_s_per_byte = 0;
@@ -41,7 +42,7 @@ struct BenchRun {
 };
 
 // The lines before the table: the run line (ranks, hosts, dtype, op, iters),
-// α and β, the one-host note when it applies, the model caveat.
+// α and β, the one-host note when it applies, the model caveat, what the floor rows are.
 std::string formatBenchHeader(const BenchRun& run);
 // The column titles, and one row.
 std::string formatBenchColumns();

@@ -128,6 +128,7 @@ class BenchRank {
     run_.iters = o_.iters;
     run_.warmup = o_.warmup;
     run_.check = o_.check;
+    run_.floor_rows = std::any_of(o_.algos.begin(), o_.algos.end(), isFloorAlgo);
 
     if (!o_.output.empty() && !startTracing()) return false;
 

@@ -42,7 +42,13 @@ TEST(BenchReport, HeaderSaysWhatRan) {
   EXPECT_NE(header.find("differences reflect scheduling, not links"), std::string::npos);
   EXPECT_NE(header.find("lower-bound style"), std::string::npos);
   EXPECT_NE(header.find("ignores reduction cost"), std::string::npos);
+  EXPECT_EQ(header.find("floor rows"), std::string::npos);
   expectLinesFit(header);
+  run.floor_rows = true;
+  header = formatBenchHeader(run);
+  EXPECT_NE(header.find("floor rows: not all-reduces (no result, no check)"), std::string::npos) << header;
+  expectLinesFit(header);
+  run.floor_rows = false;
 
   run.hosts = {"a", "b"};
   header = formatBenchHeader(run);
