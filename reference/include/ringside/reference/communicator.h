@@ -61,9 +61,10 @@ class Communicator {
   // Moves exactly the frames the ring moves between the same neighbours, in
   // the same chunks, and reduces the same received chunks into place, but
   // sends every chunk at once instead of waiting for it to arrive from the
-  // previous rank: what the data alone costs through these sockets, with no
-  // step waiting on another. Leaves `data` holding no meaningful result.
-  // Collective; fails like allreduce().
+  // previous rank, and from the buffer's first chunk (which stays in cache):
+  // what the data alone costs through these sockets, with no step waiting on
+  // another and no send reading memory. Leaves `data` holding no meaningful
+  // result. Collective; fails like allreduce().
   virtual bool ringFloor(void* data, size_t count, DType dtype, ReduceOp op, std::string* error) = 0;
 
   // Point-to-point helpers for measuring α and β (bench): rank `a` sends
