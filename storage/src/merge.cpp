@@ -417,16 +417,28 @@ bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
     return false;
 
   int64_t collectives = 0, transfers = 0;
+  // A row's rank when the row has none: the file's (learned after the row was written).
+  auto bindRankOrFile = [&](sqlite3_stmt* o, int to_index, sqlite3_stmt* s, int from_index) {
+    if (sqlite3_column_type(s, from_index) == SQLITE_NULL) {
+      sqlite3_bind_int64(o, to_index, in.rank);
+    } else {
+      copyValue(o, to_index, s, from_index);
+    }
+  };
+  // Collective ids move by this input's delta; NULL stays NULL.
+  auto bindCollective = [&](sqlite3_stmt* o, int to_index, sqlite3_stmt* s, int from_index) {
+    if (sqlite3_column_type(s, from_index) == SQLITE_NULL) {
+      sqlite3_bind_null(o, to_index);
+    } else {
+      sqlite3_bind_int64(o, to_index, sqlite3_column_int64(s, from_index) + delta);
+    }
+  };
   if (!copyRows("SELECT id, rank, comm_sid, seq, op_sid, library_sid, bytes, count, dtype_sid,"
                 " reduce_op_sid, algorithm_sid, start_ns, end_ns, root, tid, status"
                 " FROM collective_data ORDER BY id",
                 ins_coll_.get(), "collectives", true, &collectives, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
                   sqlite3_bind_int64(o, 1, sqlite3_column_int64(s, 0) + delta);
-                  if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
-                    sqlite3_bind_int64(o, 2, in.rank);  // the file's rank, learned later than the row
-                  } else {
-                    copyValue(o, 2, s, 1);
-                  }
+                  bindRankOrFile(o, 2, s, 1);
                   bindSid(o, 3, s, 2);
                   copyValue(o, 4, s, 3);
                   bindSid(o, 5, s, 4);
@@ -444,16 +456,8 @@ bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
                             " end_ns, side_sid, phase_sid, step, chunk, slot, ") +
                     (src_version >= 2 ? "channel" : "NULL") + " FROM transfer_data ORDER BY id",
                 ins_xfer_.get(), "transfers", true, &transfers, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
-                  if (sqlite3_column_type(s, 0) == SQLITE_NULL) {
-                    sqlite3_bind_int64(o, 1, in.rank);
-                  } else {
-                    copyValue(o, 1, s, 0);
-                  }
-                  if (sqlite3_column_type(s, 1) == SQLITE_NULL) {
-                    sqlite3_bind_null(o, 2);
-                  } else {
-                    sqlite3_bind_int64(o, 2, sqlite3_column_int64(s, 1) + delta);
-                  }
+                  bindRankOrFile(o, 1, s, 0);
+                  bindCollective(o, 2, s, 1);
                   for (int i = 2; i < 7; ++i) copyValue(o, i + 1, s, i);
                   bindSid(o, 8, s, 7);
                   bindSid(o, 9, s, 8);
@@ -463,13 +467,6 @@ bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
     return false;
   // Version-2 tables: collective ids move by the same delta as above.
   if (src_version >= 2) {
-    auto bindCollective = [&](sqlite3_stmt* o, int to_index, sqlite3_stmt* s, int from_index) {
-      if (sqlite3_column_type(s, from_index) == SQLITE_NULL) {
-        sqlite3_bind_null(o, to_index);
-      } else {
-        sqlite3_bind_int64(o, to_index, sqlite3_column_int64(s, from_index) + delta);
-      }
-    };
     auto bindRank = [&](sqlite3_stmt* o, int to_index, sqlite3_stmt* s, int from_index) {
       if (sqlite3_column_type(s, from_index) == SQLITE_NULL || sqlite3_column_int64(s, from_index) < 0) {
         sqlite3_bind_int64(o, to_index, in.rank);  // learned after the row was written
