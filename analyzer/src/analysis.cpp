@@ -70,12 +70,6 @@ T percentile(const std::vector<T>& sorted, double p) {
   return sorted[std::min(sorted.size(), k) - 1];
 }
 
-int ceilLog2(int n) {
-  int steps = 0;
-  while ((1 << steps) < n) ++steps;
-  return steps;
-}
-
 // Latency terms of the alpha-beta model: messages on the critical path.
 int modelSteps(const std::string& op, const std::string& library, int n) {
   if (n <= 1) return 0;
@@ -187,30 +181,6 @@ int severityRank(const std::string& severity) {
 }
 
 }  // namespace
-
-double busbwFactor(const std::string& op, int n) {
-  if (n <= 0) return 0;
-  double dn = n;
-  if (op == "allreduce") return 2.0 * (dn - 1) / dn;
-  if (op == "reducescatter" || op == "allgather" || op == "allgatherv" || op == "alltoall" ||
-      op == "alltoallv") {
-    return (dn - 1) / dn;
-  }
-  if (op == "barrier") return 0;
-  return 1;  // broadcast, reduce, everything else
-}
-
-int64_t sizeBucketLo(int64_t bytes) {
-  if (bytes <= 0) return 0;
-  int64_t lo = 1;
-  while (lo <= bytes / 2) lo *= 2;
-  return lo;
-}
-
-int64_t sizeBucketHi(int64_t bytes) {
-  int64_t lo = sizeBucketLo(bytes);
-  return lo == 0 ? 1 : lo * 2;
-}
 
 bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analysis* out,
              std::string* error) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "ringside/analyzer/collective_math.h"  // busbwFactor, size buckets
+
 namespace ringside::storage {
 class TraceReader;
 struct TransferRow;
@@ -184,8 +186,6 @@ struct Analysis {
 bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analysis* out,
              std::string* error);
 
-// nccl-tests bus bandwidth factor for an op on n ranks.
-double busbwFactor(const std::string& op, int n);
 
 // A/B: two analyses aligned by order and size, not wall time.
 struct DiffRow {
