@@ -17,12 +17,12 @@
 #include <system_error>
 #include <vector>
 
-#include "bench_gloo.h"
 #include "bench_options.h"
-#include "bench_worker.h"
 #include "launch.h"
 #include "merge_runner.h"
 #include "record.h"
+#include "ringside/bench/gloo.h"
+#include "ringside/bench/worker.h"
 
 namespace ringside::cli {
 namespace fs = std::filesystem;
@@ -193,10 +193,27 @@ int runLocalJob(const BenchOptions& options, std::span<const std::string> args) 
 }  // namespace
 
 namespace {
+
 bool isSet(const char* key) {
   const char* value = std::getenv(key);
   return value != nullptr && *value != '\0';
 }
+
+// The ranks' exit statuses are the verb's.
+static_assert(bench::kBenchExitOk == kExitOk && bench::kBenchExitFailed == kExitDataError &&
+              bench::kBenchExitUsage == kExitUsage);
+
+// A rank merges through the same listing and progress line as `record` and `merge`.
+bench::TraceMerger traceMerger() {
+  bench::TraceMerger merger;
+  merger.tool_version = RINGSIDE_VERSION;
+  merger.list_rank_files = listRankFiles;
+  merger.merge = [](storage::MergeOptions options) {
+    return mergeWithProgress(std::move(options), kPrefix);
+  };
+  return merger;
+}
+
 }  // namespace
 
 bool adoptLauncherIdentity() {
@@ -222,7 +239,7 @@ int runBench(std::span<const std::string> args) {
   if (int code = handleParseOutcome(parseBenchArgs(args, &options, &error), benchHelp, kPrefix, error);
       code >= 0)
     return code;
-  if (!glooBenchAvailable()) {
+  if (!bench::glooBenchAvailable()) {
     for (BenchAlgo algo : options.algos) {
       if (isGlooAlgo(algo)) {
         std::cerr << kPrefix << "--algo " << benchAlgoName(algo)
@@ -231,9 +248,11 @@ int runBench(std::span<const std::string> args) {
       }
     }
   }
-  if (options.worker) return runBenchRank(options, /*started_by_parent=*/true);
+  if (options.worker) {
+    return bench::runBenchRank(options, /*started_by_parent=*/true, traceMerger());
+  }
   if (options.ranks == 0 && adoptLauncherIdentity()) {
-    return runBenchRank(options, /*started_by_parent=*/false);
+    return bench::runBenchRank(options, /*started_by_parent=*/false, traceMerger());
   }
   return runLocalJob(options, args);
 }

@@ -2,45 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
+#include <iterator>
+
+#include "ringside/reference/types.h"
 
 namespace ringside::cli {
 namespace {
-
-using collector::DType;
-using collector::ReduceOp;
-
-struct AlgoName {
-  BenchAlgo algo;
-  const char* name;
-};
-constexpr AlgoName kAlgoNames[] = {
-    {BenchAlgo::kRing, "ring"},
-    {BenchAlgo::kTree, "tree"},
-    {BenchAlgo::kGloo, "gloo"},
-    {BenchAlgo::kGlooBcube, "gloo-bcube"},
-    {BenchAlgo::kFloor, "floor"},
-    {BenchAlgo::kFloorTcp, "floor-tcp"},
-};
-
-struct DTypeName {
-  DType type;
-  const char* name;
-  size_t size;
-};
-constexpr DTypeName kDTypes[] = {
-    {DType::kF32, "f32", 4}, {DType::kF64, "f64", 8}, {DType::kF16, "f16", 2},
-    {DType::kBF16, "bf16", 2}, {DType::kI32, "i32", 4}, {DType::kI64, "i64", 8},
-};
-
-struct OpName {
-  ReduceOp op;
-  const char* name;
-};
-constexpr OpName kOps[] = {
-    {ReduceOp::kSum, "sum"}, {ReduceOp::kProd, "prod"}, {ReduceOp::kMin, "min"},
-    {ReduceOp::kMax, "max"},
-};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -80,13 +47,13 @@ std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
        storeInteger(&o->warmup, 0, 1000000)},
       {"dtype", 'd', "TYPE", "element type: f32 (default), f64, f16, bf16, i32, i64",
        [o](std::string_view value, std::string* error) {
-         if (parseBenchDType(value, &o->dtype)) return true;
+         if (reference::parseDType(value, &o->dtype)) return true;
          *error = "expected f32, f64, f16, bf16, i32 or i64";
          return false;
        }},
       {"op", 0, "OP", "reduction: sum (default), prod, min, max",
        [o](std::string_view value, std::string* error) {
-         if (parseBenchReduceOp(value, &o->op)) return true;
+         if (reference::parseReduceOp(value, &o->op)) return true;
          *error = "expected sum, prod, min or max";
          return false;
        }},
@@ -126,16 +93,6 @@ std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
 
 }  // namespace
 
-const char* benchAlgoName(BenchAlgo algo) {
-  for (const AlgoName& entry : kAlgoNames) {
-    if (entry.algo == algo) return entry.name;
-  }
-  return "?";
-}
-
-bool isGlooAlgo(BenchAlgo algo) { return algo == BenchAlgo::kGloo || algo == BenchAlgo::kGlooBcube; }
-bool isFloorAlgo(BenchAlgo algo) { return algo == BenchAlgo::kFloor || algo == BenchAlgo::kFloorTcp; }
-
 ParseStatus parseBenchArgs(std::span<const std::string> args, BenchOptions* out,
                            std::string* error) {
   *out = BenchOptions{};
@@ -149,7 +106,7 @@ ParseStatus parseBenchArgs(std::span<const std::string> args, BenchOptions* out,
     return ParseStatus::kError;
   }
   if (out->sizes.empty()) parseSizeList("4K:64M", &out->sizes, error);
-  size_t element = benchDTypeSize(out->dtype);
+  size_t element = reference::dtypeSize(out->dtype);
   for (uint64_t size : out->sizes) {
     if (size < element) {
       *error = "size " + std::to_string(size) + " is smaller than one " +
@@ -259,73 +216,18 @@ bool parseSizeList(std::string_view text, std::vector<uint64_t>* out, std::strin
 bool parseAlgoList(std::string_view text, std::vector<BenchAlgo>* out, std::string* error) {
   std::vector<BenchAlgo> algos;
   for (std::string_view item : split(text, ',')) {
-    const AlgoName* found = nullptr;
-    for (const AlgoName& entry : kAlgoNames) {
-      if (item == entry.name) found = &entry;
-    }
-    if (found == nullptr) {
+    const BenchAlgo* found = std::find_if(
+        std::begin(bench::kBenchAlgos), std::end(bench::kBenchAlgos),
+        [item](BenchAlgo algo) { return item == benchAlgoName(algo); });
+    if (found == std::end(bench::kBenchAlgos)) {
       *error = "unknown algorithm '" + std::string(item) +
                "' (ring, tree, gloo, gloo-bcube, floor, floor-tcp)";
       return false;
     }
-    if (std::find(algos.begin(), algos.end(), found->algo) == algos.end()) {
-      algos.push_back(found->algo);
-    }
+    if (std::find(algos.begin(), algos.end(), *found) == algos.end()) algos.push_back(*found);
   }
   *out = std::move(algos);
   return true;
-}
-
-bool parseBenchDType(std::string_view text, DType* out) {
-  for (const DTypeName& entry : kDTypes) {
-    if (text == entry.name) {
-      *out = entry.type;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool parseBenchReduceOp(std::string_view text, ReduceOp* out) {
-  for (const OpName& entry : kOps) {
-    if (text == entry.name) {
-      *out = entry.op;
-      return true;
-    }
-  }
-  return false;
-}
-
-size_t benchDTypeSize(DType t) {
-  for (const DTypeName& entry : kDTypes) {
-    if (entry.type == t) return entry.size;
-  }
-  return 0;
-}
-
-std::string formatByteSize(uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  uint64_t whole = bytes;
-  while (unit < 4 && whole >= 1024 && whole % 1024 == 0) {
-    whole /= 1024;
-    ++unit;
-  }
-  char text[32];
-  if (whole < 1024 || unit == 4) {
-    std::snprintf(text, sizeof text, "%llu %s", static_cast<unsigned long long>(whole),
-                  kUnits[unit]);
-    return text;
-  }
-  // Not a whole number of the next unit: one decimal of the largest unit below it.
-  double value = static_cast<double>(bytes);
-  unit = 0;
-  while (unit < 4 && value >= 1024) {
-    value /= 1024;
-    ++unit;
-  }
-  std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
-  return text;
 }
 
 }  // namespace ringside::cli

@@ -2,8 +2,10 @@
 // side effects (no files touched, no processes started, no sockets).
 //
 // Also the small value parsers the verb needs and the unit tests exercise:
-// size lists ("4K:256M", "4K:256M:2", "1K,1M", "65536", binary units), the
-// algorithm list ("ring,tree,gloo,gloo-bcube"), element types and reduce ops.
+// size lists ("4K:256M", "4K:256M:2", "1K,1M", "65536", binary units) and the
+// algorithm list ("ring,tree,gloo,gloo-bcube"); element types and reduce ops
+// are the reference's (reference::parseDType, parseReduceOp). What the options
+// mean to a rank is bench::BenchSettings (ringside/bench/settings.h).
 #pragma once
 
 #include <cstdint>
@@ -13,45 +15,22 @@
 #include <vector>
 
 #include "options.h"
-#include "ringside/collector/event.h"
+#include "ringside/bench/settings.h"
 
 namespace ringside::cli {
 
-// What one row of the bench table measures.
-enum class BenchAlgo {
-  kRing,       // ringside's reference ring (reduce-scatter + all-gather)
-  kTree,       // ringside's reference double binary tree
-  kGloo,       // gloo::allreduce, Gloo's default (ring) algorithm
-  kGlooBcube,  // gloo::allreduce with AllreduceOptions::setAlgorithm(BCUBE)
-  kFloor,      // no all-reduce: the copies and reductions the ring's data needs, in memory (bench_floor.h)
-  kFloorTcp,   // no all-reduce: the ring's frames and reductions over its TCP links, no step waiting
-               // on another (reference::Communicator::ringFloor)
-};
+using bench::BenchAlgo;
+using bench::benchAlgoName;
+using bench::isGlooAlgo;
+using bench::kMaxBenchBytes;
+using bench::kMaxBenchRanks;
 
-const char* benchAlgoName(BenchAlgo algo);  // "ring", "tree", "gloo", "gloo-bcube", "floor", "floor-tcp"
-bool isGlooAlgo(BenchAlgo algo);
-bool isFloorAlgo(BenchAlgo algo);  // floor, floor-tcp: not an all-reduce (no check, no model)
-
-inline constexpr int kMaxBenchRanks = 1024;
-inline constexpr uint64_t kMaxBenchBytes = uint64_t{16} << 30;  // 16 GiB per buffer
-
-struct BenchOptions {
+// A rank's settings, and how this command starts or joins the ranks.
+struct BenchOptions : bench::BenchSettings {
   int ranks = 0;  // 0 = not given: a launcher's rank, or 4 local ranks
-  std::vector<BenchAlgo> algos = {BenchAlgo::kRing, BenchAlgo::kTree, BenchAlgo::kGloo};
-  std::vector<uint64_t> sizes;  // bytes; filled with 4K:64M when --sizes is not given
-  int iters = 20;
-  int warmup = 5;
-  collector::DType dtype = collector::DType::kF32;
-  collector::ReduceOp op = collector::ReduceOp::kSum;
-  bool check = true;
-  std::string output;  // -o: merged trace ("" = no trace)
-  bool force = false;  // overwrite an existing trace
-  std::string json;    // --json FILE ("" = none)
   std::string master_addr = "127.0.0.1";
   int master_port = 0;  // 0 = a free port
-  double timeout_s = 30;
-  uint64_t chunk_bytes = 0;  // reference pipelining chunk; 0 = automatic
-  bool worker = false;       // hidden: started by `ringside bench --ranks N`
+  bool worker = false;  // hidden: started by `ringside bench --ranks N`
 };
 
 // Parses the words after "bench". kError fills *error with one line.
@@ -72,14 +51,5 @@ bool parseSizeList(std::string_view text, std::vector<uint64_t>* out, std::strin
 
 // "ring,tree,gloo,gloo-bcube" (order kept, repeats dropped).
 bool parseAlgoList(std::string_view text, std::vector<BenchAlgo>* out, std::string* error);
-
-// f32 f64 f16 bf16 i32 i64 / sum prod min max: the types and ops the
-// reference all-reduce supports.
-bool parseBenchDType(std::string_view text, collector::DType* out);
-bool parseBenchReduceOp(std::string_view text, collector::ReduceOp* out);
-size_t benchDTypeSize(collector::DType t);  // 0 for an unsupported type
-
-// "4 KiB", "64 MiB", "1.5 MiB", "100 B": the size column.
-std::string formatByteSize(uint64_t bytes);
 
 }  // namespace ringside::cli

@@ -1,4 +1,4 @@
-#include "bench_data.h"
+#include "ringside/bench/data.h"
 
 #include <gtest/gtest.h>
 
@@ -6,13 +6,18 @@
 #include <cstring>
 #include <vector>
 
-#include "bench_options.h"
+#include "ringside/reference/half.h"
+#include "ringside/reference/types.h"
 
-namespace ringside::cli {
+namespace ringside::bench {
 namespace {
 
 using collector::DType;
 using collector::ReduceOp;
+using reference::bf16ToFloat;
+using reference::floatToBf16;
+using reference::floatToHalf;
+using reference::halfToFloat;
 
 constexpr DType kTypes[] = {DType::kF32, DType::kF64, DType::kF16,
                             DType::kBF16, DType::kI32, DType::kI64};
@@ -22,7 +27,7 @@ constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, Re
 // (in the given order), rounding after every step like a real all-reduce.
 std::vector<unsigned char> reduceInType(const BenchPattern& pattern, DType t, ReduceOp op,
                                         int ranks, uint64_t count, bool reverse) {
-  const size_t element = benchDTypeSize(t);
+  const size_t element = reference::dtypeSize(t);
   std::vector<unsigned char> acc(count * element);
   std::vector<unsigned char> in(count * element);
   pattern.fill(acc.data(), count, reverse ? ranks - 1 : 0);
@@ -148,4 +153,4 @@ TEST(BenchData, Bf16Conversions) {
 }
 
 }  // namespace
-}  // namespace ringside::cli
+}  // namespace ringside::bench

@@ -1,13 +1,13 @@
-// The floor row's work (bench_floor.h): it stays inside the buffer for every
+// The floor row's work (ringside/bench/floor.h): it stays inside the buffer for every
 // rank count, element type and size class.
-#include "bench_floor.h"
+#include "ringside/bench/floor.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-namespace ringside::cli {
+namespace ringside::bench {
 namespace {
 
 using collector::DType;
@@ -43,4 +43,4 @@ TEST(BenchFloor, OneRankDoesNothing) {
 }
 
 }  // namespace
-}  // namespace ringside::cli
+}  // namespace ringside::bench

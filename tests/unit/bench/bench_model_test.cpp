@@ -1,11 +1,16 @@
-#include "bench_model.h"
+#include "ringside/bench/model.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace ringside::cli {
+#include "ringside/analyzer/collective_math.h"
+
+namespace ringside::bench {
 namespace {
+
+using analyzer::ceilLog2;
+using analyzer::floorLog2;
 
 constexpr double kAlpha = 40e-6;   // 40 us
 constexpr double kBeta = 0.25e-9;  // 4 GB/s
@@ -114,4 +119,4 @@ TEST(BenchModel, AlphaBetaFromPingPong) {
 }
 
 }  // namespace
-}  // namespace ringside::cli
+}  // namespace ringside::bench

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ringside/reference/types.h"
+
 namespace ringside::cli {
 namespace {
 
@@ -198,23 +200,16 @@ TEST(BenchTypes, ParseAndSize) {
   collector::DType t{};
   for (auto [name, size] : std::vector<std::pair<const char*, size_t>>{
            {"f32", 4}, {"f64", 8}, {"f16", 2}, {"bf16", 2}, {"i32", 4}, {"i64", 8}}) {
-    ASSERT_TRUE(parseBenchDType(name, &t)) << name;
-    EXPECT_EQ(benchDTypeSize(t), size) << name;
+    ASSERT_TRUE(reference::parseDType(name, &t)) << name;
+    EXPECT_EQ(reference::dtypeSize(t), size) << name;
   }
-  EXPECT_FALSE(parseBenchDType("u8", &t));
-  EXPECT_EQ(benchDTypeSize(collector::DType::kU8), 0u);
+  EXPECT_FALSE(reference::parseDType("u8", &t));
+  EXPECT_EQ(reference::dtypeSize(collector::DType::kU8), 0u);
   collector::ReduceOp op{};
-  for (const char* name : {"sum", "prod", "min", "max"}) EXPECT_TRUE(parseBenchReduceOp(name, &op));
-  EXPECT_FALSE(parseBenchReduceOp("avg", &op));
-}
-
-TEST(BenchTypes, FormatByteSize) {
-  EXPECT_EQ(formatByteSize(100), "100 B");
-  EXPECT_EQ(formatByteSize(4 * K), "4 KiB");
-  EXPECT_EQ(formatByteSize(64 * M), "64 MiB");
-  EXPECT_EQ(formatByteSize(1024 * M), "1 GiB");
-  EXPECT_EQ(formatByteSize(1536 * K), "1.5 MiB");
-  EXPECT_EQ(formatByteSize(1000), "1000 B");
+  for (const char* name : {"sum", "prod", "min", "max"}) {
+    EXPECT_TRUE(reference::parseReduceOp(name, &op));
+  }
+  EXPECT_FALSE(reference::parseReduceOp("avg", &op));
 }
 
 }  // namespace

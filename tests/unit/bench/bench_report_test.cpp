@@ -1,10 +1,10 @@
-#include "bench_report.h"
+#include "ringside/bench/report.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-namespace ringside::cli {
+namespace ringside::bench {
 namespace {
 
 BenchRun sampleRun() {
@@ -141,4 +141,4 @@ TEST(BenchReport, JsonUnknownsAreNull) {
 }
 
 }  // namespace
-}  // namespace ringside::cli
+}  // namespace ringside::bench

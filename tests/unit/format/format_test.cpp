@@ -34,6 +34,12 @@ TEST(Units, BytesWholeOrTenths) {
   EXPECT_EQ(bytesWholeOrTenths(1536), "1.5 KiB");
   EXPECT_EQ(bytesWholeOrTenths(uint64_t{3} << 20), "3 MiB");
   EXPECT_EQ(bytesWholeOrTenths((uint64_t{3} << 20) + 512 * 1024), "3.5 MiB");
+  // The size column of `ringside bench` (its formatByteSize before).
+  EXPECT_EQ(bytesWholeOrTenths(100), "100 B");
+  EXPECT_EQ(bytesWholeOrTenths(uint64_t{64} << 20), "64 MiB");
+  EXPECT_EQ(bytesWholeOrTenths(uint64_t{1} << 30), "1 GiB");
+  EXPECT_EQ(bytesWholeOrTenths(uint64_t{1536} << 10), "1.5 MiB");
+  EXPECT_EQ(bytesWholeOrTenths(1000), "1000 B");
 }
 
 TEST(Units, BytesSignificant) {

@@ -1,4 +1,4 @@
-// cli/bench_report.h — what `ringside bench` prints and writes: the header,
+// ringside/bench/report.h — what `ringside bench` prints and writes: the header,
 // the nccl-tests style table (100 columns), and the versioned JSON document.
 // Pure formatting: no I/O, no clocks.
 #pragma once
@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "bench_options.h"
+#include "ringside/bench/settings.h"
+#include "ringside/collector/event.h"
 
-namespace ringside::cli {
+namespace ringside::bench {
 
 inline constexpr const char* kBenchJsonSchema = "ringside-bench/1";
 
@@ -52,7 +53,8 @@ std::string formatBenchRow(const BenchRow& row, int ranks);
 //  "beta_s_per_byte":..,...,"rows":[{...},...]}; unknown numbers are null.
 std::string benchJson(const BenchRun& run);
 
-// JSON string literal with quotes and escapes.
+// JSON string literal with quotes and escapes; every control character as
+// \u00XX (format::jsonString writes \n, \r, \t: the schema's bytes stay as they were).
 std::string jsonString(const std::string& text);
 
-}  // namespace ringside::cli
+}  // namespace ringside::bench

@@ -1,4 +1,4 @@
-// cli/bench_floor.h — the `floor` row of `ringside bench`: the copies and
+// ringside/bench/floor.h — the `floor` row of `ringside bench`: the copies and
 // reductions that a ring all-reduce's data needs, done in memory with no
 // network, by the same ranks, in the same run as the measured rows.
 //
@@ -20,7 +20,7 @@
 
 #include "ringside/reference/types.h"
 
-namespace ringside::cli {
+namespace ringside::bench {
 
 class FloorWork {
  public:
@@ -34,4 +34,4 @@ class FloorWork {
   std::vector<unsigned char> bounce_, scratch_;
 };
 
-}  // namespace ringside::cli
+}  // namespace ringside::bench

@@ -1,22 +1,11 @@
-#include "bench_report.h"
+#include "ringside/bench/report.h"
 
-#include <cmath>
-#include <cstdarg>
-#include <cstdio>
+#include "ringside/bench/model.h"
+#include "ringside/format/json.h"
+#include "ringside/format/units.h"
 
-#include "bench_model.h"
-
-namespace ringside::cli {
+namespace ringside::bench {
 namespace {
-
-__attribute__((format(printf, 1, 2))) std::string format(const char* fmt, ...) {
-  char text[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(text, sizeof text, fmt, args);
-  va_end(args);
-  return text;
-}
 
 std::string hostList(const std::vector<std::string>& hosts) {
   std::string text = std::to_string(hosts.size()) + (hosts.size() == 1 ? " host" : " hosts");
@@ -26,10 +15,8 @@ std::string hostList(const std::vector<std::string>& hosts) {
   return text + ")";
 }
 
-std::string jsonNumber(double value) {
-  if (!std::isfinite(value)) return "null";
-  return format("%.9g", value);
-}
+// Nine significant digits ("%.9g"); null when not finite.
+std::string jsonNumber(double value) { return format::jsonNumber(value, 9); }
 
 }  // namespace
 
@@ -41,7 +28,7 @@ std::string formatBenchHeader(const BenchRun& run) {
                     " warm-up)" + (run.check ? "" : ", not checked") + "\n";
   if (run.have_alpha_beta) {
     double gbps = run.beta_s_per_byte > 0 ? 1e-9 / run.beta_s_per_byte : 0;
-    out += format(
+    out += format::printf(
         "alpha %.1f us, beta %.3g ns/B (%.3g GB/s): ping-pong between ranks 0 and 1\n",
         run.alpha_s * 1e6, run.beta_s_per_byte * 1e9, gbps);
   } else {
@@ -65,20 +52,22 @@ std::string formatBenchHeader(const BenchRun& run) {
 }
 
 std::string formatBenchColumns() {
-  return format("%10s %10s  %-11s %10s %12s %12s %10s %6s\n", "size", "count", "algo",
-                "time(us)", "algbw(GB/s)", "busbw(GB/s)", "model(us)", "wrong");
+  return format::printf("%10s %10s  %-11s %10s %12s %12s %10s %6s\n", "size", "count", "algo",
+                        "time(us)", "algbw(GB/s)", "busbw(GB/s)", "model(us)", "wrong");
 }
 
 std::string formatBenchRow(const BenchRow& row, int ranks) {
-  std::string head = format("%10s %10llu  %-11s", formatByteSize(row.bytes).c_str(),
-                            static_cast<unsigned long long>(row.count), benchAlgoName(row.algo));
+  std::string head =
+      format::printf("%10s %10llu  %-11s", format::bytesWholeOrTenths(row.bytes).c_str(),
+                     static_cast<unsigned long long>(row.count), benchAlgoName(row.algo));
   if (!row.error.empty()) return head + " " + row.error + "\n";
-  std::string model = row.model_seconds >= 0 ? format("%.1f", row.model_seconds * 1e6) : "-";
+  std::string model =
+      row.model_seconds >= 0 ? format::printf("%.1f", row.model_seconds * 1e6) : "-";
   std::string wrong = row.wrong >= 0 ? std::to_string(row.wrong) : "-";
-  return head + format(" %10.1f %12.3f %12.3f %10s %6s\n", row.seconds * 1e6,
-                       algBandwidth(row.bytes, row.seconds) * 1e-9,
-                       busBandwidth(row.bytes, row.seconds, ranks) * 1e-9, model.c_str(),
-                       wrong.c_str());
+  return head + format::printf(" %10.1f %12.3f %12.3f %10s %6s\n", row.seconds * 1e6,
+                               algBandwidth(row.bytes, row.seconds) * 1e-9,
+                               busBandwidth(row.bytes, row.seconds, ranks) * 1e-9, model.c_str(),
+                               wrong.c_str());
 }
 
 std::string jsonString(const std::string& text) {
@@ -89,7 +78,7 @@ std::string jsonString(const std::string& text) {
       out += '\\';
       out += c;
     } else if (u < 0x20) {
-      out += format("\\u%04x", u);
+      out += format::printf("\\u%04x", u);
     } else {
       out += c;
     }
@@ -140,4 +129,4 @@ std::string benchJson(const BenchRun& run) {
   return out;
 }
 
-}  // namespace ringside::cli
+}  // namespace ringside::bench

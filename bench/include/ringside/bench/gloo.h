@@ -1,4 +1,4 @@
-// cli/bench_gloo.h — the Gloo side of a `ringside bench` rank: a Gloo context
+// ringside/bench/gloo.h — the Gloo side of a `ringside bench` rank: a Gloo context
 // connected through ringside's Rendezvous (no FileStore, no Redis), and
 // gloo::allreduce calls that record themselves in the trace, since bench
 // workers do not run under the preload library.
@@ -16,7 +16,7 @@
 #include "ringside/collector/event.h"
 #include "ringside/reference/rendezvous.h"
 
-namespace ringside::cli {
+namespace ringside::bench {
 
 bool glooBenchAvailable();
 
@@ -50,4 +50,4 @@ class GlooBench {
   GlooBench() = default;
 };
 
-}  // namespace ringside::cli
+}  // namespace ringside::bench

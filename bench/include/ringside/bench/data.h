@@ -1,4 +1,4 @@
-// cli/bench_data.h — `ringside bench` inputs whose all-reduce is known exactly.
+// ringside/bench/data.h — `ringside bench` inputs whose all-reduce is known exactly.
 //
 // Element i of rank r is value((r + i) mod P) for a small period P chosen per
 // (dtype, op, ranks), and every value, every partial result and the final
@@ -20,11 +20,11 @@
 
 #include "ringside/collector/event.h"
 
-namespace ringside::cli {
+namespace ringside::bench {
 
 class BenchPattern {
  public:
-  // dtype must be one benchDTypeSize() knows; op sum, prod, min or max.
+  // dtype must be one reference::dtypeSize() knows; op sum, prod, min or max.
   BenchPattern(collector::DType dtype, collector::ReduceOp op, int ranks);
 
   int period() const { return period_; }
@@ -49,14 +49,9 @@ class BenchPattern {
   std::vector<double> expected_;  // one period
 };
 
-// IEEE binary16 and bfloat16 <-> float, round to nearest even.
-uint16_t floatToHalf(float f);
-float halfToFloat(uint16_t h);
-uint16_t floatToBf16(float f);
-float bf16ToFloat(uint16_t b);
-
-// One element of `dtype` at data[i] as a double, and the reverse.
+// One element of `dtype` at data[i] as a double, and the reverse (f16 and
+// bf16 through reference/half.h, round to nearest even).
 double loadElement(const void* data, uint64_t i, collector::DType dtype);
 void storeElement(void* data, uint64_t i, collector::DType dtype, double value);
 
-}  // namespace ringside::cli
+}  // namespace ringside::bench

@@ -1,14 +1,16 @@
-#include "bench_model.h"
+#include "ringside/bench/model.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace ringside::cli {
+#include "ringside/analyzer/collective_math.h"
 
-double allreduceBusFactor(int ranks) {
-  if (ranks <= 1) return 0;
-  return 2.0 * (ranks - 1) / ranks;
-}
+namespace ringside::bench {
+
+using analyzer::ceilLog2;
+using analyzer::floorLog2;
+
+double allreduceBusFactor(int ranks) { return analyzer::busbwFactor("allreduce", ranks); }
 
 double algBandwidth(uint64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / seconds : 0;
@@ -16,18 +18,6 @@ double algBandwidth(uint64_t bytes, double seconds) {
 
 double busBandwidth(uint64_t bytes, double seconds, int ranks) {
   return algBandwidth(bytes, seconds) * allreduceBusFactor(ranks);
-}
-
-int ceilLog2(int n) {
-  int d = 0;
-  while ((1 << d) < n) ++d;
-  return d;
-}
-
-int floorLog2(int n) {
-  int d = 0;
-  while ((2 << d) <= n) ++d;
-  return d;
 }
 
 double ringModelSeconds(int ranks, double bytes, double alpha, double beta) {
@@ -86,4 +76,4 @@ double betaFromPingPong(double small_rtt_s, double large_rtt_s, uint64_t small_b
   return std::max(0.0, beta);
 }
 
-}  // namespace ringside::cli
+}  // namespace ringside::bench

@@ -1,4 +1,4 @@
-// cli/bench_model.h — the α-β (latency-bandwidth) model `ringside bench` prints
+// ringside/bench/model.h — the α-β (latency-bandwidth) model `ringside bench` prints
 // beside each measurement, and the nccl-tests bandwidth conventions.
 //
 // α is the one-way time of a tiny message (seconds), β the time per byte of
@@ -10,21 +10,18 @@
 
 #include <cstdint>
 
-#include "bench_options.h"
+#include "ringside/bench/settings.h"
 
-namespace ringside::cli {
+namespace ringside::bench {
 
-// nccl-tests' bus-bandwidth factor for all-reduce: 2(n-1)/n (0 for n <= 1).
+// nccl-tests' bus-bandwidth factor for all-reduce: 2(n-1)/n (0 for n <= 1),
+// analyzer::busbwFactor("allreduce", n).
 double allreduceBusFactor(int ranks);
 
 // algbw = bytes / seconds; busbw = algbw * allreduceBusFactor(ranks). In
 // bytes per second; 0 when seconds <= 0.
 double algBandwidth(uint64_t bytes, double seconds);
 double busBandwidth(uint64_t bytes, double seconds, int ranks);
-
-// ceil(log2 n) and floor(log2 n) for n >= 1.
-int ceilLog2(int n);
-int floorLog2(int n);
 
 // Ring all-reduce (reduce-scatter then all-gather, n-1 steps each, S/n
 // bytes per step): 2(n-1)·α + 2(n-1)/n·S·β.
@@ -55,4 +52,4 @@ double alphaFromPingPong(double small_rtt_s);
 double betaFromPingPong(double small_rtt_s, double large_rtt_s, uint64_t small_bytes,
                         uint64_t large_bytes);
 
-}  // namespace ringside::cli
+}  // namespace ringside::bench

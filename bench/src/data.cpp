@@ -1,13 +1,13 @@
-#include "bench_data.h"
+#include "ringside/bench/data.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 
-#include "bench_options.h"
+#include "ringside/reference/half.h"
+#include "ringside/reference/types.h"
 
-namespace ringside::cli {
+namespace ringside::bench {
 namespace {
 
 using collector::DType;
@@ -104,7 +104,7 @@ double BenchPattern::input(int rank, uint64_t i) const {
 }
 
 void BenchPattern::fill(void* data, uint64_t count, int rank) const {
-  const size_t element = benchDTypeSize(dtype_);
+  const size_t element = reference::dtypeSize(dtype_);
   const uint64_t p = static_cast<uint64_t>(period_);
   // One period, then doubling copies: the buffer may be hundreds of MiB.
   const uint64_t first = std::min(count, p);
@@ -131,54 +131,12 @@ uint64_t BenchPattern::countWrong(const void* data, uint64_t count) const {
   return wrong;
 }
 
-uint16_t floatToHalf(float f) {
-  const uint32_t x = std::bit_cast<uint32_t>(f);
-  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  const uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u) {  // inf or NaN (NaN stays a quiet NaN)
-    return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-  }
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
-  if (abs < 0x38800000u) {  // below 2^-14: a subnormal half (or zero)
-    float a = std::bit_cast<float>(abs);
-    auto m = static_cast<uint32_t>(std::nearbyint(a * 16777216.0f));  // units of 2^-24
-    return static_cast<uint16_t>(sign | m);
-  }
-  const uint32_t exponent = (abs >> 23) - 112;
-  const uint32_t mantissa = abs & 0x7fffffu;
-  uint32_t h = (exponent << 10) | (mantissa >> 13);
-  const uint32_t rest = mantissa & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u) != 0)) ++h;  // carries into the exponent
-  return static_cast<uint16_t>(sign | h);
-}
-
-float halfToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {
-    float value = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign != 0 ? -value : value;
-  }
-  if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
-uint16_t floatToBf16(float f) {
-  uint32_t x = std::bit_cast<uint32_t>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-float bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
-
 double loadElement(const void* data, uint64_t i, DType dtype) {
   switch (dtype) {
     case DType::kF32: return static_cast<const float*>(data)[i];
     case DType::kF64: return static_cast<const double*>(data)[i];
-    case DType::kF16: return halfToFloat(static_cast<const uint16_t*>(data)[i]);
-    case DType::kBF16: return bf16ToFloat(static_cast<const uint16_t*>(data)[i]);
+    case DType::kF16: return reference::halfToFloat(static_cast<const uint16_t*>(data)[i]);
+    case DType::kBF16: return reference::bf16ToFloat(static_cast<const uint16_t*>(data)[i]);
     case DType::kI32: return static_cast<const int32_t*>(data)[i];
     case DType::kI64: return static_cast<double>(static_cast<const int64_t*>(data)[i]);
     default: return std::nan("");
@@ -190,10 +148,10 @@ void storeElement(void* data, uint64_t i, DType dtype, double value) {
     case DType::kF32: static_cast<float*>(data)[i] = fromDouble<float>(value); break;
     case DType::kF64: static_cast<double*>(data)[i] = value; break;
     case DType::kF16:
-      static_cast<uint16_t*>(data)[i] = floatToHalf(static_cast<float>(value));
+      static_cast<uint16_t*>(data)[i] = reference::floatToHalf(static_cast<float>(value));
       break;
     case DType::kBF16:
-      static_cast<uint16_t*>(data)[i] = floatToBf16(static_cast<float>(value));
+      static_cast<uint16_t*>(data)[i] = reference::floatToBf16(static_cast<float>(value));
       break;
     case DType::kI32: static_cast<int32_t*>(data)[i] = fromDouble<int32_t>(value); break;
     case DType::kI64: static_cast<int64_t*>(data)[i] = fromDouble<int64_t>(value); break;
@@ -201,4 +159,4 @@ void storeElement(void* data, uint64_t i, DType dtype, double value) {
   }
 }
 
-}  // namespace ringside::cli
+}  // namespace ringside::bench

@@ -1,9 +1,9 @@
-#include "bench_floor.h"
+#include "ringside/bench/floor.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace ringside::cli {
+namespace ringside::bench {
 
 namespace {
 constexpr size_t kPieceBytes = size_t{256} << 10;
@@ -53,4 +53,4 @@ void FloorWork::run(void* data, size_t count) {
   }
 }
 
-}  // namespace ringside::cli
+}  // namespace ringside::bench

@@ -1,4 +1,4 @@
-#include "bench_worker.h"
+#include "ringside/bench/worker.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,18 +20,17 @@
 #include <system_error>
 #include <vector>
 
-#include "bench_data.h"
-#include "bench_floor.h"
-#include "bench_gloo.h"
-#include "bench_model.h"
-#include "bench_report.h"
-#include "merge_runner.h"
+#include "ringside/bench/data.h"
+#include "ringside/bench/floor.h"
+#include "ringside/bench/gloo.h"
+#include "ringside/bench/model.h"
+#include "ringside/bench/report.h"
 #include "ringside/collector/collector.h"
 #include "ringside/reference/communicator.h"
 #include "ringside/reference/rendezvous.h"
 #include "ringside/reference/types.h"
 
-namespace ringside::cli {
+namespace ringside::bench {
 namespace fs = std::filesystem;
 
 namespace {
@@ -50,6 +50,16 @@ int64_t processCpuNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// A TCP port "1".."65535", the whole text.
+bool parsePort(std::string_view text, int* out) {
+  int value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < 1 || value > 65535) return false;
+  *out = value;
+  return true;
+}
+
 std::string hostName() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown";
@@ -58,8 +68,8 @@ std::string hostName() {
 
 class BenchRank {
  public:
-  BenchRank(const BenchOptions& options, bool started_by_parent)
-      : o_(options), started_by_parent_(started_by_parent) {}
+  BenchRank(const BenchSettings& settings, bool started_by_parent, const TraceMerger& merger)
+      : o_(settings), started_by_parent_(started_by_parent), merger_(merger) {}
 
   int run() {
     if (!setup()) return fail();
@@ -69,8 +79,8 @@ class BenchRank {
       std::cout << formatBenchHeader(run_) << formatBenchColumns() << std::flush;
     }
     if (!runRows()) return fail();
-    int status = total_wrong_ > 0 ? kExitDataError : kExitOk;
-    if (rank_ == 0 && !o_.json.empty() && !writeJson()) status = kExitDataError;
+    int status = total_wrong_ > 0 ? kBenchExitFailed : kBenchExitOk;
+    if (rank_ == 0 && !o_.json.empty() && !writeJson()) status = kBenchExitFailed;
     if (!finish()) return fail();
     return status;
   }
@@ -79,7 +89,7 @@ class BenchRank {
   int fail() {
     std::cerr << "ringside bench: " << (rank_ >= 0 ? "rank " + std::to_string(rank_) + ": " : "")
               << error_ << "\n";
-    return usage_error_ ? kExitUsage : kExitDataError;
+    return usage_error_ ? kBenchExitUsage : kBenchExitFailed;
   }
 
   bool barrier() {
@@ -97,13 +107,11 @@ class BenchRank {
     // MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True): take the next port.
     // RINGSIDE_BENCH_PORT (the same on every rank) overrides both.
     if (const char* port = std::getenv("RINGSIDE_BENCH_PORT"); port != nullptr && *port != '\0') {
-      int64_t value = 0;
-      if (!parseInteger(port, 1, 65535, &value)) {
+      if (!parsePort(port, &rdv.master_port)) {
         error_ = std::string("RINGSIDE_BENCH_PORT is not a port: '") + port + "'";
         usage_error_ = true;
         return false;
       }
-      rdv.master_port = static_cast<int>(value);
     } else if (const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
                agent != nullptr && std::string_view(agent) == "True" && rdv.master_port < 65535) {
       rdv.master_port += 1;
@@ -193,7 +201,7 @@ class BenchRank {
         error_ = "cannot create " + trace_dir_;
         return false;
       }
-      if (rank_ == 0 && !listRankFiles(trace_dir_, &old_files_, &error_)) return false;
+      if (rank_ == 0 && !merger_.list_rank_files(trace_dir_, &old_files_, &error_)) return false;
       // Nobody may create its rank file before rank 0 has seen the old ones.
       if (!barrier()) return false;
       setenv("RINGSIDE_DIR", trace_dir_.c_str(), 1);
@@ -247,7 +255,7 @@ class BenchRank {
   }
 
   bool runRows() {
-    const size_t element = benchDTypeSize(o_.dtype);
+    const size_t element = reference::dtypeSize(o_.dtype);
     uint64_t max_bytes = 0;
     for (uint64_t size : o_.sizes) max_bytes = std::max(max_bytes, size / element * element);
     // The timed calls reduce a copy of the inputs, refreshed before every
@@ -415,7 +423,7 @@ class BenchRank {
   // External launcher only: every rank has closed its file (said goodbye).
   bool mergeTrace() {
     std::vector<std::string> files;
-    if (!listRankFiles(trace_dir_, &files, &error_)) return false;
+    if (!merger_.list_rank_files(trace_dir_, &files, &error_)) return false;
     std::set<std::string> old(old_files_.begin(), old_files_.end());
     std::erase_if(files, [&](const std::string& file) { return old.count(file) != 0; });
     if (static_cast<int>(files.size()) < ranks_) {
@@ -427,8 +435,9 @@ class BenchRank {
     merge.inputs = files;
     merge.output = o_.output;
     merge.overwrite = o_.force;
-    merge.extra_meta = {{"tool_version", RINGSIDE_VERSION}, {"command_line", "ringside bench"}};
-    storage::MergeResult result = mergeWithProgress(std::move(merge), "ringside bench: ");
+    merge.extra_meta = {{"tool_version", merger_.tool_version},
+                        {"command_line", "ringside bench"}};
+    storage::MergeResult result = merger_.merge(std::move(merge));
     if (!result.ok) {
       error_ = "merge failed: " + result.error + "; the rank files are kept in " + trace_dir_;
       return false;
@@ -442,8 +451,9 @@ class BenchRank {
     return true;
   }
 
-  const BenchOptions& o_;
+  const BenchSettings& o_;
   bool started_by_parent_;
+  const TraceMerger& merger_;
   int rank_ = -1;
   int ranks_ = 0;
   std::string error_;
@@ -485,9 +495,10 @@ std::string localAddressToward(const std::string& master) {
   return address;
 }
 
-int runBenchRank(const BenchOptions& options, bool started_by_parent) {
-  BenchRank rank(options, started_by_parent);
+int runBenchRank(const BenchSettings& settings, bool started_by_parent,
+                 const TraceMerger& merger) {
+  BenchRank rank(settings, started_by_parent, merger);
   return rank.run();
 }
 
-}  // namespace ringside::cli
+}  // namespace ringside::bench

@@ -1,6 +1,7 @@
-#include "bench_gloo.h"
+#include "ringside/bench/gloo.h"
 
 #include "ringside/collector/collector.h"
+#include "ringside/reference/half.h"
 #include "ringside/reference/types.h"
 
 #if RINGSIDE_BENCH_GLOO
@@ -12,12 +13,11 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
-#include <cstring>
 #include <exception>
 #include <vector>
 #endif
 
-namespace ringside::cli {
+namespace ringside::bench {
 
 #if RINGSIDE_BENCH_GLOO
 namespace {
@@ -98,24 +98,8 @@ class RendezvousStore : public gloo::rendezvous::Store {
 // friends combine two values through float and round back to nearest even.
 struct Bf16 {
   uint16_t bits = 0;
-  static float toFloat(Bf16 v) {
-    uint32_t x = static_cast<uint32_t>(v.bits) << 16;
-    float f;
-    std::memcpy(&f, &x, sizeof f);
-    return f;
-  }
-  static Bf16 fromFloat(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, sizeof x);
-    Bf16 r;
-    if ((x & 0x7fffffffu) > 0x7f800000u) {
-      r.bits = static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
-    } else {
-      x += 0x7fffu + ((x >> 16) & 1u);
-      r.bits = static_cast<uint16_t>(x >> 16);
-    }
-    return r;
-  }
+  static float toFloat(Bf16 v) { return reference::bf16ToFloat(v.bits); }
+  static Bf16 fromFloat(float f) { return Bf16{reference::floatToBf16(f)}; }
 };
 inline Bf16 operator+(Bf16 a, Bf16 b) {
   return Bf16::fromFloat(Bf16::toFloat(a) + Bf16::toFloat(b));
@@ -253,4 +237,4 @@ std::unique_ptr<GlooBench> GlooBench::connect(reference::Rendezvous*, const Opti
 
 #endif
 
-}  // namespace ringside::cli
+}  // namespace ringside::bench
