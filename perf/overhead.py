@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Traced vs untraced cost of Gloo calls, interleaved in one run.
 
-Usage: bench/overhead.py BUILD_DIR [--rounds N] [--ddp] [--quick]
+Usage: perf/overhead.py BUILD_DIR [--rounds N] [--ddp] [--quick]
 
-Runs bench/gloo_loop untraced and under libringside_preload.so, alternating,
+Runs gloo_loop (perf/gloo_loop.cpp) untraced and under libringside_preload.so, alternating,
 and prints per-call times and the traced/untraced ratio (medians over rounds):
   * 1 rank, barrier and 4-byte all-reduce: the added cost per wrapped call (ns)
   * 1 KiB all-reduce on 2 and 4 ranks: the issue's small-message loop

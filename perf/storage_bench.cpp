@@ -1,4 +1,4 @@
-// bench/storage_bench.cpp — throughput of the trace writer and merger.
+// perf/storage_bench.cpp — throughput of the trace writer and merger.
 //
 // Prints rows/s for collective rows and for transfer rows written in batches
 // of 1k, 10k and 100k (commit included), then the merge rate for 4 rank files.

@@ -45,7 +45,7 @@ def parse_args(argv):
                         "are forked again and again) while DDP steps run")
     p.add_argument("--report-step-time", action="store_true",
                    help="rank 0 prints 'step_time_ms X': the mean wall time of the steps after "
-                        "the first two (for bench/overhead.py)")
+                        "the first two (for perf/overhead.py)")
     args = p.parse_args(argv)
     if args.steps < 1:
         p.error("--steps must be >= 1")
