@@ -160,36 +160,28 @@ class GlooBenchImpl : public GlooBench {
     opts.setTimeout(options_.timeout);
 
     const bool traced = comm_ >= 0 && collector::isActive();
-    collector::Event event;
-    if (traced) {
-      event.id = collector::newCollectiveId();
-      event.key = static_cast<uint64_t>(collector::nextSeq(comm_));
-      collector::setCurrentCollective(event.id);
-    }
+    const uint64_t id = traced ? collector::newCollectiveId() : 0;
+    if (traced) collector::setCurrentCollective(id);
     bool ok = true;
-    event.t0 = collector::nowNs();
+    const int64_t t0 = collector::nowNs();
     try {
       gloo::allreduce(opts);
     } catch (const std::exception& e) {
       ok = false;
       *error = std::string("gloo allreduce: ") + e.what();
     }
-    event.t1 = collector::nowNs();
+    const int64_t t1 = collector::nowNs();
     if (traced) {
       collector::setCurrentCollective(0);
-      event.kind = collector::EventKind::kCollective;
-      event.bytes = count * element;
-      event.aux = count;
-      event.peer = -1;
-      event.comm = static_cast<int16_t>(comm_);
-      event.op = static_cast<uint8_t>(collector::Op::kAllreduce);
-      event.library = static_cast<uint8_t>(collector::Library::kGloo);
-      event.dtype = static_cast<uint8_t>(dtype);
-      event.reduce_op = static_cast<uint8_t>(op);
-      event.algorithm = static_cast<uint8_t>(bcube ? collector::Algorithm::kBcube
-                                                   : collector::Algorithm::kRing);
-      event.status = ok ? 0 : 1;
-      collector::emit(event);
+      collector::CollectiveCall call;
+      call.op = collector::Op::kAllreduce;
+      call.library = collector::Library::kGloo;
+      call.algorithm = bcube ? collector::Algorithm::kBcube : collector::Algorithm::kRing;
+      call.dtype = dtype;
+      call.reduce_op = op;
+      call.count = count;
+      call.bytes = count * element;
+      collector::emitCollective(comm_, id, call, t0, t1, ok);
     }
     return ok;
   }

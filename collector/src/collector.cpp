@@ -300,6 +300,27 @@ int64_t nextSeq(int32_t comm) {
   return global().comms[comm].seq.fetch_add(1, std::memory_order_relaxed);
 }
 
+void emitCollective(int32_t comm, uint64_t id, const CollectiveCall& call, int64_t t0, int64_t t1,
+                    bool ok) {
+  Event e;
+  e.kind = EventKind::kCollective;
+  e.id = id;
+  e.comm = static_cast<int16_t>(comm);
+  e.key = static_cast<uint64_t>(nextSeq(comm));
+  e.op = static_cast<uint8_t>(call.op);
+  e.library = static_cast<uint8_t>(call.library);
+  e.algorithm = static_cast<uint8_t>(call.algorithm);
+  e.dtype = static_cast<uint8_t>(call.dtype);
+  e.reduce_op = static_cast<uint8_t>(call.reduce_op);
+  e.bytes = call.bytes;
+  e.aux = call.count;
+  e.peer = -1;
+  e.status = ok ? 0 : 1;
+  e.t0 = t0;
+  e.t1 = t1;
+  emit(e);
+}
+
 uint64_t newCollectiveId() { return global().next_collective.fetch_add(1, std::memory_order_relaxed); }
 
 uint64_t currentCollective() { return t_slot.current_collective; }

@@ -110,23 +110,16 @@ class TcpCommunicator final : public Communicator {
 
     if (tracing) {
       for (const col::Event& e : events_) col::emit(e);
-      ev.kind = col::EventKind::kCollective;
-      ev.op = static_cast<uint8_t>(col::Op::kAllreduce);
-      ev.library =
-          static_cast<uint8_t>(algorithm == Algorithm::kRing ? col::Library::kRingsideRing
-                                                             : col::Library::kRingsideTree);
-      ev.algorithm = static_cast<uint8_t>(algorithm == Algorithm::kRing ? col::Algorithm::kRing
-                                                                        : col::Algorithm::kTree);
-      ev.dtype = static_cast<uint8_t>(dtype);
-      ev.reduce_op = static_cast<uint8_t>(op);
-      ev.bytes = count * esize;
-      ev.aux = count;
-      ev.peer = -1;
-      ev.key = static_cast<uint64_t>(col::nextSeq(comm_));
-      ev.status = ok ? 0 : 1;
-      ev.t0 = t0;
-      ev.t1 = col::nowNs();
-      col::emit(ev);
+      const bool ring = algorithm == Algorithm::kRing;
+      col::CollectiveCall call;
+      call.op = col::Op::kAllreduce;
+      call.library = ring ? col::Library::kRingsideRing : col::Library::kRingsideTree;
+      call.algorithm = ring ? col::Algorithm::kRing : col::Algorithm::kTree;
+      call.dtype = dtype;
+      call.reduce_op = op;
+      call.count = count;
+      call.bytes = count * esize;
+      col::emitCollective(comm_, ev.id, call, t0, col::nowNs(), ok);
     }
     if (!ok) {
       broken_ = why;

@@ -55,6 +55,23 @@ void setCurrentCollective(uint64_t id);
 
 void emit(const Event& e);
 
+// A collective call that records itself because no wrapper sees it (ringside's
+// own all-reduce, the benchmark's Gloo calls): what it was.
+struct CollectiveCall {
+  Op op = Op::kUnknown;
+  Library library = Library::kUnknown;
+  Algorithm algorithm = Algorithm::kDefault;
+  DType dtype = DType::kUnknown;
+  ReduceOp reduce_op = ReduceOp::kUnknown;
+  uint64_t count = 0;  // elements
+  uint64_t bytes = 0;
+};
+// Emits its kCollective event on communicator `comm` (key: the communicator's
+// next seq), with the id it took from newCollectiveId(), timed t0..t1, status 0
+// when ok, else 1.
+void emitCollective(int32_t comm, uint64_t id, const CollectiveCall& call, int64_t t0, int64_t t1,
+                    bool ok);
+
 // Records a fact about the trace (e.g. "interposition", "active"). Not hot:
 // takes a lock and copies the strings.
 void noteMeta(const char* key, const char* value);
