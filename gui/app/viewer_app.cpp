@@ -19,6 +19,7 @@
 #include "compare_view.h"
 #include "inspector_view.h"
 #include "ringside/analyzer/topology.h"
+#include "ringside/format/units.h"
 #include "ringside/gui/csv.h"
 #include "ringside/gui/inspect.h"
 #include "ringside/gui/png_writer.h"
@@ -524,8 +525,8 @@ int runViewer(const ViewerOptions& options) {
       const auto& a = modelA().analysis;
       ImGui::Text("%s  |  %d ranks, %zu collectives, %zu links  |  view %s .. %s  |  ? for keys",
                   modelA().path.c_str(), a.world_size, a.collectives.size(), a.links.size(),
-                  formatDuration(static_cast<double>(view.range().t0 - modelA().start_ns)).c_str(),
-                  formatDuration(static_cast<double>(view.range().t1 - modelA().start_ns)).c_str());
+                  format::durationSignificant(static_cast<double>(view.range().t0 - modelA().start_ns)).c_str(),
+                  format::durationSignificant(static_cast<double>(view.range().t1 - modelA().start_ns)).c_str());
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
       if (focus_search) {
         ImGui::SetKeyboardFocusHere();

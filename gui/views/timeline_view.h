@@ -83,9 +83,4 @@ class TimelineView {
   std::vector<TimelineTarget> targets_;
 };
 
-// "1.5 ms", "250 us", "3 s": a duration with a unit that suits its size.
-std::string formatDuration(double ns);
-std::string formatRate(double bytes_per_s);
-std::string formatBytes(double bytes);
-
 }  // namespace ringside::gui
