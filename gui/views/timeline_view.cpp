@@ -2,6 +2,7 @@
 
 #include "ringside/format/units.h"
 #include "ringside/gui/inspect.h"
+#include "ringside/gui/palette.h"
 
 #include <imgui.h>
 
@@ -14,12 +15,11 @@ namespace {
 constexpr float kLabelWidth = 120.0f;
 constexpr float kMinEventPx = 3.0f;
 
-// One hue per rank (golden-ratio steps), so neighbouring ranks never look alike.
+// The rank's colour from palette.h (the topology view's nodes have the same), with `alpha`
+// applied as ImGui applies it.
 ImU32 rankColor(int rank, float alpha = 1.0f) {
-  float h = std::fmod(static_cast<float>(rank) * 0.618034f, 1.0f);
-  float r = 0, g = 0, b = 0;
-  ImGui::ColorConvertHSVtoRGB(h, 0.6f, 0.85f, r, g, b);
-  return ImGui::GetColorU32(ImVec4(r, g, b, alpha));
+  const Rgb c = rankRgb(rank);
+  return ImGui::GetColorU32(ImVec4(c.r / 255.0f, c.g / 255.0f, c.b / 255.0f, alpha));
 }
 
 ImU32 toU32(const RgbF& c, float alpha = 1.0f) { return ImGui::GetColorU32(ImVec4(c.r, c.g, c.b, alpha)); }
