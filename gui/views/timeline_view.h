@@ -62,6 +62,7 @@ class TimelineView {
   void setRangeSelection(std::optional<TimeRange> r) { range_selection_ = r; }
   // Lanes: hide, pin (drawn first), show again; scroll a lane into view on the next draw.
   std::vector<LaneFlags>& laneFlags() { return flags_; }
+  const std::vector<LaneFlags>& laneFlags() const { return flags_; }
   void scrollToLane(int lane) { scroll_to_lane_ = lane; }
   int laneOfRank(const TimelineModel& model, int rank) const;
   int laneOfLink(const TimelineModel& model, int src, int dst) const;
