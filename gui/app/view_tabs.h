@@ -14,7 +14,6 @@
 #include "ringside/gui/timeline_model.h"
 #include "ringside/gui/view_state.h"
 #include "stats_view.h"
-#include "timeline_view.h"
 #include "topology_view.h"
 
 namespace ringside::gui {

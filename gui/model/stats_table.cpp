@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 #include <tuple>
 
-#include "ringside/gui/csv.h"
+#include "ringside/format/csv.h"
+#include "ringside/format/units.h"
 
 namespace ringside::gui {
 namespace {
@@ -15,22 +15,6 @@ namespace {
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-std::string sizeText(int64_t b) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (u < 4 && b >= 1024 && b % 1024 == 0) {
-    b /= 1024;
-    ++u;
-  }
-  return std::to_string(b) + " " + kUnits[u];
-}
-
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
 }
 
 }  // namespace
@@ -92,7 +76,9 @@ void sortStats(std::vector<StatsRow>* rows, StatsColumn column, bool ascending) 
   });
 }
 
-std::string sizeBucketLabel(int64_t lo, int64_t hi) { return "[" + sizeText(lo) + ", " + sizeText(hi) + ")"; }
+std::string sizeBucketLabel(int64_t lo, int64_t hi) {
+  return "[" + format::bytesWhole(lo) + ", " + format::bytesWhole(hi) + ")";
+}
 
 std::vector<int> filterStats(const std::vector<StatsRow>& rows, const std::string& filter) {
   std::vector<std::string> words;
@@ -110,14 +96,15 @@ std::vector<int> filterStats(const std::vector<StatsRow>& rows, const std::strin
 }
 
 std::string statsCsv(const std::vector<StatsRow>& rows, const std::vector<int>& indexes) {
-  std::string out = csvLine({"op", "library", "size_lo", "size_hi", "count", "total_ns", "mean_ns", "p50_ns",
-                             "p99_ns", "busbw_gbps"});
+  std::string out = format::csvLine({"op", "library", "size_lo", "size_hi", "count", "total_ns",
+                                     "mean_ns", "p50_ns", "p99_ns", "busbw_gbps"});
   for (int i : indexes) {
     if (i < 0 || static_cast<size_t>(i) >= rows.size()) continue;
     const StatsRow& r = rows[static_cast<size_t>(i)];
-    out += csvLine({r.op, r.library, std::to_string(r.size_lo), std::to_string(r.size_hi), std::to_string(r.count),
-                    std::to_string(r.total_ns), std::to_string(std::llround(r.mean_ns)), std::to_string(r.p50_ns), std::to_string(r.p99_ns),
-                    num(r.busbw_gbps)});
+    out += format::csvLine({r.op, r.library, std::to_string(r.size_lo), std::to_string(r.size_hi),
+                            std::to_string(r.count), std::to_string(r.total_ns),
+                            std::to_string(std::llround(r.mean_ns)), std::to_string(r.p50_ns),
+                            std::to_string(r.p99_ns), format::printf("%.6g", r.busbw_gbps)});
   }
   return out;
 }

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <numbers>
 #include <set>
+
+#include "ringside/format/units.h"
 
 namespace ringside::gui {
 namespace {
@@ -230,11 +231,7 @@ int nodeAt(const GraphGeometry& g, Vec2 p) {
 
 std::string geometryJson(const GraphLayout& layout, const std::vector<GraphEdge>& edges,
                          const std::vector<EdgeLoad>& loads, const GraphGeometry& g) {
-  auto num = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", v);
-    return std::string(buf);
-  };
+  auto num = [](double v) { return format::fixed(v, 2); };
   auto rgb = [](Rgb c) {
     return "[" + std::to_string(c.r) + "," + std::to_string(c.g) + "," + std::to_string(c.b) + "]";
   };

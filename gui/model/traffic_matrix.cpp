@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ringside/gui/csv.h"
+#include "ringside/format/csv.h"
 
 namespace ringside::gui {
 
@@ -36,17 +36,17 @@ std::string matrixCsv(const TrafficMatrix& m) {
   std::vector<std::string> head{"src\\dst"};
   for (int d = 0; d < m.n; ++d) head.push_back(std::to_string(d));
   head.push_back("total");
-  std::string out = csvLine(head);
+  std::string out = format::csvLine(head);
   for (int s = 0; s < m.n; ++s) {
     std::vector<std::string> row{std::to_string(s)};
     for (int d = 0; d < m.n; ++d) row.push_back(std::to_string(m.at(s, d)));
     row.push_back(std::to_string(m.row_total[static_cast<size_t>(s)]));
-    out += csvLine(row);
+    out += format::csvLine(row);
   }
   std::vector<std::string> total{"total"};
   for (int d = 0; d < m.n; ++d) total.push_back(std::to_string(m.col_total[static_cast<size_t>(d)]));
   total.push_back(std::to_string(m.total));
-  return out + csvLine(total);
+  return out + format::csvLine(total);
 }
 
 }  // namespace ringside::gui

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ringside/format/units.h"
 #include "ringside/gui/inspect.h"
 
 namespace ringside::gui {
@@ -16,7 +17,7 @@ std::string baseName(const std::string& path) {
 }
 
 std::string sizeRange(int64_t lo, int64_t hi) {
-  return formatBytes(static_cast<double>(lo)) + " - " + formatBytes(static_cast<double>(hi));
+  return format::bytesSignificant(static_cast<double>(lo)) + " - " + format::bytesSignificant(static_cast<double>(hi));
 }
 
 }  // namespace
@@ -107,9 +108,9 @@ void CompareView::draw(const TimelineModel& a, const TimelineModel& b, ViewState
       ImGui::TableNextColumn();
       ImGui::Text("%lld / %lld", static_cast<long long>(row.count_a), static_cast<long long>(row.count_b));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(formatDuration(static_cast<double>(row.median_a_ns)).c_str());
+      ImGui::TextUnformatted(format::durationSignificant(static_cast<double>(row.median_a_ns)).c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(formatDuration(static_cast<double>(row.median_b_ns)).c_str());
+      ImGui::TextUnformatted(format::durationSignificant(static_cast<double>(row.median_b_ns)).c_str());
       ImGui::TableNextColumn();
       if (row.speedup > 0) {
         ImGui::Text("%.2fx %s", row.speedup, row.speedup >= 1.05 ? "B faster" : row.speedup <= 1 / 1.05 ? "B slower" : "");
@@ -132,7 +133,7 @@ void CompareView::draw(const TimelineModel& a, const TimelineModel& b, ViewState
       }
       const auto& ci = m.analysis.collectives[static_cast<size_t>(c)];
       ImGui::Text("%s: #%d %s %s %s, %s, busbw %.3g GB/s", side, c, ci.op.c_str(), ci.library.c_str(),
-                  formatBytes(static_cast<double>(ci.bytes)).c_str(), formatDuration(static_cast<double>(ci.duration_ns)).c_str(),
+                  format::bytesSignificant(static_cast<double>(ci.bytes)).c_str(), format::durationSignificant(static_cast<double>(ci.duration_ns)).c_str(),
                   ci.busbw_gbps);
     };
     line("A", a, sa);

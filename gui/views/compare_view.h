@@ -23,7 +23,9 @@ class CompareView {
             const std::vector<int>* marked_a);
   const CompareModel& model() const { return compare_; }
   TimelineView& timelineA() { return ta_; }
+  const TimelineView& timelineA() const { return ta_; }
   TimelineView& timelineB() { return tb_; }
+  const TimelineView& timelineB() const { return tb_; }
   // Selects A's collective `a` (and its partner) and lines the timelines up on them.
   void selectA(int a);
   void selectB(int b);

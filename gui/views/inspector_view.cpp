@@ -5,12 +5,12 @@
 #include <cstdio>
 #include <string>
 
-#include "timeline_view.h"
+#include "ringside/format/units.h"
 
 namespace ringside::gui {
 namespace {
 
-std::string dur(int64_t ns) { return formatDuration(static_cast<double>(ns)); }
+std::string dur(int64_t ns) { return format::durationSignificant(static_cast<double>(ns)); }
 
 ImVec4 severityColor(const std::string& severity) {
   if (severity == "problem") return ImVec4(0.95f, 0.35f, 0.30f, 1);
@@ -51,7 +51,7 @@ void drawCollectiveDetails(const TimelineModel& model, int collective, InspectAc
     return;
   }
   const auto& c = *d.instance;
-  ImGui::Text("#%d  %s  %s", collective, c.op.c_str(), formatBytes(static_cast<double>(c.bytes)).c_str());
+  ImGui::Text("#%d  %s  %s", collective, c.op.c_str(), format::bytesSignificant(static_cast<double>(c.bytes)).c_str());
   ImGui::Text("%s seq %lld, %s%s%s, %d ranks%s", c.comm.c_str(), static_cast<long long>(c.seq), c.library.c_str(),
               c.algorithm.empty() ? "" : " / ", c.algorithm.c_str(), c.ranks, c.failed ? ", FAILED" : "");
   if (!c.dtype.empty()) ImGui::Text("%s %s", c.dtype.c_str(), c.reduce_op.c_str());
@@ -102,7 +102,7 @@ void drawCollectiveDetails(const TimelineModel& model, int collective, InspectAc
       ImGui::TextDisabled("no transfers recorded for it");
     }
     for (const CollectiveLink& l : d.links) {
-      ImGui::Text("%d -> %d  %s in %lld messages", l.src, l.dst, formatBytes(static_cast<double>(l.bytes)).c_str(),
+      ImGui::Text("%d -> %d  %s in %lld messages", l.src, l.dst, format::bytesSignificant(static_cast<double>(l.bytes)).c_str(),
                   static_cast<long long>(l.messages));
     }
     ImGui::TreePop();
@@ -113,7 +113,7 @@ void drawRangeStats(const TimelineModel& model, const RangeStats& s) {
   ImGui::Text("%s .. %s (%s)", dur(s.t0 - model.start_ns).c_str(), dur(s.t1 - model.start_ns).c_str(),
               dur(s.t1 - s.t0).c_str());
   ImGui::Text("%lld collectives start in it; links moved %s", static_cast<long long>(s.all.count),
-              formatBytes(s.link_bytes).c_str());
+              format::bytesSignificant(s.link_bytes).c_str());
   if (ImGui::BeginTable("range", 8, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit)) {
     for (const char* h : {"op", "count", "sum", "min", "mean", "p50", "p99", "max"}) ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();

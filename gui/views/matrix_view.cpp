@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "timeline_view.h"  // formatBytes
+#include "ringside/format/units.h"
 
 namespace ringside::gui {
 namespace {
@@ -20,7 +20,7 @@ void MatrixView::draw(const TimelineModel& model, ViewState* view) {
   (void)model;
   const TrafficMatrix& m = matrix_;
   export_.draw("matrix-csv", [&] { return matrixCsv(m); });
-  ImGui::Text("bytes sent, row = src rank, column = dst rank; %s in all", formatBytes(static_cast<double>(m.total)).c_str());
+  ImGui::Text("bytes sent, row = src rank, column = dst rank; %s in all", format::bytesSignificant(static_cast<double>(m.total)).c_str());
   if (m.n == 0) {
     ImGui::TextDisabled("no ranks in this trace");
     return;
@@ -55,7 +55,7 @@ void MatrixView::draw(const TimelineModel& model, ViewState* view) {
       dl->AddRectFilled(a, b, col(heatRgb(v, m.max, kEmptyCell)));
       if (hovered == LinkRef{s, d}) dl->AddRect(a, b, IM_COL32(255, 217, 26, 255), 0, 0, 2.0f);
       if (v > 0 && cell >= 56) {
-        const std::string t = formatBytes(static_cast<double>(v));
+        const std::string t = format::bytesSignificant(static_cast<double>(v));
         const ImVec2 ts = ImGui::CalcTextSize(t.c_str());
         if (ts.x < cell - 4) dl->AddText(ImVec2(a.x + (cell - ts.x) / 2, a.y + (cell - ts.y) / 2), IM_COL32(15, 15, 15, 255), t.c_str());
       }
@@ -70,7 +70,7 @@ void MatrixView::draw(const TimelineModel& model, ViewState* view) {
     dl->AddRectFilled(ImVec2(a, ly), ImVec2(b + 0.5f, ly + 12), col(loadRgb((i + 0.5) / kSteps)));
   }
   dl->AddText(ImVec2(x0, ly + 14), text, "0");
-  const std::string top = formatBytes(static_cast<double>(m.max));
+  const std::string top = format::bytesSignificant(static_cast<double>(m.max));
   dl->AddText(ImVec2(x0 + lw - ImGui::CalcTextSize(top.c_str()).x, ly + 14), text, top.c_str());
   dl->AddRectFilled(ImVec2(x0 + lw + 20, ly), ImVec2(x0 + lw + 32, ly + 12), col(kEmptyCell));
   dl->AddText(ImVec2(x0 + lw + 38, ly - 1), text, "no bytes");
@@ -83,11 +83,11 @@ void MatrixView::draw(const TimelineModel& model, ViewState* view) {
       const int64_t v = m.at(s, d);
       if (s != d) view->hoverLink({s, d});
       ImGui::BeginTooltip();
-      ImGui::Text("%d -> %d: %lld bytes (%s)", s, d, static_cast<long long>(v), formatBytes(static_cast<double>(v)).c_str());
+      ImGui::Text("%d -> %d: %lld bytes (%s)", s, d, static_cast<long long>(v), format::bytesSignificant(static_cast<double>(v)).c_str());
       if (m.total > 0) ImGui::Text("%.1f%% of all bytes", 100.0 * static_cast<double>(v) / static_cast<double>(m.total));
       ImGui::Text("rank %d sent %s, rank %d received %s", s,
-                  formatBytes(static_cast<double>(m.row_total[static_cast<size_t>(s)])).c_str(), d,
-                  formatBytes(static_cast<double>(m.col_total[static_cast<size_t>(d)])).c_str());
+                  format::bytesSignificant(static_cast<double>(m.row_total[static_cast<size_t>(s)])).c_str(), d,
+                  format::bytesSignificant(static_cast<double>(m.col_total[static_cast<size_t>(d)])).c_str());
       ImGui::EndTooltip();
     }
   }

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "timeline_view.h"  // formatDuration
+#include "ringside/format/units.h"
 
 namespace ringside::gui {
 
@@ -64,13 +64,13 @@ void StatsView::draw() {
         ImGui::TableNextColumn();
         ImGui::Text("%lld", static_cast<long long>(r.count));
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(formatDuration(static_cast<double>(r.total_ns)).c_str());
+        ImGui::TextUnformatted(format::durationSignificant(static_cast<double>(r.total_ns)).c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(formatDuration(r.mean_ns).c_str());
+        ImGui::TextUnformatted(format::durationSignificant(r.mean_ns).c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(formatDuration(static_cast<double>(r.p50_ns)).c_str());
+        ImGui::TextUnformatted(format::durationSignificant(static_cast<double>(r.p50_ns)).c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(formatDuration(static_cast<double>(r.p99_ns)).c_str());
+        ImGui::TextUnformatted(format::durationSignificant(static_cast<double>(r.p99_ns)).c_str());
         ImGui::TableNextColumn();
         ImGui::Text("%.3g", r.busbw_gbps);
       }

@@ -1,12 +1,13 @@
 #include "timeline_view.h"
 
+#include "ringside/format/units.h"
 #include "ringside/gui/inspect.h"
+#include "ringside/gui/palette.h"
 
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace ringside::gui {
 namespace {
@@ -14,26 +15,14 @@ namespace {
 constexpr float kLabelWidth = 120.0f;
 constexpr float kMinEventPx = 3.0f;
 
-// One hue per rank (golden-ratio steps), so neighbouring ranks never look alike.
+// The rank's colour from palette.h (the topology view's nodes have the same), with `alpha`
+// applied as ImGui applies it.
 ImU32 rankColor(int rank, float alpha = 1.0f) {
-  float h = std::fmod(static_cast<float>(rank) * 0.618034f, 1.0f);
-  float r = 0, g = 0, b = 0;
-  ImGui::ColorConvertHSVtoRGB(h, 0.6f, 0.85f, r, g, b);
-  return ImGui::GetColorU32(ImVec4(r, g, b, alpha));
+  const Rgb c = rankRgb(rank);
+  return ImGui::GetColorU32(ImVec4(c.r / 255.0f, c.g / 255.0f, c.b / 255.0f, alpha));
 }
 
 ImU32 toU32(const RgbF& c, float alpha = 1.0f) { return ImGui::GetColorU32(ImVec4(c.r, c.g, c.b, alpha)); }
-
-// `digits` significant digits (0: no decimals), then the unit.
-std::string fmt(int digits, double v, const char* unit) {
-  char buf[64];
-  if (digits == 0) {
-    std::snprintf(buf, sizeof buf, "%.0f %s", v, unit);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.*g %s", digits, v, unit);
-  }
-  return buf;
-}
 
 // Tick step: 1, 2 or 5 x 10^k ns, about `target_px` apart.
 double tickStep(double ns_per_px, float target_px) {
@@ -54,34 +43,11 @@ void drawRuler(ImDrawList* dl, const TimeAxis& axis, int64_t origin, ImVec2 at, 
   for (double t = first; t <= static_cast<double>(axis.t1 - origin); t += step) {
     float x = axis.toX(origin + static_cast<int64_t>(t));
     dl->AddLine(ImVec2(x, at.y + height - 8), ImVec2(x, at.y + height), line);
-    dl->AddText(ImVec2(x + 3, at.y + 3), text, formatDuration(t).c_str());
+    dl->AddText(ImVec2(x + 3, at.y + 3), text, format::durationSignificant(t).c_str());
   }
 }
 
 }  // namespace
-
-std::string formatDuration(double ns) {
-  double a = std::fabs(ns);
-  if (a == 0) return "0";
-  if (a < 1e3) return fmt(0, ns, "ns");
-  if (a < 1e6) return fmt(4, ns / 1e3, "us");
-  if (a < 1e9) return fmt(4, ns / 1e6, "ms");
-  return fmt(4, ns / 1e9, "s");
-}
-
-std::string formatRate(double bytes_per_s) {
-  if (bytes_per_s >= 1e9) return fmt(3, bytes_per_s / 1e9, "GB/s");
-  if (bytes_per_s >= 1e6) return fmt(3, bytes_per_s / 1e6, "MB/s");
-  if (bytes_per_s >= 1e3) return fmt(3, bytes_per_s / 1e3, "kB/s");
-  return fmt(0, bytes_per_s, "B/s");
-}
-
-std::string formatBytes(double bytes) {
-  if (bytes >= 1 << 30) return fmt(3, bytes / (1 << 30), "GiB");
-  if (bytes >= 1 << 20) return fmt(3, bytes / (1 << 20), "MiB");
-  if (bytes >= 1 << 10) return fmt(3, bytes / (1 << 10), "KiB");
-  return fmt(0, bytes, "B");
-}
 
 void TimelineView::reset(const TimelineModel& model) {
   flags_.assign(model.lanes.size(), LaneFlags{});
@@ -166,7 +132,7 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
         dl->AddRect(ImVec2(origin.x, l.y), ImVec2(plot_x + plot_w, l.y + l.height), highlight, 0, 0, 2.0f);
       }
       dl->AddText(ImVec2(origin.x + 18, l.y + l.header + 1), dim,
-                  ("peak " + formatRate(lane.counter.max_value)).c_str());
+                  ("peak " + format::rate(lane.counter.max_value)).c_str());
     }
   }
 
@@ -267,12 +233,12 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
           ImGui::Text("%d events (zoom in to see them)", hit.count);
         } else {
           ImGui::Text("%s on %s", model.labels[static_cast<size_t>(e.label)].c_str(), lane.name.c_str());
-          ImGui::Text("start %s, duration %s", formatDuration(static_cast<double>(e.start_ns - model.start_ns)).c_str(),
-                      formatDuration(static_cast<double>(e.end_ns - e.start_ns)).c_str());
+          ImGui::Text("start %s, duration %s", format::durationSignificant(static_cast<double>(e.start_ns - model.start_ns)).c_str(),
+                      format::durationSignificant(static_cast<double>(e.end_ns - e.start_ns)).c_str());
           if (e.collective >= 0) {
             const auto& c = model.analysis.collectives[static_cast<size_t>(e.collective)];
             ImGui::Text("#%d  %s seq %lld, %s, %s", e.collective, c.comm.c_str(), static_cast<long long>(c.seq),
-                        formatBytes(static_cast<double>(c.bytes)).c_str(), c.library.c_str());
+                        format::bytesSignificant(static_cast<double>(c.bytes)).c_str(), c.library.c_str());
           }
         }
         ImGui::EndTooltip();

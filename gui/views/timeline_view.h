@@ -62,6 +62,7 @@ class TimelineView {
   void setRangeSelection(std::optional<TimeRange> r) { range_selection_ = r; }
   // Lanes: hide, pin (drawn first), show again; scroll a lane into view on the next draw.
   std::vector<LaneFlags>& laneFlags() { return flags_; }
+  const std::vector<LaneFlags>& laneFlags() const { return flags_; }
   void scrollToLane(int lane) { scroll_to_lane_ = lane; }
   int laneOfRank(const TimelineModel& model, int rank) const;
   int laneOfLink(const TimelineModel& model, int src, int dst) const;
@@ -82,10 +83,5 @@ class TimelineView {
   TimelineHover hover_;
   std::vector<TimelineTarget> targets_;
 };
-
-// "1.5 ms", "250 us", "3 s": a duration with a unit that suits its size.
-std::string formatDuration(double ns);
-std::string formatRate(double bytes_per_s);
-std::string formatBytes(double bytes);
 
 }  // namespace ringside::gui

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "ringside/format/units.h"
 #include "ringside/gui/palette.h"
-#include "timeline_view.h"  // formatDuration, formatRate, formatBytes
 
 namespace ringside::gui {
 namespace {
@@ -100,8 +100,8 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
   Window w{base.t0, base.t1};
   if (scrub_) w = scrubWindow(span0, span1, position_, width_);
   ImGui::SameLine();
-  ImGui::Text("colours: %s .. %s (%s%s)", formatDuration(static_cast<double>(w.t0 - model.start_ns)).c_str(),
-              formatDuration(static_cast<double>(w.t1 - model.start_ns)).c_str(), scrub_ ? "scrubbing " : "",
+  ImGui::Text("colours: %s .. %s (%s%s)", format::durationSignificant(static_cast<double>(w.t0 - model.start_ns)).c_str(),
+              format::durationSignificant(static_cast<double>(w.t1 - model.start_ns)).c_str(), scrub_ ? "scrubbing " : "",
               scrub_ ? span_name.c_str() : base_name);
 
   loads_ = edgeLoads(a, edges_, w.t0, w.t1, idle_group_);
@@ -169,7 +169,7 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
       (e.capacity_gbps > 0 ? with_capacity : without) = true;
     }
     dl->AddText(ImVec2(lx, ly), text, "0");
-    const std::string top = without ? "peak " + formatRate(loadScaleGbps(a) * 1e9) : "capacity";
+    const std::string top = without ? "peak " + format::rate(loadScaleGbps(a) * 1e9) : "capacity";
     dl->AddText(ImVec2(lx + lw - ImGui::CalcTextSize(top.c_str()).x, ly), text, top.c_str());
     ly += line;
     if (with_capacity && without) {
@@ -219,14 +219,14 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
         ImGui::TextUnformatted("idle: no bytes in the whole trace");
       } else if (loads_[static_cast<size_t>(edge)].idle) {
         ImGui::Text("idle during %s (%s over the trace)", idle_group_.c_str(),
-                    formatBytes(static_cast<double>(e.bytes)).c_str());
+                    format::bytesSignificant(static_cast<double>(e.bytes)).c_str());
       } else {
         const EdgeLoad& l = loads_[static_cast<size_t>(edge)];
-        ImGui::Text("%s over the trace", formatBytes(static_cast<double>(e.bytes)).c_str());
-        ImGui::Text("%s in the window (%.0f%% of %s)", formatRate(l.gbps * 1e9).c_str(), l.fraction * 100,
+        ImGui::Text("%s over the trace", format::bytesSignificant(static_cast<double>(e.bytes)).c_str());
+        ImGui::Text("%s in the window (%.0f%% of %s)", format::rate(l.gbps * 1e9).c_str(), l.fraction * 100,
                     e.capacity_gbps > 0 ? "capacity" : "the busiest link's peak");
       }
-      if (e.capacity_gbps > 0) ImGui::Text("capacity %s", formatRate(e.capacity_gbps * 1e9).c_str());
+      if (e.capacity_gbps > 0) ImGui::Text("capacity %s", format::rate(e.capacity_gbps * 1e9).c_str());
       for (const std::string& g : e.idle_during) ImGui::Text("idle during %s", g.c_str());
       ImGui::EndTooltip();
     }

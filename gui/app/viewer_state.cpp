@@ -1,0 +1,136 @@
+#include "viewer_state.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "ringside/format/json.h"
+
+namespace ringside::gui {
+namespace {
+
+// Every figure in the state is a count, an index or nanoseconds: integers, written as such.
+template <typename Int>
+std::string num(Int v) {
+  return std::to_string(v);
+}
+
+const char* boolean(bool b) { return b ? "true" : "false"; }
+
+void appendSelection(const TimelineModel& m, const TimelineView& tv, std::string* out) {
+  *out += ",\n  \"selected\": " + num(tv.selected());
+  if (tv.selected() >= 0) {
+    const auto& c = m.analysis.collectives[static_cast<size_t>(tv.selected())];
+    *out += ",\n  \"selected_op\": ";
+    format::appendJsonString(c.op, out);
+    *out += ", \"selected_ranks\": " + num(collectiveDetails(m, tv.selected()).ranks.size());
+  }
+  if (tv.rangeSelection()) {
+    const TimeRange& r = *tv.rangeSelection();
+    const RangeStats st = rangeStats(m, r.t0, r.t1);
+    *out += ",\n  \"range_selection_ns\": [" + num(r.t0 - m.start_ns) + ", " +
+            num(r.t1 - m.start_ns) + "], \"range_stats\": {\"count\": " + num(st.all.count) +
+            ", \"sum_ns\": " + num(st.all.sum_ns) + ", \"p50_ns\": " + num(st.all.p50_ns) +
+            ", \"p99_ns\": " + num(st.all.p99_ns) + ", \"max_ns\": " + num(st.all.max_ns) + "}";
+  }
+}
+
+void appendHoverAndSearch(const TimelineView& tv, const char* query, const SearchCursor& search,
+                          std::string* out) {
+  *out += ",\n  \"hovered\": {\"lane\": ";
+  format::appendJsonString(tv.hover().lane, out);
+  *out += ", \"collective\": " + num(tv.hover().collective) + "}";
+  *out += ",\n  \"search\": {\"query\": ";
+  format::appendJsonString(query, out);
+  *out += ", \"matches\": " + num(search.matches().size()) +
+          ", \"position\": " + num(search.position()) + "}";
+}
+
+void appendLanesAndTargets(const TimelineModel& m, const TimelineView& tv, std::string* out) {
+  *out += ",\n  \"lanes\": [";
+  for (size_t i = 0; i < m.lanes.size(); ++i) {
+    const LaneFlags f = i < tv.laneFlags().size() ? tv.laneFlags()[i] : LaneFlags{};
+    *out += i ? ", {\"name\": " : "{\"name\": ";
+    format::appendJsonString(m.lanes[i].name, out);
+    *out += std::string(", \"hidden\": ") + boolean(f.hidden) +
+            ", \"pinned\": " + boolean(f.pinned) + "}";
+  }
+  *out += "]";
+  *out += ",\n  \"targets\": [";
+  for (size_t i = 0; i < tv.targets().size() && i < 16; ++i) {
+    const TimelineTarget& t = tv.targets()[i];
+    *out += std::string(i ? ", " : "") + "{\"collective\": " + num(t.collective) +
+            ", \"rank\": " + num(t.rank) + ", \"x\": " + num(static_cast<int>((t.x0 + t.x1) / 2)) +
+            ", \"y\": " + num(static_cast<int>((t.y0 + t.y1) / 2)) + "}";
+  }
+  *out += "]";
+}
+
+void appendCompare(const CompareView& compare, const TimelineModel& a, const TimelineModel& b,
+                   std::string* out) {
+  const CompareModel& cm = compare.model();
+  int colored = 0;
+  for (const auto& row : cm.diff.rows) {
+    RgbF rgb;
+    colored += speedupColor(row.speedup, &rgb) ? 1 : 0;
+  }
+  *out += ",\n  \"compare\": {\"pairs\": " + num(cm.pairs.size()) +
+          ", \"diff_rows\": " + num(cm.diff.rows.size()) + ", \"colored_rows\": " + num(colored) +
+          ", \"selected_b\": " + num(compare.timelineB().selected()) +
+          ", \"offset_ns\": " + num(compare.offsetNs()) +
+          ", \"findings_a\": " + num(a.analysis.findings.size()) +
+          ", \"findings_b\": " + num(b.analysis.findings.size()) + "}";
+}
+
+}  // namespace
+
+std::string viewerStateJson(const ViewerStateInput& in) {
+  std::string out = std::string("{\n  \"loaded\": ") + boolean(in.loaded) + ",\n  \"errors\": [";
+  for (size_t i = 0; i < in.errors.size(); ++i) {
+    if (i) out += ", ";
+    format::appendJsonString(in.errors[i], &out);
+  }
+  out += "],\n  \"view\": ";
+  format::appendJsonString(in.view, &out);
+  if (in.loaded) {
+    const TimelineModel& m = *in.model;
+    const TimeRange range = in.view_state->range();
+    out += ",\n  \"range_ns\": [" + num(range.t0 - m.start_ns) + ", " + num(range.t1 - m.start_ns) +
+           "]";
+    out += ",\n  \"trace_ns\": [0, " + num(m.end_ns - m.start_ns) + "]";
+    appendSelection(m, *in.timeline, &out);
+    appendHoverAndSearch(*in.timeline, in.search_query, *in.search, &out);
+    appendLanesAndTargets(m, *in.timeline, &out);
+    if (in.compare != nullptr) appendCompare(*in.compare, m, *in.model_b, &out);
+  }
+  return out + "\n}\n";
+}
+
+std::string viewerStartFailedJson(const std::string& error) {
+  return "{\"loaded\": false, \"errors\": [" + format::jsonString(error) + "]}\n";
+}
+
+bool writeFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    if (!f) return false;
+    f << text;
+    if (!f) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+void StateWriter::update(std::string state) {
+  pending_ = std::move(state);
+  const auto now = std::chrono::steady_clock::now();
+  if (pending_ != last_ && now - last_write_ > std::chrono::milliseconds(100)) {
+    if (writeFileAtomically(path_, pending_)) last_ = pending_;
+    last_write_ = now;
+  }
+}
+
+void StateWriter::flush() {
+  if (enabled() && pending_ != last_) writeFileAtomically(path_, pending_);
+}
+
+}  // namespace ringside::gui

@@ -1,0 +1,54 @@
+// gui/viewer_state.h — `--state-out FILE.json`: what the viewer shows (view range, selection,
+// hover, search, lanes, clickable targets, compare figures), for scripts and the GUI tests
+// (tests/e2e_gui read it). Written whole to FILE.tmp and renamed, so readers never see half.
+// Threads: UI thread only.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "compare_view.h"
+#include "ringside/gui/inspect.h"
+#include "ringside/gui/timeline_model.h"
+#include "ringside/gui/view_state.h"
+#include "timeline_view.h"
+
+namespace ringside::gui {
+
+// What the state is made of. Everything past `view` only once every trace is loaded.
+struct ViewerStateInput {
+  bool loaded = false;
+  std::vector<std::string> errors;         // "PATH: error" per trace that failed
+  std::string view;                        // compare, or the tab shown
+  const TimelineModel* model = nullptr;    // trace A
+  const TimelineView* timeline = nullptr;  // A's timeline (the one the keys act on)
+  const ViewState* view_state = nullptr;
+  const char* search_query = "";
+  const SearchCursor* search = nullptr;
+  const CompareView* compare = nullptr;  // compare mode only, with:
+  const TimelineModel* model_b = nullptr;
+};
+
+std::string viewerStateJson(const ViewerStateInput& in);
+// The state when the window could not be opened.
+std::string viewerStartFailedJson(const std::string& error);
+
+bool writeFileAtomically(const std::string& path, const std::string& text);
+
+// Writes the state when it changes, at most 10 times a second; flush() writes the last one.
+class StateWriter {
+ public:
+  explicit StateWriter(std::string path) : path_(std::move(path)) {}
+  bool enabled() const { return !path_.empty(); }
+  void update(std::string state);
+  void flush();
+
+ private:
+  std::string path_;
+  std::string last_, pending_;
+  std::chrono::steady_clock::time_point last_write_ =
+      std::chrono::steady_clock::now() - std::chrono::seconds(1);
+};
+
+}  // namespace ringside::gui
