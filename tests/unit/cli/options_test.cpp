@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "record_options.h"
+#include "record/record_options.h"
 
 namespace ringside::cli {
 namespace {

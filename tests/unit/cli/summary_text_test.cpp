@@ -1,4 +1,4 @@
-#include "summary_text.h"
+#include "record/summary_text.h"
 
 #include <gtest/gtest.h>
 

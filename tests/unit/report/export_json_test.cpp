@@ -1,4 +1,4 @@
-#include "export_json.h"
+#include "export/export_json.h"
 
 #include <gtest/gtest.h>
 
