@@ -6,7 +6,8 @@
 #include <set>
 #include <utility>
 
-#include "export/export_json.h"
+#include "ringside/format/json.h"
+#include "ringside/format/units.h"
 #include "ringside/storage/records.h"
 #include "ringside/storage/trace_reader.h"
 
@@ -42,7 +43,7 @@ class EventWriter {
       if (!info.host.empty()) name += " (" + info.host + ")";
       std::string e = "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(rank) +
                       ",\"tid\":0,\"args\":{\"name\":";
-      appendJsonString(name, &e);
+      format::appendJsonString(name, &e);
       e += "}}";
       emit(e);
       emit("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + std::to_string(rank) +
@@ -55,7 +56,7 @@ class EventWriter {
     if (!named_.insert({pid, tid}).second) return;
     std::string e = "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(pid) +
                     ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
-    appendJsonString(name, &e);
+    format::appendJsonString(name, &e);
     e += "}}";
     emit(e);
     emit("{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":" + std::to_string(pid) +
@@ -69,19 +70,20 @@ class EventWriter {
     int64_t start = wallNs(row.rank, row.start_ns);
     int64_t dur = open ? 0 : std::max<int64_t>(0, row.end_ns - row.start_ns);
     std::string e = "{\"ph\":\"X\",\"cat\":\"collective\",\"name\":";
-    appendJsonString(open ? std::string(row.op) + " (never returned)" : std::string(row.op), &e);
+    format::appendJsonString(open ? std::string(row.op) + " (never returned)" : std::string(row.op),
+                             &e);
     e += ",\"pid\":" + std::to_string(row.rank) + ",\"tid\":" + std::to_string(row.tid) +
-         ",\"ts\":" + microsFromNanos(start) + ",\"dur\":" + microsFromNanos(dur) +
+         ",\"ts\":" + format::microsFromNanos(start) + ",\"dur\":" + format::microsFromNanos(dur) +
          ",\"args\":{\"op\":";
-    appendJsonString(row.op, &e);
+    format::appendJsonString(row.op, &e);
     e += ",\"bytes\":" + std::to_string(row.bytes) + ",\"comm\":";
-    appendJsonString(row.comm, &e);
+    format::appendJsonString(row.comm, &e);
     e += ",\"seq\":" + std::to_string(row.seq) + ",\"library\":";
-    appendJsonString(row.library, &e);
+    format::appendJsonString(row.library, &e);
     e += ",\"algorithm\":";
-    appendJsonString(row.algorithm, &e);
+    format::appendJsonString(row.algorithm, &e);
     e += ",\"dtype\":";
-    appendJsonString(row.dtype, &e);
+    format::appendJsonString(row.dtype, &e);
     e += ",\"count\":" + std::to_string(row.count) + ",\"status\":" + std::to_string(row.status);
     if (row.root >= 0) e += ",\"root\":" + std::to_string(row.root);
     e += "}}";
@@ -103,15 +105,15 @@ class EventWriter {
     std::string name = row.phase.empty() ? std::string("transfer") : std::string(row.phase);
     if (row.step >= 0) name += " step " + std::to_string(row.step);
     std::string e = "{\"ph\":\"X\",\"cat\":\"transfer\",\"name\":";
-    appendJsonString(name, &e);
+    format::appendJsonString(name, &e);
     e += ",\"pid\":" + std::to_string(recorder) + ",\"tid\":" + std::to_string(tid) +
-         ",\"ts\":" + microsFromNanos(start) + ",\"dur\":" + microsFromNanos(dur) +
+         ",\"ts\":" + format::microsFromNanos(start) + ",\"dur\":" + format::microsFromNanos(dur) +
          ",\"args\":{\"src\":" + std::to_string(row.src_rank) +
          ",\"dst\":" + std::to_string(row.dst_rank) + ",\"bytes\":" + std::to_string(row.bytes) +
          ",\"side\":";
-    appendJsonString(row.side, &e);
+    format::appendJsonString(row.side, &e);
     e += ",\"phase\":";
-    appendJsonString(row.phase, &e);
+    format::appendJsonString(row.phase, &e);
     e += ",\"step\":" + std::to_string(row.step) + ",\"chunk\":" + std::to_string(row.chunk);
     if (row.collective_id != storage::kNone)
       e += ",\"collective_id\":" + std::to_string(row.collective_id);

@@ -3,11 +3,10 @@
 // first; then the per op/size rows, phase totals and links, A beside B.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
-#include "record/summary_text.h"
 #include "report/report_format.h"
 #include "report/svg.h"
+#include "ringside/format/units.h"
 
 namespace ringside::cli {
 namespace {
@@ -21,18 +20,12 @@ constexpr double kParFactor = 1.05;
 
 std::string speedupText(double speedup) {
   if (!(speedup > 0) || !std::isfinite(speedup)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", speedup);
-  return buf;
+  return format::printf("%.2fx", speedup);
 }
 
-std::string rawDouble(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f", std::isfinite(v) ? v : 0.0);
-  return buf;
-}
+std::string rawDouble(double v) { return format::fixed(std::isfinite(v) ? v : 0.0, 4); }
 
-std::string human(int64_t ns, int64_t count) { return count > 0 ? formatDuration(ns) : "-"; }
+std::string human(int64_t ns, int64_t count) { return count > 0 ? format::duration(ns) : "-"; }
 
 std::string label(const Diff& d, bool a) {
   const std::string& s = a ? d.label_a : d.label_b;
@@ -75,7 +68,7 @@ ReportTable phasesTable(const Diff& d) {
                {"ratio", "A/B"}};
   for (const auto& p : d.phases) {
     double ratio = p.total_b_ns > 0 ? static_cast<double>(p.total_a_ns) / static_cast<double>(p.total_b_ns) : 0;
-    t.rows.push_back({p.phase, formatDuration(p.total_a_ns), formatDuration(p.total_b_ns),
+    t.rows.push_back({p.phase, format::duration(p.total_a_ns), format::duration(p.total_b_ns),
                       p.total_a_ns > 0 ? speedupText(ratio) : "-"});
   }
   return t;
@@ -88,9 +81,9 @@ ReportTable linksTable(const Diff& d) {
   t.columns = {{"link", "link", false}, {"bytes_a", "bytes A"}, {"bytes_b", "bytes B"},
                {"busy_a", "busy A"},    {"busy_b", "busy B"}};
   for (const auto& l : d.links) {
-    t.rows.push_back({std::to_string(l.src) + "->" + std::to_string(l.dst), formatBytes(l.bytes_a),
-                      formatBytes(l.bytes_b), formatDuration(l.busy_a_ns),
-                      formatDuration(l.busy_b_ns)});
+    t.rows.push_back({std::to_string(l.src) + "->" + std::to_string(l.dst),
+                      format::bytes(l.bytes_a), format::bytes(l.bytes_b),
+                      format::duration(l.busy_a_ns), format::duration(l.busy_b_ns)});
   }
   return t;
 }
@@ -135,12 +128,11 @@ std::string speedupChart(const Diff& d) {
   }
   out += "<line x1=\"" + n(mid) + "\" y1=\"" + n(top - 4) + "\" x2=\"" + n(mid) + "\" y2=\"" + n(y) +
          "\" stroke=\"#333\"/>";
-  char lo[32], hi[32];
-  std::snprintf(lo, sizeof lo, "%gx", std::exp2(-extent));
-  std::snprintf(hi, sizeof hi, "%gx", std::exp2(extent));
-  out += "<text x=\"" + n(left) + "\" y=\"" + n(y + 16) + "\">" + esc(std::string(lo) + " (B slower)") +
+  std::string lo = format::printf("%gx", std::exp2(-extent));
+  std::string hi = format::printf("%gx", std::exp2(extent));
+  out += "<text x=\"" + n(left) + "\" y=\"" + n(y + 16) + "\">" + esc(lo + " (B slower)") +
          "</text><text x=\"" + n(mid - 8) + "\" y=\"" + n(y + 16) + "\">1x</text><text x=\"" +
-         n(W - right - 110) + "\" y=\"" + n(y + 16) + "\">" + esc(std::string(hi) + " (B faster)") +
+         n(W - right - 110) + "\" y=\"" + n(y + 16) + "\">" + esc(hi + " (B faster)") +
          "</text></svg>";
   return out;
 }

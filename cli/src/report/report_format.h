@@ -33,7 +33,6 @@ std::string formatReportHtml(const analyzer::Analysis& a, const ReportContext& c
 std::string renderTableText(const ReportTable& t, size_t width = kReportWidth);
 std::string renderTableMarkdown(const ReportTable& t);
 std::string renderTableCsv(const ReportTable& t);  // header + rows, RFC 4180 quoting, \r\n-free
-std::string csvField(const std::string& value);    // quoted when it holds , " CR or LF
 std::string mdCell(const std::string& s);          // Markdown table cell: | escaped, newlines as spaces
 
 // The tables of the human reports (text, Markdown, HTML), in order, each of at

@@ -1,14 +1,14 @@
 // The HTML report: one self-contained page. Inline CSS, inline SVG charts,
 // no scripts, no fonts, no URLs, so it opens offline and in CI artifacts.
 #include <algorithm>
-#include <string_view>
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 
-#include "record/summary_text.h"
 #include "report/report_format.h"
 #include "report/svg.h"
+#include "ringside/format/units.h"
 
 namespace ringside::cli {
 namespace {
@@ -86,8 +86,9 @@ std::string phaseTimeline(const Analysis& a) {
     double span = static_cast<double>(std::max<int64_t>(1, t1 - t0));
     out += "<svg width=\"" + n(W) + "\" height=\"" + n(H) +
            "\" class=\"phase-timeline\"><text x=\"8\" y=\"16\">" +
-           esc(c->op + " " + c->library + " " + formatBytes(c->bytes) + " (" + c->comm + " #" +
-               std::to_string(c->seq) + "), " + formatDuration(t1 - t0) + " from first to last phase") +
+           esc(c->op + " " + c->library + " " + format::bytes(c->bytes) + " (" + c->comm + " #" +
+               std::to_string(c->seq) + "), " + format::duration(t1 - t0) +
+               " from first to last phase") +
            "</text>";
     for (int r = 0; r < ranks; ++r) {
       double y = top + lane * r;
@@ -103,7 +104,8 @@ std::string phaseTimeline(const Analysis& a) {
       out += "<rect x=\"" + n(x) + "\" y=\"" + n(top + lane * p->rank + 2) + "\" width=\"" + n(w) +
              "\" height=\"" + n(lane - 4) + "\" fill=\"" + phaseColor(p->phase) + "\"><title>" +
              esc(p->phase + " rank " + std::to_string(p->rank) + ": " +
-                 formatDuration(p->end_ns - p->start_ns) + ", " + std::to_string(p->steps) + " steps") +
+                 format::duration(p->end_ns - p->start_ns) + ", " + std::to_string(p->steps) +
+                 " steps") +
              "</title></rect>";
     }
     double ly = top + lane * ranks + 22;
@@ -112,7 +114,8 @@ std::string phaseTimeline(const Analysis& a) {
       out += legendItem(lx, ly, phaseColor(ph), ph);
       lx += 130;
     }
-    out += "<text x=\"" + n(W - 110) + "\" y=\"" + n(ly) + "\">0 .. " + esc(formatDuration(t1 - t0)) + "</text>";
+    out += "<text x=\"" + n(W - 110) + "\" y=\"" + n(ly) + "\">0 .. " +
+           esc(format::duration(t1 - t0)) + "</text>";
     out += "</svg>";
   }
   return out;
@@ -131,10 +134,11 @@ std::string linkHeatmap(const Analysis& a) {
   double left = 70, top = 24, row = 16, plot = 1000;
   double cw = plot / static_cast<double>(bins);
   double H = top + row * static_cast<double>(a.links.size()) + 44;
-  std::string out = "<svg width=\"1100\" height=\"" + n(H) +
-                    "\" class=\"link-heatmap\"><text x=\"8\" y=\"16\">GB/s per link and time bin (" +
-                    esc(formatDuration(a.bin_ns)) + " each), darkest = " + esc(formatGbps(peak)) +
-                    " GB/s</text>";
+  std::string out =
+      "<svg width=\"1100\" height=\"" + n(H) +
+      "\" class=\"link-heatmap\"><text x=\"8\" y=\"16\">GB/s per link and time bin (" +
+      esc(format::duration(a.bin_ns)) + " each), darkest = " + esc(formatGbps(peak)) +
+      " GB/s</text>";
   for (size_t i = 0; i < a.links.size(); ++i) {
     const auto& l = a.links[i];
     double y = top + row * static_cast<double>(i);
@@ -151,7 +155,8 @@ std::string linkHeatmap(const Analysis& a) {
     out += "<rect x=\"" + n(left + 20.0 * k) + "\" y=\"" + n(ly - 9) + "\" width=\"20\" height=\"10\" fill=\"" +
            svg::heat(k / 10.0) + "\" stroke=\"#ccc\"/>";
   out += "<text x=\"" + n(left + 230) + "\" y=\"" + n(ly) + "\">0 → " + esc(formatGbps(peak)) +
-         " GB/s; time runs left to right over " + esc(formatDuration(a.end_ns - a.start_ns)) + "</text></svg>";
+         " GB/s; time runs left to right over " + esc(format::duration(a.end_ns - a.start_ns)) +
+         "</text></svg>";
   return out;
 }
 
@@ -164,9 +169,10 @@ std::string trafficMatrix(const Analysis& a) {
   double cell = std::clamp(400.0 / static_cast<double>(ranks), 8.0, 60.0);
   double left = 60, top = 40;
   double W = left + cell * static_cast<double>(ranks) + 20, H = top + cell * static_cast<double>(ranks) + 30;
-  std::string out = "<svg width=\"" + n(std::max(W, 360.0)) +
-                    "\" height=\"" + n(H) + "\" class=\"traffic-matrix\"><text x=\"8\" y=\"16\">bytes sent: row = from, column = to (max " +
-                    esc(formatBytes(peak)) + ")</text>";
+  std::string out = "<svg width=\"" + n(std::max(W, 360.0)) + "\" height=\"" + n(H) +
+                    "\" class=\"traffic-matrix\"><text x=\"8\" y=\"16\">bytes sent: row = from, "
+                    "column = to (max " +
+                    esc(format::bytes(peak)) + ")</text>";
   for (size_t s = 0; s < ranks; ++s) {
     if (ranks <= 32) {
       out += "<text x=\"8\" y=\"" + n(top + cell * static_cast<double>(s) + cell / 2 + 4) + "\">" + std::to_string(s) + "</text>";
@@ -174,10 +180,12 @@ std::string trafficMatrix(const Analysis& a) {
     }
     for (size_t d = 0; d < a.traffic[s].size(); ++d) {
       int64_t v = a.traffic[s][d];
-      out += "<rect x=\"" + n(left + cell * static_cast<double>(d)) + "\" y=\"" + n(top + cell * static_cast<double>(s)) +
-             "\" width=\"" + n(cell - 1) + "\" height=\"" + n(cell - 1) + "\" fill=\"" +
-             svg::heat(peak > 0 ? static_cast<double>(v) / static_cast<double>(peak) : 0) + "\" stroke=\"#ddd\"><title>" +
-             std::to_string(s) + "→" + std::to_string(d) + ": " + esc(formatBytes(v)) + "</title></rect>";
+      out += "<rect x=\"" + n(left + cell * static_cast<double>(d)) + "\" y=\"" +
+             n(top + cell * static_cast<double>(s)) + "\" width=\"" + n(cell - 1) + "\" height=\"" +
+             n(cell - 1) + "\" fill=\"" +
+             svg::heat(peak > 0 ? static_cast<double>(v) / static_cast<double>(peak) : 0) +
+             "\" stroke=\"#ddd\"><title>" + std::to_string(s) + "→" + std::to_string(d) + ": " +
+             esc(format::bytes(v)) + "</title></rect>";
     }
   }
   return out + "</svg>";
@@ -212,7 +220,7 @@ std::string topologyGraph(const Analysis& a) {
     edge(l.src, l.dst,
          "stroke=\"#1f77b4\" marker-end=\"url(#arr)\" stroke-width=\"" +
              n(1 + 5 * static_cast<double>(l.bytes) / static_cast<double>(peak)) + "\"",
-         std::to_string(l.src) + "→" + std::to_string(l.dst) + ": " + formatBytes(l.bytes));
+         std::to_string(l.src) + "→" + std::to_string(l.dst) + ": " + format::bytes(l.bytes));
   for (int r = 0; r < ranks; ++r) {
     auto [x, y] = pos(r);
     bool cut = std::find(a.cut_off_ranks.begin(), a.cut_off_ranks.end(), r) != a.cut_off_ranks.end();
@@ -262,9 +270,10 @@ std::string busbwChart(const Analysis& a) {
   out += "<line x1=\"" + n(left) + "\" y1=\"" + n(top) + "\" x2=\"" + n(left) + "\" y2=\"" + n(top + ph) + "\" stroke=\"#444\"/>";
   for (double e = lx0; e <= lx1; e += 1) {
     double x = X(std::exp2(e));
-    out += "<line x1=\"" + n(x) + "\" y1=\"" + n(top + ph) + "\" x2=\"" + n(x) + "\" y2=\"" + n(top + ph + 4) +
-           "\" stroke=\"#444\"/><text x=\"" + n(x - 14) + "\" y=\"" + n(top + ph + 16) + "\">" +
-           esc(formatBytes(static_cast<int64_t>(std::exp2(e)))) + "</text>";
+    out += "<line x1=\"" + n(x) + "\" y1=\"" + n(top + ph) + "\" x2=\"" + n(x) + "\" y2=\"" +
+           n(top + ph + 4) + "\" stroke=\"#444\"/><text x=\"" + n(x - 14) + "\" y=\"" +
+           n(top + ph + 16) + "\">" + esc(format::bytes(static_cast<int64_t>(std::exp2(e)))) +
+           "</text>";
   }
   for (int k = 0; k <= 4; ++k) {
     double g = ymax * k / 4;

@@ -2,8 +2,8 @@
 // version; a new key may appear in a minor revision, none disappears.
 #include <algorithm>
 
-#include "export/export_json.h"
 #include "report/report_format.h"
+#include "ringside/format/json.h"
 
 namespace ringside::cli {
 namespace {
@@ -16,17 +16,19 @@ class Json {
 
   Json& field(std::string_view key, const std::string& raw_json) {
     sep();
-    appendJsonString(key, &text_);
+    format::appendJsonString(key, &text_);
     text_ += ':';
     text_ += raw_json;
     return *this;
   }
-  Json& str(std::string_view key, std::string_view value) { return field(key, jsonString(value)); }
+  Json& str(std::string_view key, std::string_view value) {
+    return field(key, format::jsonString(value));
+  }
   Json& num(std::string_view key, int64_t value) { return field(key, std::to_string(value)); }
-  Json& dbl(std::string_view key, double value) { return field(key, jsonNumber(value)); }
+  Json& dbl(std::string_view key, double value) { return field(key, format::jsonNumber(value)); }
   // -1 (the analyzer's "unknown") becomes null.
   Json& known(std::string_view key, double value) {
-    return field(key, value < 0 ? "null" : jsonNumber(value));
+    return field(key, value < 0 ? "null" : format::jsonNumber(value));
   }
   Json& boolean(std::string_view key, bool value) { return field(key, value ? "true" : "false"); }
   Json& item(const std::string& raw_json) {
@@ -106,7 +108,7 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
   Json links = Json::array();
   for (const analyzer::LinkStats& l : a.links) {
     Json bins = Json::array();
-    for (double g : l.gbps_per_bin) bins.item(jsonNumber(g));
+    for (double g : l.gbps_per_bin) bins.item(format::jsonNumber(g));
     links.item(Json::object()
                    .num("src", l.src).num("dst", l.dst).num("bytes", l.bytes)
                    .num("messages", l.messages).num("busy_ns", l.busy_ns)
@@ -217,7 +219,7 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
   }
   root.field("findings", findings.done());
   Json warnings = Json::array();
-  for (const std::string& w : a.warnings) warnings.item(jsonString(w));
+  for (const std::string& w : a.warnings) warnings.item(format::jsonString(w));
   root.field("warnings", warnings.done());
   return root.done() + "\n";
 }
@@ -228,7 +230,7 @@ std::string formatDiffJson(const analyzer::Diff& d) {
   root.str("label_a", d.label_a).str("label_b", d.label_b);
   root.num("aligned", d.aligned).num("unmatched_a", d.unmatched_a).num("unmatched_b", d.unmatched_b);
   Json verdicts = Json::array();
-  for (const std::string& v : d.verdicts) verdicts.item(jsonString(v));
+  for (const std::string& v : d.verdicts) verdicts.item(format::jsonString(v));
   root.field("verdicts", verdicts.done());
   Json rows = Json::array();
   for (const analyzer::DiffRow& r : d.rows) {
@@ -237,7 +239,7 @@ std::string formatDiffJson(const analyzer::Diff& d) {
                   .str("op", r.op).num("size_lo", r.size_lo).num("size_hi", r.size_hi)
                   .num("count_a", r.count_a).num("count_b", r.count_b)
                   .num("median_a_ns", r.median_a_ns).num("median_b_ns", r.median_b_ns)
-                  .field("speedup", r.speedup > 0 ? jsonNumber(r.speedup) : "null")
+                  .field("speedup", r.speedup > 0 ? format::jsonNumber(r.speedup) : "null")
                   .str("verdict", r.verdict)
                   .done());
   }

@@ -1,11 +1,10 @@
 #include "report/report_tables.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
-#include "record/summary_text.h"
 #include "ringside/analyzer/summary.h"
+#include "ringside/format/units.h"
 
 namespace ringside::cli {
 namespace {
@@ -14,18 +13,12 @@ using analyzer::Analysis;
 
 std::string num(int64_t v) { return std::to_string(v); }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 std::string percent(int64_t part, int64_t whole) {
   if (whole <= 0) return "-";
-  return fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
+  return format::fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
 }
 
-std::string rawDouble(double v) { return v < 0 ? "" : fixed(v, 6); }
+std::string rawDouble(double v) { return v < 0 ? "" : format::fixed(v, 6); }
 
 bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
@@ -43,9 +36,10 @@ void opBuckets(const Analysis& a, Units u, ReportTable* t) {
     std::vector<std::string> r = {b.op, b.library};
     if (h) {
       r.push_back(sizeRange(b.size_lo, b.size_hi));
-      r.insert(r.end(), {formatCount(b.count), formatDuration(b.total_ns), formatDuration(b.p50_ns),
-                         formatDuration(b.p90_ns), formatDuration(b.p99_ns),
-                         formatDuration(b.max_ns), formatGbps(b.mean_busbw_gbps)});
+      r.insert(r.end(),
+               {format::count(b.count), format::duration(b.total_ns), format::duration(b.p50_ns),
+                format::duration(b.p90_ns), format::duration(b.p99_ns), format::duration(b.max_ns),
+                formatGbps(b.mean_busbw_gbps)});
     } else {
       r.insert(r.end(), {num(b.size_lo), num(b.size_hi), num(b.count), num(b.total_ns),
                          num(b.p50_ns), num(b.p90_ns), num(b.p99_ns), num(b.max_ns),
@@ -69,14 +63,15 @@ void collectives(const Analysis& a, Units u, size_t limit, ReportTable* t) {
     if (limit != 0 && t->rows.size() >= limit) break;
     int64_t rel = c.first_start_ns - a.start_ns;
     t->rows.push_back(
-        {c.comm, num(c.seq), c.op, c.library, c.algorithm, h ? formatBytes(c.bytes) : num(c.bytes),
-         num(c.ranks), h ? formatDuration(rel) : num(c.first_start_ns),
-         h ? formatDuration(c.duration_ns) : num(c.duration_ns),
-         h ? formatDuration(c.arrival_skew_ns) : num(c.arrival_skew_ns), num(c.straggler_rank),
+        {c.comm, num(c.seq), c.op, c.library, c.algorithm,
+         h ? format::bytes(c.bytes) : num(c.bytes), num(c.ranks),
+         h ? format::duration(rel) : num(c.first_start_ns),
+         h ? format::duration(c.duration_ns) : num(c.duration_ns),
+         h ? format::duration(c.arrival_skew_ns) : num(c.arrival_skew_ns), num(c.straggler_rank),
          h ? formatGbps(c.busbw_gbps) : rawDouble(c.busbw_gbps),
          c.expected_ns < 0 ? (h ? "-" : "")
-                           : (h ? formatDuration(static_cast<int64_t>(c.expected_ns))
-                                : fixed(c.expected_ns, 0)),
+                           : (h ? format::duration(static_cast<int64_t>(c.expected_ns))
+                                : format::fixed(c.expected_ns, 0)),
          c.failed ? (h ? "FAILED" : "1") : (h ? "" : "0")});
   }
   if (t->rows.size() < a.collectives.size())
@@ -100,10 +95,11 @@ void links(const Analysis& a, Units u, size_t limit, ReportTable* t) {
     if (limit != 0 && t->rows.size() >= limit) break;
     std::vector<std::string> r;
     if (h) {
-      r = {num(l->src) + "->" + num(l->dst) + (l->from_recv ? " (recv)" : ""), formatBytes(l->bytes),
-           formatCount(l->messages), formatDuration(l->busy_ns), formatGbps(l->mean_gbps),
-           formatGbps(l->peak_gbps), formatGbps(l->busy_gbps), formatGbps(l->capacity_gbps),
-           fixed(100 * l->busy_share_of_collectives, 1) + "%"};
+      r = {num(l->src) + "->" + num(l->dst) + (l->from_recv ? " (recv)" : ""),
+           format::bytes(l->bytes), format::count(l->messages), format::duration(l->busy_ns),
+           formatGbps(l->mean_gbps), formatGbps(l->peak_gbps), formatGbps(l->busy_gbps),
+           formatGbps(l->capacity_gbps),
+           format::fixed(100 * l->busy_share_of_collectives, 1) + "%"};
     } else {
       r = {num(l->src), num(l->dst), num(l->bytes), num(l->messages), num(l->busy_ns),
            rawDouble(l->mean_gbps), rawDouble(l->peak_gbps), rawDouble(l->busy_gbps),
@@ -140,11 +136,10 @@ void phases(const Analysis& a, Units u, ReportTable* t) {
                 {"mean_ns", "mean"},       {"max_ns", "max"},          {"inferred", "inferred"}};
   for (const PhaseTotal& p : phaseTotals(a)) {
     int64_t mean = p.instances > 0 ? p.total_ns / p.instances : 0;
-    t->rows.push_back({p.phase.empty() ? "(unknown)" : p.phase,
-                       h ? formatCount(p.instances) : num(p.instances),
-                       h ? formatDuration(p.total_ns) : num(p.total_ns),
-                       h ? formatDuration(mean) : num(mean),
-                       h ? formatDuration(p.max_ns) : num(p.max_ns), num(p.inferred)});
+    t->rows.push_back(
+        {p.phase.empty() ? "(unknown)" : p.phase, h ? format::count(p.instances) : num(p.instances),
+         h ? format::duration(p.total_ns) : num(p.total_ns), h ? format::duration(mean) : num(mean),
+         h ? format::duration(p.max_ns) : num(p.max_ns), num(p.inferred)});
   }
 }
 
@@ -159,12 +154,12 @@ void ranks(const Analysis& a, Units u, ReportTable* t) {
     int64_t rest = std::max<int64_t>(0, r.span_ns - r.comm_ns);
     std::string state = cut ? (h ? "CUT OFF" : "cut_off") : (h ? "" : "ok");
     if (h) {
-      t->rows.push_back({num(r.rank), formatDuration(r.span_ns), formatDuration(r.comm_ns),
-                         percent(r.comm_ns, r.span_ns), formatDuration(rest),
-                         formatDuration(r.wait_ns), percent(r.wait_ns, r.comm_ns), state});
+      t->rows.push_back({num(r.rank), format::duration(r.span_ns), format::duration(r.comm_ns),
+                         percent(r.comm_ns, r.span_ns), format::duration(rest),
+                         format::duration(r.wait_ns), percent(r.wait_ns, r.comm_ns), state});
     } else {
       auto share = [](int64_t p, int64_t w) {
-        return w > 0 ? fixed(static_cast<double>(p) / static_cast<double>(w), 6) : "";
+        return w > 0 ? format::fixed(static_cast<double>(p) / static_cast<double>(w), 6) : "";
       };
       t->rows.push_back({num(r.rank), num(r.span_ns), num(r.comm_ns), share(r.comm_ns, r.span_ns),
                          num(rest), num(r.wait_ns), share(r.wait_ns, r.comm_ns), state});
@@ -183,13 +178,14 @@ void stragglerTable(const Analysis& a, Units u, ReportTable* t) {
   int64_t multi = 0;
   for (const auto& c : a.collectives) multi += c.ranks >= 2 ? 1 : 0;
   for (const StragglerRow& s : stragglers(a)) {
-    t->rows.push_back({num(s.rank), h ? formatCount(s.times_last) : num(s.times_last),
-                       h ? percent(s.times_last, multi)
-                         : (multi > 0 ? fixed(static_cast<double>(s.times_last) /
-                                                  static_cast<double>(multi), 6)
-                                      : ""),
-                       h ? formatDuration(s.total_skew_ns) : num(s.total_skew_ns),
-                       h ? formatDuration(s.max_skew_ns) : num(s.max_skew_ns)});
+    t->rows.push_back(
+        {num(s.rank), h ? format::count(s.times_last) : num(s.times_last),
+         h ? percent(s.times_last, multi)
+           : (multi > 0
+                  ? format::fixed(static_cast<double>(s.times_last) / static_cast<double>(multi), 6)
+                  : ""),
+         h ? format::duration(s.total_skew_ns) : num(s.total_skew_ns),
+         h ? format::duration(s.max_skew_ns) : num(s.max_skew_ns)});
   }
 }
 
@@ -210,18 +206,18 @@ void gpuTable(const Analysis& a, Units u, ReportTable* t) {
                 {"sync_ns", "sync"}};
   for (const analyzer::GpuStats& g : a.gpus) {
     if (h) {
-      t->rows.push_back({num(g.rank), num(g.device), formatDuration(g.span_ns),
-                         fixed(100 * g.busy_share, 1) + "%", formatCount(g.kernels),
-                         formatDuration(g.comm_kernel_ns),
-                         g.overlap_share < 0 ? "-" : fixed(100 * g.overlap_share, 1) + "%",
-                         formatDuration(g.exposed_comm_ns), formatDuration(g.compute_kernel_ns),
-                         formatBytes(g.memcpy_htod_bytes), formatBytes(g.memcpy_dtoh_bytes),
-                         formatDuration(g.sync_ns)});
+      t->rows.push_back({num(g.rank), num(g.device), format::duration(g.span_ns),
+                         format::fixed(100 * g.busy_share, 1) + "%", format::count(g.kernels),
+                         format::duration(g.comm_kernel_ns),
+                         g.overlap_share < 0 ? "-" : format::fixed(100 * g.overlap_share, 1) + "%",
+                         format::duration(g.exposed_comm_ns), format::duration(g.compute_kernel_ns),
+                         format::bytes(g.memcpy_htod_bytes), format::bytes(g.memcpy_dtoh_bytes),
+                         format::duration(g.sync_ns)});
     } else {
-      t->rows.push_back({num(g.rank), num(g.device), num(g.span_ns), fixed(g.busy_share, 6), num(g.kernels),
-                         num(g.comm_kernel_ns), rawDouble(g.overlap_share), num(g.exposed_comm_ns),
-                         num(g.compute_kernel_ns), num(g.memcpy_htod_bytes), num(g.memcpy_dtoh_bytes),
-                         num(g.sync_ns)});
+      t->rows.push_back({num(g.rank), num(g.device), num(g.span_ns), format::fixed(g.busy_share, 6),
+                         num(g.kernels), num(g.comm_kernel_ns), rawDouble(g.overlap_share),
+                         num(g.exposed_comm_ns), num(g.compute_kernel_ns), num(g.memcpy_htod_bytes),
+                         num(g.memcpy_dtoh_bytes), num(g.sync_ns)});
     }
   }
 }
@@ -235,8 +231,8 @@ void channelTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   for (const analyzer::ChannelTraffic& c : a.channel_traffic) {
     if (limit != 0 && t->rows.size() >= limit) break;
     if (h) {
-      t->rows.push_back({num(c.src) + "->" + num(c.dst), num(c.channel), formatBytes(c.bytes),
-                         formatCount(c.messages)});
+      t->rows.push_back({num(c.src) + "->" + num(c.dst), num(c.channel), format::bytes(c.bytes),
+                         format::count(c.messages)});
     } else {
       t->rows.push_back({num(c.src), num(c.dst), num(c.channel), num(c.bytes), num(c.messages)});
     }
@@ -321,17 +317,17 @@ const analyzer::LinkStats* bottleneckLink(const Analysis& a) {
 }
 
 std::string sizeRange(int64_t lo, int64_t hi) {
-  if (hi <= lo + 1) return formatBytes(lo);
-  if (lo > 0 && hi == lo * 2) return formatBytes(lo);
-  return formatBytes(lo) + "-" + formatBytes(hi);
+  if (hi <= lo + 1) return format::bytes(lo);
+  if (lo > 0 && hi == lo * 2) return format::bytes(lo);
+  return format::bytes(lo) + "-" + format::bytes(hi);
 }
 
 std::string formatGbps(double gbps) {
   if (gbps < 0) return "-";
-  if (gbps >= 100) return fixed(gbps, 0);
-  if (gbps >= 10) return fixed(gbps, 1);
-  if (gbps >= 1) return fixed(gbps, 2);
-  return fixed(gbps, 3);
+  if (gbps >= 100) return format::fixed(gbps, 0);
+  if (gbps >= 10) return format::fixed(gbps, 1);
+  if (gbps >= 1) return format::fixed(gbps, 2);
+  return format::fixed(gbps, 3);
 }
 
 std::string reportHeadline(const Analysis& a) {
@@ -339,8 +335,8 @@ std::string reportHeadline(const Analysis& a) {
                   " ranks (" + analyzer::formatRankList(a.ranks_present) + ")";
   if (!a.cut_off_ranks.empty()) s += ", cut off: " + analyzer::formatRankList(a.cut_off_ranks);
   if (!a.missing_ranks.empty()) s += ", missing: " + analyzer::formatRankList(a.missing_ranks);
-  s += "; " + formatCount(static_cast<int64_t>(a.collectives.size())) + " collectives, " +
-       formatCount(a.transfers) + " transfers over " + formatDuration(a.end_ns - a.start_ns);
+  s += "; " + format::count(static_cast<int64_t>(a.collectives.size())) + " collectives, " +
+       format::count(a.transfers) + " transfers over " + format::duration(a.end_ns - a.start_ns);
   return s;
 }
 

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
-#include "record/summary_text.h"
+#include "ringside/format/csv.h"
+#include "ringside/format/units.h"
 
 namespace ringside::cli {
 namespace {
@@ -142,24 +143,14 @@ std::string renderTableMarkdown(const ReportTable& t) {
   return out + "\n";
 }
 
-std::string csvField(const std::string& value) {
-  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '"') out += "\"\"";
-    else out.push_back(c);
-  }
-  return out + "\"";
-}
-
 std::string renderTableCsv(const ReportTable& t) {
-  std::string out;
-  for (size_t i = 0; i < t.columns.size(); ++i) out += (i ? "," : "") + csvField(t.columns[i].key);
-  out += "\n";
+  std::vector<std::string> cells;
+  for (const ReportColumn& c : t.columns) cells.push_back(c.key);
+  std::string out = format::csvLine(cells);
   for (const auto& row : t.rows) {
-    for (size_t i = 0; i < t.columns.size(); ++i)
-      out += (i ? "," : "") + csvField(i < row.size() ? row[i] : "");
-    out += "\n";
+    // One cell per column: extra cells dropped, missing ones empty.
+    for (size_t i = 0; i < cells.size(); ++i) cells[i] = i < row.size() ? row[i] : "";
+    out += format::csvLine(cells);
   }
   return out;
 }
@@ -191,7 +182,7 @@ std::string linkFacts(const analyzer::Analysis& a) {
     if (busiest == nullptr || l.bytes > busiest->bytes) busiest = &l;
   if (busiest != nullptr)
     out += "busiest link " + std::to_string(busiest->src) + "->" + std::to_string(busiest->dst) +
-           ": " + formatBytes(busiest->bytes) + ", busy " + formatDuration(busiest->busy_ns);
+           ": " + format::bytes(busiest->bytes) + ", busy " + format::duration(busiest->busy_ns);
   if (const analyzer::LinkStats* b = bottleneckLink(a))
     out += "; bottleneck " + std::to_string(b->src) + "->" + std::to_string(b->dst) + " (" +
            formatGbps(b->busy_gbps) + " GB/s while busy)";
@@ -203,9 +194,9 @@ std::string linkFacts(const analyzer::Analysis& a) {
 std::string modelLine(const analyzer::Analysis& a) {
   if (a.alpha_s < 0 || a.beta_s_per_byte < 0) return "model: none (no topology, too few sizes to fit)";
   double gbps = a.beta_s_per_byte > 0 ? 1e-9 / a.beta_s_per_byte : -1;
-  return "model (" + (a.model_source.empty() ? std::string("?") : a.model_source) +
-         "): alpha " + formatDuration(static_cast<int64_t>(a.alpha_s * 1e9)) + ", link " +
-         formatGbps(gbps) + " GB/s";
+  return "model (" + (a.model_source.empty() ? std::string("?") : a.model_source) + "): alpha " +
+         format::duration(static_cast<int64_t>(a.alpha_s * 1e9)) + ", link " + formatGbps(gbps) +
+         " GB/s";
 }
 
 }  // namespace

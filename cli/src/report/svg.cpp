@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include "ringside/format/units.h"
 
 namespace ringside::cli::svg {
 
@@ -21,12 +22,7 @@ std::string esc(std::string_view text) {
   return out;
 }
 
-std::string n(double v) {
-  if (!std::isfinite(v)) v = 0;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string n(double v) { return format::fixed(std::isfinite(v) ? v : 0.0, 1); }
 
 std::string heat(double f) {
   f = std::clamp(std::isfinite(f) ? f : 0.0, 0.0, 1.0);
@@ -37,10 +33,8 @@ std::string heat(double f) {
   int i = std::min(2, static_cast<int>(x));
   double t = x - i;
   auto mix = [&](double a, double b) { return static_cast<int>(a + (b - a) * t + 0.5); };
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", mix(stops[i].r, stops[i + 1].r),
-                mix(stops[i].g, stops[i + 1].g), mix(stops[i].b, stops[i + 1].b));
-  return buf;
+  return format::printf("#%02x%02x%02x", mix(stops[i].r, stops[i + 1].r),
+                        mix(stops[i].g, stops[i + 1].g), mix(stops[i].b, stops[i + 1].b));
 }
 
 std::string series(size_t i) {
