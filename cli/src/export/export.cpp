@@ -30,15 +30,10 @@ ParseStatus parseExportArgs(std::span<const std::string> args, ExportCliOptions*
                             std::string* error) {
   *out = ExportCliOptions{};
   std::vector<OptionSpec> specs = exportSpecs(out);
-  std::vector<std::string> positionals;
-  ParseStatus status = parseOptions(args, specs, Positionals::kInterleaved, &positionals, error);
+  ParseStatus status = parseOptionsOneInput(
+      args, specs, "no trace (usage: ringside export --perfetto TRACE -o FILE)",
+      "one trace at a time", &out->trace, error);
   if (status != ParseStatus::kOk) return status;
-  if (positionals.size() != 1) {
-    *error = positionals.empty() ? "no trace (usage: ringside export --perfetto TRACE -o FILE)"
-                                 : "one trace at a time";
-    return ParseStatus::kError;
-  }
-  out->trace = positionals.front();
   if (!out->perfetto) {
     *error = "choose a format: --perfetto";
     return ParseStatus::kError;
@@ -64,54 +59,40 @@ std::string exportHelp() {
 
 int runExport(std::span<const std::string> args) {
   ExportCliOptions options;
-  std::string error;
-  if (int code = handleParseOutcome(parseExportArgs(args, &options, &error), exportHelp, kPrefix, error);
-      code >= 0)
+  if (int code = parseVerbArgs(args, parseExportArgs, exportHelp, kPrefix, &options); code >= 0)
     return code;
+  std::string error;
   std::unique_ptr<storage::TraceReader> reader = openReportTrace(options.trace, &error);
-  if (!reader) {
-    std::cerr << kPrefix << error << "\n";
-    return kExitDataError;
-  }
+  if (!reader) return fail(kPrefix, error);
   PerfettoCounts counts;
   if (options.output == "-") {
-    if (!writePerfettoTrace(*reader, std::cout, &counts, &error)) {
-      std::cerr << kPrefix << options.trace << ": " << error << "\n";
-      return kExitDataError;
-    }
+    if (!writePerfettoTrace(*reader, std::cout, &counts, &error))
+      return fail(kPrefix, options.trace + ": " + error);
     return kExitOk;
   }
   std::error_code ec;
-  if (!options.force && std::filesystem::exists(options.output, ec)) {
-    std::cerr << kPrefix << options.output << ": exists (use --force to overwrite)\n";
-    return kExitDataError;
-  }
+  if (!options.force && std::filesystem::exists(options.output, ec))
+    return fail(kPrefix, options.output + ": exists (use --force to overwrite)");
   // Written beside the target and renamed, so a failed export leaves no half file.
   std::string partial = options.output + ".partial";
   {
     std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      std::cerr << kPrefix << options.output << ": cannot be written\n";
-      return kExitDataError;
-    }
+    if (!out) return fail(kPrefix, options.output + ": cannot be written");
     if (!writePerfettoTrace(*reader, out, &counts, &error)) {
       out.close();
       std::filesystem::remove(partial, ec);
-      std::cerr << kPrefix << options.trace << ": " << error << "\n";
-      return kExitDataError;
+      return fail(kPrefix, options.trace + ": " + error);
     }
     out.close();
     if (!out) {
       std::filesystem::remove(partial, ec);
-      std::cerr << kPrefix << options.output << ": write failed\n";
-      return kExitDataError;
+      return fail(kPrefix, options.output + ": write failed");
     }
   }
   std::filesystem::rename(partial, options.output, ec);
   if (ec) {
     std::filesystem::remove(partial, ec);
-    std::cerr << kPrefix << options.output << ": cannot be written\n";
-    return kExitDataError;
+    return fail(kPrefix, options.output + ": cannot be written");
   }
   std::cerr << "ringside export: " << counts.collectives << " collective calls and "
             << counts.transfers << " transfers written to " << options.output << "\n";

@@ -104,55 +104,40 @@ std::string mergeHelp() {
 
 int runMerge(std::span<const std::string> args) {
   MergeCliOptions options;
-  std::string error;
-  if (int code = handleParseOutcome(parseMergeArgs(args, &options, &error), mergeHelp, kPrefix, error);
-      code >= 0)
+  if (int code = parseVerbArgs(args, parseMergeArgs, mergeHelp, kPrefix, &options); code >= 0)
     return code;
   if (options.output.empty()) options.output = defaultMergeOutput(options.inputs);
 
+  std::string error;
   std::vector<std::string> files;
-  if (!expandInputs(options, &files, &error)) {
-    std::cerr << kPrefix << error << "\n";
-    return kExitDataError;
-  }
+  if (!expandInputs(options, &files, &error)) return fail(kPrefix, error);
   std::error_code ec;
-  if (!options.force && fs::exists(options.output, ec)) {
-    std::cerr << kPrefix << options.output << " exists (use --force to overwrite)\n";
-    return kExitDataError;
-  }
+  if (!options.force && fs::exists(options.output, ec))
+    return fail(kPrefix, options.output + " exists (use --force to overwrite)");
 
   // Check every input before merging, so a bad one is named on its own line
   // (or skipped with --keep-going) instead of failing deep in the merge.
   std::vector<std::string> usable;
   for (const std::string& file : files) {
-    if (samePath(file, options.output)) {
-      std::cerr << kPrefix << file << " is also the output; pick another -o\n";
-      return kExitUsage;
-    }
+    if (samePath(file, options.output))
+      return fail(kPrefix, file + " is also the output; pick another -o", kExitUsage);
     std::string why;
     if (storage::TraceReader::open(file, &why) != nullptr) {
       usable.push_back(file);
     } else if (options.keep_going) {
       std::cerr << kPrefix << "skipping an input: " << why << "\n";  // `why` names the file
     } else {
-      std::cerr << kPrefix << why << "\n";
-      return kExitDataError;
+      return fail(kPrefix, why);
     }
   }
-  if (usable.empty()) {
-    std::cerr << kPrefix << "none of the inputs could be read\n";
-    return kExitDataError;
-  }
+  if (usable.empty()) return fail(kPrefix, "none of the inputs could be read");
 
   storage::MergeOptions merge;
   merge.inputs = std::move(usable);
   merge.output = options.output;
   merge.overwrite = options.force;
   storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix);
-  if (!result.ok) {
-    std::cerr << kPrefix << "merge failed: " << result.error << "\n";
-    return kExitDataError;
-  }
+  if (!result.ok) return fail(kPrefix, std::string("merge failed: ") + result.error);
   std::cerr << kPrefix << "wrote " << options.output << " (" << result.ranks << " rank"
             << (result.ranks == 1 ? "" : "s") << ")\n";
   if (!options.quiet) printTraceSummary(options.output, kPrefix);

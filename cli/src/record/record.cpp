@@ -241,26 +241,66 @@ std::string shellJoin(const std::vector<std::string>& argv) {
   return out;
 }
 
+namespace {
+
+// The job's environment: ours with the preload library, the rank folder, the run id and the
+// options that reach the processes as variables.
+std::vector<std::string> recordEnvironment(const RecordOptions& options, const std::string& preload,
+                                           const fs::path& dir, const std::string& run_id) {
+  std::vector<std::string> env = currentEnvironment();
+  setEnvVar(&env, "LD_PRELOAD", prependPreload(findEnvVar(env, "LD_PRELOAD"), preload));
+  // The same library is NCCL's profiler plugin (GPU times, algorithm, protocol,
+  // channels, per-peer transfers); a plugin the user chose is left alone.
+  if (const char* plugin = findEnvVar(env, "NCCL_PROFILER_PLUGIN");
+      plugin == nullptr || plugin[0] == '\0')
+    setEnvVar(&env, "NCCL_PROFILER_PLUGIN", preload);
+  setEnvVar(&env, "RINGSIDE_DIR", dir.string());
+  setEnvVar(&env, "RINGSIDE_RUN_ID", run_id);
+  if (!options.allreduce.empty()) setEnvVar(&env, "RINGSIDE_ALLREDUCE", options.allreduce);
+  if (options.nccl_log) {
+    // NCCL prints rings and trees at INFO level for the INIT and GRAPH subsystems;
+    // into a file per process, so the job's own output stays as it was.
+    const char* level = findEnvVar(env, "NCCL_DEBUG");
+    if (level == nullptr ||
+        (std::string_view(level) != "INFO" && std::string_view(level) != "TRACE"))
+      setEnvVar(&env, "NCCL_DEBUG", "INFO");
+    if (findEnvVar(env, "NCCL_DEBUG_SUBSYS") == nullptr)
+      setEnvVar(&env, "NCCL_DEBUG_SUBSYS", "INIT,GRAPH");
+    if (findEnvVar(env, "NCCL_DEBUG_FILE") == nullptr)
+      setEnvVar(&env, "NCCL_DEBUG_FILE", (dir / "nccl-%h.%p.log").string());
+  }
+  if (options.buffer_mb > 0)
+    setEnvVar(&env, "RINGSIDE_BUFFER_MB", std::to_string(options.buffer_mb));
+  return env;
+}
+
+// NCCL's logs (nccl-*.log, from --nccl-log) in the rank folder; they were read into the trace.
+void removeNcclLogs(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> logs;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("nccl-", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".log")
+      logs.push_back(entry.path());
+  }
+  for (const fs::path& log : logs) fs::remove(log, ec);
+}
+
+}  // namespace
+
 int runRecord(std::span<const std::string> args) {
   RecordOptions options;
-  std::string error;
-  if (int code = handleParseOutcome(parseRecordArgs(args, &options, &error), recordHelp, kPrefix, error);
-      code >= 0)
+  if (int code = parseVerbArgs(args, parseRecordArgs, recordHelp, kPrefix, &options); code >= 0)
     return code;
-  if (!resolveOutput(&options, &error)) {
-    std::cerr << kPrefix << error << "\n";
-    return kExitUsage;
-  }
+  std::string error;
+  if (!resolveOutput(&options, &error)) return fail(kPrefix, error, kExitUsage);
   if (options.master_set && options.ranks == 0) {
     std::cerr << kPrefix << "--master-addr/--master-port only apply with --ranks; ignored\n";
   }
 
   std::string preload =
       findPreloadLibrary(std::getenv("RINGSIDE_PRELOAD"), executableDir(), &error);
-  if (preload.empty()) {
-    std::cerr << kPrefix << error << "\n";
-    return kExitDataError;
-  }
+  if (preload.empty()) return fail(kPrefix, error);
 
   std::error_code ec;
   if (options.dir.empty()) options.dir = options.output + ".ranks";
@@ -274,10 +314,7 @@ int runRecord(std::span<const std::string> args) {
   }
   // Rank files already there belong to another run: leave them out of this trace.
   std::vector<std::string> before;
-  if (!listRankFiles(dir, &before, &error)) {
-    std::cerr << kPrefix << error << "\n";
-    return kExitDataError;
-  }
+  if (!listRankFiles(dir, &before, &error)) return fail(kPrefix, error);
   if (!before.empty()) {
     std::cerr << kPrefix << dir.string() << " already holds " << before.size()
               << " rank file(s) of another run; they are left out of this trace\n";
@@ -286,34 +323,11 @@ int runRecord(std::span<const std::string> args) {
   int port = options.master_port;
   if (options.ranks > 0 && port == 0) {
     port = findFreePort(options.master_addr, &error);
-    if (port == 0) {
-      std::cerr << kPrefix << error << "\n";
-      return kExitDataError;
-    }
+    if (port == 0) return fail(kPrefix, error);
   }
 
   std::string run_id = runId(std::time(nullptr));
-  std::vector<std::string> env = currentEnvironment();
-  setEnvVar(&env, "LD_PRELOAD", prependPreload(findEnvVar(env, "LD_PRELOAD"), preload));
-  // The same library is NCCL's profiler plugin (GPU times, algorithm, protocol,
-  // channels, per-peer transfers); a plugin the user chose is left alone.
-  if (const char* plugin = findEnvVar(env, "NCCL_PROFILER_PLUGIN"); plugin == nullptr || plugin[0] == '\0')
-    setEnvVar(&env, "NCCL_PROFILER_PLUGIN", preload);
-  setEnvVar(&env, "RINGSIDE_DIR", dir.string());
-  setEnvVar(&env, "RINGSIDE_RUN_ID", run_id);
-  if (!options.allreduce.empty()) setEnvVar(&env, "RINGSIDE_ALLREDUCE", options.allreduce);
-  if (options.nccl_log) {
-    // NCCL prints rings and trees at INFO level for the INIT and GRAPH subsystems;
-    // into a file per process, so the job's own output stays as it was.
-    const char* level = findEnvVar(env, "NCCL_DEBUG");
-    if (level == nullptr || (std::string_view(level) != "INFO" && std::string_view(level) != "TRACE"))
-      setEnvVar(&env, "NCCL_DEBUG", "INFO");
-    if (findEnvVar(env, "NCCL_DEBUG_SUBSYS") == nullptr) setEnvVar(&env, "NCCL_DEBUG_SUBSYS", "INIT,GRAPH");
-    if (findEnvVar(env, "NCCL_DEBUG_FILE") == nullptr)
-      setEnvVar(&env, "NCCL_DEBUG_FILE", (dir / "nccl-%h.%p.log").string());
-  }
-  if (options.buffer_mb > 0)
-    setEnvVar(&env, "RINGSIDE_BUFFER_MB", std::to_string(options.buffer_mb));
+  std::vector<std::string> env = recordEnvironment(options, preload, dir, run_id);
 
   SuperviseOptions supervise;
   supervise.grace_s = options.grace_s;
@@ -321,15 +335,14 @@ int runRecord(std::span<const std::string> args) {
   int status = job.exit_code;
 
   std::vector<std::string> files;
-  if (!listRankFiles(dir, &files, &error)) {
-    std::cerr << kPrefix << error << "\n";
-    return status != 0 ? status : kExitDataError;
-  }
+  if (!listRankFiles(dir, &files, &error))
+    return fail(kPrefix, error, status != 0 ? status : kExitDataError);
   std::set<std::string> old(before.begin(), before.end());
   std::erase_if(files, [&](const std::string& file) { return old.count(file) != 0; });
   if (files.empty()) {
     if (!job.start_failed) {
-      std::cerr << kPrefix << "no rank files were written (the command made no Gloo or NCCL calls?)\n";
+      std::cerr << kPrefix
+                << "no rank files were written (the command made no Gloo or NCCL calls?)\n";
     }
     if (created_dir) fs::remove(dir, ec);  // only when empty
     return status;
@@ -362,15 +375,7 @@ int runRecord(std::span<const std::string> args) {
     std::cerr << kPrefix << "trace written to " << options.output << " (rank files kept in "
               << dir.string() << ")\n";
   } else {
-    if (options.nccl_log) {  // NCCL's logs were read into the trace; they go with the rank files
-      std::vector<fs::path> logs;
-      for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        std::string name = entry.path().filename().string();
-        if (name.rfind("nccl-", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".log")
-          logs.push_back(entry.path());
-      }
-      for (const fs::path& log : logs) fs::remove(log, ec);
-    }
+    if (options.nccl_log) removeNcclLogs(dir);  // they go with the rank files
     removeRankFiles(files, created_dir ? dir : fs::path());
     std::cerr << kPrefix << "trace written to " << options.output << "\n";
   }

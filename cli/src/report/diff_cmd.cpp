@@ -16,14 +16,7 @@ constexpr std::string_view kPrefix = "ringside diff: ";
 std::vector<OptionSpec> diffSpecs(DiffCliOptions* o) {
   return {
       {"format", 0, "FMT", "text (default), md, html, json or csv",
-       [o](std::string_view v, std::string* e) {
-         if (v != "text" && v != "md" && v != "html" && v != "json" && v != "csv") {
-           *e = "'" + std::string(v) + "' is not one of text, md, html, json, csv";
-           return false;
-         }
-         o->format = v;
-         return true;
-       }},
+       storeChoice(&o->format, {"text", "md", "html", "json", "csv"})},
       {"output", 'o', "FILE", "write here instead of standard output", storeText(&o->output)},
       {"topology", 0, "FILE", "machines and links (docs/topology.md), used for both traces",
        storeText(&o->topology)},
@@ -70,25 +63,16 @@ std::string diffHelp() {
 
 int runDiff(std::span<const std::string> args) {
   DiffCliOptions options;
-  std::string error;
-  if (int code = handleParseOutcome(parseDiffArgs(args, &options, &error), diffHelp, kPrefix, error);
-      code >= 0)
+  if (int code = parseVerbArgs(args, parseDiffArgs, diffHelp, kPrefix, &options); code >= 0)
     return code;
+  std::string error;
   analyzer::Topology topology;
   analyzer::AnalysisOptions analysis_options;
-  if (!options.topology.empty()) {
-    if (!analyzer::loadTopology(options.topology, &topology, &error)) {
-      std::cerr << kPrefix << error << "\n";
-      return kExitDataError;
-    }
-    analysis_options.topology = &topology;
-  }
   analyzer::Analysis a, b;
-  if (!analyzeTrace(options.trace_a, analysis_options, &a, &error) ||
-      !analyzeTrace(options.trace_b, analysis_options, &b, &error)) {
-    std::cerr << kPrefix << error << "\n";
-    return kExitDataError;
-  }
+  if (!loadTopologyOption(options.topology, &topology, &analysis_options, &error) ||
+      !analyzeTrace(options.trace_a, analysis_options, &a, &error) ||
+      !analyzeTrace(options.trace_b, analysis_options, &b, &error))
+    return fail(kPrefix, error);
   // A label left empty or looking like a file name is replaced by the trace's library.
   analyzer::Diff d;
   analyzer::diff(a, b, options.label_a.empty() ? options.trace_a : options.label_a,
@@ -99,10 +83,7 @@ int runDiff(std::span<const std::string> args) {
   else if (options.format == "json") text = formatDiffJson(d);
   else if (options.format == "html") text = formatDiffHtml(d);
   else text = formatDiffCsv(d);
-  if (!writeOutput(options.output, text, &error)) {
-    std::cerr << kPrefix << error << "\n";
-    return kExitDataError;
-  }
+  if (!writeOutput(options.output, text, &error)) return fail(kPrefix, error);
   return kExitOk;
 }
 

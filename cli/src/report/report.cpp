@@ -16,21 +16,10 @@ namespace {
 
 constexpr std::string_view kPrefix = "ringside report: ";
 
-bool isFormat(std::string_view f) {
-  return f == "text" || f == "md" || f == "html" || f == "json" || f == "csv";
-}
-
 std::vector<OptionSpec> reportSpecs(ReportCliOptions* o) {
   return {
       {"format", 0, "FMT", "text (default), md, html, json or csv",
-       [o](std::string_view v, std::string* e) {
-         if (!isFormat(v)) {
-           *e = "'" + std::string(v) + "' is not one of text, md, html, json, csv";
-           return false;
-         }
-         o->format = v;
-         return true;
-       }},
+       storeChoice(&o->format, {"text", "md", "html", "json", "csv"})},
       {"output", 'o', "FILE", "write here instead of standard output (csv: a folder for all tables)",
        storeText(&o->output)},
       {"topology", 0, "FILE", "machines and links (docs/topology.md): idle links, model",
@@ -81,6 +70,14 @@ bool writeOutput(const std::string& path, const std::string& text, std::string* 
   return true;
 }
 
+bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,
+                        analyzer::AnalysisOptions* options, std::string* error) {
+  if (path.empty()) return true;
+  if (!analyzer::loadTopology(path, topology, error)) return false;
+  options->topology = topology;
+  return true;
+}
+
 bool analyzeTrace(const std::string& trace, const analyzer::AnalysisOptions& options,
                   analyzer::Analysis* out, std::string* error) {
   std::unique_ptr<storage::TraceReader> reader = openReportTrace(trace, error);
@@ -97,15 +94,11 @@ ParseStatus parseReportArgs(std::span<const std::string> args, ReportCliOptions*
                             std::string* error) {
   *out = ReportCliOptions{};
   std::vector<OptionSpec> specs = reportSpecs(out);
-  std::vector<std::string> positionals;
-  ParseStatus status = parseOptions(args, specs, Positionals::kInterleaved, &positionals, error);
+  ParseStatus status =
+      parseOptionsOneInput(args, specs, "no trace (usage: ringside report [options] TRACE)",
+                           "one trace at a time (to compare two: ringside diff A B)", &out->trace,
+                           error);
   if (status != ParseStatus::kOk) return status;
-  if (positionals.size() != 1) {
-    *error = positionals.empty() ? "no trace (usage: ringside report [options] TRACE)"
-                                 : "one trace at a time (to compare two: ringside diff A B)";
-    return ParseStatus::kError;
-  }
-  out->trace = positionals.front();
   if (!out->csv_table.empty() && out->format != "csv") {
     *error = "--csv-table needs --format csv";
     return ParseStatus::kError;
@@ -128,25 +121,16 @@ std::string reportHelp() {
 
 int runReport(std::span<const std::string> args) {
   ReportCliOptions options;
-  std::string error;
-  if (int code = handleParseOutcome(parseReportArgs(args, &options, &error), reportHelp, kPrefix, error);
-      code >= 0)
+  if (int code = parseVerbArgs(args, parseReportArgs, reportHelp, kPrefix, &options); code >= 0)
     return code;
+  std::string error;
   analyzer::Topology topology;
   analyzer::AnalysisOptions analysis_options;
   analysis_options.bins = options.bins;
-  if (!options.topology.empty()) {
-    if (!analyzer::loadTopology(options.topology, &topology, &error)) {
-      std::cerr << kPrefix << error << "\n";
-      return kExitDataError;
-    }
-    analysis_options.topology = &topology;
-  }
   analyzer::Analysis analysis;
-  if (!analyzeTrace(options.trace, analysis_options, &analysis, &error)) {
-    std::cerr << kPrefix << error << "\n";
-    return kExitDataError;
-  }
+  if (!loadTopologyOption(options.topology, &topology, &analysis_options, &error) ||
+      !analyzeTrace(options.trace, analysis_options, &analysis, &error))
+    return fail(kPrefix, error);
   ReportContext ctx;
   ctx.trace = options.trace;
 
@@ -155,18 +139,13 @@ int runReport(std::span<const std::string> args) {
     // -o DIR: every table, one file each.
     std::error_code ec;
     std::filesystem::create_directories(options.output, ec);
-    if (ec || !std::filesystem::is_directory(options.output, ec)) {
-      std::cerr << kPrefix << options.output << ": not a folder that can be created\n";
-      return kExitDataError;
-    }
+    if (ec || !std::filesystem::is_directory(options.output, ec))
+      return fail(kPrefix, options.output + ": not a folder that can be created");
     for (const std::string& id : csvTableIds()) {
       ReportTable table;
       buildReportTable(analysis, id, Units::kRaw, 0, &table);
       std::string path = (std::filesystem::path(options.output) / (id + ".csv")).string();
-      if (!writeOutput(path, renderTableCsv(table), &error)) {
-        std::cerr << kPrefix << error << "\n";
-        return kExitDataError;
-      }
+      if (!writeOutput(path, renderTableCsv(table), &error)) return fail(kPrefix, error);
     }
     return kExitOk;
   }
@@ -182,10 +161,7 @@ int runReport(std::span<const std::string> args) {
                      Units::kRaw, 0, &table);
     text = renderTableCsv(table);
   }
-  if (!writeOutput(options.output, text, &error)) {
-    std::cerr << kPrefix << error << "\n";
-    return kExitDataError;
-  }
+  if (!writeOutput(options.output, text, &error)) return fail(kPrefix, error);
   return kExitOk;
 }
 

@@ -30,6 +30,11 @@ int runReport(std::span<const std::string> args);
 bool analyzeTrace(const std::string& trace, const analyzer::AnalysisOptions& options,
                   analyzer::Analysis* out, std::string* error);
 
+// Shared with `diff`: loads the --topology file `path`, if any, into *topology and points
+// options->topology at it. False + one line on error.
+bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,
+                        analyzer::AnalysisOptions* options, std::string* error);
+
 // Shared with `diff`: writes `text` to `path` ("" or "-": stdout). False + one line on error.
 bool writeOutput(const std::string& path, const std::string& text, std::string* error);
 
