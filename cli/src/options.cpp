@@ -102,6 +102,20 @@ ParseStatus parseOptions(std::span<const std::string> args, std::span<const Opti
   return ParseStatus::kOk;
 }
 
+ParseStatus parseOptionsOneInput(std::span<const std::string> args,
+                                 std::span<const OptionSpec> specs, std::string_view if_none,
+                                 std::string_view if_many, std::string* input, std::string* error) {
+  std::vector<std::string> positionals;
+  ParseStatus status = parseOptions(args, specs, Positionals::kInterleaved, &positionals, error);
+  if (status != ParseStatus::kOk) return status;
+  if (positionals.size() != 1) {
+    *error = positionals.empty() ? if_none : if_many;
+    return ParseStatus::kError;
+  }
+  *input = positionals.front();
+  return ParseStatus::kOk;
+}
+
 std::string formatOptionsHelp(std::span<const OptionSpec> specs) {
   std::vector<std::string> left;
   size_t width = 0;
@@ -139,6 +153,21 @@ std::function<bool(std::string_view, std::string*)> storeText(std::string* targe
   };
 }
 
+std::function<bool(std::string_view, std::string*)> storeChoice(
+    std::string* target, std::vector<std::string_view> choices) {
+  return [target, choices](std::string_view value, std::string* error) {
+    if (std::find(choices.begin(), choices.end(), value) != choices.end()) {
+      *target = std::string(value);
+      return true;
+    }
+    *error = "'" + std::string(value) + "' is not one of ";
+    for (size_t i = 0; i < choices.size(); ++i) {
+      *error += (i > 0 ? ", " : "") + std::string(choices[i]);
+    }
+    return false;
+  };
+}
+
 bool parseInteger(std::string_view text, int64_t min, int64_t max, int64_t* out) {
   int64_t value = 0;
   const char* end = text.data() + text.size();
@@ -161,6 +190,11 @@ int handleParseOutcome(ParseStatus status, const std::function<std::string()>& h
       break;
   }
   return -1;
+}
+
+int fail(std::string_view prefix, std::string_view message, int status) {
+  std::cerr << prefix << message << "\n";
+  return status;
 }
 
 std::function<bool(std::string_view, std::string*)> storeInteger(int* target, int64_t min,

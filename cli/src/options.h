@@ -43,6 +43,11 @@ enum class ParseStatus { kOk, kHelp, kError };
 ParseStatus parseOptions(std::span<const std::string> args, std::span<const OptionSpec> specs,
                          Positionals mode, std::vector<std::string>* positionals,
                          std::string* error);
+// parseOptions for a verb that takes exactly one input (a trace), stored in *input; none or
+// more than one is an error, `if_none` or `if_many`.
+ParseStatus parseOptionsOneInput(std::span<const std::string> args,
+                                 std::span<const OptionSpec> specs, std::string_view if_none,
+                                 std::string_view if_many, std::string* input, std::string* error);
 
 // The "Options:" block of a --help text, aligned, one option per line.
 std::string formatOptionsHelp(std::span<const OptionSpec> specs);
@@ -51,6 +56,9 @@ std::string formatOptionsHelp(std::span<const OptionSpec> specs);
 // non-empty text value stored in *target.
 std::function<bool(std::string_view, std::string*)> setFlag(bool* target);
 std::function<bool(std::string_view, std::string*)> storeText(std::string* target);
+// One of `choices` into *target ("'x' is not one of a, b, c" otherwise).
+std::function<bool(std::string_view, std::string*)> storeChoice(
+    std::string* target, std::vector<std::string_view> choices);
 // A whole number in [min, max] into *target.
 std::function<bool(std::string_view, std::string*)> storeInteger(int* target, int64_t min,
                                                                  int64_t max);
@@ -64,5 +72,20 @@ bool parseSeconds(std::string_view text, double* out);  // >= 0, decimals allowe
 // verb must stop there (kExitOk or kExitUsage), -1 when it should go on.
 int handleParseOutcome(ParseStatus status, const std::function<std::string()>& help,
                        std::string_view prefix, const std::string& error);
+
+// How a verb's run starts: `parse` (its parseXArgs) fills *options from `args`, then
+// handleParseOutcome; the same return value.
+template <typename Options>
+int parseVerbArgs(std::span<const std::string> args,
+                  ParseStatus (*parse)(std::span<const std::string>, Options*, std::string*),
+                  const std::function<std::string()>& help, std::string_view prefix,
+                  Options* options) {
+  std::string error;
+  ParseStatus status = parse(args, options, &error);
+  return handleParseOutcome(status, help, prefix, error);
+}
+
+// A verb giving up: prints "<prefix><message>" to stderr and returns `status`.
+int fail(std::string_view prefix, std::string_view message, int status = kExitDataError);
 
 }  // namespace ringside::cli

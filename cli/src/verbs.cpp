@@ -3,13 +3,13 @@
 #include <iostream>
 #include <vector>
 
-#include "bench.h"
-#include "diff_cmd.h"
-#include "export.h"
-#include "merge_cmd.h"
+#include "bench/bench.h"
+#include "export/export.h"
 #include "options.h"
-#include "record.h"
-#include "report.h"
+#include "record/merge_cmd.h"
+#include "record/record.h"
+#include "report/diff_cmd.h"
+#include "report/report.h"
 #include "view_cmd.h"
 
 namespace ringside::cli {

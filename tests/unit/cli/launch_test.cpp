@@ -1,4 +1,4 @@
-#include "launch.h"
+#include "record/launch.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "merge_cmd.h"
+#include "record/merge_cmd.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

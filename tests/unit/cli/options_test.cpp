@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "record_options.h"
+#include "record/record_options.h"
 
 namespace ringside::cli {
 namespace {
@@ -157,6 +157,37 @@ TEST(ValueParsers, Seconds) {
   EXPECT_FALSE(parseSeconds("-0.5", &s));
   EXPECT_FALSE(parseSeconds("inf", &s));
   EXPECT_FALSE(parseSeconds("1s", &s));
+}
+
+TEST(ValueParsers, Choice) {
+  std::string format = "text";
+  auto apply = storeChoice(&format, {"text", "md", "csv"});
+  std::string error;
+  EXPECT_TRUE(apply("md", &error));
+  EXPECT_EQ(format, "md");
+  EXPECT_FALSE(apply("pdf", &error));
+  EXPECT_EQ(format, "md");
+  EXPECT_EQ(error, "'pdf' is not one of text, md, csv");
+}
+
+TEST(OneInput, ExactlyOne) {
+  bool flag = false;
+  std::vector<OptionSpec> specs = {{"flag", 'f', "", "a flag", setFlag(&flag)}};
+  std::string input, error;
+  std::vector<std::string> args = {"-f", "t.sqlite"};
+  EXPECT_EQ(parseOptionsOneInput(args, specs, "none", "many", &input, &error), ParseStatus::kOk);
+  EXPECT_EQ(input, "t.sqlite");
+  EXPECT_TRUE(flag);
+  args = {"-f"};
+  EXPECT_EQ(parseOptionsOneInput(args, specs, "none", "many", &input, &error),
+            ParseStatus::kError);
+  EXPECT_EQ(error, "none");
+  args = {"a", "b"};
+  EXPECT_EQ(parseOptionsOneInput(args, specs, "none", "many", &input, &error),
+            ParseStatus::kError);
+  EXPECT_EQ(error, "many");
+  args = {"--help"};
+  EXPECT_EQ(parseOptionsOneInput(args, specs, "none", "many", &input, &error), ParseStatus::kHelp);
 }
 
 }  // namespace

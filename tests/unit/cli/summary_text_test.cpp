@@ -1,4 +1,4 @@
-#include "summary_text.h"
+#include "record/summary_text.h"
 
 #include <gtest/gtest.h>
 
@@ -6,37 +6,6 @@
 
 namespace ringside::cli {
 namespace {
-
-TEST(Units, Bytes) {
-  EXPECT_EQ(formatBytes(0), "0 B");
-  EXPECT_EQ(formatBytes(1023), "1023 B");
-  EXPECT_EQ(formatBytes(1024), "1.0 KiB");
-  EXPECT_EQ(formatBytes(1536), "1.5 KiB");
-  EXPECT_EQ(formatBytes(150 * 1024), "150 KiB");
-  EXPECT_EQ(formatBytes(int64_t{1} << 20), "1.0 MiB");
-  EXPECT_EQ(formatBytes(int64_t{3} << 30), "3.0 GiB");
-  EXPECT_EQ(formatBytes(int64_t{5} << 40), "5.0 TiB");
-}
-
-TEST(Units, Durations) {
-  EXPECT_EQ(formatDuration(0), "0 ns");
-  EXPECT_EQ(formatDuration(999), "999 ns");
-  EXPECT_EQ(formatDuration(1500), "1.5 us");
-  EXPECT_EQ(formatDuration(250000), "250 us");
-  EXPECT_EQ(formatDuration(2500000), "2.50 ms");
-  EXPECT_EQ(formatDuration(1500000000), "1.50 s");
-  EXPECT_EQ(formatDuration(int64_t{125} * 1000000000), "2m05s");
-  EXPECT_EQ(formatDuration(int64_t{3720} * 1000000000), "1h02m");
-  EXPECT_EQ(formatDuration(-5), "-");
-}
-
-TEST(Units, Counts) {
-  EXPECT_EQ(formatCount(0), "0");
-  EXPECT_EQ(formatCount(999), "999");
-  EXPECT_EQ(formatCount(1000), "1,000");
-  EXPECT_EQ(formatCount(1234567), "1,234,567");
-  EXPECT_EQ(formatCount(-1234), "-1,234");
-}
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "report_format.h"
+#include "report/report_format.h"
 
 namespace ringside::cli {
 namespace {

@@ -1,0 +1,102 @@
+#include "export/export.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <system_error>
+#include <vector>
+
+#include "export/export_perfetto.h"
+#include "report/report_input.h"
+
+namespace ringside::cli {
+namespace {
+
+constexpr std::string_view kPrefix = "ringside export: ";
+
+std::vector<OptionSpec> exportSpecs(ExportCliOptions* o) {
+  return {
+      {"perfetto", 0, "", "Chrome/Perfetto trace-event JSON (ui.perfetto.dev, chrome://tracing)",
+       setFlag(&o->perfetto)},
+      {"output", 'o', "FILE.json", "file to write ('-' for standard output)",
+       storeText(&o->output)},
+      {"force", 'f', "", "overwrite an existing file", setFlag(&o->force)},
+  };
+}
+
+}  // namespace
+
+ParseStatus parseExportArgs(std::span<const std::string> args, ExportCliOptions* out,
+                            std::string* error) {
+  *out = ExportCliOptions{};
+  std::vector<OptionSpec> specs = exportSpecs(out);
+  ParseStatus status = parseOptionsOneInput(
+      args, specs, "no trace (usage: ringside export --perfetto TRACE -o FILE)",
+      "one trace at a time", &out->trace, error);
+  if (status != ParseStatus::kOk) return status;
+  if (!out->perfetto) {
+    *error = "choose a format: --perfetto";
+    return ParseStatus::kError;
+  }
+  if (out->output.empty()) {
+    *error = "no output: -o FILE.json";
+    return ParseStatus::kError;
+  }
+  return ParseStatus::kOk;
+}
+
+std::string exportHelp() {
+  ExportCliOptions scratch;
+  return "Usage: ringside export --perfetto TRACE -o FILE.json\n"
+         "\n"
+         "Writes a trace as Chrome/Perfetto trace-event JSON: one process per rank, one track per\n"
+         "recording thread (collectives) and per link (transfers, with phase and step). Open it\n"
+         "in ui.perfetto.dev or chrome://tracing.\n"
+         "Exit status: 0 written, 1 the trace or the output could not be used, 2 bad usage.\n"
+         "\n" +
+         formatOptionsHelp(exportSpecs(&scratch));
+}
+
+int runExport(std::span<const std::string> args) {
+  ExportCliOptions options;
+  if (int code = parseVerbArgs(args, parseExportArgs, exportHelp, kPrefix, &options); code >= 0)
+    return code;
+  std::string error;
+  std::unique_ptr<storage::TraceReader> reader = openReportTrace(options.trace, &error);
+  if (!reader) return fail(kPrefix, error);
+  PerfettoCounts counts;
+  if (options.output == "-") {
+    if (!writePerfettoTrace(*reader, std::cout, &counts, &error))
+      return fail(kPrefix, options.trace + ": " + error);
+    return kExitOk;
+  }
+  std::error_code ec;
+  if (!options.force && std::filesystem::exists(options.output, ec))
+    return fail(kPrefix, options.output + ": exists (use --force to overwrite)");
+  // Written beside the target and renamed, so a failed export leaves no half file.
+  std::string partial = options.output + ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) return fail(kPrefix, options.output + ": cannot be written");
+    if (!writePerfettoTrace(*reader, out, &counts, &error)) {
+      out.close();
+      std::filesystem::remove(partial, ec);
+      return fail(kPrefix, options.trace + ": " + error);
+    }
+    out.close();
+    if (!out) {
+      std::filesystem::remove(partial, ec);
+      return fail(kPrefix, options.output + ": write failed");
+    }
+  }
+  std::filesystem::rename(partial, options.output, ec);
+  if (ec) {
+    std::filesystem::remove(partial, ec);
+    return fail(kPrefix, options.output + ": cannot be written");
+  }
+  std::cerr << "ringside export: " << counts.collectives << " collective calls and "
+            << counts.transfers << " transfers written to " << options.output << "\n";
+  return kExitOk;
+}
+
+}  // namespace ringside::cli

@@ -1,0 +1,24 @@
+// cli/export/export.h — `ringside export --perfetto TRACE -o FILE.json`: a trace in
+// another tool's format. Needs only the storage reader (export_perfetto.h).
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "options.h"
+
+namespace ringside::cli {
+
+struct ExportCliOptions {
+  bool perfetto = false;
+  std::string output;
+  bool force = false;
+  std::string trace;
+};
+
+ParseStatus parseExportArgs(std::span<const std::string> args, ExportCliOptions* out,
+                            std::string* error);
+std::string exportHelp();
+int runExport(std::span<const std::string> args);
+
+}  // namespace ringside::cli

@@ -1,0 +1,147 @@
+#include "record/merge_cmd.h"
+
+#include <filesystem>
+#include <iostream>
+#include <system_error>
+
+#include "record/merge_runner.h"
+#include "ringside/storage/trace_reader.h"
+
+namespace ringside::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kPrefix = "ringside merge: ";
+
+std::vector<OptionSpec> mergeSpecs(MergeCliOptions* o) {
+  return {
+      {"output", 'o', "TRACE.sqlite", "trace to write (default: <dir>.sqlite or merged.sqlite)",
+       storeText(&o->output)},
+      {"force", 'f', "", "overwrite an existing trace", setFlag(&o->force)},
+      {"keep-going", 'k', "", "skip inputs that cannot be read instead of failing",
+       setFlag(&o->keep_going)},
+      {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
+  };
+}
+
+bool samePath(const fs::path& a, const fs::path& b) {
+  std::error_code ec1;
+  std::error_code ec2;
+  return fs::weakly_canonical(a, ec1) == fs::weakly_canonical(b, ec2) && !ec1 && !ec2;
+}
+
+// Expands folders into their rank files; reports a missing input or an empty folder.
+bool expandInputs(const MergeCliOptions& options, std::vector<std::string>* files,
+                  std::string* error) {
+  for (const std::string& input : options.inputs) {
+    std::error_code ec;
+    fs::file_status status = fs::status(input, ec);
+    if (ec || !fs::exists(status)) {
+      *error = input + ": no such file or folder";
+      return false;
+    }
+    if (!fs::is_directory(status)) {
+      files->push_back(input);
+      continue;
+    }
+    std::vector<std::string> found;
+    if (!listRankFiles(input, &found, error)) return false;
+    size_t before = files->size();
+    for (std::string& file : found) {
+      // A re-merge into the same folder must not read its own output.
+      if (!options.output.empty() && samePath(file, options.output)) continue;
+      files->push_back(std::move(file));
+    }
+    if (files->size() == before) {
+      *error = input + ": no rank files (*.sqlite) in this folder";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+ParseStatus parseMergeArgs(std::span<const std::string> args, MergeCliOptions* out,
+                           std::string* error) {
+  *out = MergeCliOptions{};
+  std::vector<OptionSpec> specs = mergeSpecs(out);
+  ParseStatus status = parseOptions(args, specs, Positionals::kInterleaved, &out->inputs, error);
+  if (status == ParseStatus::kOk && out->inputs.empty()) {
+    *error = "no inputs (usage: ringside merge [options] RANK_FILE... | DIR)";
+    return ParseStatus::kError;
+  }
+  return status;
+}
+
+std::string defaultMergeOutput(const std::vector<std::string>& inputs) {
+  std::error_code ec;
+  if (inputs.size() == 1 && fs::is_directory(inputs.front(), ec)) {
+    fs::path dir = fs::path(inputs.front()).lexically_normal();
+    if (!dir.has_filename()) dir = dir.parent_path();  // "ranks/" -> "ranks"
+    if (dir.filename() == "." || dir.filename() == ".." || dir.empty()) {
+      fs::path canonical = fs::weakly_canonical(dir, ec);
+      if (!ec && canonical.has_filename()) dir = canonical;
+    }
+    if (dir.has_filename() && dir.filename() != "." && dir.filename() != "..") {
+      return dir.string() + ".sqlite";
+    }
+  }
+  return "merged.sqlite";
+}
+
+std::string mergeHelp() {
+  MergeCliOptions scratch;
+  return "Usage: ringside merge [options] INPUT...\n"
+         "\n"
+         "Merges rank files into one trace, as `ringside record` does after a job. An INPUT is\n"
+         "a rank file or a folder of them (e.g. the one kept by `record --keep-rank-files`).\n"
+         "Exit status: 0 merged, 1 an input or the output could not be used, 2 bad usage.\n"
+         "\n" +
+         formatOptionsHelp(mergeSpecs(&scratch));
+}
+
+int runMerge(std::span<const std::string> args) {
+  MergeCliOptions options;
+  if (int code = parseVerbArgs(args, parseMergeArgs, mergeHelp, kPrefix, &options); code >= 0)
+    return code;
+  if (options.output.empty()) options.output = defaultMergeOutput(options.inputs);
+
+  std::string error;
+  std::vector<std::string> files;
+  if (!expandInputs(options, &files, &error)) return fail(kPrefix, error);
+  std::error_code ec;
+  if (!options.force && fs::exists(options.output, ec))
+    return fail(kPrefix, options.output + " exists (use --force to overwrite)");
+
+  // Check every input before merging, so a bad one is named on its own line
+  // (or skipped with --keep-going) instead of failing deep in the merge.
+  std::vector<std::string> usable;
+  for (const std::string& file : files) {
+    if (samePath(file, options.output))
+      return fail(kPrefix, file + " is also the output; pick another -o", kExitUsage);
+    std::string why;
+    if (storage::TraceReader::open(file, &why) != nullptr) {
+      usable.push_back(file);
+    } else if (options.keep_going) {
+      std::cerr << kPrefix << "skipping an input: " << why << "\n";  // `why` names the file
+    } else {
+      return fail(kPrefix, why);
+    }
+  }
+  if (usable.empty()) return fail(kPrefix, "none of the inputs could be read");
+
+  storage::MergeOptions merge;
+  merge.inputs = std::move(usable);
+  merge.output = options.output;
+  merge.overwrite = options.force;
+  storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix);
+  if (!result.ok) return fail(kPrefix, std::string("merge failed: ") + result.error);
+  std::cerr << kPrefix << "wrote " << options.output << " (" << result.ranks << " rank"
+            << (result.ranks == 1 ? "" : "s") << ")\n";
+  if (!options.quiet) printTraceSummary(options.output, kPrefix);
+  return kExitOk;
+}
+
+}  // namespace ringside::cli

@@ -1,0 +1,29 @@
+// cli/record/merge_cmd.h — `ringside merge`: merge rank files by hand.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "options.h"
+
+namespace ringside::cli {
+
+struct MergeCliOptions {
+  std::string output;  // "" = <dir>.sqlite for one folder input, else merged.sqlite
+  bool force = false;
+  bool keep_going = false;  // skip unreadable inputs instead of failing
+  bool quiet = false;
+  std::vector<std::string> inputs;  // rank files and/or folders of them
+};
+
+ParseStatus parseMergeArgs(std::span<const std::string> args, MergeCliOptions* out,
+                           std::string* error);
+
+// The output used when -o is not given.
+std::string defaultMergeOutput(const std::vector<std::string>& inputs);
+
+std::string mergeHelp();
+int runMerge(std::span<const std::string> args);
+
+}  // namespace ringside::cli

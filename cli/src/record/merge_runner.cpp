@@ -1,0 +1,99 @@
+#include "record/merge_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <system_error>
+
+#include "record/summary_text.h"
+#include "ringside/analyzer/summary.h"
+#include "ringside/storage/trace_reader.h"
+
+namespace ringside::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+// "\rmerging rank files: 42%" on a terminal, only once the merge has taken a
+// while, so quick merges leave no trace on screen.
+class ProgressLine {
+ public:
+  ProgressLine() : enabled_(isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
+  ~ProgressLine() {
+    if (shown_) std::cerr << "\r" << std::string(40, ' ') << "\r" << std::flush;
+  }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+
+  void update(int64_t done, int64_t total) {
+    if (!enabled_ || total <= 0) return;
+    if (!shown_ && Clock::now() - start_ < std::chrono::milliseconds(500)) return;
+    int percent = static_cast<int>(std::clamp<int64_t>(done * 100 / total, 0, 100));
+    if (shown_ && percent == last_percent_) return;
+    shown_ = true;
+    last_percent_ = percent;
+    std::cerr << "\rmerging rank files: " << percent << "%" << std::flush;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool enabled_;
+  bool shown_ = false;
+  int last_percent_ = -1;
+  Clock::time_point start_;
+};
+
+}  // namespace
+
+bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std::string* error) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) {
+    *error = "cannot read folder " + dir + ": " + ec.message();
+    return false;
+  }
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) {
+      *error = "cannot read folder " + dir + ": " + ec.message();
+      return false;
+    }
+    const fs::path& path = it->path();
+    std::error_code type_ec;
+    if (path.extension() == ".sqlite" && fs::is_regular_file(path, type_ec)) {
+      files->push_back(path.string());
+    }
+  }
+  std::sort(files->begin(), files->end());
+  return true;
+}
+
+storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix) {
+  storage::MergeResult result;
+  {
+    ProgressLine progress;
+    options.progress = [&progress](int64_t done, int64_t total) { progress.update(done, total); };
+    result = storage::mergeRankFiles(options);
+  }
+  // A failed merge is told in one line by the caller; its warnings would only bury it.
+  if (result.ok) {
+    for (const std::string& warning : result.warnings) std::cerr << prefix << warning << "\n";
+  }
+  return result;
+}
+
+bool printTraceSummary(const std::string& trace, std::string_view prefix) {
+  std::string error;
+  std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(trace, &error);
+  analyzer::Summary summary;
+  if (reader == nullptr || !analyzer::summarize(*reader, &summary, &error)) {
+    std::cerr << prefix << "cannot summarize the trace: " << error << "\n";  // names the file
+    return false;
+  }
+  std::cerr << formatSummary(summary);
+  return true;
+}
+
+}  // namespace ringside::cli

@@ -1,0 +1,27 @@
+// cli/record/merge_runner.h — what `record` and `merge` share after the job: finding
+// rank files, merging them with a progress line, printing the summary.
+// Everything here writes to stderr only (the job's stdout stays its own).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ringside/storage/merge.h"
+
+namespace ringside::cli {
+
+// The rank files (*.sqlite, not their -wal/-shm) directly inside `dir`, sorted.
+// Returns false and fills *error when the folder cannot be read.
+bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std::string* error);
+
+// storage::mergeRankFiles with a "\r...%" line on stderr when stderr is a
+// terminal and the merge takes longer than half a second. After a successful
+// merge, prints the merger's warnings, each prefixed with `prefix`.
+storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix);
+
+// Opens `trace`, summarizes it and prints the summary to stderr. A failure is
+// reported as one line (prefixed) and returns false; it never throws.
+bool printTraceSummary(const std::string& trace, std::string_view prefix);
+
+}  // namespace ringside::cli

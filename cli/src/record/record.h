@@ -1,0 +1,32 @@
+// cli/record/record.h — `ringside record`: run a job traced, merge, summarize.
+#pragma once
+
+#include <ctime>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ringside::cli {
+
+inline constexpr const char* kPreloadName = "libringside_preload.so";
+
+// Where the preload library is: `env_value` ($RINGSIDE_PRELOAD) when set,
+// else next to the executable, else <exe_dir>/../lib, else
+// <exe_dir>/../lib/ringside. Returns "" and fills *error when not found.
+std::string findPreloadLibrary(const char* env_value, const std::filesystem::path& exe_dir,
+                               std::string* error);
+
+// LD_PRELOAD with `library` first, keeping the user's entries after it
+// (`existing` may be null or empty; an entry equal to `library` is not repeated).
+std::string prependPreload(const char* existing, const std::string& library);
+
+// ringside-YYYYmmdd-HHMMSS.sqlite for the local time `now`.
+std::string defaultTraceName(std::time_t now);
+
+// argv joined by spaces, quoted for a POSIX shell where needed.
+std::string shellJoin(const std::vector<std::string>& argv);
+
+int runRecord(std::span<const std::string> args);
+
+}  // namespace ringside::cli

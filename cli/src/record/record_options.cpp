@@ -1,0 +1,93 @@
+#include "record/record_options.h"
+
+namespace ringside::cli {
+namespace {
+
+std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
+  return {
+      {"output", 'o', "TRACE.sqlite",
+       "merged trace to write (default: ringside-YYYYmmdd-HHMMSS.sqlite)", storeText(&o->output)},
+      {"force", 'f', "", "overwrite an existing trace", setFlag(&o->force)},
+      {"ranks", 'n', "N", "start N local ranks of CMD (sets RANK, WORLD_SIZE, MASTER_*, ...)",
+       storeInteger(&o->ranks, 1, kMaxLocalRanks)},
+      {"dir", 0, "DIR", "where the rank files go (default: <output>.ranks)", storeText(&o->dir)},
+      {"keep-rank-files", 0, "", "keep the rank files after a successful merge",
+       setFlag(&o->keep_rank_files)},
+      {"master-addr", 0, "ADDR", "MASTER_ADDR for --ranks (default: 127.0.0.1)",
+       [o](std::string_view value, std::string* error) {
+         o->master_set = true;
+         return storeText(&o->master_addr)(value, error);
+       }},
+      {"master-port", 0, "PORT", "MASTER_PORT for --ranks (default: a free port)",
+       [o](std::string_view value, std::string* error) {
+         o->master_set = true;
+         return storeInteger(&o->master_port, 1, 65535)(value, error);
+       }},
+      {"grace-s", 0, "SECONDS", "with --ranks: time the others get after one failed (default: 30)",
+       [o](std::string_view value, std::string* error) {
+         if (parseSeconds(value, &o->grace_s)) return true;
+         *error = "expected a number of seconds >= 0";
+         return false;
+       }},
+      {"buffer-mb", 0, "N", "event buffer memory per process in MiB (RINGSIDE_BUFFER_MB)",
+       storeInteger(&o->buffer_mb, 1, 1 << 20)},
+      {"allreduce", 0, "ALGO",
+       "run Gloo's all-reduces on ringside's ring or tree (RINGSIDE_ALLREDUCE)",
+       [o](std::string_view value, std::string* error) {
+         if (value == "ring" || value == "tree" || value == "gloo") {
+           o->allreduce = value == "gloo" ? "" : std::string(value);
+           return true;
+         }
+         *error = "expected ring, tree or gloo";
+         return false;
+       }},
+      {"nccl-log", 0, "",
+       "NCCL logs rings and trees to the rank folder; the trace keeps them",
+       setFlag(&o->nccl_log)},
+      {"no-merge", 0, "", "leave the rank files unmerged (merge later with `ringside merge`)",
+       setFlag(&o->no_merge)},
+      {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
+  };
+}
+
+}  // namespace
+
+ParseStatus parseRecordArgs(std::span<const std::string> args, RecordOptions* out,
+                            std::string* error) {
+  *out = RecordOptions{};
+  std::vector<OptionSpec> specs = recordSpecs(out);
+  ParseStatus status = parseOptions(args, specs, Positionals::kStopAtFirst, &out->command, error);
+  if (status != ParseStatus::kOk) return status;
+  if (out->command.empty()) {
+    *error = "no command to record (usage: ringside record [options] [--] CMD [ARGS...])";
+    return ParseStatus::kError;
+  }
+  if (out->command.front().empty()) {
+    *error = "the command to record is an empty string";
+    return ParseStatus::kError;
+  }
+  return ParseStatus::kOk;
+}
+
+std::string recordHelp() {
+  RecordOptions scratch;
+  return "Usage: ringside record [options] [--] CMD [ARGS...]\n"
+         "\n"
+         "Runs CMD with ringside's preload library, so every process that makes Gloo or NCCL\n"
+         "calls writes a rank file; then merges the rank files into one trace and prints a\n"
+         "summary. The library is also set as NCCL's profiler plugin (NCCL_PROFILER_PLUGIN)\n"
+         "unless that variable is set already.\n"
+         "CMD may be a launcher (torchrun, mpirun, srun, a script), or use --ranks N to let\n"
+         "ringside start N local ranks itself. The job's own output is left untouched; ringside\n"
+         "writes to stderr only. The exit status is the job's (128+N if it died of signal N).\n"
+         "Put '--' before CMD when CMD starts with '-'.\n"
+         "\n" +
+         formatOptionsHelp(recordSpecs(&scratch)) +
+         "\n"
+         "Examples:\n"
+         "  ringside record -- torchrun --nproc-per-node 4 train.py\n"
+         "  ringside record --ranks 2 -o run.sqlite python3 allreduce.py\n"
+         "  ringside record --ranks 4 --allreduce tree -o tree.sqlite -- python3 train.py\n";
+}
+
+}  // namespace ringside::cli

@@ -1,0 +1,39 @@
+// cli/record/record_options.h — the command line of `ringside record`, parsed
+// without side effects (no files touched, no processes started).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "options.h"
+
+namespace ringside::cli {
+
+inline constexpr int kMaxLocalRanks = 1024;
+
+struct RecordOptions {
+  std::string output;  // "" = ringside-YYYYmmdd-HHMMSS.sqlite in the current folder
+  bool force = false;  // overwrite an existing output
+  int ranks = 0;       // 0 = run the command once (it is the launcher)
+  std::string dir;     // "" = <output>.ranks
+  bool keep_rank_files = false;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;      // 0 = a free port
+  bool master_set = false;  // --master-addr or --master-port given
+  bool quiet = false;
+  int buffer_mb = 0;  // 0 = leave RINGSIDE_BUFFER_MB alone
+  std::string allreduce;  // "", ring or tree: RINGSIDE_ALLREDUCE for an A/B run
+  bool no_merge = false;
+  bool nccl_log = false;  // NCCL writes its INFO log (rings, trees) into the rank folder
+  double grace_s = 30.0;             // --ranks: how long the others may run after one failed
+  std::vector<std::string> command;  // CMD ARGS...
+};
+
+// Parses the words after "record". kError fills *error with one line.
+ParseStatus parseRecordArgs(std::span<const std::string> args, RecordOptions* out,
+                            std::string* error);
+
+std::string recordHelp();
+
+}  // namespace ringside::cli

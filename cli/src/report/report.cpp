@@ -1,0 +1,168 @@
+#include "report/report.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <system_error>
+#include <vector>
+
+#include "report/report_format.h"
+#include "report/report_input.h"
+#include "ringside/analyzer/analysis.h"
+#include "ringside/analyzer/topology.h"
+
+namespace ringside::cli {
+namespace {
+
+constexpr std::string_view kPrefix = "ringside report: ";
+
+std::vector<OptionSpec> reportSpecs(ReportCliOptions* o) {
+  return {
+      {"format", 0, "FMT", "text (default), md, html, json or csv",
+       storeChoice(&o->format, {"text", "md", "html", "json", "csv"})},
+      {"output", 'o', "FILE", "write here instead of standard output (csv: a folder for all tables)",
+       storeText(&o->output)},
+      {"topology", 0, "FILE", "machines and links (docs/topology.md): idle links, model",
+       storeText(&o->topology)},
+      {"bins", 0, "N", "time bins of the link-utilization heat map (default 100)",
+       [o](std::string_view v, std::string* e) {
+         int64_t n = 0;
+         if (!parseInteger(v, 1, 10000, &n)) {
+           *e = "wants a whole number from 1 to 10000";
+           return false;
+         }
+         o->bins = static_cast<int>(n);
+         return true;
+       }},
+      {"csv-table", 0, "NAME",
+       "csv: op_buckets (default), collectives, links, idle_links, phases, ranks, stragglers, gpus, channels",
+       [o](std::string_view v, std::string* e) {
+         for (const std::string& id : csvTableIds()) {
+           if (id == v) {
+             o->csv_table = v;
+             return true;
+           }
+         }
+         *e = "unknown table '" + std::string(v) + "'";
+         return false;
+       }},
+  };
+}
+
+}  // namespace
+
+bool writeOutput(const std::string& path, const std::string& text, std::string* error) {
+  if (path.empty() || path == "-") {
+    std::cout << text << std::flush;
+    return static_cast<bool>(std::cout);
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    *error = path + ": cannot be written";
+    return false;
+  }
+  out << text;
+  out.close();
+  if (!out) {
+    *error = path + ": write failed";
+    return false;
+  }
+  return true;
+}
+
+bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,
+                        analyzer::AnalysisOptions* options, std::string* error) {
+  if (path.empty()) return true;
+  if (!analyzer::loadTopology(path, topology, error)) return false;
+  options->topology = topology;
+  return true;
+}
+
+bool analyzeTrace(const std::string& trace, const analyzer::AnalysisOptions& options,
+                  analyzer::Analysis* out, std::string* error) {
+  std::unique_ptr<storage::TraceReader> reader = openReportTrace(trace, error);
+  if (!reader) return false;
+  std::string why;
+  if (!analyzer::analyze(*reader, options, out, &why)) {
+    *error = trace + ": " + why;
+    return false;
+  }
+  return true;
+}
+
+ParseStatus parseReportArgs(std::span<const std::string> args, ReportCliOptions* out,
+                            std::string* error) {
+  *out = ReportCliOptions{};
+  std::vector<OptionSpec> specs = reportSpecs(out);
+  ParseStatus status =
+      parseOptionsOneInput(args, specs, "no trace (usage: ringside report [options] TRACE)",
+                           "one trace at a time (to compare two: ringside diff A B)", &out->trace,
+                           error);
+  if (status != ParseStatus::kOk) return status;
+  if (!out->csv_table.empty() && out->format != "csv") {
+    *error = "--csv-table needs --format csv";
+    return ParseStatus::kError;
+  }
+  return ParseStatus::kOk;
+}
+
+std::string reportHelp() {
+  ReportCliOptions scratch;
+  return "Usage: ringside report [options] TRACE\n"
+         "\n"
+         "Where the collective-communication time of a recorded job went: findings first, then\n"
+         "collectives per op and size, stragglers, ranks, links (busiest, bottleneck, idle) and\n"
+         "phases. --format html writes one self-contained page with charts; json follows\n"
+         "docs/report-json.md (schema ringside-report/1) for CI checks.\n"
+         "Exit status: 0 written, 1 the trace (or topology) could not be used, 2 bad usage.\n"
+         "\n" +
+         formatOptionsHelp(reportSpecs(&scratch));
+}
+
+int runReport(std::span<const std::string> args) {
+  ReportCliOptions options;
+  if (int code = parseVerbArgs(args, parseReportArgs, reportHelp, kPrefix, &options); code >= 0)
+    return code;
+  std::string error;
+  analyzer::Topology topology;
+  analyzer::AnalysisOptions analysis_options;
+  analysis_options.bins = options.bins;
+  analyzer::Analysis analysis;
+  if (!loadTopologyOption(options.topology, &topology, &analysis_options, &error) ||
+      !analyzeTrace(options.trace, analysis_options, &analysis, &error))
+    return fail(kPrefix, error);
+  ReportContext ctx;
+  ctx.trace = options.trace;
+
+  if (options.format == "csv" && options.csv_table.empty() && !options.output.empty() &&
+      options.output != "-") {
+    // -o DIR: every table, one file each.
+    std::error_code ec;
+    std::filesystem::create_directories(options.output, ec);
+    if (ec || !std::filesystem::is_directory(options.output, ec))
+      return fail(kPrefix, options.output + ": not a folder that can be created");
+    for (const std::string& id : csvTableIds()) {
+      ReportTable table;
+      buildReportTable(analysis, id, Units::kRaw, 0, &table);
+      std::string path = (std::filesystem::path(options.output) / (id + ".csv")).string();
+      if (!writeOutput(path, renderTableCsv(table), &error)) return fail(kPrefix, error);
+    }
+    return kExitOk;
+  }
+
+  std::string text;
+  if (options.format == "text") text = formatReportText(analysis, ctx);
+  else if (options.format == "md") text = formatReportMarkdown(analysis, ctx);
+  else if (options.format == "json") text = formatReportJson(analysis, ctx);
+  else if (options.format == "html") text = formatReportHtml(analysis, ctx);
+  else {
+    ReportTable table;
+    buildReportTable(analysis, options.csv_table.empty() ? "op_buckets" : options.csv_table,
+                     Units::kRaw, 0, &table);
+    text = renderTableCsv(table);
+  }
+  if (!writeOutput(options.output, text, &error)) return fail(kPrefix, error);
+  return kExitOk;
+}
+
+}  // namespace ringside::cli

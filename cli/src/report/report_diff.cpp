@@ -1,0 +1,219 @@
+// `ringside diff` formats: text, Markdown, CSV and HTML of an analyzer::Diff
+// (JSON is in report_json.cpp beside the report's JSON writer). Verdicts come
+// first; then the per op/size rows, phase totals and links, A beside B.
+#include <algorithm>
+#include <cmath>
+
+#include "report/report_format.h"
+#include "report/svg.h"
+#include "ringside/format/units.h"
+
+namespace ringside::cli {
+namespace {
+
+using analyzer::Diff;
+using svg::esc;
+using svg::n;
+
+// Within this factor of 1 the two sides are on par (the analyzer's verdict threshold).
+constexpr double kParFactor = 1.05;
+
+std::string speedupText(double speedup) {
+  if (!(speedup > 0) || !std::isfinite(speedup)) return "-";
+  return format::printf("%.2fx", speedup);
+}
+
+std::string rawDouble(double v) { return format::fixed(std::isfinite(v) ? v : 0.0, 4); }
+
+std::string human(int64_t ns, int64_t count) { return count > 0 ? format::duration(ns) : "-"; }
+
+std::string label(const Diff& d, bool a) {
+  const std::string& s = a ? d.label_a : d.label_b;
+  return s.empty() ? (a ? "A" : "B") : s;
+}
+
+// The three tables of a diff; raw units for CSV, human units otherwise.
+ReportTable rowsTable(const Diff& d, Units units) {
+  ReportTable t;
+  t.id = "diff_rows";
+  t.title = "Collectives by op and size: " + label(d, true) + " (A) vs " + label(d, false) + " (B)";
+  if (units == Units::kRaw) {
+    t.columns = {{"op", "op", false},         {"size_lo", "size_lo"},     {"size_hi", "size_hi"},
+                 {"count_a", "count_a"},      {"count_b", "count_b"},     {"median_a_ns", "median_a_ns"},
+                 {"median_b_ns", "median_b_ns"}, {"speedup", "speedup"}, {"verdict", "verdict", false}};
+    for (const auto& r : d.rows) {
+      t.rows.push_back({r.op, std::to_string(r.size_lo), std::to_string(r.size_hi),
+                        std::to_string(r.count_a), std::to_string(r.count_b),
+                        std::to_string(r.median_a_ns), std::to_string(r.median_b_ns),
+                        r.speedup > 0 ? rawDouble(r.speedup) : "", r.verdict});
+    }
+    return t;
+  }
+  t.columns = {{"op", "op", false},          {"size", "size", false},      {"count_a", "count A"},
+               {"count_b", "count B"},       {"median_a", "median A"},     {"median_b", "median B"},
+               {"speedup", "speedup (A/B)"}};
+  for (const auto& r : d.rows) {
+    t.rows.push_back({r.op, sizeRange(r.size_lo, r.size_hi), std::to_string(r.count_a),
+                      std::to_string(r.count_b), human(r.median_a_ns, r.count_a),
+                      human(r.median_b_ns, r.count_b), speedupText(r.speedup)});
+  }
+  return t;
+}
+
+ReportTable phasesTable(const Diff& d) {
+  ReportTable t;
+  t.id = "diff_phases";
+  t.title = "Phases (total over ranks and collectives)";
+  t.columns = {{"phase", "phase", false}, {"total_a", "total A"}, {"total_b", "total B"},
+               {"ratio", "A/B"}};
+  for (const auto& p : d.phases) {
+    double ratio = p.total_b_ns > 0 ? static_cast<double>(p.total_a_ns) / static_cast<double>(p.total_b_ns) : 0;
+    t.rows.push_back({p.phase, format::duration(p.total_a_ns), format::duration(p.total_b_ns),
+                      p.total_a_ns > 0 ? speedupText(ratio) : "-"});
+  }
+  return t;
+}
+
+ReportTable linksTable(const Diff& d) {
+  ReportTable t;
+  t.id = "diff_links";
+  t.title = "Links (bytes and busy time)";
+  t.columns = {{"link", "link", false}, {"bytes_a", "bytes A"}, {"bytes_b", "bytes B"},
+               {"busy_a", "busy A"},    {"busy_b", "busy B"}};
+  for (const auto& l : d.links) {
+    t.rows.push_back({std::to_string(l.src) + "->" + std::to_string(l.dst),
+                      format::bytes(l.bytes_a), format::bytes(l.bytes_b),
+                      format::duration(l.busy_a_ns), format::duration(l.busy_b_ns)});
+  }
+  return t;
+}
+
+std::string alignmentLine(const Diff& d) {
+  return std::to_string(d.aligned) + " collectives aligned by op, size and order; " +
+         std::to_string(d.unmatched_a) + " only in A, " + std::to_string(d.unmatched_b) +
+         " only in B";
+}
+
+// Speed-up per size bucket as horizontal bars on a log2 axis centered on 1x:
+// green to the right when B is faster, red to the left when B is slower.
+std::string speedupChart(const Diff& d) {
+  std::vector<const analyzer::DiffRow*> rows;
+  for (const auto& r : d.rows)
+    if (r.speedup > 0 && std::isfinite(r.speedup)) rows.push_back(&r);
+  if (rows.empty()) return "<p class=\"note\">No size bucket was measured on both sides.</p>";
+  double extent = 1;  // log2 units each side of the center
+  for (const auto* r : rows) extent = std::max(extent, std::ceil(std::fabs(std::log2(r->speedup))));
+  extent = std::min(extent, 6.0);
+  const double W = 900, left = 230, right = 20, top = 28, bar = 18, gap = 6;
+  const double plot = W - left - right, mid = left + plot / 2;
+  const double H = top + (bar + gap) * static_cast<double>(rows.size()) + 30;
+  std::string out = "<svg width=\"" + n(W) + "\" height=\"" + n(H) +
+                    "\" class=\"speedup-chart\"><text x=\"8\" y=\"16\">" +
+                    esc("speed-up of " + label(d, false) + " over " + label(d, true) +
+                        " (median A / median B, log scale)") +
+                    "</text>";
+  double y = top;
+  for (const auto* r : rows) {
+    double lg = std::clamp(std::log2(r->speedup), -extent, extent);
+    double w = std::fabs(lg) / extent * (plot / 2);
+    bool faster = r->speedup >= kParFactor, slower = r->speedup <= 1 / kParFactor;
+    std::string color = faster ? "#2e7d32" : slower ? "#c62828" : "#9e9e9e";
+    double x = lg >= 0 ? mid : mid - w;
+    out += "<text x=\"8\" y=\"" + n(y + 13) + "\">" + esc(r->op + " " + sizeRange(r->size_lo, r->size_hi)) +
+           "</text><rect x=\"" + n(x) + "\" y=\"" + n(y) + "\" width=\"" + n(std::max(1.0, w)) +
+           "\" height=\"" + n(bar) + "\" fill=\"" + color + "\"><title>" + esc(r->verdict) +
+           "</title></rect><text x=\"" + n(lg >= 0 ? x + w + 4 : x - 44) + "\" y=\"" + n(y + 13) +
+           "\">" + esc(speedupText(r->speedup)) + "</text>";
+    y += bar + gap;
+  }
+  out += "<line x1=\"" + n(mid) + "\" y1=\"" + n(top - 4) + "\" x2=\"" + n(mid) + "\" y2=\"" + n(y) +
+         "\" stroke=\"#333\"/>";
+  std::string lo = format::printf("%gx", std::exp2(-extent));
+  std::string hi = format::printf("%gx", std::exp2(extent));
+  out += "<text x=\"" + n(left) + "\" y=\"" + n(y + 16) + "\">" + esc(lo + " (B slower)") +
+         "</text><text x=\"" + n(mid - 8) + "\" y=\"" + n(y + 16) + "\">1x</text><text x=\"" +
+         n(W - right - 110) + "\" y=\"" + n(y + 16) + "\">" + esc(hi + " (B faster)") +
+         "</text></svg>";
+  return out;
+}
+
+std::string htmlTable(const ReportTable& t, const Diff* speedup_rows) {
+  std::string out = "<h2>" + esc(t.title) + "</h2>";
+  if (t.rows.empty()) return out + "<p class=\"note\">(none)</p>";
+  out += "<table><tr>";
+  for (const auto& c : t.columns)
+    out += "<th" + std::string(c.right ? " class=\"r\"" : "") + ">" + esc(c.title) + "</th>";
+  out += "</tr>";
+  for (size_t ri = 0; ri < t.rows.size(); ++ri) {
+    std::string cls;
+    if (speedup_rows != nullptr && ri < speedup_rows->rows.size()) {
+      double s = speedup_rows->rows[ri].speedup;
+      if (s >= kParFactor) cls = " class=\"faster\"";
+      else if (s > 0 && s <= 1 / kParFactor) cls = " class=\"slower\"";
+    }
+    out += "<tr" + cls + ">";
+    const auto& row = t.rows[ri];
+    for (size_t i = 0; i < t.columns.size(); ++i)
+      out += "<td" + std::string(t.columns[i].right ? " class=\"r\"" : "") + ">" +
+             esc(i < row.size() ? row[i] : "") + "</td>";
+    out += "</tr>";
+  }
+  return out + "</table>";
+}
+
+}  // namespace
+
+std::string formatDiffText(const Diff& d) {
+  const size_t W = kReportWidth;
+  std::string out = wrapText("ringside diff: " + label(d, true) + " (A) vs " + label(d, false) + " (B)",
+                             W, "", "  ");
+  out += wrapText(alignmentLine(d), W, "", "  ");
+  out += "\nVerdicts\n";
+  if (d.verdicts.empty()) out += "  none: no op and size was measured on both sides\n";
+  for (const std::string& v : d.verdicts) out += wrapText(v, W, "  ", "    ");
+  out += "\n" + renderTableText(rowsTable(d, Units::kHuman), W);
+  out += "\n" + renderTableText(phasesTable(d), W);
+  out += "\n" + renderTableText(linksTable(d), W);
+  return out;
+}
+
+std::string formatDiffMarkdown(const Diff& d) {
+  std::string out = "# ringside diff: " + mdCell(label(d, true)) + " (A) vs " +
+                    mdCell(label(d, false)) + " (B)\n\n" + mdCell(alignmentLine(d)) +
+                    "\n\n## Verdicts\n\n";
+  if (d.verdicts.empty()) out += "None: no op and size was measured on both sides.\n";
+  for (const std::string& v : d.verdicts) out += "- " + mdCell(v) + "\n";
+  out += "\n" + renderTableMarkdown(rowsTable(d, Units::kHuman));
+  out += renderTableMarkdown(phasesTable(d));
+  out += renderTableMarkdown(linksTable(d));
+  return out;
+}
+
+std::string formatDiffCsv(const Diff& d) { return renderTableCsv(rowsTable(d, Units::kRaw)); }
+
+std::string formatDiffHtml(const Diff& d) {
+  std::string title = "ringside diff: " + label(d, true) + " (A) vs " + label(d, false) + " (B)";
+  std::string out =
+      "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" + esc(title) +
+      "</title><style>body{font:14px/1.4 sans-serif;margin:24px;color:#222;max-width:1150px}"
+      "h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ccc}"
+      "table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 8px;border-bottom:1px solid #eee}"
+      "td.r,th.r{text-align:right}th{background:#f4f4f4}tr.faster td{color:#1b5e20;background:#e8f5e9}"
+      "tr.slower td{color:#b71c1c;background:#ffebee}.note{color:#666;font-size:12px}"
+      "svg{background:#fff;border:1px solid #ddd;margin:6px 0}svg text{font:11px sans-serif;fill:#333}"
+      "</style></head><body><h1>" +
+      esc(title) + "</h1><p>" + esc(alignmentLine(d)) + "</p><h2>Verdicts</h2>";
+  if (d.verdicts.empty()) out += "<p class=\"note\">None: no op and size was measured on both sides.</p>";
+  else {
+    out += "<ul class=\"verdicts\">";
+    for (const std::string& v : d.verdicts) out += "<li>" + esc(v) + "</li>";
+    out += "</ul>";
+  }
+  out += "<h2>Speed-up per size bucket</h2>" + speedupChart(d);
+  out += htmlTable(rowsTable(d, Units::kHuman), &d);
+  out += htmlTable(phasesTable(d), nullptr);
+  out += htmlTable(linksTable(d), nullptr);
+  return out + "</body></html>\n";
+}
+
+}  // namespace ringside::cli

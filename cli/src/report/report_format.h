@@ -1,0 +1,53 @@
+// cli/report/report_format.h — `ringside report` and `ringside diff` output formats.
+// Each function turns plain analyzer values into one document; none of them
+// reads a trace or analyses anything (one model, many front ends).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "report/report_tables.h"
+#include "ringside/analyzer/analysis.h"
+
+namespace ringside::cli {
+
+inline constexpr size_t kReportWidth = 100;     // text output fits this many columns
+inline constexpr size_t kJsonCollectiveCap = 10000;  // per-instance rows in JSON before capping
+
+struct ReportContext {
+  std::string trace;  // path as given on the command line
+  size_t json_collective_cap = kJsonCollectiveCap;
+};
+
+// Text for a 100-column terminal: headline, findings first, then tables.
+std::string formatReportText(const analyzer::Analysis& a, const ReportContext& ctx);
+// The same content as Markdown (GitHub tables).
+std::string formatReportMarkdown(const analyzer::Analysis& a, const ReportContext& ctx);
+// docs/report-json.md: {"schema":"ringside-report/1","schema_version":1,...}.
+std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& ctx);
+// One self-contained HTML page (inline CSS and SVG, no external references).
+std::string formatReportHtml(const analyzer::Analysis& a, const ReportContext& ctx);
+
+// Renderers of one table.
+std::string renderTableText(const ReportTable& t, size_t width = kReportWidth);
+std::string renderTableMarkdown(const ReportTable& t);
+std::string renderTableCsv(const ReportTable& t);  // header + rows, RFC 4180 quoting, \r\n-free
+std::string mdCell(const std::string& s);          // Markdown table cell: | escaped, newlines as spaces
+
+// The tables of the human reports (text, Markdown, HTML), in order, each of at
+// most `limit` rows; the GPU tables only where the trace has GPU data.
+std::vector<ReportTable> humanTables(const analyzer::Analysis& a, size_t limit);
+
+// Word-wraps `text` to `width` columns; continuation lines start with `indent`.
+std::string wrapText(const std::string& text, size_t width, const std::string& first_indent,
+                     const std::string& indent);
+
+// A/B comparison.
+std::string formatDiffText(const analyzer::Diff& d);
+std::string formatDiffMarkdown(const analyzer::Diff& d);
+std::string formatDiffJson(const analyzer::Diff& d);
+std::string formatDiffCsv(const analyzer::Diff& d);
+std::string formatDiffHtml(const analyzer::Diff& d);
+
+}  // namespace ringside::cli

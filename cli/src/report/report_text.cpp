@@ -1,0 +1,244 @@
+#include "report/report_format.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "ringside/format/csv.h"
+#include "ringside/format/units.h"
+
+namespace ringside::cli {
+namespace {
+
+// Display width of UTF-8 text (code points; the reports use no wide characters).
+size_t columns(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+std::string shorten(const std::string& s, size_t width) {
+  if (columns(s) <= width) return s;
+  if (width == 0) return "";
+  std::string out;
+  size_t n = 0;
+  for (size_t i = 0; i < s.size() && n + 1 < width; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80) ++n;
+    out.push_back(s[i]);
+    // keep the continuation bytes of the last character
+    while (i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xC0) == 0x80) out.push_back(s[++i]);
+  }
+  return out + "~";
+}
+
+std::string pad(const std::string& s, size_t width, bool right) {
+  size_t n = columns(s);
+  if (n >= width) return s;
+  return right ? std::string(width - n, ' ') + s : s + std::string(width - n, ' ');
+}
+
+std::string severityTag(const std::string& severity) {
+  if (severity == "problem") return "PROBLEM";
+  if (severity == "warning") return "warning";
+  return "info";
+}
+
+}  // namespace
+
+std::string mdCell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out.push_back(c);
+  }
+  return out;
+}
+
+std::string wrapText(const std::string& text, size_t width, const std::string& first_indent,
+                     const std::string& indent) {
+  std::string out;
+  std::string line = first_indent;
+  size_t words_on_line = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string word = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (word.empty()) continue;
+    size_t avail = width > columns(indent) ? width - columns(indent) : 1;
+    if (columns(word) > avail) word = shorten(word, avail);
+    if (words_on_line > 0 && columns(line) + 1 + columns(word) > width) {
+      out += line + "\n";
+      line = indent;
+      words_on_line = 0;
+    }
+    if (words_on_line > 0) line += " ";
+    line += word;
+    ++words_on_line;
+  }
+  out += line + "\n";
+  return out;
+}
+
+std::string renderTableText(const ReportTable& t, size_t width) {
+  std::string out = t.title + "\n";
+  if (t.rows.empty()) return out + "  (none)\n";
+  size_t n = t.columns.size();
+  std::vector<size_t> w(n, 0);
+  for (size_t i = 0; i < n; ++i) w[i] = columns(t.columns[i].title);
+  for (const auto& row : t.rows)
+    for (size_t i = 0; i < n && i < row.size(); ++i) w[i] = std::max(w[i], columns(row[i]));
+  // Two leading spaces, two between columns; shrink the widest text column to fit.
+  auto total = [&] {
+    size_t s = 2;
+    for (size_t x : w) s += x + 2;
+    return s - 2;
+  };
+  while (total() > width) {
+    size_t widest = n;
+    for (size_t i = 0; i < n; ++i)
+      if (!t.columns[i].right && (widest == n || w[i] > w[widest])) widest = i;
+    if (widest == n || w[widest] <= 4) {
+      for (size_t i = 0; i < n; ++i)
+        if (widest == n || w[i] > w[widest]) widest = i;
+    }
+    if (w[widest] <= 3) break;
+    w[widest] -= std::min(w[widest] - 3, total() - width);
+  }
+  auto line = [&](const std::vector<std::string>& cells, bool header) {
+    std::string l = " ";
+    for (size_t i = 0; i < n; ++i) {
+      std::string c = i < cells.size() ? cells[i] : "";
+      l += " " + pad(shorten(c, w[i]), w[i], header ? t.columns[i].right : t.columns[i].right);
+      if (i + 1 < n) l += " ";
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    return l + "\n";
+  };
+  std::vector<std::string> header;
+  for (const auto& c : t.columns) header.push_back(c.title);
+  out += line(header, true);
+  for (const auto& row : t.rows) out += line(row, false);
+  if (!t.note.empty()) out += "  (" + t.note + ")\n";
+  return out;
+}
+
+std::string renderTableMarkdown(const ReportTable& t) {
+  std::string out = "## " + t.title + "\n\n";
+  if (t.rows.empty()) return out + "(none)\n\n";
+  out += "|";
+  for (const auto& c : t.columns) out += " " + mdCell(c.title) + " |";
+  out += "\n|";
+  for (const auto& c : t.columns) out += c.right ? " ---: |" : " --- |";
+  out += "\n";
+  for (const auto& row : t.rows) {
+    out += "|";
+    for (size_t i = 0; i < t.columns.size(); ++i)
+      out += " " + mdCell(i < row.size() ? row[i] : "") + " |";
+    out += "\n";
+  }
+  if (!t.note.empty()) out += "\n_" + mdCell(t.note) + "_\n";
+  return out + "\n";
+}
+
+std::string renderTableCsv(const ReportTable& t) {
+  std::vector<std::string> cells;
+  for (const ReportColumn& c : t.columns) cells.push_back(c.key);
+  std::string out = format::csvLine(cells);
+  for (const auto& row : t.rows) {
+    // One cell per column: extra cells dropped, missing ones empty.
+    for (size_t i = 0; i < cells.size(); ++i) cells[i] = i < row.size() ? row[i] : "";
+    out += format::csvLine(cells);
+  }
+  return out;
+}
+
+std::vector<ReportTable> humanTables(const analyzer::Analysis& a, size_t limit) {
+  std::vector<ReportTable> out;
+  for (const char* id : {"op_buckets", "stragglers", "ranks", "links", "idle_links", "phases", "gpus",
+                         "channels"}) {
+    // The GPU tables only where the trace has GPU data (NCCL with CUPTI).
+    if ((std::string_view(id) == "gpus" && a.gpus.empty()) ||
+        (std::string_view(id) == "channels" && a.channel_traffic.empty()))
+      continue;
+    ReportTable t;
+    buildReportTable(a, id, Units::kHuman, limit, &t);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+namespace {
+
+// Rows per table in the text and Markdown reports (the HTML report shows more).
+constexpr size_t kHumanTableRows = 12;
+
+std::string linkFacts(const analyzer::Analysis& a) {
+  std::string out;
+  const analyzer::LinkStats* busiest = nullptr;
+  for (const auto& l : a.links)
+    if (busiest == nullptr || l.bytes > busiest->bytes) busiest = &l;
+  if (busiest != nullptr)
+    out += "busiest link " + std::to_string(busiest->src) + "->" + std::to_string(busiest->dst) +
+           ": " + format::bytes(busiest->bytes) + ", busy " + format::duration(busiest->busy_ns);
+  if (const analyzer::LinkStats* b = bottleneckLink(a))
+    out += "; bottleneck " + std::to_string(b->src) + "->" + std::to_string(b->dst) + " (" +
+           formatGbps(b->busy_gbps) + " GB/s while busy)";
+  out += "; " + std::to_string(a.idle_links.size()) + " idle link" +
+         (a.idle_links.size() == 1 ? "" : "s");
+  return out;
+}
+
+std::string modelLine(const analyzer::Analysis& a) {
+  if (a.alpha_s < 0 || a.beta_s_per_byte < 0) return "model: none (no topology, too few sizes to fit)";
+  double gbps = a.beta_s_per_byte > 0 ? 1e-9 / a.beta_s_per_byte : -1;
+  return "model (" + (a.model_source.empty() ? std::string("?") : a.model_source) + "): alpha " +
+         format::duration(static_cast<int64_t>(a.alpha_s * 1e9)) + ", link " + formatGbps(gbps) +
+         " GB/s";
+}
+
+}  // namespace
+
+std::string formatReportText(const analyzer::Analysis& a, const ReportContext& ctx) {
+  const size_t W = kReportWidth;
+  std::string out = wrapText("ringside report: " + ctx.trace, W, "", "  ");
+  out += wrapText(reportHeadline(a), W, "", "  ");
+  out += "\nFindings\n";
+  if (a.findings.empty()) out += "  no findings: nothing stood out\n";
+  for (const analyzer::Finding& f : a.findings) {
+    std::string tag = "[" + severityTag(f.severity) + "] ";
+    out += wrapText(f.message, W, "  " + tag, std::string(2 + tag.size(), ' '));
+    if (!f.evidence.empty()) out += wrapText(f.evidence, W, std::string(2 + tag.size(), ' '),
+                                             std::string(2 + tag.size(), ' '));
+  }
+  for (const std::string& w : a.warnings) out += wrapText(w, W, "  [note] ", "         ");
+  for (const ReportTable& t : humanTables(a, kHumanTableRows)) {
+    out += "\n" + renderTableText(t, W);
+    if (t.id == "links") out += wrapText(linkFacts(a), W, "  ", "  ");
+    if (t.id == "op_buckets") out += wrapText(modelLine(a), W, "  ", "  ");
+  }
+  return out;
+}
+
+std::string formatReportMarkdown(const analyzer::Analysis& a, const ReportContext& ctx) {
+  std::string out = "# ringside report: " + mdCell(ctx.trace) + "\n\n" + mdCell(reportHeadline(a)) +
+                    "\n\n## Findings\n\n";
+  if (a.findings.empty()) out += "No findings: nothing stood out.\n";
+  for (const analyzer::Finding& f : a.findings) {
+    out += "- **" + severityTag(f.severity) + "** (" + mdCell(f.rule) + "): " + mdCell(f.message);
+    if (!f.evidence.empty()) out += " — " + mdCell(f.evidence);
+    out += "\n";
+  }
+  for (const std::string& w : a.warnings) out += "- note: " + mdCell(w) + "\n";
+  out += "\n";
+  for (const ReportTable& t : humanTables(a, kHumanTableRows)) {
+    out += renderTableMarkdown(t);
+    if (t.id == "links") out += mdCell(linkFacts(a)) + "\n\n";
+    if (t.id == "op_buckets") out += mdCell(modelLine(a)) + "\n\n";
+  }
+  return out;
+}
+
+}  // namespace ringside::cli
