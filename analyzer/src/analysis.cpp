@@ -29,7 +29,8 @@ AnalysisState::AnalysisState(storage::TraceReader& trace, const AnalysisOptions&
       meta(readTraceMeta(trace.meta(), infos)) {}
 
 bool glooRingAllreduce(const CollectiveInstance& c) {
-  return c.library == "gloo" && c.op == "allreduce" && (c.algorithm.empty() || c.algorithm == "ring");
+  return c.library == "gloo" && c.op == "allreduce" &&
+         (c.algorithm.empty() || c.algorithm == "ring");
 }
 
 std::string linkName(int src, int dst) { return std::to_string(src) + "->" + std::to_string(dst); }

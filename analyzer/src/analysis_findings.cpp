@@ -25,9 +25,9 @@ void metaFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   }
   if (!a.missing_ranks.empty()) {
     std::string ranks = format::join(a.missing_ranks, ",");
-    findings->push_back(makeFinding("missing-ranks", "rank(s) " + ranks + " have no trace file",
-                                    "world_size=" + std::to_string(a.world_size) +
-                                        " missing_ranks=" + ranks));
+    findings->push_back(
+        makeFinding("missing-ranks", "rank(s) " + ranks + " have no trace file",
+                    "world_size=" + std::to_string(a.world_size) + " missing_ranks=" + ranks));
   }
   for (const auto& [reason, ranks] : s.meta.inactive) {
     findings->push_back(makeFinding(
@@ -43,15 +43,16 @@ void stragglerFindings(const Analysis& a, std::vector<Finding>* findings) {
   for (const CollectiveInstance& c : a.collectives) {
     if (c.ranks < 2 || c.arrival_skew_ns <= 0) continue;
     ++counted;
-    double ratio = c.duration_ns > 0 ? static_cast<double>(c.arrival_skew_ns) /
-                                           static_cast<double>(c.duration_ns)
-                                     : 1e9;
+    double ratio = c.duration_ns > 0
+                       ? static_cast<double>(c.arrival_skew_ns) / static_cast<double>(c.duration_ns)
+                       : 1e9;
     late[c.straggler_rank].push_back(ratio);
   }
   int64_t instances = static_cast<int64_t>(a.collectives.size());
   for (auto& [rank, ratios] : late) {
     std::sort(ratios.begin(), ratios.end());
-    double share = static_cast<double>(ratios.size()) / static_cast<double>(std::max<int64_t>(1, instances));
+    double share =
+        static_cast<double>(ratios.size()) / static_cast<double>(std::max<int64_t>(1, instances));
     double median = percentile(ratios, 0.5);
     if (share >= 0.5 && median >= 0.2 && counted > 0) {
       findings->push_back(makeFinding(
@@ -79,7 +80,8 @@ std::map<PhaseGroupKey, std::vector<std::pair<double, size_t>>> ratesByPhaseGrou
       const GroupTraffic* received = recv_side.findGroup(group);
       if (received != nullptr && received->busy.total() > 0) busy = received->busy.total();
       if (busy > 0 && traffic.bytes > 0) {
-        rates[group].emplace_back(static_cast<double>(traffic.bytes) / static_cast<double>(busy), li);
+        rates[group].emplace_back(static_cast<double>(traffic.bytes) / static_cast<double>(busy),
+                                  li);
       }
     }
   }
@@ -100,12 +102,11 @@ void slowLinkFindings(const AnalysisState& s, std::vector<Finding>* findings) {
       const OpGroup& group = s.groups[static_cast<size_t>(key.group)];
       std::string where = group.op + " " + group.library +
                           (key.phase < 0 ? "" : " " + s.phase_names.name(key.phase));
-      findings->push_back(makeFinding("slow-link",
-                                      "link " + linkName(s.links[li].src, s.links[li].dst) +
-                                          " is the bottleneck: " + fixed(median / rate, 1) +
-                                          "x slower than its peers (" + where + ")",
-                                      fixed(rate) + " GB/s while busy vs median " + fixed(median) +
-                                          " GB/s"));
+      findings->push_back(makeFinding(
+          "slow-link",
+          "link " + linkName(s.links[li].src, s.links[li].dst) + " is the bottleneck: " +
+              fixed(median / rate, 1) + "x slower than its peers (" + where + ")",
+          fixed(rate) + " GB/s while busy vs median " + fixed(median) + " GB/s"));
     }
   }
 }
@@ -155,7 +156,8 @@ void idleLinksFinding(const Analysis& a, std::vector<Finding>* findings) {
   }
   findings->push_back(makeFinding("idle-links",
                                   std::to_string(a.idle_links.size()) +
-                                      " link(s) idle while others are saturated (e.g. " + examples + ")",
+                                      " link(s) idle while others are saturated (e.g. " + examples +
+                                      ")",
                                   "busiest " + linkName(busiest_src, busiest_dst) + " at " +
                                       fixed(100 * busiest, 0) + "% busy"));
 }
@@ -164,8 +166,9 @@ void failedFinding(const Analysis& a, std::vector<Finding>* findings) {
   int64_t failed = 0;
   for (const CollectiveInstance& c : a.collectives) failed += c.failed ? 1 : 0;
   if (failed == 0) return;
-  findings->push_back(makeFinding(
-      "failed-collectives", std::to_string(failed) + " collective(s) failed on some rank", "status != 0"));
+  findings->push_back(makeFinding("failed-collectives",
+                                  std::to_string(failed) + " collective(s) failed on some rank",
+                                  "status != 0"));
 }
 
 int severityRank(const std::string& severity) {

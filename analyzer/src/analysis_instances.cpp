@@ -30,7 +30,8 @@ void RowIndex::finish() {
 int32_t RowIndex::find(int64_t row_id) const {
   if (!dense_.empty()) {
     int64_t at = row_id - dense_base_;
-    return at >= 0 && at < static_cast<int64_t>(dense_.size()) ? dense_[static_cast<size_t>(at)] : -1;
+    return at >= 0 && at < static_cast<int64_t>(dense_.size()) ? dense_[static_cast<size_t>(at)]
+                                                               : -1;
   }
   auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::make_pair(row_id, INT32_MIN));
   return it != sorted_.end() && it->first == row_id ? it->second : -1;
@@ -82,7 +83,7 @@ void addRow(const CollectiveRow& row, int64_t end, bool fresh, CollectiveInstanc
 class InstancePass {
  public:
   explicit InstancePass(AnalysisState& s) : s_(s) {}
-  void add(const CollectiveRow& row);
+  bool add(const CollectiveRow& row);  // true: go on reading
 
  private:
   int commId(std::string_view comm);
@@ -91,7 +92,7 @@ class InstancePass {
   AnalysisState& s_;
   std::map<std::string, int, std::less<>> comm_ids_;
   std::unordered_map<uint64_t, int32_t> instance_of_;  // (comm id, seq) -> instance
-  std::string last_comm_;  // consecutive rows share their communicator
+  std::string last_comm_;                              // consecutive rows share their communicator
   int last_comm_id_ = -1;
   RankAcc* last_acc_ = nullptr;  // and their rank
   int last_acc_rank_ = -1;
@@ -114,9 +115,9 @@ RankAcc& InstancePass::rankAcc(int rank) {
   return *last_acc_;
 }
 
-void InstancePass::add(const CollectiveRow& row) {
+bool InstancePass::add(const CollectiveRow& row) {
   int64_t end = std::max(row.start_ns, row.end_ns);
-  if (end < s_.window_start_ns || row.start_ns > s_.window_end_ns) return;
+  if (end < s_.window_start_ns || row.start_ns > s_.window_end_ns) return true;
   uint64_t key = (static_cast<uint64_t>(commId(row.comm)) << 40) ^ static_cast<uint64_t>(row.seq);
   std::vector<CollectiveInstance>& instances = s_.out->collectives;
   auto [it, fresh] = instance_of_.try_emplace(key, static_cast<int32_t>(instances.size()));
@@ -132,21 +133,17 @@ void InstancePass::add(const CollectiveRow& row) {
   rank.events.add(row.start_ns, end);
   rank.comm.add(row.start_ns, end);
   s_.max_rank = std::max(s_.max_rank, static_cast<int>(row.rank));
+  return true;
 }
 
 }  // namespace
 
 bool readInstances(AnalysisState& s) {
   InstancePass pass(s);
-  bool ok = s.reader.forEachCollective(
-      [&](const CollectiveRow& row) {
-        pass.add(row);
-        return true;
-      },
-      s.error);
-  if (!ok) return false;
-  s.instance_of_row.finish();
-  return true;
+  bool ok =
+      s.reader.forEachCollective([&](const CollectiveRow& row) { return pass.add(row); }, s.error);
+  if (ok) s.instance_of_row.finish();
+  return ok;
 }
 
 // The collectives' extent; a pre-pass over transfers only when there are none.
@@ -156,7 +153,8 @@ bool findTimeRange(AnalysisState& s) {
   if (!range.any()) {
     bool ok = s.reader.forEachTransfer(
         [&](const storage::TransferRow& row) {
-          int64_t end = row.end_ns == storage::kNone ? row.start_ns : std::max(row.start_ns, row.end_ns);
+          int64_t end =
+              row.end_ns == storage::kNone ? row.start_ns : std::max(row.start_ns, row.end_ns);
           if (end < s.window_start_ns || row.start_ns > s.window_end_ns) return true;
           range.add(row.start_ns, end);
           return true;
@@ -182,7 +180,8 @@ void groupInstances(AnalysisState& s) {
     auto [it, fresh] = group_ids.try_emplace({c.op, c.library}, static_cast<int>(s.groups.size()));
     if (fresh) s.groups.push_back({c.op, c.library, {}});
     s.group_of[i] = it->second;
-    for (const Arrival& a : s.arrivals[i]) s.groups[static_cast<size_t>(it->second)].ranks.insert(a.rank);
+    for (const Arrival& a : s.arrivals[i])
+      s.groups[static_cast<size_t>(it->second)].ranks.insert(a.rank);
   }
 }
 

@@ -14,7 +14,8 @@ namespace ringside::analyzer::detail {
 void addChannelTraffic(AnalysisState& s) {
   std::vector<ChannelTraffic>& out = s.out->channel_traffic;
   std::set<std::pair<int, int>> sent_links;
-  for (const auto& [key, v] : s.channel_send) sent_links.emplace(std::get<0>(key), std::get<1>(key));
+  for (const auto& [key, v] : s.channel_send)
+    sent_links.emplace(std::get<0>(key), std::get<1>(key));
   // From the send rows; from the recv rows only for links without send rows.
   auto add = [&](const ChannelMap& from, bool skip_sent) {
     for (const auto& [key, v] : from) {
@@ -36,7 +37,8 @@ namespace {
 LinkStats linkStats(const AnalysisState& s, const LinkAcc& acc, const TopologyLink* capacity) {
   bool from_recv = acc.send.messages == 0;
   const SideAcc& side = from_recv ? acc.recv : acc.send;
-  const double range_ns = static_cast<double>(std::max<int64_t>(1, s.out->end_ns - s.out->start_ns));
+  const double range_ns =
+      static_cast<double>(std::max<int64_t>(1, s.out->end_ns - s.out->start_ns));
   LinkStats l;
   l.src = acc.src;
   l.dst = acc.dst;
@@ -77,7 +79,8 @@ int64_t timeInsideInstances(AnalysisState& s, size_t link, std::vector<int32_t>&
     if (capacity != nullptr) {
       double& bw = s.slowest_link_gbps[i];
       bw = bw < 0 ? capacity->bandwidth_gbps : std::min(bw, capacity->bandwidth_gbps);
-      s.slowest_link_latency_s[i] = std::max(s.slowest_link_latency_s[i], std::max(0.0, capacity->latency_s));
+      s.slowest_link_latency_s[i] =
+          std::max(s.slowest_link_latency_s[i], std::max(0.0, capacity->latency_s));
     }
   }
   std::sort(spans.begin(), spans.end());
@@ -171,7 +174,8 @@ void idleLinksOfGroups(AnalysisState& s, const std::set<std::pair<int, int>>& ex
       // Never used at all: already listed for the whole trace.
       if (it == used_link.end() || out->links[it->second].bytes == 0) continue;
       if (s.groups_of_link[it->second].count(static_cast<int>(g))) continue;
-      out->idle_links.push_back({src, dst, group.op + " " + group.library, capacityOf(s, src, dst)});
+      out->idle_links.push_back(
+          {src, dst, group.op + " " + group.library, capacityOf(s, src, dst)});
     }
   }
 }
@@ -182,7 +186,8 @@ void findIdleLinks(AnalysisState& s) {
   Analysis* out = s.out;
   std::set<std::pair<int, int>> existing = existingLinks(s);
   std::map<std::pair<int, int>, size_t> used_link;
-  for (size_t li = 0; li < out->links.size(); ++li) used_link[{out->links[li].src, out->links[li].dst}] = li;
+  for (size_t li = 0; li < out->links.size(); ++li)
+    used_link[{out->links[li].src, out->links[li].dst}] = li;
   const double range_ns = static_cast<double>(std::max<int64_t>(1, out->end_ns - out->start_ns));
   double capacity_bytes = 0, capacity_total = 0;
   for (const auto& [src, dst] : existing) {
@@ -194,7 +199,8 @@ void findIdleLinks(AnalysisState& s) {
       capacity_total += capacity * range_ns;
     }
     // A trace without transfer rows says nothing about links: list none as idle.
-    if (bytes == 0 && out->transfers > 0) out->idle_links.push_back({src, dst, "whole trace", capacity});
+    if (bytes == 0 && out->transfers > 0)
+      out->idle_links.push_back({src, dst, "whole trace", capacity});
   }
   if (capacity_total > 0) out->capacity_used_share = capacity_bytes / capacity_total;
   idleLinksOfGroups(s, existing, used_link);

@@ -27,7 +27,8 @@ bool topologyModel(const Topology* topo, Analysis* out) {
   if (topo == nullptr) return false;
   double min_bw = -1, max_lat = 0;
   for (const TopologyLink& tl : topo->links) {
-    if (tl.bandwidth_gbps > 0) min_bw = min_bw < 0 ? tl.bandwidth_gbps : std::min(min_bw, tl.bandwidth_gbps);
+    if (tl.bandwidth_gbps > 0)
+      min_bw = min_bw < 0 ? tl.bandwidth_gbps : std::min(min_bw, tl.bandwidth_gbps);
     max_lat = std::max(max_lat, tl.latency_s);
   }
   if (min_bw <= 0) return false;
@@ -81,7 +82,8 @@ void fitModel(AnalysisState& s) {
                         factor * static_cast<double>(c.bytes) / s.slowest_link_gbps[i];
       }
     } else if (s.beta_ns_per_byte > 0) {
-      c.expected_ns = steps * s.alpha_ns + factor * static_cast<double>(c.bytes) * s.beta_ns_per_byte;
+      c.expected_ns =
+          steps * s.alpha_ns + factor * static_cast<double>(c.bytes) * s.beta_ns_per_byte;
     }
   }
 }

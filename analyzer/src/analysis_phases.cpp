@@ -8,7 +8,8 @@
 
 namespace ringside::analyzer::detail {
 
-void PhaseBuilder::addSend(int32_t instance, const storage::TransferRow& row, int phase, int64_t end) {
+void PhaseBuilder::addSend(int32_t instance, const storage::TransferRow& row, int phase,
+                           int64_t end) {
   const CollectiveInstance& c = s_.out->collectives[static_cast<size_t>(instance)];
   if ((phase < 0 && !glooRingAllreduce(c)) || folded_[static_cast<size_t>(instance)]) return;
   if (instance != last_pending_instance_ || last_pending_ == nullptr) {

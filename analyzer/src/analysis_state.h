@@ -139,7 +139,7 @@ struct AnalysisState {
   const AnalysisOptions& options;
   Analysis* out;
   std::string* error;
-  const int bins;                       // options.bins, at least 1
+  const int bins;                                // options.bins, at least 1
   const int64_t window_start_ns, window_end_ns;  // options' window
   std::vector<storage::RankInfo> infos;
   TraceMeta meta;
@@ -147,10 +147,10 @@ struct AnalysisState {
   // instances
   std::vector<std::vector<Arrival>> arrivals;  // per instance
   RowIndex instance_of_row;
-  std::map<int, RankAcc> rank_acc;             // every rank with a file or an event
-  int max_rank = -1;                           // highest rank in a collective or link
+  std::map<int, RankAcc> rank_acc;  // every rank with a file or an event
+  int max_rank = -1;                // highest rank in a collective or link
   std::vector<OpGroup> groups;
-  std::vector<int32_t> group_of;               // per instance: index into groups
+  std::vector<int32_t> group_of;  // per instance: index into groups
 
   // transfers
   PhaseNames phase_names;
@@ -159,10 +159,10 @@ struct AnalysisState {
   FitSums fit;
 
   // links
-  int traffic_ranks = 0;                      // rows (and columns) of Analysis::traffic
-  std::vector<double> slowest_link_gbps;      // per instance, from the topology; -1 unknown
-  std::vector<double> slowest_link_latency_s; // per instance, from the topology; -1 unknown
-  std::vector<std::set<int>> groups_of_link;  // per link: groups it carried bytes for
+  int traffic_ranks = 0;                       // rows (and columns) of Analysis::traffic
+  std::vector<double> slowest_link_gbps;       // per instance, from the topology; -1 unknown
+  std::vector<double> slowest_link_latency_s;  // per instance, from the topology; -1 unknown
+  std::vector<std::set<int>> groups_of_link;   // per link: groups it carried bytes for
 
   // model
   bool topology_model = false;

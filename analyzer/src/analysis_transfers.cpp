@@ -86,7 +86,8 @@ int TransferPass::linkIndex(int src, int dst) {
                                   static_cast<size_t>(dst)]
                    : nullptr;
   if (dense != nullptr && *dense >= 0) return *dense;
-  uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
+  uint64_t key =
+      (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
   auto [it, fresh] = link_of_.try_emplace(key, static_cast<int>(s_.links.size()));
   if (fresh) {
     s_.links.emplace_back();
@@ -103,7 +104,8 @@ void TransferPass::addToBins(SideAcc& side, int64_t start, int64_t end, int64_t 
   const int64_t range_start = s_.out->start_ns, range_end = s_.out->end_ns, bin_ns = s_.out->bin_ns;
   if (side.bins.empty()) side.bins.assign(static_cast<size_t>(s_.bins), 0.0);
   if (bytes <= 0) return;
-  int64_t from = std::clamp(start, range_start, range_end), to = std::clamp(end, range_start, range_end);
+  int64_t from = std::clamp(start, range_start, range_end),
+          to = std::clamp(end, range_start, range_end);
   int64_t first_bin = std::min<int64_t>(s_.bins - 1, (from - range_start) / bin_ns);
   int64_t last_bin = std::min<int64_t>(s_.bins - 1, (to - range_start) / bin_ns);
   if (first_bin == last_bin || to <= from) {
@@ -133,7 +135,8 @@ void TransferPass::add(const TransferRow& row) {
   if (s_.options.on_transfer) s_.options.on_transfer(row, instance);
   LinkAcc& link = s_.links[static_cast<size_t>(linkIndex(row.src_rank, row.dst_rank))];
   if (row.channel >= 0) {
-    auto& channel = (send ? s_.channel_send : s_.channel_recv)[{row.src_rank, row.dst_rank, row.channel}];
+    auto& channel =
+        (send ? s_.channel_send : s_.channel_recv)[{row.src_rank, row.dst_rank, row.channel}];
     channel.first += row.bytes;
     ++channel.second;
   }
@@ -146,7 +149,8 @@ void TransferPass::add(const TransferRow& row) {
   if (recorder >= 0) s_.rank_acc[recorder].events.add(row.start_ns, end);
   int phase = row.phase.empty() ? -1 : s_.phase_names.id(row.phase);
   if (instance >= 0) {
-    if (side.instances.empty() || side.instances.back() != instance) side.instances.push_back(instance);
+    if (side.instances.empty() || side.instances.back() != instance)
+      side.instances.push_back(instance);
     GroupTraffic& traffic = side.group({s_.group_of[static_cast<size_t>(instance)], phase});
     traffic.bytes += row.bytes;
     if (done) traffic.busy.add(row.start_ns, row.end_ns);
@@ -164,13 +168,11 @@ void TransferPass::add(const TransferRow& row) {
 
 bool readTransfers(AnalysisState& s) {
   TransferPass pass(s);
-  bool ok = s.reader.forEachTransfer(
-      [&](const TransferRow& row) {
-        pass.add(row);
-        return true;
-      },
-      s.error);
-  if (!ok) return false;
+  auto add = [&pass](const TransferRow& row) {
+    pass.add(row);
+    return true;  // every row
+  };
+  if (!s.reader.forEachTransfer(add, s.error)) return false;
   pass.finish();
   return true;
 }

@@ -67,8 +67,8 @@ std::string verdict(const DiffRow& row, std::string name_a, std::string name_b) 
     std::snprintf(buf, sizeof buf, "%s %.1fx faster than %s at %s (%s)", name_a.c_str(),
                   1 / row.speedup, name_b.c_str(), range.c_str(), row.op.c_str());
   } else {
-    std::snprintf(buf, sizeof buf, "%s and %s on par at %s (%s)", name_a.c_str(),
-                  name_b.c_str(), range.c_str(), row.op.c_str());
+    std::snprintf(buf, sizeof buf, "%s and %s on par at %s (%s)", name_a.c_str(), name_b.c_str(),
+                  range.c_str(), row.op.c_str());
   }
   return buf;
 }
@@ -131,14 +131,15 @@ std::vector<std::pair<int, int>> pairCollectives(const Analysis& a, const Analys
     auto it = gb.find(key);
     if (it == gb.end()) continue;
     const std::vector<int>& in_b = it->second;
-    for (size_t k = 0; k < in_a.size() && k < in_b.size(); ++k) pairs.emplace_back(in_a[k], in_b[k]);
+    for (size_t k = 0; k < in_a.size() && k < in_b.size(); ++k)
+      pairs.emplace_back(in_a[k], in_b[k]);
   }
   std::sort(pairs.begin(), pairs.end());
   return pairs;
 }
 
-void diff(const Analysis& a, const Analysis& b, const std::string& label_a, const std::string& label_b,
-          Diff* out) {
+void diff(const Analysis& a, const Analysis& b, const std::string& label_a,
+          const std::string& label_b, Diff* out) {
   *out = Diff{};
   out->aligned = static_cast<int64_t>(pairCollectives(a, b).size());
   out->unmatched_a = static_cast<int64_t>(a.collectives.size()) - out->aligned;

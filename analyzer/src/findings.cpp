@@ -9,7 +9,8 @@ namespace ringside::analyzer {
 
 const std::vector<FindingRule>& findingRules() {
   static const std::vector<FindingRule> rules = {
-      {"cut-off", "problem", "meta lists cut-off ranks (killed or crashed: their trace ends early)"},
+      {"cut-off", "problem",
+       "meta lists cut-off ranks (killed or crashed: their trace ends early)"},
       {"missing-ranks", "problem", "meta lists missing ranks (no trace file)"},
       {"interposition-inactive", "problem",
        "a rank's interposition meta starts with \"inactive\" (nothing recorded there)"},

@@ -43,7 +43,8 @@ int64_t intersection(const Intervals& a, const Intervals& b) {
   while (i < a.size() && j < b.size()) {
     int64_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
     if (hi > lo) n += hi - lo;
-    if (a[i].second < b[j].second) ++i; else ++j;
+    if (a[i].second < b[j].second) ++i;
+    else ++j;
   }
   return n;
 }
@@ -63,7 +64,7 @@ constexpr int kNoDevice = INT32_MIN;
 // Everything read from gpu_activity, per (rank, device).
 struct GpuActivity {
   std::map<std::pair<int, int>, DeviceAcc> devices;
-  std::map<int, IntervalUnion> unknown_device_sync;  // rank -> syncs without a device
+  std::map<int, IntervalUnion> unknown_device_sync;   // rank -> syncs without a device
   std::unordered_map<int64_t, TimeSpan> kernel_span;  // collective row id -> its kernels
 };
 
@@ -111,11 +112,14 @@ void addActivity(int32_t rank, const storage::GpuActivityRow& g, int64_t end, Gp
 }
 
 // Per collective row: NCCL's own GPU times win over the kernels' span.
-bool applyGpuTimes(storage::TraceReader& reader, const std::function<int32_t(int64_t)>& instance_of_row,
-                   std::unordered_map<int64_t, TimeSpan> row_span, Analysis* out, std::string* error) {
+bool applyGpuTimes(storage::TraceReader& reader,
+                   const std::function<int32_t(int64_t)>& instance_of_row,
+                   std::unordered_map<int64_t, TimeSpan> row_span, Analysis* out,
+                   std::string* error) {
   bool ok = reader.forEachCollectiveGpu(
       [&](const storage::CollectiveGpuRow& c) {
-        if (c.gpu_start_ns != storage::kNone && c.gpu_end_ns != storage::kNone && c.gpu_end_ns >= c.gpu_start_ns) {
+        if (c.gpu_start_ns != storage::kNone && c.gpu_end_ns != storage::kNone &&
+            c.gpu_end_ns >= c.gpu_start_ns) {
           TimeSpan s;
           s.add(c.gpu_start_ns, c.gpu_end_ns);
           row_span[c.collective_id] = s;
@@ -142,7 +146,8 @@ GpuStats deviceStats(int rank, int device, const DeviceAcc& d) {
   s.device = device;
   s.span_ns = d.span.length();
   s.busy_ns = d.busy.total();
-  s.busy_share = s.span_ns > 0 ? static_cast<double>(s.busy_ns) / static_cast<double>(s.span_ns) : 0;
+  s.busy_share =
+      s.span_ns > 0 ? static_cast<double>(s.busy_ns) / static_cast<double>(s.span_ns) : 0;
   s.comm_kernel_ns = length(d.comm);
   s.compute_kernel_ns = length(d.compute);
   s.overlap_ns = intersection(d.comm, d.compute);
@@ -182,28 +187,32 @@ void lowOverlapFinding(const Analysis& a, std::vector<Finding>* findings) {
   for (const GpuStats& g : a.gpus) {
     if (g.overlap_share < 0 || g.span_ns <= 0) continue;
     if (g.overlap_share >= kLowOverlap) continue;
-    if (static_cast<double>(g.comm_kernel_ns) < kMinCommShare * static_cast<double>(g.span_ns)) continue;
+    if (static_cast<double>(g.comm_kernel_ns) < kMinCommShare * static_cast<double>(g.span_ns))
+      continue;
     low.push_back(&g);
     exposed += g.exposed_comm_ns;
     comm += g.comm_kernel_ns;
   }
   if (low.empty()) return;
-  std::sort(low.begin(), low.end(), [](auto* x, auto* y) { return x->overlap_share < y->overlap_share; });
+  std::sort(low.begin(), low.end(),
+            [](auto* x, auto* y) { return x->overlap_share < y->overlap_share; });
   std::vector<int> ranks;
   std::string evidence;
   for (size_t i = 0; i < low.size(); ++i) {
     ranks.push_back(low[i]->rank);
     if (i < 4) {
       evidence += (i ? "; " : "") + std::string("rank ") + std::to_string(low[i]->rank) + " GPU " +
-                  std::to_string(low[i]->device) + ": " + format::fixed(100 * low[i]->overlap_share, 0) +
-                  "% of " + fmtMs(low[i]->comm_kernel_ns);
+                  std::to_string(low[i]->device) + ": " +
+                  format::fixed(100 * low[i]->overlap_share, 0) + "% of " +
+                  fmtMs(low[i]->comm_kernel_ns);
     }
   }
   double share = comm > 0 ? static_cast<double>(comm - exposed) / static_cast<double>(comm) : 0;
   findings->push_back(makeFinding("low-overlap",
-                                  "NCCL kernels overlap compute for only " + format::fixed(100 * share, 0) +
-                                      "% of their time on rank(s) " + format::join(ranks, ",") + ": " +
-                                      fmtMs(exposed) + " exposed",
+                                  "NCCL kernels overlap compute for only " +
+                                      format::fixed(100 * share, 0) +
+                                      "% of their time on rank(s) " + format::join(ranks, ",") +
+                                      ": " + fmtMs(exposed) + " exposed",
                                   evidence));
 }
 
@@ -213,18 +222,19 @@ void cuptiBusyFindings(const GpuMeta& meta, std::vector<Finding>* findings) {
   for (const auto& [rank, value] : meta.cupti)
     if (value.rfind("busy", 0) == 0) busy[value].push_back(rank);
   for (const auto& [value, ranks] : busy) {
-    findings->push_back(makeFinding(
-        "cupti-busy",
-        "rank(s) " + format::join(ranks, ",") +
-            ": no GPU activity, another tool held CUPTI (NCCL calls still recorded)",
-        "cupti=" + value));
+    findings->push_back(
+        makeFinding("cupti-busy",
+                    "rank(s) " + format::join(ranks, ",") +
+                        ": no GPU activity, another tool held CUPTI (NCCL calls still recorded)",
+                    "cupti=" + value));
   }
 }
 
 }  // namespace
 
-bool analyzeGpu(storage::TraceReader& reader, const std::function<int32_t(int64_t)>& instance_of_row,
-                int64_t window_start_ns, int64_t window_end_ns, Analysis* out, std::string* error) {
+bool analyzeGpu(storage::TraceReader& reader,
+                const std::function<int32_t(int64_t)>& instance_of_row, int64_t window_start_ns,
+                int64_t window_end_ns, Analysis* out, std::string* error) {
   GpuActivity acc;
   bool ok = reader.forEachGpuActivity(
       [&](int32_t rank, const storage::GpuActivityRow& g) {
@@ -244,7 +254,8 @@ bool analyzeGpu(storage::TraceReader& reader, const std::function<int32_t(int64_
 void gpuFindings(const Analysis& a, const GpuMeta& meta, std::vector<Finding>* findings) {
   lowOverlapFinding(a, findings);
   cuptiBusyFindings(meta, findings);
-  droppedFinding(meta.dropped, "dropped-gpu-records", "GPU activity records dropped (buffers full)", findings);
+  droppedFinding(meta.dropped, "dropped-gpu-records", "GPU activity records dropped (buffers full)",
+                 findings);
 }
 
 }  // namespace ringside::analyzer::detail

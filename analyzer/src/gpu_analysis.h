@@ -19,8 +19,9 @@ namespace ringside::analyzer::detail {
 // and the gpu_* fields of out->collectives. `instance_of_row` maps a
 // collective row id to its index in out->collectives (-1: not in the window);
 // rows outside [window_start_ns, window_end_ns] are skipped.
-bool analyzeGpu(storage::TraceReader& reader, const std::function<int32_t(int64_t)>& instance_of_row,
-                int64_t window_start_ns, int64_t window_end_ns, Analysis* out, std::string* error);
+bool analyzeGpu(storage::TraceReader& reader,
+                const std::function<int32_t(int64_t)>& instance_of_row, int64_t window_start_ns,
+                int64_t window_end_ns, Analysis* out, std::string* error);
 
 // Findings: low comm/compute overlap, CUPTI busy, dropped GPU records.
 void gpuFindings(const Analysis& a, const GpuMeta& meta, std::vector<Finding>* findings);

@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "interval_union.h"
-#include "trace_meta.h"
 #include "ringside/storage/trace_reader.h"
+#include "trace_meta.h"
 
 namespace ringside::analyzer {
 namespace {

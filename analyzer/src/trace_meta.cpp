@@ -41,9 +41,11 @@ int64_t positive(const std::map<std::string, std::string>& keys, const char* key
 
 void readRankKeys(const RankKeys& by_rank, TraceMeta* out) {
   for (const auto& [rank, keys] : by_rank) {
-    if (int64_t dropped = positive(keys, "events_dropped"); dropped > 0) out->dropped[rank] = dropped;
+    if (int64_t dropped = positive(keys, "events_dropped"); dropped > 0)
+      out->dropped[rank] = dropped;
     if (auto it = keys.find("cupti"); it != keys.end()) out->gpu.cupti[rank] = it->second;
-    int64_t gpu_dropped = positive(keys, "cupti_records_dropped") + positive(keys, "gpu_activity_dropped");
+    int64_t gpu_dropped =
+        positive(keys, "cupti_records_dropped") + positive(keys, "gpu_activity_dropped");
     if (gpu_dropped > 0) out->gpu.dropped[rank] = gpu_dropped;
     if (auto it = keys.find("interposition");
         it != keys.end() && it->second.rfind("inactive", 0) == 0) {
@@ -64,7 +66,8 @@ TraceMeta readTraceMeta(const std::map<std::string, std::string>& meta,
     for (const storage::RankInfo& info : infos) world = std::max<int64_t>(world, info.world_size);
   }
   out.world_size = world > 0 ? static_cast<int>(world) : -1;
-  if (auto it = meta.find("missing_ranks"); it != meta.end()) out.missing = parseRankList(it->second);
+  if (auto it = meta.find("missing_ranks"); it != meta.end())
+    out.missing = parseRankList(it->second);
   if (auto it = meta.find("cut_off_ranks"); it != meta.end()) {
     out.cut_off = parseRankList(it->second);
   } else {

@@ -15,8 +15,8 @@ namespace ringside::analyzer::detail {
 
 // What each rank's meta said about GPU recording.
 struct GpuMeta {
-  std::map<int, std::string> cupti;      // rank -> meta "cupti" ("recording (...)", "busy: ...", ...)
-  std::map<int, int64_t> dropped;        // rank -> cupti_records_dropped + gpu_activity_dropped
+  std::map<int, std::string> cupti;  // rank -> meta "cupti" ("recording (...)", "busy: ...", ...)
+  std::map<int, int64_t> dropped;    // rank -> cupti_records_dropped + gpu_activity_dropped
 };
 
 struct TraceMeta {

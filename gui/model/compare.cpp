@@ -24,7 +24,9 @@ void buildCompare(const analyzer::Analysis& a, const analyzer::Analysis& b, cons
     int found = -1;
     for (size_t p = 0; p < out->pairs.size() && found < 0; ++p) {
       const auto& c = a.collectives[static_cast<size_t>(out->pairs[p].a)];
-      if (c.op == row.op && analyzer::sizeBucketLo(c.bytes) == row.size_lo) found = static_cast<int>(p);
+      if (c.op == row.op && analyzer::sizeBucketLo(c.bytes) == row.size_lo) {
+        found = static_cast<int>(p);
+      }
     }
     out->first_pair_of_row.push_back(found);
   }
