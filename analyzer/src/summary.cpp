@@ -78,6 +78,52 @@ void addMetaFindings(const std::map<std::string, std::string>& meta,
   if (out->dropped_events > 0) out->warnings.push_back(droppedWarning(*out));
 }
 
+void addRankTotals(const std::vector<storage::RankInfo>& infos,
+                   const std::map<int, RankAcc>& ranks, Summary* out) {
+  std::set<int> cut_off(out->cut_off_ranks.begin(), out->cut_off_ranks.end());
+  for (const auto& [rank, acc] : ranks) {
+    RankTotals totals;
+    totals.rank = rank;
+    for (const storage::RankInfo& info : infos) {
+      if (info.rank == rank) {
+        totals.host = info.host;
+        totals.pid = info.pid;
+      }
+    }
+    totals.calls = acc.calls;
+    totals.span_ns = acc.collectives.length();
+    totals.comm_ns = acc.comm.total();
+    totals.trace_span_ns = acc.events.length();
+    totals.cut_off = cut_off.count(rank) != 0;
+    out->ranks.push_back(std::move(totals));
+  }
+  std::set<int> present;
+  for (const storage::RankInfo& info : infos) present.insert(info.rank);
+  out->ranks_present = static_cast<int>(present.size());
+}
+
+// Ops by time (most first), ranks by rank, links by bytes (busiest first).
+void addTotals(const std::vector<storage::RankInfo>& infos,
+               std::map<std::pair<std::string, std::string>, OpTotals> ops,
+               const std::map<int, RankAcc>& ranks,
+               const std::map<std::pair<int, int>, LinkAcc>& links, Summary* out) {
+  for (auto& [key, op] : ops) out->ops.push_back(std::move(op));
+  std::sort(out->ops.begin(), out->ops.end(), [](const OpTotals& a, const OpTotals& b) {
+    return std::tie(b.time_ns, a.op, a.library) < std::tie(a.time_ns, b.op, b.library);
+  });
+  addRankTotals(infos, ranks, out);
+  for (const auto& [key, acc] : links) {
+    bool from_recv = acc.send.messages == 0;
+    const SideAcc& side = from_recv ? acc.recv : acc.send;
+    out->links.push_back(
+        {key.first, key.second, side.messages, side.bytes, side.busy.total(), from_recv});
+  }
+  std::sort(out->links.begin(), out->links.end(), [](const LinkTotals& a, const LinkTotals& b) {
+    return std::tie(b.bytes, b.messages, a.src, a.dst) <
+           std::tie(a.bytes, a.messages, b.src, b.dst);
+  });
+}
+
 }  // namespace
 
 std::string formatRankList(std::vector<int> ranks) {
@@ -141,42 +187,7 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
       error);
   if (!ok) return false;
 
-  for (auto& [key, op] : ops) out->ops.push_back(std::move(op));
-  std::sort(out->ops.begin(), out->ops.end(), [](const OpTotals& a, const OpTotals& b) {
-    return std::tie(b.time_ns, a.op, a.library) < std::tie(a.time_ns, b.op, b.library);
-  });
-
-  std::set<int> cut_off(out->cut_off_ranks.begin(), out->cut_off_ranks.end());
-  for (const auto& [rank, acc] : ranks) {
-    RankTotals totals;
-    totals.rank = rank;
-    for (const storage::RankInfo& info : infos) {
-      if (info.rank == rank) {
-        totals.host = info.host;
-        totals.pid = info.pid;
-      }
-    }
-    totals.calls = acc.calls;
-    totals.span_ns = acc.collectives.length();
-    totals.comm_ns = acc.comm.total();
-    totals.trace_span_ns = acc.events.length();
-    totals.cut_off = cut_off.count(rank) != 0;
-    out->ranks.push_back(std::move(totals));
-  }
-  std::set<int> present;
-  for (const storage::RankInfo& info : infos) present.insert(info.rank);
-  out->ranks_present = static_cast<int>(present.size());
-
-  for (const auto& [key, acc] : links) {
-    bool from_recv = acc.send.messages == 0;
-    const SideAcc& side = from_recv ? acc.recv : acc.send;
-    out->links.push_back(
-        {key.first, key.second, side.messages, side.bytes, side.busy.total(), from_recv});
-  }
-  std::sort(out->links.begin(), out->links.end(), [](const LinkTotals& a, const LinkTotals& b) {
-    return std::tie(b.bytes, b.messages, a.src, a.dst) <
-           std::tie(a.bytes, a.messages, b.src, b.dst);
-  });
+  addTotals(infos, std::move(ops), ranks, links, out);
   return true;
 }
 
