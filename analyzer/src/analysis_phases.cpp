@@ -11,7 +11,8 @@ namespace ringside::analyzer::detail {
 void PhaseBuilder::addSend(int32_t instance, const storage::TransferRow& row, int phase,
                            int64_t end) {
   const CollectiveInstance& c = s_.out->collectives[static_cast<size_t>(instance)];
-  if ((phase < 0 && !glooRingAllreduce(c)) || folded_[static_cast<size_t>(instance)]) return;
+  if ((phase < 0 && !glooRingAllreduce(c)) || phases_written_[static_cast<size_t>(instance)])
+    return;
   if (instance != last_pending_instance_ || last_pending_ == nullptr) {
     auto [it, fresh] = pending_.try_emplace(instance);
     if (fresh) ended_.emplace(c.last_end_ns, instance);
@@ -33,7 +34,7 @@ void PhaseBuilder::fold(int32_t instance) {
   if (it == pending_.end()) return;
   std::vector<Send> sends = std::move(it->second);
   pending_.erase(it);
-  folded_[static_cast<size_t>(instance)] = true;
+  phases_written_[static_cast<size_t>(instance)] = true;
   if (instance == last_pending_instance_) {
     last_pending_ = nullptr;
     last_pending_instance_ = -1;

@@ -18,7 +18,8 @@ namespace ringside::analyzer::detail {
 // later send can belong to it.
 class PhaseBuilder {
  public:
-  explicit PhaseBuilder(AnalysisState& s) : s_(s), folded_(s.out->collectives.size(), false) {}
+  explicit PhaseBuilder(AnalysisState& s)
+      : s_(s), phases_written_(s.out->collectives.size(), false) {}
 
   // Folds every instance that ended before `start_ns`.
   void foldEndedBefore(int64_t start_ns) {
@@ -44,9 +45,9 @@ class PhaseBuilder {
 
   AnalysisState& s_;
   std::unordered_map<int32_t, std::vector<Send>> pending_;  // instance -> its sends so far
-  // Instances already folded: a straggling send (clock skew across hosts) must not start a
-  // second, partial set of phase rows.
-  std::vector<bool> folded_;
+  // Instances whose phase rows are written: a straggling send (clock skew across hosts) must not
+  // start a second, partial set of phase rows.
+  std::vector<bool> phases_written_;
   std::vector<Send>* last_pending_ = nullptr;  // consecutive sends usually share an instance
   int32_t last_pending_instance_ = -1;
   using Ending = std::pair<int64_t, int32_t>;  // (last_end_ns, instance) of pending instances
