@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <tuple>
 
-#include "analysis_internal.h"
 #include "ringside/analyzer/analysis.h"
+#include "ringside/format/units.h"
 
 namespace ringside::analyzer {
 namespace {
@@ -15,16 +16,6 @@ int64_t median(std::vector<int64_t> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[(v.size() - 1) / 2];
-}
-
-std::string sizeText(int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++u;
-  }
-  return std::to_string(bytes) + " " + units[u];
 }
 
 // A label that looks like a file name is replaced by the libraries the trace used.
@@ -43,101 +34,141 @@ std::string displayLabel(const std::string& label, const std::map<std::string, i
   return best;
 }
 
-}  // namespace
+using Groups = std::map<std::pair<std::string, int64_t>, std::vector<int>>;
 
-void diff(const Analysis& a, const Analysis& b, const std::string& label_a, const std::string& label_b,
-          Diff* out) {
-  *out = Diff{};
-  // (op, bucket) -> instances in order of first_start.
-  using Key = std::pair<std::string, int64_t>;
-  auto group = [](const Analysis& x) {
-    std::vector<const CollectiveInstance*> order;
-    for (const CollectiveInstance& c : x.collectives) order.push_back(&c);
-    std::stable_sort(order.begin(), order.end(), [](const auto* p, const auto* q) {
-      return p->first_start_ns < q->first_start_ns;
-    });
-    std::map<Key, std::vector<const CollectiveInstance*>> g;
-    for (const auto* c : order) g[{c->op, sizeBucketLo(c->bytes)}].push_back(c);
-    return g;
-  };
-  auto ga = group(a), gb = group(b);
-  std::map<Key, bool> keys;
-  for (const auto& [k, v] : ga) keys[k] = true;
-  for (const auto& [k, v] : gb) keys[k] = true;
-  std::map<std::string, int64_t> libs_a_all, libs_b_all;
-  for (const auto& c : a.collectives) ++libs_a_all[c.library];
-  for (const auto& c : b.collectives) ++libs_b_all[c.library];
-  out->label_a = displayLabel(label_a, libs_a_all);
-  out->label_b = displayLabel(label_b, libs_b_all);
-  for (const auto& [key, unused] : keys) {
-    const auto& va = ga[key];
-    const auto& vb = gb[key];
-    size_t paired = std::min(va.size(), vb.size());
-    out->aligned += static_cast<int64_t>(paired);
-    out->unmatched_a += static_cast<int64_t>(va.size() - paired);
-    out->unmatched_b += static_cast<int64_t>(vb.size() - paired);
-    DiffRow row;
-    row.op = key.first;
-    row.size_lo = key.second;
-    row.size_hi = key.second == 0 ? 1 : 2 * key.second;
-    row.count_a = static_cast<int64_t>(va.size());
-    row.count_b = static_cast<int64_t>(vb.size());
-    std::vector<int64_t> da, db;
-    std::map<std::string, int64_t> la, lb;
-    for (const auto* c : va) {
-      da.push_back(c->duration_ns);
-      ++la[c->library];
-    }
-    for (const auto* c : vb) {
-      db.push_back(c->duration_ns);
-      ++lb[c->library];
-    }
-    row.median_a_ns = median(da);
-    row.median_b_ns = median(db);
-    if (!va.empty() && !vb.empty() && row.median_b_ns > 0) {
-      row.speedup = static_cast<double>(row.median_a_ns) / static_cast<double>(row.median_b_ns);
-      std::string name_a = displayLabel(label_a, la), name_b = displayLabel(label_b, lb);
-      if (name_a == name_b) {
-        name_a += " (A)";
-        name_b += " (B)";
-      }
-      std::string range = sizeText(row.size_lo) + "-" + sizeText(row.size_hi);
-      char buf[256];
-      if (row.speedup >= 1.05) {
-        std::snprintf(buf, sizeof buf, "%s %.1fx faster than %s at %s (%s)", name_b.c_str(),
-                      row.speedup, name_a.c_str(), range.c_str(), row.op.c_str());
-      } else if (row.speedup <= 1 / 1.05 && row.median_a_ns > 0) {
-        std::snprintf(buf, sizeof buf, "%s %.1fx faster than %s at %s (%s)", name_a.c_str(),
-                      1 / row.speedup, name_b.c_str(), range.c_str(), row.op.c_str());
-      } else {
-        std::snprintf(buf, sizeof buf, "%s and %s on par at %s (%s)", name_a.c_str(),
-                      name_b.c_str(), range.c_str(), row.op.c_str());
-      }
-      row.verdict = buf;
-      out->verdicts.push_back(row.verdict);
-    }
-    out->rows.push_back(std::move(row));
+// (op, size bucket) -> indices into x.collectives, in order of first start (ties: index order).
+Groups groupByOpAndSize(const Analysis& x) {
+  std::vector<int> order(x.collectives.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int p, int q) {
+    return x.collectives[static_cast<size_t>(p)].first_start_ns <
+           x.collectives[static_cast<size_t>(q)].first_start_ns;
+  });
+  Groups groups;
+  for (int i : order) {
+    const CollectiveInstance& c = x.collectives[static_cast<size_t>(i)];
+    groups[{c.op, sizeBucketLo(c.bytes)}].push_back(i);
   }
+  return groups;
+}
+
+// "B 1.8x faster than A at 4 KiB-8 KiB (allreduce)", or "... on par ..." within 5%.
+std::string verdict(const DiffRow& row, std::string name_a, std::string name_b) {
+  if (name_a == name_b) {
+    name_a += " (A)";
+    name_b += " (B)";
+  }
+  std::string range = format::bytesWhole(row.size_lo) + "-" + format::bytesWhole(row.size_hi);
+  char buf[256];
+  if (row.speedup >= 1.05) {
+    std::snprintf(buf, sizeof buf, "%s %.1fx faster than %s at %s (%s)", name_b.c_str(),
+                  row.speedup, name_a.c_str(), range.c_str(), row.op.c_str());
+  } else if (row.speedup <= 1 / 1.05 && row.median_a_ns > 0) {
+    std::snprintf(buf, sizeof buf, "%s %.1fx faster than %s at %s (%s)", name_a.c_str(),
+                  1 / row.speedup, name_b.c_str(), range.c_str(), row.op.c_str());
+  } else {
+    std::snprintf(buf, sizeof buf, "%s and %s on par at %s (%s)", name_a.c_str(), name_b.c_str(),
+                  range.c_str(), row.op.c_str());
+  }
+  return buf;
+}
+
+// One side of a row: its durations' median and its libraries.
+struct Side {
+  int64_t count = 0, median_ns = 0;
+  std::map<std::string, int64_t> libraries;
+};
+
+Side side(const Analysis& x, const std::vector<int>& members) {
+  Side out;
+  std::vector<int64_t> durations;
+  for (int i : members) {
+    durations.push_back(x.collectives[static_cast<size_t>(i)].duration_ns);
+    ++out.libraries[x.collectives[static_cast<size_t>(i)].library];
+  }
+  out.count = static_cast<int64_t>(members.size());
+  out.median_ns = median(std::move(durations));
+  return out;
+}
+
+std::map<std::string, int64_t> librariesOf(const Analysis& x) {
+  std::map<std::string, int64_t> libraries;
+  for (const CollectiveInstance& c : x.collectives) ++libraries[c.library];
+  return libraries;
+}
+
+void addPhaseAndLinkRows(const Analysis& a, const Analysis& b, Diff* out) {
   std::map<std::string, std::pair<int64_t, int64_t>> phases;
   for (const PhaseStats& p : a.phases) phases[p.phase].first += p.end_ns - p.start_ns;
   for (const PhaseStats& p : b.phases) phases[p.phase].second += p.end_ns - p.start_ns;
   for (const auto& [name, t] : phases) out->phases.push_back({name, t.first, t.second});
   std::map<std::pair<int, int>, DiffLinkRow> links;
-  for (const LinkStats& l : a.links) {
+  auto row = [&](const LinkStats& l) -> DiffLinkRow& {
     DiffLinkRow& r = links[{l.src, l.dst}];
     r.src = l.src;
     r.dst = l.dst;
+    return r;
+  };
+  for (const LinkStats& l : a.links) {
+    DiffLinkRow& r = row(l);
     r.bytes_a = l.bytes;
     r.busy_a_ns = l.busy_ns;
   }
   for (const LinkStats& l : b.links) {
-    DiffLinkRow& r = links[{l.src, l.dst}];
-    r.src = l.src;
-    r.dst = l.dst;
+    DiffLinkRow& r = row(l);
     r.bytes_b = l.bytes;
     r.busy_b_ns = l.busy_ns;
   }
   for (const auto& [k, r] : links) out->links.push_back(r);
+}
+
+}  // namespace
+
+std::vector<std::pair<int, int>> pairCollectives(const Analysis& a, const Analysis& b) {
+  Groups ga = groupByOpAndSize(a), gb = groupByOpAndSize(b);
+  std::vector<std::pair<int, int>> pairs;
+  for (const auto& [key, in_a] : ga) {
+    auto it = gb.find(key);
+    if (it == gb.end()) continue;
+    const std::vector<int>& in_b = it->second;
+    for (size_t k = 0; k < in_a.size() && k < in_b.size(); ++k)
+      pairs.emplace_back(in_a[k], in_b[k]);
+  }
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+void diff(const Analysis& a, const Analysis& b, const std::string& label_a,
+          const std::string& label_b, Diff* out) {
+  *out = Diff{};
+  out->aligned = static_cast<int64_t>(pairCollectives(a, b).size());
+  out->unmatched_a = static_cast<int64_t>(a.collectives.size()) - out->aligned;
+  out->unmatched_b = static_cast<int64_t>(b.collectives.size()) - out->aligned;
+  out->label_a = displayLabel(label_a, librariesOf(a));
+  out->label_b = displayLabel(label_b, librariesOf(b));
+  Groups ga = groupByOpAndSize(a), gb = groupByOpAndSize(b);
+  std::set<std::pair<std::string, int64_t>> keys;
+  for (const auto& [key, members] : ga) keys.insert(key);
+  for (const auto& [key, members] : gb) keys.insert(key);
+  for (const auto& key : keys) {
+    DiffRow row;
+    row.op = key.first;
+    row.size_lo = key.second;
+    row.size_hi = sizeBucketHi(key.second);
+    Side in_a = side(a, ga[key]), in_b = side(b, gb[key]);
+    row.count_a = in_a.count;
+    row.count_b = in_b.count;
+    row.median_a_ns = in_a.median_ns;
+    row.median_b_ns = in_b.median_ns;
+    if (in_a.count > 0 && in_b.count > 0 && row.median_b_ns > 0) {
+      row.speedup = static_cast<double>(row.median_a_ns) / static_cast<double>(row.median_b_ns);
+      row.verdict = verdict(row, displayLabel(label_a, in_a.libraries),
+                            displayLabel(label_b, in_b.libraries));
+      out->verdicts.push_back(row.verdict);
+    }
+    out->rows.push_back(std::move(row));
+  }
+  addPhaseAndLinkRows(a, b, out);
 }
 
 }  // namespace ringside::analyzer

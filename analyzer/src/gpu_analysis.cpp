@@ -7,11 +7,14 @@
 #include "gpu_analysis.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <climits>
+#include <map>
 #include <unordered_map>
 #include <utility>
 
+#include "findings_internal.h"
 #include "interval_union.h"
+#include "ringside/format/units.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::analyzer::detail {
@@ -40,100 +43,84 @@ int64_t intersection(const Intervals& a, const Intervals& b) {
   while (i < a.size() && j < b.size()) {
     int64_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
     if (hi > lo) n += hi - lo;
-    if (a[i].second < b[j].second) ++i; else ++j;
+    if (a[i].second < b[j].second) ++i;
+    else ++j;
   }
   return n;
 }
 
 struct DeviceAcc {
   GpuStats stats;
-  bool any = false;
-  int64_t first = 0, last = 0;
+  TimeSpan span;
   IntervalUnion busy, sync;
   Intervals comm, compute;
 };
 
-struct Span {
-  int64_t start = INT64_MAX, end = INT64_MIN;
-  void add(int64_t s, int64_t e) {
-    start = std::min(start, s);
-    end = std::max(end, e);
-  }
-  bool known() const { return start != INT64_MAX && end >= start; }
+std::string fmtMs(int64_t ns) { return format::fixed(static_cast<double>(ns) / 1e6) + " ms"; }
+
+// NVTX ranges are counted under this device of a rank, then given to its only GPU.
+constexpr int kNoDevice = INT32_MIN;
+
+// Everything read from gpu_activity, per (rank, device).
+struct GpuActivity {
+  std::map<std::pair<int, int>, DeviceAcc> devices;
+  std::map<int, IntervalUnion> unknown_device_sync;   // rank -> syncs without a device
+  std::unordered_map<int64_t, TimeSpan> kernel_span;  // collective row id -> its kernels
 };
 
-std::string fmt(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
+void addCopyOrSet(const storage::GpuActivityRow& g, GpuStats* s) {
+  if (g.kind == "memcpy") {
+    ++s->memcpys;
+    int64_t bytes = std::max<int64_t>(0, g.bytes);
+    if (g.copy_kind == "HtoD") s->memcpy_htod_bytes += bytes;
+    else if (g.copy_kind == "DtoH") s->memcpy_dtoh_bytes += bytes;
+    else s->memcpy_other_bytes += bytes;
+  } else if (g.kind == "memset") {
+    ++s->memsets;
+    s->memset_bytes += std::max<int64_t>(0, g.bytes);
+  }
 }
 
-std::string fmtMs(int64_t ns) { return fmt(static_cast<double>(ns) / 1e6, 2) + " ms"; }
+void addActivity(int32_t rank, const storage::GpuActivityRow& g, int64_t end, GpuActivity* acc) {
+  if (g.kind == "nvtx") {
+    ++acc->devices[{rank, kNoDevice}].stats.nvtx_ranges;  // host-side ranges
+    return;
+  }
+  if (g.kind == "sync" && g.device < 0) {
+    acc->unknown_device_sync[rank].add(g.start_ns, end);
+    return;
+  }
+  DeviceAcc& d = acc->devices[{rank, g.device}];
+  if (g.kind == "sync") {
+    d.sync.add(g.start_ns, end);
+    return;
+  }
+  d.span.add(g.start_ns, end);
+  d.busy.add(g.start_ns, end);
+  if (g.kind == "kernel") {
+    ++d.stats.kernels;
+    if (g.collective_id != storage::kNone) {
+      ++d.stats.comm_kernels;
+      addMerged(&d.comm, g.start_ns, end);
+      acc->kernel_span[g.collective_id].add(g.start_ns, end);
+    } else {
+      addMerged(&d.compute, g.start_ns, end);
+    }
+  } else {
+    addCopyOrSet(g, &d.stats);
+  }
+}
 
-}  // namespace
-
-bool analyzeGpu(storage::TraceReader& reader, const std::function<int32_t(int64_t)>& instance_of_row,
-                int64_t ws, int64_t we, Analysis* out, std::string* error) {
-  std::map<std::pair<int, int>, DeviceAcc> devices;  // (rank, device)
-  std::map<std::pair<int, int>, IntervalUnion> unknown_device_sync;
-  std::unordered_map<int64_t, Span> kernel_span;     // collective row id -> its kernels
-  bool ok = reader.forEachGpuActivity(
-      [&](int32_t rank, const storage::GpuActivityRow& g) {
-        int64_t end = g.end_ns == storage::kNone ? g.start_ns : std::max(g.start_ns, g.end_ns);
-        if (end < ws || g.start_ns > we) return true;
-        ++out->gpu_activities;
-        if (g.kind == "nvtx") {
-          // Host-side ranges: counted on the rank's first device below.
-          ++devices[{rank, INT32_MIN}].stats.nvtx_ranges;
-          return true;
-        }
-        if (g.kind == "sync" && g.device < 0) {
-          unknown_device_sync[{rank, 0}].add(g.start_ns, end);
-          return true;
-        }
-        DeviceAcc& d = devices[{rank, g.device}];
-        if (g.kind == "sync") {
-          d.sync.add(g.start_ns, end);
-          return true;
-        }
-        if (!d.any) {
-          d.any = true;
-          d.first = g.start_ns;
-          d.last = end;
-        }
-        d.first = std::min(d.first, g.start_ns);
-        d.last = std::max(d.last, end);
-        d.busy.add(g.start_ns, end);
-        if (g.kind == "kernel") {
-          ++d.stats.kernels;
-          if (g.collective_id != storage::kNone) {
-            ++d.stats.comm_kernels;
-            addMerged(&d.comm, g.start_ns, end);
-            kernel_span[g.collective_id].add(g.start_ns, end);
-          } else {
-            addMerged(&d.compute, g.start_ns, end);
-          }
-        } else if (g.kind == "memcpy") {
-          ++d.stats.memcpys;
-          int64_t bytes = std::max<int64_t>(0, g.bytes);
-          if (g.copy_kind == "HtoD") d.stats.memcpy_htod_bytes += bytes;
-          else if (g.copy_kind == "DtoH") d.stats.memcpy_dtoh_bytes += bytes;
-          else d.stats.memcpy_other_bytes += bytes;
-        } else if (g.kind == "memset") {
-          ++d.stats.memsets;
-          d.stats.memset_bytes += std::max<int64_t>(0, g.bytes);
-        }
-        return true;
-      },
-      error);
-  if (!ok) return false;
-
-  // Per collective row: NCCL's own GPU times win over the kernels' span.
-  std::unordered_map<int64_t, Span> row_span = std::move(kernel_span);
-  ok = reader.forEachCollectiveGpu(
+// Per collective row: NCCL's own GPU times win over the kernels' span.
+bool applyGpuTimes(storage::TraceReader& reader,
+                   const std::function<int32_t(int64_t)>& instance_of_row,
+                   std::unordered_map<int64_t, TimeSpan> row_span, Analysis* out,
+                   std::string* error) {
+  bool ok = reader.forEachCollectiveGpu(
       [&](const storage::CollectiveGpuRow& c) {
-        if (c.gpu_start_ns != storage::kNone && c.gpu_end_ns != storage::kNone && c.gpu_end_ns >= c.gpu_start_ns) {
-          Span s;
+        if (c.gpu_start_ns != storage::kNone && c.gpu_end_ns != storage::kNone &&
+            c.gpu_end_ns >= c.gpu_start_ns) {
+          TimeSpan s;
           s.add(c.gpu_start_ns, c.gpu_end_ns);
           row_span[c.collective_id] = s;
         }
@@ -142,104 +129,133 @@ bool analyzeGpu(storage::TraceReader& reader, const std::function<int32_t(int64_
       error);
   if (!ok) return false;
   for (const auto& [row, span] : row_span) {
-    if (!span.known()) continue;
+    if (!span.any()) continue;
     int32_t inst = instance_of_row(row);
     if (inst < 0) continue;
     CollectiveInstance& c = out->collectives[static_cast<size_t>(inst)];
-    c.gpu_start_ns = std::max(c.gpu_start_ns, span.start);
-    c.gpu_end_ns = std::max(c.gpu_end_ns, span.end);
+    c.gpu_start_ns = std::max(c.gpu_start_ns, span.first());
+    c.gpu_end_ns = std::max(c.gpu_end_ns, span.last());
     ++c.gpu_ranks;
-  }
-
-  // Per device: busy share and comm/compute overlap.
-  std::map<int, int> devices_of_rank;
-  for (const auto& [key, d] : devices)
-    if (key.second != INT32_MIN) ++devices_of_rank[key.first];
-  for (auto& [key, d] : devices) {
-    if (key.second == INT32_MIN) continue;
-    GpuStats s = d.stats;
-    s.rank = key.first;
-    s.device = key.second;
-    s.span_ns = d.any ? d.last - d.first : 0;
-    s.busy_ns = d.busy.total();
-    s.busy_share = s.span_ns > 0 ? static_cast<double>(s.busy_ns) / static_cast<double>(s.span_ns) : 0;
-    s.comm_kernel_ns = length(d.comm);
-    s.compute_kernel_ns = length(d.compute);
-    s.overlap_ns = intersection(d.comm, d.compute);
-    s.overlap_share = s.comm_kernel_ns > 0
-                          ? static_cast<double>(s.overlap_ns) / static_cast<double>(s.comm_kernel_ns)
-                          : -1;
-    s.exposed_comm_ns = s.comm_kernel_ns - s.overlap_ns;
-    s.sync_ns = d.sync.total();
-    // Syncs and NVTX ranges without a device belong to a rank's only GPU.
-    if (devices_of_rank[s.rank] == 1) {
-      auto u = unknown_device_sync.find({s.rank, 0});
-      if (u != unknown_device_sync.end()) s.sync_ns += u->second.total();
-      auto n = devices.find({s.rank, INT32_MIN});
-      if (n != devices.end()) s.nvtx_ranges = n->second.stats.nvtx_ranges;
-    }
-    out->gpus.push_back(s);
   }
   return true;
 }
 
-void gpuFindings(const Analysis& a, const GpuMeta& meta, std::vector<Finding>* findings) {
-  {  // communication that nothing hid
-    constexpr double kLowOverlap = 0.25;
-    constexpr double kMinCommShare = 0.05;  // NCCL kernels take at least this much of the GPU's span
-    std::vector<const GpuStats*> low;
-    int64_t exposed = 0, comm = 0;
-    for (const GpuStats& g : a.gpus) {
-      if (g.overlap_share < 0 || g.span_ns <= 0) continue;
-      if (g.overlap_share >= kLowOverlap) continue;
-      if (static_cast<double>(g.comm_kernel_ns) < kMinCommShare * static_cast<double>(g.span_ns)) continue;
-      low.push_back(&g);
-      exposed += g.exposed_comm_ns;
-      comm += g.comm_kernel_ns;
-    }
-    if (!low.empty()) {
-      std::sort(low.begin(), low.end(), [](auto* x, auto* y) { return x->overlap_share < y->overlap_share; });
-      std::string ranks, evidence;
-      for (size_t i = 0; i < low.size(); ++i) {
-        ranks += (i ? "," : "") + std::to_string(low[i]->rank);
-        if (i < 4) {
-          evidence += (i ? "; " : "") + std::string("rank ") + std::to_string(low[i]->rank) + " GPU " +
-                      std::to_string(low[i]->device) + ": " + fmt(100 * low[i]->overlap_share, 0) + "% of " +
-                      fmtMs(low[i]->comm_kernel_ns);
-        }
-      }
-      double share = comm > 0 ? static_cast<double>(comm - exposed) / static_cast<double>(comm) : 0;
-      findings->push_back({"warning", "low-overlap",
-                           "NCCL kernels overlap compute for only " + fmt(100 * share, 0) +
-                               "% of their time on rank(s) " + ranks + ": " + fmtMs(exposed) + " exposed",
-                           evidence});
-    }
-  }
-  {  // CUPTI held by another tool
-    std::map<std::string, std::vector<int>> busy;
-    for (const auto& [rank, value] : meta.cupti)
-      if (value.rfind("busy", 0) == 0) busy[value].push_back(rank);
-    for (const auto& [value, ranks] : busy) {
-      std::string list;
-      for (int r : ranks) list += (list.empty() ? "" : ",") + std::to_string(r);
-      findings->push_back({"warning", "cupti-busy",
-                           "rank(s) " + list + ": no GPU activity, another tool held CUPTI (NCCL calls still recorded)",
-                           "cupti=" + value});
-    }
-  }
-  droppedFinding(meta.dropped, "dropped-gpu-records", "GPU activity records dropped (buffers full)", findings);
+GpuStats deviceStats(int rank, int device, const DeviceAcc& d) {
+  GpuStats s = d.stats;
+  s.rank = rank;
+  s.device = device;
+  s.span_ns = d.span.length();
+  s.busy_ns = d.busy.total();
+  s.busy_share =
+      s.span_ns > 0 ? static_cast<double>(s.busy_ns) / static_cast<double>(s.span_ns) : 0;
+  s.comm_kernel_ns = length(d.comm);
+  s.compute_kernel_ns = length(d.compute);
+  s.overlap_ns = intersection(d.comm, d.compute);
+  s.overlap_share = s.comm_kernel_ns > 0
+                        ? static_cast<double>(s.overlap_ns) / static_cast<double>(s.comm_kernel_ns)
+                        : -1;
+  s.exposed_comm_ns = s.comm_kernel_ns - s.overlap_ns;
+  s.sync_ns = d.sync.total();
+  return s;
 }
 
-void droppedFinding(const std::map<int, int64_t>& dropped, const char* rule, const std::string& what,
-                    std::vector<Finding>* findings) {
-  if (dropped.empty()) return;
-  int64_t total = 0;
-  std::string per;
-  for (const auto& [rank, n] : dropped) {
-    total += n;
-    per += (per.empty() ? "" : ", ") + std::to_string(n) + " on rank " + std::to_string(rank);
+// Per device: busy share and comm/compute overlap.
+void addDeviceStats(const GpuActivity& acc, Analysis* out) {
+  std::map<int, int> devices_of_rank;
+  for (const auto& [key, d] : acc.devices)
+    if (key.second != kNoDevice) ++devices_of_rank[key.first];
+  for (const auto& [key, d] : acc.devices) {
+    if (key.second == kNoDevice) continue;
+    GpuStats s = deviceStats(key.first, key.second, d);
+    // Syncs and NVTX ranges without a device belong to a rank's only GPU.
+    if (devices_of_rank[s.rank] == 1) {
+      auto u = acc.unknown_device_sync.find(s.rank);
+      if (u != acc.unknown_device_sync.end()) s.sync_ns += u->second.total();
+      auto n = acc.devices.find({s.rank, kNoDevice});
+      if (n != acc.devices.end()) s.nvtx_ranges = n->second.stats.nvtx_ranges;
+    }
+    out->gpus.push_back(s);
   }
-  findings->push_back({"warning", rule, std::to_string(total) + " " + what, per});
+}
+
+// Communication that nothing hid: NCCL kernels with little compute beside them.
+void lowOverlapFinding(const Analysis& a, std::vector<Finding>* findings) {
+  constexpr double kLowOverlap = 0.25;
+  constexpr double kMinCommShare = 0.05;  // NCCL kernels take at least this much of the GPU's span
+  std::vector<const GpuStats*> low;
+  int64_t exposed = 0, comm = 0;
+  for (const GpuStats& g : a.gpus) {
+    if (g.overlap_share < 0 || g.span_ns <= 0) continue;
+    if (g.overlap_share >= kLowOverlap) continue;
+    if (static_cast<double>(g.comm_kernel_ns) < kMinCommShare * static_cast<double>(g.span_ns))
+      continue;
+    low.push_back(&g);
+    exposed += g.exposed_comm_ns;
+    comm += g.comm_kernel_ns;
+  }
+  if (low.empty()) return;
+  std::sort(low.begin(), low.end(),
+            [](auto* x, auto* y) { return x->overlap_share < y->overlap_share; });
+  std::vector<int> ranks;
+  std::string evidence;
+  for (size_t i = 0; i < low.size(); ++i) {
+    ranks.push_back(low[i]->rank);
+    if (i < 4) {
+      evidence += (i ? "; " : "") + std::string("rank ") + std::to_string(low[i]->rank) + " GPU " +
+                  std::to_string(low[i]->device) + ": " +
+                  format::fixed(100 * low[i]->overlap_share, 0) + "% of " +
+                  fmtMs(low[i]->comm_kernel_ns);
+    }
+  }
+  double share = comm > 0 ? static_cast<double>(comm - exposed) / static_cast<double>(comm) : 0;
+  findings->push_back(makeFinding("low-overlap",
+                                  "NCCL kernels overlap compute for only " +
+                                      format::fixed(100 * share, 0) +
+                                      "% of their time on rank(s) " + format::join(ranks, ",") +
+                                      ": " + fmtMs(exposed) + " exposed",
+                                  evidence));
+}
+
+// CUPTI held by another tool: no GPU rows from those ranks.
+void cuptiBusyFindings(const GpuMeta& meta, std::vector<Finding>* findings) {
+  std::map<std::string, std::vector<int>> busy;
+  for (const auto& [rank, value] : meta.cupti)
+    if (value.rfind("busy", 0) == 0) busy[value].push_back(rank);
+  for (const auto& [value, ranks] : busy) {
+    findings->push_back(
+        makeFinding("cupti-busy",
+                    "rank(s) " + format::join(ranks, ",") +
+                        ": no GPU activity, another tool held CUPTI (NCCL calls still recorded)",
+                    "cupti=" + value));
+  }
+}
+
+}  // namespace
+
+bool analyzeGpu(storage::TraceReader& reader,
+                const std::function<int32_t(int64_t)>& instance_of_row, int64_t window_start_ns,
+                int64_t window_end_ns, Analysis* out, std::string* error) {
+  GpuActivity acc;
+  bool ok = reader.forEachGpuActivity(
+      [&](int32_t rank, const storage::GpuActivityRow& g) {
+        int64_t end = g.end_ns == storage::kNone ? g.start_ns : std::max(g.start_ns, g.end_ns);
+        if (end < window_start_ns || g.start_ns > window_end_ns) return true;
+        ++out->gpu_activities;
+        addActivity(rank, g, end, &acc);
+        return true;
+      },
+      error);
+  if (!ok) return false;
+  if (!applyGpuTimes(reader, instance_of_row, std::move(acc.kernel_span), out, error)) return false;
+  addDeviceStats(acc, out);
+  return true;
+}
+
+void gpuFindings(const Analysis& a, const GpuMeta& meta, std::vector<Finding>* findings) {
+  lowOverlapFinding(a, findings);
+  cuptiBusyFindings(meta, findings);
+  droppedFinding(meta.dropped, "dropped-gpu-records", "GPU activity records dropped (buffers full)",
+                 findings);
 }
 
 }  // namespace ringside::analyzer::detail

@@ -6,16 +6,14 @@
 #include "ringside/analyzer/summary.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <set>
-#include <string_view>
 #include <tuple>
 #include <utility>
 
 #include "interval_union.h"
-#include "meta_values.h"
 #include "ringside/storage/trace_reader.h"
+#include "trace_meta.h"
 
 namespace ringside::analyzer {
 namespace {
@@ -24,30 +22,12 @@ using storage::CollectiveRow;
 using storage::TransferRow;
 
 using detail::IntervalUnion;
-
-// First and last instant seen.
-struct Span {
-  bool any = false;
-  int64_t first = 0;
-  int64_t last = 0;
-  void add(int64_t start, int64_t end) {
-    end = std::max(start, end);
-    if (!any) {
-      any = true;
-      first = start;
-      last = end;
-      return;
-    }
-    first = std::min(first, start);
-    last = std::max(last, end);
-  }
-  int64_t length() const { return any ? last - first : 0; }
-};
+using detail::TimeSpan;
 
 struct RankAcc {
   int64_t calls = 0;
-  Span collectives;
-  Span events;
+  TimeSpan collectives;
+  TimeSpan events;
   IntervalUnion comm;
 };
 
@@ -68,46 +48,14 @@ struct LinkAcc {
   SideAcc recv;
 };
 
-
-using detail::parseInt;
-using detail::parseRankList;
-
-// Per-rank meta: "rank.<r>.<key>" in a merged trace, "<key>" in a rank file.
-struct RankMeta {
-  std::map<int, std::map<std::string, std::string>> by_rank;
-};
-
-RankMeta collectRankMeta(const std::map<std::string, std::string>& meta, bool merged,
-                         int single_rank) {
-  RankMeta out;
-  if (!merged) {
-    out.by_rank[single_rank] = meta;
-    return out;
-  }
-  for (const auto& [key, value] : meta) {
-    int rank = 0;
-    std::string_view name;
-    if (!detail::splitRankKey(key, &rank, &name)) continue;
-    out.by_rank[rank][std::string(name)] = value;
-  }
-  return out;
-}
-
 // One line for all drops: per rank counts when few ranks dropped, else the worst one.
 std::string droppedWarning(const Summary& summary) {
-  std::string text =
-      std::to_string(summary.dropped_events) + " events dropped (event buffers full): ";
-  if (summary.dropped_by_rank.size() <= 4) {
-    std::string sep;
-    for (const auto& [rank, count] : summary.dropped_by_rank) {
-      text += sep + std::to_string(count) + " on rank " + std::to_string(rank);
-      sep = ", ";
-    }
-    return text;
-  }
+  const std::map<int, int64_t>& dropped = summary.dropped_by_rank;
+  std::string text = detail::droppedTotal(dropped, detail::kDroppedEventsText) + ": ";
+  if (dropped.size() <= 4) return text + detail::droppedPerRank(dropped);
   std::vector<int> ranks;
   std::pair<int, int64_t> worst{-1, -1};
-  for (const auto& [rank, count] : summary.dropped_by_rank) {
+  for (const auto& [rank, count] : dropped) {
     ranks.push_back(rank);
     if (count > worst.second) worst = {rank, count};
   }
@@ -117,55 +65,63 @@ std::string droppedWarning(const Summary& summary) {
 
 void addMetaFindings(const std::map<std::string, std::string>& meta,
                      const std::vector<storage::RankInfo>& infos, Summary* out) {
-  // A merged trace carries the merger's keys; a lone rank file has none of them.
-  bool merged = false;
-  for (const char* key :
-       {"world_size", "cut_off_ranks", "missing_ranks", "merged_at", "merged_at_unix_ns"}) {
-    merged = merged || meta.count(key) != 0;
-  }
-  int single_rank = infos.empty() ? 0 : infos.front().rank;
-  RankMeta rank_meta = collectRankMeta(meta, merged, single_rank);
-
-  int64_t world_size = -1;
-  if (auto it = meta.find("world_size"); it != meta.end()) parseInt(it->second, &world_size);
-  if (world_size <= 0) {
-    for (const storage::RankInfo& info : infos)
-      world_size = std::max<int64_t>(world_size, info.world_size);
-  }
-  out->world_size = world_size > 0 ? static_cast<int>(world_size) : -1;
-
-  if (auto it = meta.find("missing_ranks"); it != meta.end()) {
-    out->missing_ranks = parseRankList(it->second);
-  }
-  if (auto it = meta.find("cut_off_ranks"); it != meta.end()) {
-    out->cut_off_ranks = parseRankList(it->second);
-  } else {
-    // No merger's verdict (a rank file, or an older merge): judge by end_state.
-    for (const auto& [rank, keys] : rank_meta.by_rank) {
-      auto state = keys.find("end_state");
-      if (state == keys.end() || state->second != "clean") out->cut_off_ranks.push_back(rank);
-    }
-  }
-
-  std::map<std::string, std::vector<int>> inactive;  // reason -> ranks
-  for (const auto& [rank, keys] : rank_meta.by_rank) {
-    if (auto it = keys.find("events_dropped"); it != keys.end()) {
-      int64_t dropped = 0;
-      if (parseInt(it->second, &dropped) && dropped > 0) {
-        out->dropped_by_rank[rank] = dropped;
-        out->dropped_events += dropped;
-      }
-    }
-    if (auto it = keys.find("interposition");
-        it != keys.end() && it->second.rfind("inactive", 0) == 0) {
-      inactive[it->second].push_back(rank);
-    }
-  }
-  for (auto& [reason, ranks] : inactive) {
+  detail::TraceMeta facts = detail::readTraceMeta(meta, infos);
+  out->world_size = facts.world_size;
+  out->missing_ranks = facts.missing;
+  out->cut_off_ranks = facts.cut_off;
+  out->dropped_by_rank = facts.dropped;
+  for (const auto& [rank, dropped] : facts.dropped) out->dropped_events += dropped;
+  for (auto& [reason, ranks] : facts.inactive) {
     std::string text = ranks.size() == 1 ? "rank " : "ranks ";
     out->warnings.push_back(text + formatRankList(ranks) + ": interposition " + reason);
   }
   if (out->dropped_events > 0) out->warnings.push_back(droppedWarning(*out));
+}
+
+void addRankTotals(const std::vector<storage::RankInfo>& infos,
+                   const std::map<int, RankAcc>& ranks, Summary* out) {
+  std::set<int> cut_off(out->cut_off_ranks.begin(), out->cut_off_ranks.end());
+  for (const auto& [rank, acc] : ranks) {
+    RankTotals totals;
+    totals.rank = rank;
+    for (const storage::RankInfo& info : infos) {
+      if (info.rank == rank) {
+        totals.host = info.host;
+        totals.pid = info.pid;
+      }
+    }
+    totals.calls = acc.calls;
+    totals.span_ns = acc.collectives.length();
+    totals.comm_ns = acc.comm.total();
+    totals.trace_span_ns = acc.events.length();
+    totals.cut_off = cut_off.count(rank) != 0;
+    out->ranks.push_back(std::move(totals));
+  }
+  std::set<int> present;
+  for (const storage::RankInfo& info : infos) present.insert(info.rank);
+  out->ranks_present = static_cast<int>(present.size());
+}
+
+// Ops by time (most first), ranks by rank, links by bytes (busiest first).
+void addTotals(const std::vector<storage::RankInfo>& infos,
+               std::map<std::pair<std::string, std::string>, OpTotals> ops,
+               const std::map<int, RankAcc>& ranks,
+               const std::map<std::pair<int, int>, LinkAcc>& links, Summary* out) {
+  for (auto& [key, op] : ops) out->ops.push_back(std::move(op));
+  std::sort(out->ops.begin(), out->ops.end(), [](const OpTotals& a, const OpTotals& b) {
+    return std::tie(b.time_ns, a.op, a.library) < std::tie(a.time_ns, b.op, b.library);
+  });
+  addRankTotals(infos, ranks, out);
+  for (const auto& [key, acc] : links) {
+    bool from_recv = acc.send.messages == 0;
+    const SideAcc& side = from_recv ? acc.recv : acc.send;
+    out->links.push_back(
+        {key.first, key.second, side.messages, side.bytes, side.busy.total(), from_recv});
+  }
+  std::sort(out->links.begin(), out->links.end(), [](const LinkTotals& a, const LinkTotals& b) {
+    return std::tie(b.bytes, b.messages, a.src, a.dst) <
+           std::tie(a.bytes, a.messages, b.src, b.dst);
+  });
 }
 
 }  // namespace
@@ -231,42 +187,7 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
       error);
   if (!ok) return false;
 
-  for (auto& [key, op] : ops) out->ops.push_back(std::move(op));
-  std::sort(out->ops.begin(), out->ops.end(), [](const OpTotals& a, const OpTotals& b) {
-    return std::tie(b.time_ns, a.op, a.library) < std::tie(a.time_ns, b.op, b.library);
-  });
-
-  std::set<int> cut_off(out->cut_off_ranks.begin(), out->cut_off_ranks.end());
-  for (const auto& [rank, acc] : ranks) {
-    RankTotals totals;
-    totals.rank = rank;
-    for (const storage::RankInfo& info : infos) {
-      if (info.rank == rank) {
-        totals.host = info.host;
-        totals.pid = info.pid;
-      }
-    }
-    totals.calls = acc.calls;
-    totals.span_ns = acc.collectives.length();
-    totals.comm_ns = acc.comm.total();
-    totals.trace_span_ns = acc.events.length();
-    totals.cut_off = cut_off.count(rank) != 0;
-    out->ranks.push_back(std::move(totals));
-  }
-  std::set<int> present;
-  for (const storage::RankInfo& info : infos) present.insert(info.rank);
-  out->ranks_present = static_cast<int>(present.size());
-
-  for (const auto& [key, acc] : links) {
-    bool from_recv = acc.send.messages == 0;
-    const SideAcc& side = from_recv ? acc.recv : acc.send;
-    out->links.push_back(
-        {key.first, key.second, side.messages, side.bytes, side.busy.total(), from_recv});
-  }
-  std::sort(out->links.begin(), out->links.end(), [](const LinkTotals& a, const LinkTotals& b) {
-    return std::tie(b.bytes, b.messages, a.src, a.dst) <
-           std::tie(a.bytes, a.messages, b.src, b.dst);
-  });
+  addTotals(infos, std::move(ops), ranks, links, out);
   return true;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "ringside/analyzer/findings.h"
 #include "ringside/analyzer/topology.h"
 #include "trace_builder.h"
 
@@ -24,6 +25,14 @@ Analysis run(const std::string& path, const Topology* topology = nullptr) {
   options.topology = topology;
   Analysis a;
   EXPECT_TRUE(analyze(*reader, options, &a, &error)) << error;
+  // Every finding comes from a rule of the table, with the table's severity.
+  for (const Finding& f : a.findings) {
+    const FindingRule* rule = findingRule(f.rule);
+    EXPECT_NE(rule, nullptr) << f.rule;
+    if (rule != nullptr) {
+      EXPECT_EQ(f.severity, rule->severity) << f.rule;
+    }
+  }
   return a;
 }
 
@@ -394,6 +403,53 @@ TEST(DiffTest, VerdictPerSizeBucket) {
   Diff named;
   diff(ring, tree, "ring", "tree", &named);
   EXPECT_EQ(named.rows[0].verdict, "tree 1.8x faster than ring at 4 KiB-8 KiB (allreduce)");
+}
+
+// The k-th of an (op, size bucket) in order of first start pairs with the k-th of B; the pairs
+// come by A's index, and diff() counts them as aligned.
+TEST(DiffTest, PairCollectivesByOpSizeAndFirstStart) {
+  auto instance = [](const std::string& op, int64_t bytes, int64_t start) {
+    CollectiveInstance c;
+    c.op = op;
+    c.bytes = bytes;
+    c.first_start_ns = start;
+    return c;
+  };
+  Analysis a, b;
+  a.collectives = {instance("allreduce", 4096, 2000), instance("allreduce", 5000, 1000),
+                   instance("broadcast", 8, 0), instance("allreduce", 200, 0)};
+  b.collectives = {instance("allreduce", 8191, 0), instance("allreduce", 4096, 500),
+                   instance("allreduce", 4096, 900), instance("allreduce", 64, 0)};
+  // The 4 KiB bucket [4096, 8192) by first start: A's 1, 0; B's 0, 1, 2. A's 128-byte bucket and
+  // broadcast, B's 64-byte bucket have no partner.
+  std::vector<std::pair<int, int>> expected = {{0, 1}, {1, 0}};
+  EXPECT_EQ(pairCollectives(a, b), expected);
+  EXPECT_EQ(pairCollectives(b, a), (std::vector<std::pair<int, int>>{{0, 1}, {1, 0}}));
+  Diff d;
+  diff(a, b, "a", "b", &d);
+  EXPECT_EQ(d.aligned, 2);
+  EXPECT_EQ(d.unmatched_a, 2);
+  EXPECT_EQ(d.unmatched_b, 2);
+  EXPECT_TRUE(pairCollectives(a, Analysis{}).empty());
+}
+
+TEST(FindingRulesTest, OneTableOfUniqueRules) {
+  const std::vector<FindingRule>& rules = findingRules();
+  ASSERT_EQ(rules.size(), 12u);
+  bool warnings_started = false;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    EXPECT_TRUE(rules[i].severity == "problem" || rules[i].severity == "warning") << rules[i].id;
+    // Problems first, as analyze() orders its findings.
+    warnings_started = warnings_started || rules[i].severity == "warning";
+    if (warnings_started) {
+      EXPECT_EQ(rules[i].severity, "warning") << rules[i].id;
+    }
+    EXPECT_FALSE(rules[i].description.empty()) << rules[i].id;
+    EXPECT_EQ(findingRule(rules[i].id), &rules[i]);
+  }
+  EXPECT_EQ(findingRule("slow-link")->severity, "problem");
+  EXPECT_EQ(findingRule("dropped-gpu-records")->severity, "warning");
+  EXPECT_EQ(findingRule("no-such-rule"), nullptr);
 }
 
 TEST(TopologyTest, ParsesAndAnswers) {

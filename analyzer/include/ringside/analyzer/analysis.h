@@ -11,6 +11,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ringside/analyzer/collective_math.h"  // busbwFactor, size buckets
@@ -86,8 +87,7 @@ struct LinkStats {
   double peak_gbps = 0;                // highest bin
   std::vector<double> gbps_per_bin;    // AnalysisOptions::bins values
   double capacity_gbps = -1;           // from the topology; -1 unknown
-  double busy_share_of_collectives = 0;// busy time / time inside collectives that used it
-  // Additions (analyzer):
+  double busy_share_of_collectives = 0;// busy time / time inside collectives that used it, <= 1
   double busy_gbps = 0;                // bytes / busy_ns: the rate while it was busy
   double capacity_share = -1;          // busy_gbps / capacity_gbps; -1 when capacity unknown
   bool from_recv = false;              // bytes and messages counted from side='recv' rows
@@ -150,9 +150,10 @@ struct GpuStats {
   int64_t nvtx_ranges = 0;
 };
 
+// One finding of a rule of findingRules() (findings.h), which gives its severity.
 struct Finding {
-  std::string severity;     // info, warning, problem
-  std::string rule;         // straggler, slow-link, idle-links, low-busbw, cut-off, dropped-events, ...
+  std::string severity;     // problem, warning, info
+  std::string rule;         // the rule's id: straggler, slow-link, idle-links, low-busbw, ...
   std::string message;      // one line, fits 100 columns
   std::string evidence;     // numbers behind it
 };
@@ -161,7 +162,9 @@ struct Analysis {
   int world_size = -1;
   std::vector<int> ranks_present, cut_off_ranks, missing_ranks;
   int64_t start_ns = 0, end_ns = 0, bin_ns = 0;
-  std::vector<CollectiveInstance> collectives;  // ordered by first_start_ns
+  // In order of first sight in the collective pass (rows by rank, then start): the lowest
+  // rank's instances in its order first. Not strictly by first_start_ns (pairCollectives sorts).
+  std::vector<CollectiveInstance> collectives;
   std::vector<OpBucket> op_buckets;
   std::vector<LinkStats> links;                 // every directed link that carried bytes
   std::vector<std::vector<int64_t>> traffic;    // [src][dst] bytes, world_size x world_size
@@ -172,7 +175,6 @@ struct Analysis {
   std::string model_source;                     // "topology", "fitted", ""
   std::vector<Finding> findings;                // most important first
   std::vector<std::string> warnings;
-  // Additions (analyzer):
   int64_t transfers = 0;                        // transfer rows read (both sides)
   // Bytes sent over links with a known capacity / (their capacities x window): the share of the
   // available bandwidth used over the whole window; -1 when no capacity is known.
@@ -215,5 +217,10 @@ struct Diff {
 
 void diff(const Analysis& a, const Analysis& b, const std::string& label_a, const std::string& label_b,
           Diff* out);
+
+// The alignment diff() uses: per op and power-of-two size bucket (sizeBucketLo), the k-th
+// instance of A in order of first_start_ns (ties: index order) pairs with the k-th of B.
+// (index into a.collectives, index into b.collectives), by A's index.
+std::vector<std::pair<int, int>> pairCollectives(const Analysis& a, const Analysis& b);
 
 }  // namespace ringside::analyzer

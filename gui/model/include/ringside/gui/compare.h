@@ -2,7 +2,7 @@
 //
 // The diff table and its verdicts are the analyzer's diff(); on top of it, every
 // collective of A is paired with one of B: the k-th instance of an (op, size bucket)
-// in A with the k-th of the same op and bucket in B (the same alignment diff() uses,
+// in A with the k-th of the same op and bucket in B (analyzer::pairCollectives: diff()'s own,
 // never wall time: the runs happened at different times). The viewer uses the pairs
 // to highlight the partner of a selection and to line the two timelines up on it.
 // No OpenGL, no ImGui. Threads: UI thread.

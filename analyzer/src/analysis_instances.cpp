@@ -1,0 +1,210 @@
+// analyzer/analysis_instances.cpp — the instances stage: pass 1 over collectives (ordered by
+// rank, start_ns) matches rows across ranks by (comm, seq) into one CollectiveInstance each;
+// then the time range, the (op, library) groups, and once the GPU times are in, each
+// instance's skew, duration and bandwidth.
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "analysis_state.h"
+#include "gpu_analysis.h"
+#include "ringside/storage/trace_reader.h"
+
+namespace ringside::analyzer::detail {
+
+void RowIndex::finish() {
+  // Merged traces number rows in (rank, start) order: usually sorted already.
+  if (!std::is_sorted(sorted_.begin(), sorted_.end())) std::sort(sorted_.begin(), sorted_.end());
+  // Merged traces number collective rows densely: then a flat table replaces the search.
+  if (sorted_.empty()) return;
+  dense_base_ = sorted_.front().first;
+  int64_t extent = sorted_.back().first - dense_base_ + 1;
+  if (extent > 0 && extent <= 4 * static_cast<int64_t>(sorted_.size()) + 1024) {
+    dense_.assign(static_cast<size_t>(extent), -1);
+    for (const auto& [id, index] : sorted_) dense_[static_cast<size_t>(id - dense_base_)] = index;
+    sorted_.clear();
+    sorted_.shrink_to_fit();
+  }
+}
+
+int32_t RowIndex::find(int64_t row_id) const {
+  if (!dense_.empty()) {
+    int64_t at = row_id - dense_base_;
+    return at >= 0 && at < static_cast<int64_t>(dense_.size()) ? dense_[static_cast<size_t>(at)]
+                                                               : -1;
+  }
+  auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::make_pair(row_id, INT32_MIN));
+  return it != sorted_.end() && it->first == row_id ? it->second : -1;
+}
+
+void readMeta(AnalysisState& s) {
+  Analysis* out = s.out;
+  out->cut_off_ranks = s.meta.cut_off;
+  out->missing_ranks = s.meta.missing;
+  std::set<int> present;
+  for (const auto& info : s.infos) present.insert(info.rank);
+  out->ranks_present.assign(present.begin(), present.end());
+  for (const auto& info : s.infos) s.rank_acc[info.rank];
+}
+
+namespace {
+
+using storage::CollectiveRow;
+
+CollectiveInstance newInstance(const CollectiveRow& row, int64_t end) {
+  CollectiveInstance c;
+  c.comm = row.comm;
+  c.seq = row.seq;
+  c.op = row.op;
+  c.library = row.library;
+  c.algorithm = row.algorithm;
+  c.dtype = row.dtype;
+  c.reduce_op = row.reduce_op;
+  c.first_start_ns = row.start_ns;
+  c.last_start_ns = row.start_ns;
+  c.last_end_ns = end;
+  c.straggler_rank = row.rank;
+  return c;
+}
+
+// One rank's row of an instance.
+void addRow(const CollectiveRow& row, int64_t end, bool fresh, CollectiveInstance* c) {
+  c->bytes = std::max(c->bytes, row.bytes);
+  ++c->ranks;
+  c->first_start_ns = std::min(c->first_start_ns, row.start_ns);
+  if (row.start_ns > c->last_start_ns || (fresh && c->ranks == 1)) {
+    c->last_start_ns = row.start_ns;
+    c->straggler_rank = row.rank;
+  }
+  c->last_end_ns = std::max(c->last_end_ns, end);
+  c->failed = c->failed || row.status != 0;
+}
+
+class InstancePass {
+ public:
+  explicit InstancePass(AnalysisState& s) : s_(s) {}
+  bool add(const CollectiveRow& row);  // true: go on reading
+
+ private:
+  int commId(std::string_view comm);
+  RankAcc& rankAcc(int rank);
+
+  AnalysisState& s_;
+  std::map<std::string, int, std::less<>> comm_ids_;
+  std::unordered_map<uint64_t, int32_t> instance_of_;  // (comm id, seq) -> instance
+  std::string last_comm_;                              // consecutive rows share their communicator
+  int last_comm_id_ = -1;
+  RankAcc* last_acc_ = nullptr;  // and their rank
+  int last_acc_rank_ = -1;
+};
+
+int InstancePass::commId(std::string_view comm) {
+  if (last_comm_id_ < 0 || comm != last_comm_) {
+    auto it = comm_ids_.try_emplace(std::string(comm), static_cast<int>(comm_ids_.size())).first;
+    last_comm_ = comm;
+    last_comm_id_ = it->second;
+  }
+  return last_comm_id_;
+}
+
+RankAcc& InstancePass::rankAcc(int rank) {
+  if (last_acc_ == nullptr || last_acc_rank_ != rank) {
+    last_acc_ = &s_.rank_acc[rank];  // map nodes stay put
+    last_acc_rank_ = rank;
+  }
+  return *last_acc_;
+}
+
+bool InstancePass::add(const CollectiveRow& row) {
+  int64_t end = std::max(row.start_ns, row.end_ns);
+  if (end < s_.window_start_ns || row.start_ns > s_.window_end_ns) return true;
+  uint64_t key = (static_cast<uint64_t>(commId(row.comm)) << 40) ^ static_cast<uint64_t>(row.seq);
+  std::vector<CollectiveInstance>& instances = s_.out->collectives;
+  auto [it, fresh] = instance_of_.try_emplace(key, static_cast<int32_t>(instances.size()));
+  if (fresh) {
+    instances.push_back(newInstance(row, end));
+    s_.arrivals.emplace_back();
+  }
+  addRow(row, end, fresh, &instances[static_cast<size_t>(it->second)]);
+  s_.arrivals[static_cast<size_t>(it->second)].push_back(
+      {row.rank, row.start_ns, row.end_ns >= row.start_ns ? row.end_ns - row.start_ns : -1});
+  s_.instance_of_row.add(row.id, it->second);
+  RankAcc& rank = rankAcc(row.rank);
+  rank.events.add(row.start_ns, end);
+  rank.comm.add(row.start_ns, end);
+  s_.max_rank = std::max(s_.max_rank, static_cast<int>(row.rank));
+  return true;
+}
+
+}  // namespace
+
+bool readInstances(AnalysisState& s) {
+  InstancePass pass(s);
+  bool ok =
+      s.reader.forEachCollective([&](const CollectiveRow& row) { return pass.add(row); }, s.error);
+  if (ok) s.instance_of_row.finish();
+  return ok;
+}
+
+// The collectives' extent; a pre-pass over transfers only when there are none.
+bool findTimeRange(AnalysisState& s) {
+  TimeSpan range;
+  for (const CollectiveInstance& c : s.out->collectives) range.add(c.first_start_ns, c.last_end_ns);
+  if (!range.any()) {
+    bool ok = s.reader.forEachTransfer(
+        [&](const storage::TransferRow& row) {
+          int64_t end =
+              row.end_ns == storage::kNone ? row.start_ns : std::max(row.start_ns, row.end_ns);
+          if (end < s.window_start_ns || row.start_ns > s.window_end_ns) return true;
+          range.add(row.start_ns, end);
+          return true;
+        },
+        s.error);
+    if (!ok) return false;
+  }
+  int64_t start = std::max(range.first(), s.window_start_ns);
+  int64_t end = std::min(range.last(), s.window_end_ns);
+  if (end < start) end = start;
+  s.out->start_ns = start;
+  s.out->end_ns = end;
+  s.out->bin_ns = std::max<int64_t>(1, (end - start + s.bins - 1) / s.bins);
+  return true;
+}
+
+// Groups of (op, library): phase groups for the slow-link rule, idle links per group.
+void groupInstances(AnalysisState& s) {
+  std::map<std::pair<std::string, std::string>, int> group_ids;
+  s.group_of.resize(s.out->collectives.size());
+  for (size_t i = 0; i < s.out->collectives.size(); ++i) {
+    const CollectiveInstance& c = s.out->collectives[i];
+    auto [it, fresh] = group_ids.try_emplace({c.op, c.library}, static_cast<int>(s.groups.size()));
+    if (fresh) s.groups.push_back({c.op, c.library, {}});
+    s.group_of[i] = it->second;
+    for (const Arrival& a : s.arrivals[i])
+      s.groups[static_cast<size_t>(it->second)].ranks.insert(a.rank);
+  }
+}
+
+// Kernels' and NCCL's GPU times, per-device busy time and overlap.
+bool readGpu(AnalysisState& s) {
+  auto instance_of_row = [&](int64_t id) { return s.instance_of_row.find(id); };
+  return analyzeGpu(s.reader, instance_of_row, s.window_start_ns, s.window_end_ns, s.out, s.error);
+}
+
+void timeInstances(AnalysisState& s) {
+  for (CollectiveInstance& c : s.out->collectives) {
+    c.arrival_skew_ns = c.last_start_ns - c.first_start_ns;
+    c.duration_ns = std::max<int64_t>(0, c.last_end_ns - c.last_start_ns);
+    // NCCL returns once the work is enqueued: the GPU times are the call's own time.
+    if (c.gpu_ranks > 0 && c.gpu_ranks >= c.ranks && c.gpu_end_ns >= c.gpu_start_ns) {
+      c.gpu_timed = true;
+      c.duration_ns = c.gpu_end_ns - c.gpu_start_ns;
+    }
+    if (c.duration_ns > 0) {
+      c.algbw_gbps = static_cast<double>(c.bytes) / static_cast<double>(c.duration_ns);
+      c.busbw_gbps = c.algbw_gbps * busbwFactor(c.op, c.ranks);
+    }
+  }
+}
+
+}  // namespace ringside::analyzer::detail

@@ -1,0 +1,57 @@
+// analyzer/analysis_phases.h — phases of collectives from their sends, during the transfer pass.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analysis_state.h"
+
+namespace ringside::analyzer::detail {
+
+// Buffers the sends of the instances whose phases we report (a phase named by the transfer, or
+// Gloo's ring all-reduce, whose phases are inferred) and folds an instance's sends into
+// PhaseStats as soon as the stream, ordered by start, has passed the instance's last_end_ns: no
+// later send can belong to it.
+class PhaseBuilder {
+ public:
+  explicit PhaseBuilder(AnalysisState& s)
+      : s_(s), phases_written_(s.out->collectives.size(), false) {}
+
+  // Folds every instance that ended before `start_ns`.
+  void foldEndedBefore(int64_t start_ns) {
+    while (!ended_.empty() && ended_.top().first < start_ns) {
+      fold(ended_.top().second);
+      ended_.pop();
+    }
+  }
+  // A send row of instance `instance`; `phase` is its PhaseNames id, -1 none.
+  void addSend(int32_t instance, const storage::TransferRow& row, int phase, int64_t end);
+  void foldAll();  // at the end of the stream
+
+ private:
+  struct Send {
+    int rank;
+    int phase;  // PhaseNames id; -1 none
+    int step;
+    int64_t start, end;
+  };
+  void fold(int32_t instance);
+  void inferGlooRingPhases(std::vector<Send>* sends);
+  void addPhaseRows(const CollectiveInstance& c, const std::vector<Send>& sends, bool inferred);
+
+  AnalysisState& s_;
+  std::unordered_map<int32_t, std::vector<Send>> pending_;  // instance -> its sends so far
+  // Instances whose phase rows are written: a straggling send (clock skew across hosts) must not
+  // start a second, partial set of phase rows.
+  std::vector<bool> phases_written_;
+  std::vector<Send>* last_pending_ = nullptr;  // consecutive sends usually share an instance
+  int32_t last_pending_instance_ = -1;
+  using Ending = std::pair<int64_t, int32_t>;  // (last_end_ns, instance) of pending instances
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> ended_;
+};
+
+}  // namespace ringside::analyzer::detail

@@ -1,0 +1,205 @@
+// analyzer/analysis_state.h — what analyze()'s stages share (private to the analyzer).
+//
+// analyze() (analysis.cpp) is a short driver that calls the stages in order; each stage lives
+// in its own analysis_*.cpp, reads what the earlier ones left in AnalysisState and adds its
+// part, to the state or to the Analysis being built:
+//   instances  pass 1 over collectives: instances, arrivals, rank spans; the time range;
+//              (op, library) groups; later their skew, duration and bandwidth
+//   transfers  pass 2 over transfers: per-link accumulators, channels, the fit's sums, and
+//              the phase buffers (analysis_phases.cpp folds them into PhaseStats)
+//   gpu        gpu_analysis.cpp: GPU times of collectives, per-GPU stats
+//   links      LinkStats, traffic matrix, channel traffic, existing and idle links
+//   model      the alpha-beta model and each instance's expected time
+//   ranks      RankStats and op buckets
+//   findings   the rules of findings.h
+// Nothing here outlives one analyze() call.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "interval_union.h"
+#include "ringside/analyzer/analysis.h"
+#include "ringside/storage/records.h"
+#include "trace_meta.h"
+
+namespace ringside::storage {
+class TraceReader;
+}
+
+namespace ringside::analyzer::detail {
+
+// Per instance, per rank: when the call was entered and how long it stayed on the host.
+struct Arrival {
+  int rank;
+  int64_t start_ns;
+  int64_t host_ns;  // end - start; -1 if it never returned
+};
+
+// Collective row id -> index of its instance in Analysis::collectives.
+class RowIndex {
+ public:
+  void add(int64_t row_id, int32_t instance) { sorted_.emplace_back(row_id, instance); }
+  // Call once after the last add(): sorts, and switches to a flat table when ids are dense.
+  void finish();
+  int32_t find(int64_t row_id) const;  // -1: no such row (or outside the window)
+
+ private:
+  std::vector<std::pair<int64_t, int32_t>> sorted_;  // (row id, instance), by row id
+  std::vector<int32_t> dense_;                       // [row id - dense_base_] -> instance or -1
+  int64_t dense_base_ = 0;
+};
+
+// Phase names ("reduce-scatter", ...) interned: transfers carry them as text.
+class PhaseNames {
+ public:
+  int id(std::string_view name);
+  const std::string& name(int id) const { return names_[static_cast<size_t>(id)]; }
+
+ private:
+  std::map<std::string, int, std::less<>> ids_;
+  std::vector<std::string> names_;
+  int last_ = -1;  // consecutive transfers usually name the same phase
+};
+
+// Links are compared by the slow-link rule within one (op, library) group and phase. A real
+// struct key: an earlier packed integer (group * 64 + phase) merged all phase ids above 62.
+struct PhaseGroupKey {
+  int group = -1;  // index into AnalysisState::groups
+  int phase = -1;  // PhaseNames id; -1: the transfers named none
+  bool operator==(const PhaseGroupKey& other) const = default;
+  // By group, then phase; "no phase" after every named phase of its group.
+  bool operator<(const PhaseGroupKey& other) const {
+    auto order = [](int id) { return id < 0 ? INT32_MAX : id; };
+    return std::make_pair(group, order(phase)) < std::make_pair(other.group, order(other.phase));
+  }
+};
+
+struct GroupTraffic {
+  int64_t bytes = 0;
+  IntervalUnion busy;
+};
+
+// One side (send or recv rows) of a directed link.
+struct SideAcc {
+  int64_t messages = 0, bytes = 0;
+  IntervalUnion busy;
+  std::vector<double> bins;        // bytes per time bin
+  std::vector<int32_t> instances;  // collective instances it carried bytes for
+  std::vector<std::pair<PhaseGroupKey, GroupTraffic>> by_group;  // in order of first use
+  GroupTraffic& group(PhaseGroupKey key);
+  const GroupTraffic* findGroup(PhaseGroupKey key) const;
+};
+
+struct LinkAcc {
+  int src = -1, dst = -1;
+  SideAcc send, recv;
+};
+
+struct RankAcc {
+  TimeSpan events;     // first to last event it recorded
+  IntervalUnion comm;  // inside collectives
+};
+
+// Collectives of one (op, library).
+struct OpGroup {
+  std::string op, library;
+  std::set<int> ranks;  // ranks that recorded any of them
+};
+
+// Least-squares sums over completed sends: x = bytes, y = duration (ns).
+struct FitSums {
+  double x = 0, y = 0, xx = 0, xy = 0;
+  int64_t n = 0;
+  void add(double bytes, double ns) {
+    x += bytes;
+    y += ns;
+    xx += bytes * bytes;
+    xy += bytes * ns;
+    ++n;
+  }
+};
+
+// (src, dst, channel) -> bytes, messages.
+using ChannelMap = std::map<std::tuple<int, int, int>, std::pair<int64_t, int64_t>>;
+
+struct AnalysisState {
+  AnalysisState(storage::TraceReader& reader, const AnalysisOptions& options, Analysis* out,
+                std::string* error);
+
+  storage::TraceReader& reader;
+  const AnalysisOptions& options;
+  Analysis* out;
+  std::string* error;
+  const int bins;                                // options.bins, at least 1
+  const int64_t window_start_ns, window_end_ns;  // options' window
+  std::vector<storage::RankInfo> infos;
+  TraceMeta meta;
+
+  // instances
+  std::vector<std::vector<Arrival>> arrivals;  // per instance
+  RowIndex instance_of_row;
+  std::map<int, RankAcc> rank_acc;  // every rank with a file or an event
+  int max_rank = -1;                // highest rank in a collective or link
+  std::vector<OpGroup> groups;
+  std::vector<int32_t> group_of;  // per instance: index into groups
+
+  // transfers
+  PhaseNames phase_names;
+  std::vector<LinkAcc> links;
+  ChannelMap channel_send, channel_recv;
+  FitSums fit;
+
+  // links
+  int traffic_ranks = 0;                       // rows (and columns) of Analysis::traffic
+  std::vector<double> slowest_link_gbps;       // per instance, from the topology; -1 unknown
+  std::vector<double> slowest_link_latency_s;  // per instance, from the topology; -1 unknown
+  std::vector<std::set<int>> groups_of_link;   // per link: groups it carried bytes for
+
+  // model
+  bool topology_model = false;
+  double alpha_ns = -1, beta_ns_per_byte = -1;  // fitted model
+
+  void progress(double fraction) const {
+    if (options.progress) options.progress(fraction);
+  }
+};
+
+// The stages, in the order analyze() calls them. A false return carries *error.
+void readMeta(AnalysisState& s);           // analysis_instances.cpp
+bool readInstances(AnalysisState& s);      // analysis_instances.cpp: pass 1
+bool findTimeRange(AnalysisState& s);      // analysis_instances.cpp
+void groupInstances(AnalysisState& s);     // analysis_instances.cpp
+bool readTransfers(AnalysisState& s);      // analysis_transfers.cpp: pass 2
+void addChannelTraffic(AnalysisState& s);  // analysis_links.cpp
+bool readGpu(AnalysisState& s);            // analysis_instances.cpp, with gpu_analysis.cpp
+void timeInstances(AnalysisState& s);      // analysis_instances.cpp: skew, bandwidth
+void buildLinks(AnalysisState& s);         // analysis_links.cpp
+void findIdleLinks(AnalysisState& s);      // analysis_links.cpp
+void fitModel(AnalysisState& s);           // analysis_model.cpp
+void buildRanks(AnalysisState& s);         // analysis_ranks.cpp
+void buildOpBuckets(AnalysisState& s);     // analysis_ranks.cpp
+void addFindings(AnalysisState& s);        // analysis_findings.cpp
+
+// Shared by stages.
+bool glooRingAllreduce(const CollectiveInstance& c);
+std::string linkName(int src, int dst);  // "0->1"
+
+// Nearest-rank percentile of a sorted vector.
+template <typename T>
+T percentile(const std::vector<T>& sorted, double p) {
+  if (sorted.empty()) return T{};
+  size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  if (k == 0) k = 1;
+  return sorted[std::min(sorted.size(), k) - 1];
+}
+
+}  // namespace ringside::analyzer::detail

@@ -1,0 +1,180 @@
+// analyzer/analysis_transfers.cpp — pass 2: transfers (ordered by start_ns) feed per-link
+// accumulators, channel counts, the alpha-beta fit's sums and the phase buffers. No pass
+// keeps all transfers.
+#include <algorithm>
+#include <unordered_map>
+
+#include "analysis_phases.h"
+#include "analysis_state.h"
+#include "ringside/storage/trace_reader.h"
+
+namespace ringside::analyzer::detail {
+
+GroupTraffic& SideAcc::group(PhaseGroupKey key) {
+  for (auto& [k, traffic] : by_group) {
+    if (k == key) return traffic;
+  }
+  by_group.emplace_back(key, GroupTraffic{});
+  return by_group.back().second;
+}
+
+const GroupTraffic* SideAcc::findGroup(PhaseGroupKey key) const {
+  for (const auto& [k, traffic] : by_group) {
+    if (k == key) return &traffic;
+  }
+  return nullptr;
+}
+
+int PhaseNames::id(std::string_view name) {
+  if (last_ >= 0 && names_[static_cast<size_t>(last_)] == name) return last_;
+  auto it = ids_.find(name);
+  if (it != ids_.end()) {
+    last_ = it->second;
+    return it->second;
+  }
+  int id = static_cast<int>(names_.size());
+  names_.emplace_back(name);
+  ids_.emplace(std::string(name), id);
+  return id;
+}
+
+namespace {
+
+using storage::TransferRow;
+
+class TransferPass {
+ public:
+  explicit TransferPass(AnalysisState& s)
+      : s_(s),
+        phases_(s),
+        dense_ranks_(std::clamp(std::max(s.meta.world_size, s.max_rank + 1), 0, 1024)),
+        dense_link_(static_cast<size_t>(dense_ranks_) * static_cast<size_t>(dense_ranks_), -1),
+        total_rows_(std::max<int64_t>(1, s.reader.transferCount())) {}
+
+  void add(const TransferRow& row);
+  void finish() { phases_.foldAll(); }
+
+ private:
+  int32_t instanceOf(int64_t collective_id);
+  int linkIndex(int src, int dst);
+  void addToBins(SideAcc& side, int64_t start, int64_t end, int64_t bytes) const;
+
+  AnalysisState& s_;
+  PhaseBuilder phases_;
+  // Links between ranks below dense_ranks_ are found in a flat table, the others by hash.
+  const int dense_ranks_;
+  std::vector<int> dense_link_;
+  std::unordered_map<uint64_t, int> link_of_;
+  int64_t last_collective_id_ = storage::kNone;  // consecutive rows share their collective
+  int32_t last_instance_ = -1;
+  const int64_t total_rows_;
+  int64_t rows_ = 0;
+};
+
+int32_t TransferPass::instanceOf(int64_t collective_id) {
+  if (collective_id == storage::kNone) return -1;
+  if (collective_id != last_collective_id_) {
+    last_collective_id_ = collective_id;
+    last_instance_ = s_.instance_of_row.find(collective_id);
+  }
+  return last_instance_;
+}
+
+int TransferPass::linkIndex(int src, int dst) {
+  int* dense = src >= 0 && dst >= 0 && src < dense_ranks_ && dst < dense_ranks_
+                   ? &dense_link_[static_cast<size_t>(src) * static_cast<size_t>(dense_ranks_) +
+                                  static_cast<size_t>(dst)]
+                   : nullptr;
+  if (dense != nullptr && *dense >= 0) return *dense;
+  uint64_t key =
+      (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
+  auto [it, fresh] = link_of_.try_emplace(key, static_cast<int>(s_.links.size()));
+  if (fresh) {
+    s_.links.emplace_back();
+    s_.links.back().src = src;
+    s_.links.back().dst = dst;
+    s_.max_rank = std::max({s_.max_rank, src, dst});
+  }
+  if (dense != nullptr) *dense = it->second;
+  return it->second;
+}
+
+// Bytes spread evenly over the bins the transfer overlaps (clipped to the time range).
+void TransferPass::addToBins(SideAcc& side, int64_t start, int64_t end, int64_t bytes) const {
+  const int64_t range_start = s_.out->start_ns, range_end = s_.out->end_ns, bin_ns = s_.out->bin_ns;
+  if (side.bins.empty()) side.bins.assign(static_cast<size_t>(s_.bins), 0.0);
+  if (bytes <= 0) return;
+  int64_t from = std::clamp(start, range_start, range_end),
+          to = std::clamp(end, range_start, range_end);
+  int64_t first_bin = std::min<int64_t>(s_.bins - 1, (from - range_start) / bin_ns);
+  int64_t last_bin = std::min<int64_t>(s_.bins - 1, (to - range_start) / bin_ns);
+  if (first_bin == last_bin || to <= from) {
+    side.bins[static_cast<size_t>(first_bin)] += static_cast<double>(bytes);
+    return;
+  }
+  double per_ns = static_cast<double>(bytes) / static_cast<double>(to - from);
+  for (int64_t b = first_bin; b <= last_bin; ++b) {
+    int64_t lo = std::max(from, range_start + b * bin_ns);
+    int64_t hi = std::min(to, range_start + (b + 1) * bin_ns);
+    if (hi > lo) side.bins[static_cast<size_t>(b)] += per_ns * static_cast<double>(hi - lo);
+  }
+}
+
+void TransferPass::add(const TransferRow& row) {
+  ++s_.out->transfers;
+  if (++rows_ % (1 << 20) == 0) {
+    s_.progress(0.2 + 0.75 * static_cast<double>(rows_) / static_cast<double>(total_rows_));
+  }
+  phases_.foldEndedBefore(row.start_ns);
+  bool send = row.side == "send";
+  if (!send && row.side != "recv") return;
+  bool done = row.end_ns != storage::kNone && row.end_ns >= row.start_ns;
+  int64_t end = done ? row.end_ns : row.start_ns;
+  if (end < s_.window_start_ns || row.start_ns > s_.window_end_ns) return;
+  int32_t instance = instanceOf(row.collective_id);
+  if (s_.options.on_transfer) s_.options.on_transfer(row, instance);
+  LinkAcc& link = s_.links[static_cast<size_t>(linkIndex(row.src_rank, row.dst_rank))];
+  if (row.channel >= 0) {
+    auto& channel =
+        (send ? s_.channel_send : s_.channel_recv)[{row.src_rank, row.dst_rank, row.channel}];
+    channel.first += row.bytes;
+    ++channel.second;
+  }
+  SideAcc& side = send ? link.send : link.recv;
+  ++side.messages;
+  side.bytes += row.bytes;
+  if (done) side.busy.add(row.start_ns, row.end_ns);
+  addToBins(side, row.start_ns, end, row.bytes);
+  int recorder = send ? row.src_rank : row.dst_rank;
+  if (recorder >= 0) s_.rank_acc[recorder].events.add(row.start_ns, end);
+  int phase = row.phase.empty() ? -1 : s_.phase_names.id(row.phase);
+  if (instance >= 0) {
+    if (side.instances.empty() || side.instances.back() != instance)
+      side.instances.push_back(instance);
+    GroupTraffic& traffic = side.group({s_.group_of[static_cast<size_t>(instance)], phase});
+    traffic.bytes += row.bytes;
+    if (done) traffic.busy.add(row.start_ns, row.end_ns);
+  }
+  if (send && done) {
+    s_.fit.add(static_cast<double>(row.bytes), static_cast<double>(row.end_ns - row.start_ns));
+  }
+  if (send && instance >= 0) {
+    s_.out->collectives[static_cast<size_t>(instance)].sent_bytes += row.bytes;
+    phases_.addSend(instance, row, phase, end);
+  }
+}
+
+}  // namespace
+
+bool readTransfers(AnalysisState& s) {
+  TransferPass pass(s);
+  auto add = [&pass](const TransferRow& row) {
+    pass.add(row);
+    return true;  // every row
+  };
+  if (!s.reader.forEachTransfer(add, s.error)) return false;
+  pass.finish();
+  return true;
+}
+
+}  // namespace ringside::analyzer::detail

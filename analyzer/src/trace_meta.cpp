@@ -1,0 +1,98 @@
+// analyzer/trace_meta.cpp — the meta table's per-rank facts (trace_meta.h).
+#include "trace_meta.h"
+
+#include <algorithm>
+
+#include "meta_values.h"
+
+namespace ringside::analyzer::detail {
+namespace {
+
+using RankKeys = std::map<int, std::map<std::string, std::string>>;
+
+// Per-rank meta: "rank.<r>.<key>" in a merged trace, "<key>" in a rank file.
+RankKeys keysByRank(const std::map<std::string, std::string>& meta,
+                    const std::vector<storage::RankInfo>& infos) {
+  // A merged trace carries the merger's keys; a lone rank file has none of them.
+  bool merged = false;
+  for (const char* key :
+       {"world_size", "cut_off_ranks", "missing_ranks", "merged_at", "merged_at_unix_ns"}) {
+    merged = merged || meta.count(key) != 0;
+  }
+  RankKeys by_rank;
+  if (!merged) {
+    by_rank[infos.empty() ? 0 : infos.front().rank] = meta;
+    return by_rank;
+  }
+  for (const auto& [key, value] : meta) {
+    int rank = 0;
+    std::string_view name;
+    if (splitRankKey(key, &rank, &name)) by_rank[rank][std::string(name)] = value;
+  }
+  return by_rank;
+}
+
+// A positive integer value of `key`, else 0.
+int64_t positive(const std::map<std::string, std::string>& keys, const char* key) {
+  int64_t n = 0;
+  auto it = keys.find(key);
+  return it != keys.end() && parseInt(it->second, &n) && n > 0 ? n : 0;
+}
+
+void readRankKeys(const RankKeys& by_rank, TraceMeta* out) {
+  for (const auto& [rank, keys] : by_rank) {
+    if (int64_t dropped = positive(keys, "events_dropped"); dropped > 0)
+      out->dropped[rank] = dropped;
+    if (auto it = keys.find("cupti"); it != keys.end()) out->gpu.cupti[rank] = it->second;
+    int64_t gpu_dropped =
+        positive(keys, "cupti_records_dropped") + positive(keys, "gpu_activity_dropped");
+    if (gpu_dropped > 0) out->gpu.dropped[rank] = gpu_dropped;
+    if (auto it = keys.find("interposition");
+        it != keys.end() && it->second.rfind("inactive", 0) == 0) {
+      out->inactive[it->second].push_back(rank);
+    }
+  }
+}
+
+}  // namespace
+
+TraceMeta readTraceMeta(const std::map<std::string, std::string>& meta,
+                        const std::vector<storage::RankInfo>& infos) {
+  TraceMeta out;
+  RankKeys by_rank = keysByRank(meta, infos);
+  int64_t world = -1;
+  if (auto it = meta.find("world_size"); it != meta.end()) parseInt(it->second, &world);
+  if (world <= 0) {
+    for (const storage::RankInfo& info : infos) world = std::max<int64_t>(world, info.world_size);
+  }
+  out.world_size = world > 0 ? static_cast<int>(world) : -1;
+  if (auto it = meta.find("missing_ranks"); it != meta.end())
+    out.missing = parseRankList(it->second);
+  if (auto it = meta.find("cut_off_ranks"); it != meta.end()) {
+    out.cut_off = parseRankList(it->second);
+  } else {
+    // No merger's verdict (a rank file, or an older merge): judge by end_state.
+    for (const auto& [rank, keys] : by_rank) {
+      auto state = keys.find("end_state");
+      if (state == keys.end() || state->second != "clean") out.cut_off.push_back(rank);
+    }
+  }
+  readRankKeys(by_rank, &out);
+  return out;
+}
+
+std::string droppedTotal(const std::map<int, int64_t>& dropped, std::string_view what) {
+  int64_t total = 0;
+  for (const auto& [rank, n] : dropped) total += n;
+  return std::to_string(total) + " " + std::string(what);
+}
+
+std::string droppedPerRank(const std::map<int, int64_t>& dropped) {
+  std::string text;
+  for (const auto& [rank, n] : dropped) {
+    text += (text.empty() ? "" : ", ") + std::to_string(n) + " on rank " + std::to_string(rank);
+  }
+  return text;
+}
+
+}  // namespace ringside::analyzer::detail

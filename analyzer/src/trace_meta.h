@@ -1,0 +1,43 @@
+// analyzer/trace_meta.h — what a trace's meta table says about its ranks (world size, cut-off,
+// missing and inactive ranks, drop counters, CUPTI state), read once for analyze() and
+// summarize() alike, and the text both give dropped events.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ringside/storage/records.h"
+
+namespace ringside::analyzer::detail {
+
+// What each rank's meta said about GPU recording.
+struct GpuMeta {
+  std::map<int, std::string> cupti;  // rank -> meta "cupti" ("recording (...)", "busy: ...", ...)
+  std::map<int, int64_t> dropped;    // rank -> cupti_records_dropped + gpu_activity_dropped
+};
+
+struct TraceMeta {
+  int world_size = -1;                               // meta world_size, else the ranks' largest
+  std::vector<int> cut_off, missing;                 // sorted
+  std::map<int, int64_t> dropped;                    // rank -> events_dropped, ranks that dropped
+  std::map<std::string, std::vector<int>> inactive;  // interposition "inactive..." -> ranks
+  GpuMeta gpu;
+};
+
+// Works on a merged trace (the merger's keys, per-rank keys "rank.<r>.<key>") and on a single
+// rank file (unprefixed keys, the rank from `infos`).
+TraceMeta readTraceMeta(const std::map<std::string, std::string>& meta,
+                        const std::vector<storage::RankInfo>& infos);
+
+// What ranks drop when their event buffers fill up.
+inline constexpr std::string_view kDroppedEventsText = "events dropped (event buffers full)";
+
+// "<total> <what>": "12 events dropped (event buffers full)".
+std::string droppedTotal(const std::map<int, int64_t>& dropped, std::string_view what);
+// Per rank, by rank: "5 on rank 1, 7 on rank 3".
+std::string droppedPerRank(const std::map<int, int64_t>& dropped);
+
+}  // namespace ringside::analyzer::detail
