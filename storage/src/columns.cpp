@@ -1,6 +1,7 @@
 // storage/src/columns.cpp — SQL text derived from the column lists of columns.h.
 #include "columns.h"
 
+#include <bit>
 #include <string>
 
 namespace ringside::storage::detail {
@@ -8,11 +9,12 @@ namespace {
 
 bool inSet(ColumnSet set, int index) { return (set >> index) & 1; }
 
-// "a, b, c": the table's column names in order.
-std::string nameList(const TableDef& t) {
+// "a, b, c": the names of the columns of `set`, in table order.
+std::string nameList(const TableDef& t, ColumnSet set) {
   std::string out;
   for (int i = 0; i < t.count; ++i) {
-    if (i) out += ", ";
+    if (!inSet(set, i)) continue;
+    if (!out.empty()) out += ", ";
     out += t.columns[i].name;
   }
   return out;
@@ -20,6 +22,25 @@ std::string nameList(const TableDef& t) {
 
 void padTo(std::string* line, size_t width) {
   if (line->size() < width) line->append(width - line->size(), ' ');
+}
+
+// "SELECT ... FROM name<tail>" of the columns of `listed`, each read if in `read` and not newer
+// than `version`, else NULL.
+std::string selectList(const TableDef& t, int version, std::string_view tail, ColumnSet listed,
+                       ColumnSet read) {
+  std::string sql = "SELECT ";
+  bool first = true;
+  for (int i = 0; i < t.count; ++i) {
+    if (!inSet(listed, i)) continue;
+    if (!first) sql += ", ";
+    first = false;
+    const Column& c = t.columns[i];
+    sql += c.since <= version && inSet(read, i) ? c.name : "NULL";
+  }
+  sql += " FROM ";
+  sql += t.name;
+  sql += tail;
+  return sql;
 }
 
 }  // namespace
@@ -45,24 +66,20 @@ std::string createTableSql(const TableDef& t) {
 }
 
 std::string selectSql(const TableDef& t, int version, std::string_view tail, ColumnSet read) {
-  std::string sql = "SELECT ";
-  for (int i = 0; i < t.count; ++i) {
-    if (i) sql += ", ";
-    const Column& c = t.columns[i];
-    sql += c.since <= version && inSet(read, i) ? c.name : "NULL";
-  }
-  sql += " FROM ";
-  sql += t.name;
-  sql += tail;
-  return sql;
+  return selectList(t, version, tail, kAllColumns, read);
 }
 
-std::string insertSql(const TableDef& t, std::string_view verb) {
+std::string selectOnlySql(const TableDef& t, int version, std::string_view tail, ColumnSet read) {
+  return selectList(t, version, tail, read, read);
+}
+
+std::string insertSql(const TableDef& t, std::string_view verb, ColumnSet written) {
   std::string sql(verb);
   sql += " INTO ";
   sql += t.name;
-  sql += '(' + nameList(t) + ") VALUES(";
-  for (int i = 0; i < t.count; ++i) {
+  sql += '(' + nameList(t, written) + ") VALUES(";
+  const int n = std::popcount(written & ((ColumnSet{1} << t.count) - 1));
+  for (int i = 0; i < n; ++i) {
     if (i) sql += ',';
     sql += '?' + std::to_string(i + 1);
   }

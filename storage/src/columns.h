@@ -11,6 +11,7 @@
 // as NULL. Changing anything a reader depends on means bumping kSchemaVersion (records.h).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -208,8 +209,18 @@ std::string createTableSql(const TableDef& t);
 // column i. Columns the file's `version` predates, or left out of `read`, read as NULL.
 std::string selectSql(const TableDef& t, int version, std::string_view tail, ColumnSet read = kAllColumns);
 
-// "<verb> INTO name(a, b, ...) VALUES(?1,?2,...)": parameter i+1 is column i.
-std::string insertSql(const TableDef& t, std::string_view verb = "INSERT");
+// As selectSql, but lists only the columns of `read` (NULL for those the file's `version`
+// predates): column c of the table is column indexIn(read, c) of a row. For hot reads of a few
+// columns, where each NULL placeholder would cost time per row.
+std::string selectOnlySql(const TableDef& t, int version, std::string_view tail, ColumnSet read);
+constexpr int indexIn(ColumnSet read, int column) {
+  return std::popcount(read & ((ColumnSet{1} << column) - 1));
+}
+
+// "<verb> INTO name(a, b, ...) VALUES(?1,?2,...)" of the columns of `written` (those left out
+// take their default): parameter i+1 is column i when all are written.
+std::string insertSql(const TableDef& t, std::string_view verb = "INSERT",
+                      ColumnSet written = kAllColumns);
 
 // insertSql plus "ON CONFLICT(<key>) DO UPDATE SET c=coalesce(excluded.c, c), ..." for every column
 // outside `key`: a later row fills what is still unknown and never erases what is known.

@@ -171,53 +171,64 @@ enum class Fill : uint8_t {
   kFileRankIfNull,     // NULL: the file's rank (learned after the row was written)
   kFileRankIfUnknown,  // NULL or negative (-1 stands for unknown there): the file's rank
   kFileName,           // the input's basename, not read from the input
-  kNewId,              // NULL, not read from the input: the output numbers the rows itself
+  kNewId,              // neither read nor written: the output numbers the rows itself
 };
 
-// One Fill per column of `t`: kCopy, kSid for *_sid columns, then `special`.
-std::vector<Fill> fillsOf(const detail::TableDef& t,
-                          std::initializer_list<std::pair<int, Fill>> special) {
-  std::vector<Fill> fills(static_cast<size_t>(t.count), Fill::kCopy);
-  for (int i = 0; i < t.count; ++i) {
-    const std::string_view name = t.columns[i].name;
-    if (name.size() > 4 && name.substr(name.size() - 4) == "_sid") fills[i] = Fill::kSid;
+// How the rows of one table are copied: which columns are read from the input and which are
+// written, and how each written column is filled.
+struct TableCopy {
+  // Every column is kCopy, *_sid columns kSid, unless `special` says otherwise.
+  TableCopy(const detail::TableDef& t, std::initializer_list<std::pair<int, Fill>> special) : def(t) {
+    std::vector<Fill> fills(static_cast<size_t>(t.count), Fill::kCopy);
+    for (int i = 0; i < t.count; ++i) {
+      const std::string_view name = t.columns[i].name;
+      if (name.size() > 4 && name.substr(name.size() - 4) == "_sid") fills[i] = Fill::kSid;
+    }
+    for (const auto& [column, fill] : special) fills[static_cast<size_t>(column)] = fill;
+    int from = 0;
+    for (int i = 0; i < t.count; ++i) {
+      const Fill fill = fills[static_cast<size_t>(i)];
+      const bool reads = fill != Fill::kFileName && fill != Fill::kNewId;
+      if (reads) read |= detail::ColumnSet{1} << i;
+      if (fill == Fill::kNewId) continue;  // left out of the INSERT: the output numbers the rows
+      written |= detail::ColumnSet{1} << i;
+      steps.push_back({fill, reads ? from : -1, static_cast<int>(steps.size()) + 1});
+      if (reads) ++from;
+    }
   }
-  for (const auto& [column, fill] : special) fills[static_cast<size_t>(column)] = fill;
-  return fills;
-}
 
-// The columns an input is read for: those whose Fill takes the input's value.
-detail::ColumnSet readColumns(const std::vector<Fill>& fills) {
-  detail::ColumnSet set = 0;
-  for (size_t i = 0; i < fills.size(); ++i) {
-    if (fills[i] != Fill::kFileName && fills[i] != Fill::kNewId) set |= detail::ColumnSet{1} << i;
-  }
-  return set;
-}
+  struct Step {
+    Fill fill;
+    int from;    // index in the row read (-1: not read)
+    int to;      // parameter number in the INSERT
+  };
+  const detail::TableDef& def;
+  detail::ColumnSet read = 0;     // SELECTed from the input, in table order
+  detail::ColumnSet written = 0;  // INSERTed into the output, in table order
+  std::vector<Step> steps;        // one per written column
+};
 
 // How each table's rows are copied (the string and meta tables have their own copies).
-struct TableFills {
+struct TableCopies {
   using Rank = detail::RankTable;
   using Coll = detail::CollectiveTable;
   using Xfer = detail::TransferTable;
   using Gpu = detail::CollectiveGpuTable;
   using Act = detail::GpuActivityTable;
   using Comm = detail::CommunicatorTable;
-  const std::vector<Fill> rank = fillsOf(Rank::kDef, {{Rank::file, Fill::kFileName}});
-  const std::vector<Fill> collective = fillsOf(
-      Coll::kDef, {{Coll::id, Fill::kCollectiveId}, {Coll::rank, Fill::kFileRankIfNull}});
-  const std::vector<Fill> transfer =
-      fillsOf(Xfer::kDef, {{Xfer::id, Fill::kNewId},
-                           {Xfer::rank, Fill::kFileRankIfNull},
-                           {Xfer::collective_id, Fill::kCollectiveId}});
-  const std::vector<Fill> collective_gpu =
-      fillsOf(Gpu::kDef, {{Gpu::collective_id, Fill::kCollectiveId}});
-  const std::vector<Fill> gpu_activity =
-      fillsOf(Act::kDef, {{Act::id, Fill::kNewId},
-                          {Act::rank, Fill::kFileRankIfUnknown},
-                          {Act::collective_id, Fill::kCollectiveId}});
-  const std::vector<Fill> communicator =
-      fillsOf(Comm::kDef, {{Comm::rank, Fill::kFileRankIfUnknown}});
+  const TableCopy rank{Rank::kDef, {{Rank::file, Fill::kFileName}}};
+  const TableCopy collective{
+      Coll::kDef, {{Coll::id, Fill::kCollectiveId}, {Coll::rank, Fill::kFileRankIfNull}}};
+  const TableCopy transfer{Xfer::kDef,
+                           {{Xfer::id, Fill::kNewId},
+                            {Xfer::rank, Fill::kFileRankIfNull},
+                            {Xfer::collective_id, Fill::kCollectiveId}}};
+  const TableCopy collective_gpu{Gpu::kDef, {{Gpu::collective_id, Fill::kCollectiveId}}};
+  const TableCopy gpu_activity{Act::kDef,
+                               {{Act::id, Fill::kNewId},
+                                {Act::rank, Fill::kFileRankIfUnknown},
+                                {Act::collective_id, Fill::kCollectiveId}}};
+  const TableCopy communicator{Comm::kDef, {{Comm::rank, Fill::kFileRankIfUnknown}}};
 };
 
 class Merger {
@@ -256,7 +267,7 @@ class Merger {
   }
 
   const MergeOptions& opt_;
-  const TableFills fills_;
+  const TableCopies copies_;
   MergeResult res_;
   std::string tmp_;
   Db out_;
@@ -304,15 +315,18 @@ bool Merger::openOutput() {
     Stmt* stmt;
     std::string sql;
   };
-  // Transfers and GPU activity get new ids (kNewId binds NULL); the other tables keep theirs.
+  // Transfers and GPU activity get new ids (kNewId leaves them out); the other tables keep theirs.
+  const TableCopies& c = copies_;
   const Prep preps[] = {
-      {&ins_coll_, detail::insertSql(detail::CollectiveTable::kDef)},
-      {&ins_xfer_, detail::insertSql(detail::TransferTable::kDef)},
-      {&ins_cgpu_, detail::insertSql(detail::CollectiveGpuTable::kDef, "INSERT OR REPLACE")},
-      {&ins_act_, detail::insertSql(detail::GpuActivityTable::kDef)},
-      {&ins_comm_, detail::insertSql(detail::CommunicatorTable::kDef, "INSERT OR REPLACE")},
+      {&ins_coll_, detail::insertSql(c.collective.def, "INSERT", c.collective.written)},
+      {&ins_xfer_, detail::insertSql(c.transfer.def, "INSERT", c.transfer.written)},
+      {&ins_cgpu_,
+       detail::insertSql(c.collective_gpu.def, "INSERT OR REPLACE", c.collective_gpu.written)},
+      {&ins_act_, detail::insertSql(c.gpu_activity.def, "INSERT", c.gpu_activity.written)},
+      {&ins_comm_,
+       detail::insertSql(c.communicator.def, "INSERT OR REPLACE", c.communicator.written)},
       {&ins_str_, detail::insertSql(detail::StringTable::kDef)},
-      {&ins_rank_, detail::insertSql(detail::RankTable::kDef)},
+      {&ins_rank_, detail::insertSql(c.rank.def, "INSERT", c.rank.written)},
       {&ins_meta_, detail::insertSql(detail::MetaTable::kDef, "INSERT OR REPLACE")},
   };
   for (const Prep& p : preps) {
@@ -382,20 +396,19 @@ class Merger::InputCopy {
     if (rc != SQLITE_DONE) return readFailed("cannot read " + what);
     return true;
   }
-  // copyRows of every row of table `t` in `order`, each column filled as `fills` says.
-  bool copyTable(const detail::TableDef& t, std::string_view order, const std::vector<Fill>& fills,
-                 sqlite3_stmt* o, const std::string& what, bool progress_rows, int64_t* written) {
-    return copyRows(tableSql(t, order, fills), o, what, progress_rows, written,
+  // copyRows of every row of a table in `order`, each column filled as `copy` says.
+  bool copyTable(const TableCopy& copy, std::string_view order, sqlite3_stmt* o,
+                 const std::string& what, bool progress_rows, int64_t* written) {
+    return copyRows(tableSql(copy, order), o, what, progress_rows, written,
                     [&](sqlite3_stmt* to, sqlite3_stmt* from) {
-                      bindRow(to, from, fills);
+                      bindRow(to, from, copy);
                       return true;
                     });
   }
-  std::string tableSql(const detail::TableDef& t, std::string_view order,
-                       const std::vector<Fill>& fills) const {
-    return detail::selectSql(t, src_version_, order, readColumns(fills));
+  std::string tableSql(const TableCopy& copy, std::string_view order) const {
+    return detail::selectOnlySql(copy.def, src_version_, order, copy.read);
   }
-  void bindRow(sqlite3_stmt* o, sqlite3_stmt* s, const std::vector<Fill>& fills);
+  void bindRow(sqlite3_stmt* o, sqlite3_stmt* s, const TableCopy& copy);
   void bindSid(sqlite3_stmt* to, int to_index, sqlite3_stmt* from, int from_index);
 
   Merger& m_;
@@ -506,8 +519,7 @@ bool Merger::InputCopy::moveCollectiveIds() {
 // Rank row (file = this input's basename) and meta under rank.<r>[#n].
 bool Merger::InputCopy::copyRankAndMeta() {
   using Meta = detail::MetaTable;
-  if (!copyTable(detail::RankTable::kDef, "", m_.fills_.rank, m_.ins_rank_.get(), "the rank row",
-                 false, nullptr)) {
+  if (!copyTable(m_.copies_.rank, "", m_.ins_rank_.get(), "the rank row", false, nullptr)) {
     return false;
   }
   std::string prefix = "rank." + std::to_string(in_.rank);
@@ -525,71 +537,69 @@ bool Merger::InputCopy::copyRankAndMeta() {
 
 // The calls and their messages: the rows the merge result counts.
 bool Merger::InputCopy::copyCalls() {
-  const TableFills& f = m_.fills_;
-  return copyTable(detail::CollectiveTable::kDef, " ORDER BY id", f.collective, m_.ins_coll_.get(),
-                   "collectives", true, &collectives_) &&
-         copyTable(detail::TransferTable::kDef, " ORDER BY id", f.transfer, m_.ins_xfer_.get(),
-                   "transfers", true, &transfers_);
+  const TableCopies& c = m_.copies_;
+  return copyTable(c.collective, " ORDER BY id", m_.ins_coll_.get(), "collectives", true,
+                   &collectives_) &&
+         copyTable(c.transfer, " ORDER BY id", m_.ins_xfer_.get(), "transfers", true, &transfers_);
 }
 
 // Version-2 tables: collective ids move by the same delta as above.
 bool Merger::InputCopy::copyGpuTables() {
   using Comm = detail::CommunicatorTable;
-  const TableFills& f = m_.fills_;
-  if (!copyTable(detail::CollectiveGpuTable::kDef, " ORDER BY collective_id", f.collective_gpu,
-                 m_.ins_cgpu_.get(), "collective GPU rows", false, nullptr) ||
-      !copyTable(detail::GpuActivityTable::kDef, " ORDER BY id", f.gpu_activity, m_.ins_act_.get(),
-                 "GPU activity", true, nullptr)) {
+  const TableCopies& c = m_.copies_;
+  if (!copyTable(c.collective_gpu, " ORDER BY collective_id", m_.ins_cgpu_.get(),
+                 "collective GPU rows", false, nullptr) ||
+      !copyTable(c.gpu_activity, " ORDER BY id", m_.ins_act_.get(), "GPU activity", true, nullptr)) {
     return false;
   }
-  return copyRows(tableSql(Comm::kDef, "", f.communicator), m_.ins_comm_.get(), "communicators",
-                  false, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
-                    bindRow(o, s, f.communicator);
+  const int comm_sid = detail::indexIn(c.communicator.read, Comm::comm_sid);
+  return copyRows(tableSql(c.communicator, ""), m_.ins_comm_.get(), "communicators", false, nullptr,
+                  [&](sqlite3_stmt* o, sqlite3_stmt* s) {
+                    bindRow(o, s, c.communicator);
                     // damaged: no communicator id
-                    return sqlite3_column_type(s, Comm::comm_sid) != SQLITE_NULL &&
-                           sid_map_.count(sqlite3_column_int64(s, Comm::comm_sid)) > 0;
+                    return sqlite3_column_type(s, comm_sid) != SQLITE_NULL &&
+                           sid_map_.count(sqlite3_column_int64(s, comm_sid)) > 0;
                   });
 }
 
-// Binds output column i (parameter i + 1) from input column i, as fills[i] says.
-void Merger::InputCopy::bindRow(sqlite3_stmt* o, sqlite3_stmt* s, const std::vector<Fill>& fills) {
-  const int n = static_cast<int>(fills.size());
-  for (int i = 0; i < n; ++i) {
-    const int to = param(i);
-    switch (fills[static_cast<size_t>(i)]) {
+// Binds the written columns from the input row, as copy.steps say.
+void Merger::InputCopy::bindRow(sqlite3_stmt* o, sqlite3_stmt* s, const TableCopy& copy) {
+  for (const TableCopy::Step& step : copy.steps) {
+    const int to = step.to;
+    const int from = step.from;
+    switch (step.fill) {
       case Fill::kCopy:
-        copyValue(o, to, s, i);
+        copyValue(o, to, s, from);
         break;
       case Fill::kSid:
-        bindSid(o, to, s, i);
+        bindSid(o, to, s, from);
         break;
       case Fill::kCollectiveId:
-        if (sqlite3_column_type(s, i) == SQLITE_NULL) {
+        if (sqlite3_column_type(s, from) == SQLITE_NULL) {
           sqlite3_bind_null(o, to);
         } else {
-          sqlite3_bind_int64(o, to, sqlite3_column_int64(s, i) + delta_);
+          sqlite3_bind_int64(o, to, sqlite3_column_int64(s, from) + delta_);
         }
         break;
       case Fill::kFileRankIfNull:
-        if (sqlite3_column_type(s, i) == SQLITE_NULL) {
+        if (sqlite3_column_type(s, from) == SQLITE_NULL) {
           sqlite3_bind_int64(o, to, in_.rank);
         } else {
-          copyValue(o, to, s, i);
+          copyValue(o, to, s, from);
         }
         break;
       case Fill::kFileRankIfUnknown:
-        if (sqlite3_column_type(s, i) == SQLITE_NULL || sqlite3_column_int64(s, i) < 0) {
+        if (sqlite3_column_type(s, from) == SQLITE_NULL || sqlite3_column_int64(s, from) < 0) {
           sqlite3_bind_int64(o, to, in_.rank);
         } else {
-          copyValue(o, to, s, i);
+          copyValue(o, to, s, from);
         }
         break;
       case Fill::kFileName:
         sqlite3_bind_text(o, to, file_.data(), static_cast<int>(file_.size()), SQLITE_TRANSIENT);
         break;
       case Fill::kNewId:
-        sqlite3_bind_null(o, to);
-        break;
+        break;  // not written (no step has it)
     }
   }
 }

@@ -215,20 +215,22 @@ bool SqliteTraceReader::forEachCollective(const std::function<bool(const Collect
 bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const CollectiveRow&)>& fn,
                                                 std::string* error) {
   using T = CollectiveTable;
-  // The other columns read as NULL, which costs next to nothing.
-  const ColumnSet read = columns({T::id, T::rank, T::comm_sid, T::seq, T::op_sid, T::start_ns,
-                                  T::end_ns, T::status});
-  return visit(selectSql(T::kDef, version_, " ORDER BY rank, start_ns, id", read), "collectives",
+  // Only the columns the timeline needs: about half the work per row of forEachCollective.
+  static constexpr ColumnSet kRead = columns({T::id, T::rank, T::comm_sid, T::seq, T::op_sid,
+                                              T::start_ns, T::end_ns, T::status});
+  constexpr auto at = [](int column) { return detail::indexIn(kRead, column); };
+  return visit(detail::selectOnlySql(T::kDef, version_, " ORDER BY rank, start_ns, id", kRead),
+               "collectives",
                [&](sqlite3_stmt* s) {
                  CollectiveRow r;
-                 r.id = sqlite3_column_int64(s, T::id);
-                 r.rank = toInt32(detail::columnNullable(s, T::rank));
-                 r.comm = str(detail::columnNullable(s, T::comm_sid));
-                 r.seq = sqlite3_column_int64(s, T::seq);
-                 r.op = str(detail::columnNullable(s, T::op_sid));
-                 r.start_ns = sqlite3_column_int64(s, T::start_ns);
-                 r.end_ns = detail::columnNullable(s, T::end_ns);
-                 r.status = toInt32(sqlite3_column_int64(s, T::status));
+                 r.id = sqlite3_column_int64(s, at(T::id));
+                 r.rank = toInt32(detail::columnNullable(s, at(T::rank)));
+                 r.comm = str(detail::columnNullable(s, at(T::comm_sid)));
+                 r.seq = sqlite3_column_int64(s, at(T::seq));
+                 r.op = str(detail::columnNullable(s, at(T::op_sid)));
+                 r.start_ns = sqlite3_column_int64(s, at(T::start_ns));
+                 r.end_ns = detail::columnNullable(s, at(T::end_ns));
+                 r.status = toInt32(sqlite3_column_int64(s, at(T::status)));
                  return fn(r);
                },
                error);
@@ -237,24 +239,24 @@ bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const C
 bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferRow&)>& fn, std::string* error) {
   using T = TransferTable;
   // TransferRow has no rank (the recording rank is implied by side).
-  const std::string sql = selectSql(T::kDef, version_, " ORDER BY start_ns, id",
-                                    detail::kAllColumns & ~columns({T::rank}));
-  return visit(sql, "transfers",
+  static constexpr ColumnSet kRead = detail::kAllColumns & ~columns({T::rank});
+  constexpr auto at = [](int column) { return detail::indexIn(kRead, column); };
+  return visit(detail::selectOnlySql(T::kDef, version_, " ORDER BY start_ns, id", kRead), "transfers",
                [&](sqlite3_stmt* s) {
                  TransferRow r;
-                 r.id = sqlite3_column_int64(s, T::id);
-                 r.collective_id = detail::columnNullable(s, T::collective_id);
-                 r.src_rank = toInt32(detail::columnNullable(s, T::src_rank));
-                 r.dst_rank = toInt32(detail::columnNullable(s, T::dst_rank));
-                 r.bytes = sqlite3_column_int64(s, T::bytes);
-                 r.start_ns = sqlite3_column_int64(s, T::start_ns);
-                 r.end_ns = detail::columnNullable(s, T::end_ns);
-                 r.side = str(detail::columnNullable(s, T::side_sid));
-                 r.phase = str(detail::columnNullable(s, T::phase_sid));
-                 r.step = toInt32(detail::columnNullable(s, T::step));
-                 r.chunk = toInt32(detail::columnNullable(s, T::chunk));
-                 r.slot = detail::columnNullable(s, T::slot);
-                 r.channel = toInt32(detail::columnNullable(s, T::channel));
+                 r.id = sqlite3_column_int64(s, at(T::id));
+                 r.collective_id = detail::columnNullable(s, at(T::collective_id));
+                 r.src_rank = toInt32(detail::columnNullable(s, at(T::src_rank)));
+                 r.dst_rank = toInt32(detail::columnNullable(s, at(T::dst_rank)));
+                 r.bytes = sqlite3_column_int64(s, at(T::bytes));
+                 r.start_ns = sqlite3_column_int64(s, at(T::start_ns));
+                 r.end_ns = detail::columnNullable(s, at(T::end_ns));
+                 r.side = str(detail::columnNullable(s, at(T::side_sid)));
+                 r.phase = str(detail::columnNullable(s, at(T::phase_sid)));
+                 r.step = toInt32(detail::columnNullable(s, at(T::step)));
+                 r.chunk = toInt32(detail::columnNullable(s, at(T::chunk)));
+                 r.slot = detail::columnNullable(s, at(T::slot));
+                 r.channel = toInt32(detail::columnNullable(s, at(T::channel)));
                  return fn(r);
                },
                error);
