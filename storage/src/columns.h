@@ -5,7 +5,8 @@
 // TABLE text (schema.cpp; SQLite keeps the comments, so `.schema` on a trace shows them), the
 // writer's and the merger's INSERT statements and the merger's and the reader's SELECT lists, and
 // the column indexes they bind and read (the enumerators of each table struct below, in declaration
-// order). Adding a column is one line here, plus the code that fills or reads it.
+// order). Adding a column is one line here, plus the code that fills or reads it (the merger copies
+// a new column as it is, or remaps it as a string id if its name ends in _sid).
 //
 // `since` is the schema version that added the column: reading a file of an older version reads it
 // as NULL. Changing anything a reader depends on means bumping kSchemaVersion (records.h).
@@ -164,6 +165,7 @@ struct TableDef {
                        comment_column)                                                        \
   struct Struct {                                                                             \
     enum Col : int { COLUMNS(RINGSIDE_COLUMN_ENUMERATOR) kColumnCount };                      \
+    static_assert(kColumnCount < 64, "a ColumnSet holds 63 columns at most");                 \
     static constexpr Column kColumns[] = {COLUMNS(RINGSIDE_COLUMN_ENTRY)};                    \
     static constexpr TableDef kDef = {sql_name,    kColumns,   kColumnCount,  table_since,    \
                                       constraints, name_width, comment_column};               \
@@ -173,8 +175,8 @@ RINGSIDE_TABLE(StringTable, "string", RINGSIDE_STRING_COLUMNS, 1, "", 5, 30)
 RINGSIDE_TABLE(RankTable, "rank", RINGSIDE_RANK_COLUMNS, 1, "", 15, 28)
 RINGSIDE_TABLE(CollectiveTable, "collective_data", RINGSIDE_COLLECTIVE_COLUMNS, 1, "", 13, 38)
 RINGSIDE_TABLE(TransferTable, "transfer_data", RINGSIDE_TRANSFER_COLUMNS, 1, "", 13, 38)
-RINGSIDE_TABLE(CollectiveGpuTable, "collective_gpu_data", RINGSIDE_COLLECTIVE_GPU_COLUMNS, 2, "", 13,
-               38)
+RINGSIDE_TABLE(CollectiveGpuTable, "collective_gpu_data", RINGSIDE_COLLECTIVE_GPU_COLUMNS, 2, "",
+               13, 38)
 RINGSIDE_TABLE(GpuActivityTable, "gpu_activity_data", RINGSIDE_GPU_ACTIVITY_COLUMNS, 2, "", 14, 38)
 RINGSIDE_TABLE(CommunicatorTable, "communicator_data", RINGSIDE_COMMUNICATOR_COLUMNS, 2,
                "UNIQUE(rank, comm_sid)", 12, 38)
@@ -207,7 +209,8 @@ std::string createTableSql(const TableDef& t);
 
 // "SELECT a, b, ... FROM name<tail>": every column, in order, so column i of a row is the table's
 // column i. Columns the file's `version` predates, or left out of `read`, read as NULL.
-std::string selectSql(const TableDef& t, int version, std::string_view tail, ColumnSet read = kAllColumns);
+std::string selectSql(const TableDef& t, int version, std::string_view tail,
+                      ColumnSet read = kAllColumns);
 
 // As selectSql, but lists only the columns of `read` (NULL for those the file's `version`
 // predates): column c of the table is column indexIn(read, c) of a row. For hot reads of a few

@@ -81,8 +81,8 @@ bool probe(const std::string& path, Input* in, std::string* why) {
   in->path = path;
   {
     using T = detail::RankTable;
-    const std::string sql =
-        detail::selectSql(T::kDef, version, "", detail::columns({T::rank, T::world_size, T::start_unix_ns}));
+    const std::string sql = detail::selectSql(
+        T::kDef, version, "", detail::columns({T::rank, T::world_size, T::start_unix_ns}));
     Stmt st = detail::prepare(raw, sql, nullptr);
     if (!st) return fail("cannot read the rank table");
     int rows = 0;
@@ -114,9 +114,9 @@ bool probe(const std::string& path, Input* in, std::string* why) {
   }
   {
     using T = detail::MetaTable;
-    Stmt st = detail::prepare(
-        raw, detail::selectSql(T::kDef, version, " WHERE key IN ('end_state', 'merged_at_unix_ns')"),
-        nullptr);
+    const std::string sql =
+        detail::selectSql(T::kDef, version, " WHERE key IN ('end_state', 'merged_at_unix_ns')");
+    Stmt st = detail::prepare(raw, sql, nullptr);
     if (!st) return fail("cannot read the meta table");
     int rc;
     while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
@@ -178,7 +178,8 @@ enum class Fill : uint8_t {
 // written, and how each written column is filled.
 struct TableCopy {
   // Every column is kCopy, *_sid columns kSid, unless `special` says otherwise.
-  TableCopy(const detail::TableDef& t, std::initializer_list<std::pair<int, Fill>> special) : def(t) {
+  TableCopy(const detail::TableDef& t, std::initializer_list<std::pair<int, Fill>> special)
+      : def(t) {
     std::vector<Fill> fills(static_cast<size_t>(t.count), Fill::kCopy);
     for (int i = 0; i < t.count; ++i) {
       const std::string_view name = t.columns[i].name;
@@ -245,6 +246,7 @@ class Merger {
  private:
   bool openOutput();
   class InputCopy;
+  bool writeMergeMeta(const std::vector<std::string>& skipped);
   bool finish();
   // Finalizes every output statement (before the output connection can close).
   void finalizeStatements() {
@@ -525,8 +527,8 @@ bool Merger::InputCopy::copyRankAndMeta() {
   std::string prefix = "rank." + std::to_string(in_.rank);
   if (in_.copy_index > 0) prefix += "#" + std::to_string(in_.copy_index + 1);
   prefix += '.';
-  return copyRows(detail::selectSql(Meta::kDef, src_version_, ""), m_.ins_meta_.get(), "meta", false,
-                  nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
+  return copyRows(detail::selectSql(Meta::kDef, src_version_, ""), m_.ins_meta_.get(), "meta",
+                  false, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
                     const std::string key = prefix + textOf(s, Meta::key);
                     sqlite3_bind_text(o, param(Meta::key), key.data(), static_cast<int>(key.size()),
                                       SQLITE_TRANSIENT);
@@ -549,7 +551,8 @@ bool Merger::InputCopy::copyGpuTables() {
   const TableCopies& c = m_.copies_;
   if (!copyTable(c.collective_gpu, " ORDER BY collective_id", m_.ins_cgpu_.get(),
                  "collective GPU rows", false, nullptr) ||
-      !copyTable(c.gpu_activity, " ORDER BY id", m_.ins_act_.get(), "GPU activity", true, nullptr)) {
+      !copyTable(c.gpu_activity, " ORDER BY id", m_.ins_act_.get(), "GPU activity", true,
+                 nullptr)) {
     return false;
   }
   const int comm_sid = detail::indexIn(c.communicator.read, Comm::comm_sid);
@@ -604,7 +607,8 @@ void Merger::InputCopy::bindRow(sqlite3_stmt* o, sqlite3_stmt* s, const TableCop
   }
 }
 
-void Merger::InputCopy::bindSid(sqlite3_stmt* to, int to_index, sqlite3_stmt* from, int from_index) {
+void Merger::InputCopy::bindSid(sqlite3_stmt* to, int to_index, sqlite3_stmt* from,
+                                int from_index) {
   if (sqlite3_column_type(from, from_index) == SQLITE_NULL) {
     sqlite3_bind_null(to, to_index);
     return;
@@ -701,7 +705,16 @@ MergeResult Merger::run() {
     if (!files_per_rank.count(r)) res_.missing_ranks.push_back(r);
   }
 
-  // Merged meta (the caller's extra keys first: ours describe this merge and win).
+  if (!writeMergeMeta(skipped)) return abandon();
+  progress();
+  if (!finish()) return abandon();
+  res_.ok = true;
+  return res_;
+}
+
+// Writes the merged meta (the caller's extra keys first: ours describe this merge and win) and
+// builds the indexes. False (res_.error set) if the output failed.
+bool Merger::writeMergeMeta(const std::vector<std::string>& skipped) {
   const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
@@ -711,35 +724,26 @@ MergeResult Merger::run() {
   kv.emplace_back("schema_version", std::to_string(kSchemaVersion));
   kv.emplace_back("merged_at_unix_ns", std::to_string(now));
   kv.emplace_back("ranks", std::to_string(res_.ranks));
-  kv.emplace_back("world_size", std::to_string(world));
+  kv.emplace_back("world_size", std::to_string(res_.world_size));
   kv.emplace_back("cut_off_ranks", joinInts(res_.cut_off_ranks));
   kv.emplace_back("missing_ranks", joinInts(res_.missing_ranks));
   kv.emplace_back("skipped_inputs", skipped_list);
   sqlite3* out = out_.get();
   std::string why;
-  if (!detail::exec(out, "BEGIN", &why)) {
-    outFail("cannot begin");
-    return abandon();
-  }
+  if (!detail::exec(out, "BEGIN", &why)) return outFail("cannot begin");
   for (const auto& [k, v] : kv) {
     using Meta = detail::MetaTable;
     sqlite3_bind_text(ins_meta_.get(), param(Meta::key), k.data(), static_cast<int>(k.size()),
                       SQLITE_TRANSIENT);
     sqlite3_bind_text(ins_meta_.get(), param(Meta::value), v.data(), static_cast<int>(v.size()),
                       SQLITE_TRANSIENT);
-    if (!stepOut(ins_meta_.get())) {
-      outFail("cannot write meta");
-      return abandon();
-    }
+    if (!stepOut(ins_meta_.get())) return outFail("cannot write meta");
   }
   if (!detail::exec(out, detail::kMergedIndexSql, &why) || !detail::exec(out, "COMMIT", &why)) {
     res_.error = detail::oneLine(tmp_ + ": cannot build indexes: " + why);
-    return abandon();
+    return false;
   }
-  progress();
-  if (!finish()) return abandon();
-  res_.ok = true;
-  return res_;
+  return true;
 }
 
 // Closes, fsyncs and moves the temporary file into place.

@@ -167,7 +167,8 @@ bool SqliteTraceReader::loadStrings(std::string* error) {
   if (!st) return readError(error, "cannot read strings");
   int rc;
   while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-    strings_[sqlite3_column_int64(st.get(), StringTable::id)] = columnText(st.get(), StringTable::value);
+    strings_[sqlite3_column_int64(st.get(), StringTable::id)] =
+        columnText(st.get(), StringTable::value);
   }
   if (rc != SQLITE_DONE) return readError(error, "cannot read strings");
   // Ids up to 4x the count (and at least 4096) go into the flat table; unknown ones stay "".
@@ -241,7 +242,8 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
   // TransferRow has no rank (the recording rank is implied by side).
   static constexpr ColumnSet kRead = detail::kAllColumns & ~columns({T::rank});
   constexpr auto at = [](int column) { return detail::indexIn(kRead, column); };
-  return visit(detail::selectOnlySql(T::kDef, version_, " ORDER BY start_ns, id", kRead), "transfers",
+  return visit(detail::selectOnlySql(T::kDef, version_, " ORDER BY start_ns, id", kRead),
+               "transfers",
                [&](sqlite3_stmt* s) {
                  TransferRow r;
                  r.id = sqlite3_column_int64(s, at(T::id));
@@ -311,7 +313,8 @@ bool SqliteTraceReader::forEachCommunicator(const std::function<bool(int32_t, co
                                             std::string* error) {
   if (version_ < 2) return true;
   using T = CommunicatorTable;
-  return visit(selectSql(T::kDef, version_, " ORDER BY rank, created_ns, comm_sid"), "communicators",
+  return visit(selectSql(T::kDef, version_, " ORDER BY rank, created_ns, comm_sid"),
+               "communicators",
                [&](sqlite3_stmt* s) {
                  CommunicatorRow r;
                  const int32_t rank = toInt32(detail::columnNullable(s, T::rank));
