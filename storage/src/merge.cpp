@@ -24,7 +24,10 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
+#include "columns.h"
 #include "ringside/storage/records.h"
 #include "schema.h"
 #include "sqlite_util.h"
@@ -33,6 +36,7 @@ namespace ringside::storage {
 namespace {
 
 using detail::Db;
+using detail::param;
 using detail::Stmt;
 
 // Ranks beyond this are treated as damage, not as a world to enumerate.
@@ -66,7 +70,8 @@ std::string joinInts(const std::vector<int>& v) {
 
 // Pass 1 on one file: returns false with *why (one line, naming the file).
 bool probe(const std::string& path, Input* in, std::string* why) {
-  Db db = detail::openTraceReadOnly(path, nullptr, why);
+  int version = 0;
+  Db db = detail::openTraceReadOnly(path, &version, why);
   if (!db) return false;
   sqlite3* raw = db.get();
   auto fail = [&](std::string_view what) {
@@ -75,7 +80,10 @@ bool probe(const std::string& path, Input* in, std::string* why) {
   };
   in->path = path;
   {
-    Stmt st = detail::prepare(raw, "SELECT rank, world_size, start_unix_ns FROM rank", nullptr);
+    using T = detail::RankTable;
+    const std::string sql = detail::selectSql(
+        T::kDef, version, "", detail::columns({T::rank, T::world_size, T::start_unix_ns}));
+    Stmt st = detail::prepare(raw, sql, nullptr);
     if (!st) return fail("cannot read the rank table");
     int rows = 0;
     int rc;
@@ -84,11 +92,11 @@ bool probe(const std::string& path, Input* in, std::string* why) {
         *why = detail::oneLine(path + ": has several rank rows (a merged trace?), not a rank file");
         return false;
       }
-      const int64_t r = detail::columnNullable(st.get(), 0);
-      const int64_t w = detail::columnNullable(st.get(), 1);
+      const int64_t r = detail::columnNullable(st.get(), T::rank);
+      const int64_t w = detail::columnNullable(st.get(), T::world_size);
       in->rank = (r >= 0 && r < kMaxPlausibleWorld) ? static_cast<int32_t>(r) : -1;
       in->world_size = (w > 0 && w <= kMaxPlausibleWorld) ? static_cast<int32_t>(w) : -1;
-      in->start_unix_ns = sqlite3_column_int64(st.get(), 2);
+      in->start_unix_ns = sqlite3_column_int64(st.get(), T::start_unix_ns);
     }
     if (rc != SQLITE_DONE) return fail("cannot read the rank table");
   }
@@ -105,17 +113,19 @@ bool probe(const std::string& path, Input* in, std::string* why) {
     return false;
   }
   {
-    Stmt st = detail::prepare(raw, "SELECT key, value FROM meta WHERE key IN ('end_state', 'merged_at_unix_ns')",
-                              nullptr);
+    using T = detail::MetaTable;
+    const std::string sql =
+        detail::selectSql(T::kDef, version, " WHERE key IN ('end_state', 'merged_at_unix_ns')");
+    Stmt st = detail::prepare(raw, sql, nullptr);
     if (!st) return fail("cannot read the meta table");
     int rc;
     while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-      const std::string key = textOf(st.get(), 0);
+      const std::string key = textOf(st.get(), T::key);
       if (key == "merged_at_unix_ns") {
         *why = detail::oneLine(path + ": is a merged trace, not a rank file");
         return false;
       }
-      if (key == "end_state") in->clean = textOf(st.get(), 1) == "clean";
+      if (key == "end_state") in->clean = textOf(st.get(), T::value) == "clean";
     }
     if (rc != SQLITE_DONE) return fail("cannot read the meta table");
   }
@@ -130,6 +140,98 @@ bool probe(const std::string& path, Input* in, std::string* why) {
   return true;
 }
 
+// Copies one value column by column: integers stay integers, NULL stays NULL.
+void copyValue(sqlite3_stmt* to, int to_index, sqlite3_stmt* from, int from_index) {
+  switch (sqlite3_column_type(from, from_index)) {
+    case SQLITE_NULL:
+      sqlite3_bind_null(to, to_index);
+      break;
+    case SQLITE_TEXT:
+      sqlite3_bind_text(to, to_index, reinterpret_cast<const char*>(sqlite3_column_text(from, from_index)),
+                        sqlite3_column_bytes(from, from_index), SQLITE_TRANSIENT);
+      break;
+    default:
+      sqlite3_bind_int64(to, to_index, sqlite3_column_int64(from, from_index));
+      break;
+  }
+}
+
+// Step helper for the output side: false means the output failed (fatal).
+bool stepOut(sqlite3_stmt* st) {
+  const int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE;
+}
+
+// How the merger fills an output column from the same column of an input row.
+enum class Fill : uint8_t {
+  kCopy,               // as is
+  kSid,                // the output's sid of the same string (every *_sid column)
+  kCollectiveId,       // moved by the input's collective id delta; NULL stays NULL
+  kFileRankIfNull,     // NULL: the file's rank (learned after the row was written)
+  kFileRankIfUnknown,  // NULL or negative (-1 stands for unknown there): the file's rank
+  kFileName,           // the input's basename, not read from the input
+  kNewId,              // neither read nor written: the output numbers the rows itself
+};
+
+// How the rows of one table are copied: which columns are read from the input and which are
+// written, and how each written column is filled.
+struct TableCopy {
+  // Every column is kCopy, *_sid columns kSid, unless `special` says otherwise.
+  TableCopy(const detail::TableDef& t, std::initializer_list<std::pair<int, Fill>> special)
+      : def(t) {
+    std::vector<Fill> fills(static_cast<size_t>(t.count), Fill::kCopy);
+    for (int i = 0; i < t.count; ++i) {
+      const std::string_view name = t.columns[i].name;
+      if (name.size() > 4 && name.substr(name.size() - 4) == "_sid") fills[i] = Fill::kSid;
+    }
+    for (const auto& [column, fill] : special) fills[static_cast<size_t>(column)] = fill;
+    int from = 0;
+    for (int i = 0; i < t.count; ++i) {
+      const Fill fill = fills[static_cast<size_t>(i)];
+      const bool reads = fill != Fill::kFileName && fill != Fill::kNewId;
+      if (reads) read |= detail::ColumnSet{1} << i;
+      if (fill == Fill::kNewId) continue;  // left out of the INSERT: the output numbers the rows
+      written |= detail::ColumnSet{1} << i;
+      steps.push_back({fill, reads ? from : -1, static_cast<int>(steps.size()) + 1});
+      if (reads) ++from;
+    }
+  }
+
+  struct Step {
+    Fill fill;
+    int from;    // index in the row read (-1: not read)
+    int to;      // parameter number in the INSERT
+  };
+  const detail::TableDef& def;
+  detail::ColumnSet read = 0;     // SELECTed from the input, in table order
+  detail::ColumnSet written = 0;  // INSERTed into the output, in table order
+  std::vector<Step> steps;        // one per written column
+};
+
+// How each table's rows are copied (the string and meta tables have their own copies).
+struct TableCopies {
+  using Rank = detail::RankTable;
+  using Coll = detail::CollectiveTable;
+  using Xfer = detail::TransferTable;
+  using Gpu = detail::CollectiveGpuTable;
+  using Act = detail::GpuActivityTable;
+  using Comm = detail::CommunicatorTable;
+  const TableCopy rank{Rank::kDef, {{Rank::file, Fill::kFileName}}};
+  const TableCopy collective{
+      Coll::kDef, {{Coll::id, Fill::kCollectiveId}, {Coll::rank, Fill::kFileRankIfNull}}};
+  const TableCopy transfer{Xfer::kDef,
+                           {{Xfer::id, Fill::kNewId},
+                            {Xfer::rank, Fill::kFileRankIfNull},
+                            {Xfer::collective_id, Fill::kCollectiveId}}};
+  const TableCopy collective_gpu{Gpu::kDef, {{Gpu::collective_id, Fill::kCollectiveId}}};
+  const TableCopy gpu_activity{Act::kDef,
+                               {{Act::id, Fill::kNewId},
+                                {Act::rank, Fill::kFileRankIfUnknown},
+                                {Act::collective_id, Fill::kCollectiveId}}};
+  const TableCopy communicator{Comm::kDef, {{Comm::rank, Fill::kFileRankIfUnknown}}};
+};
+
 class Merger {
  public:
   explicit Merger(const MergeOptions& o) : opt_(o) {}
@@ -143,7 +245,8 @@ class Merger {
 
  private:
   bool openOutput();
-  bool copyInput(const Input& in, bool* input_failed, std::string* why);
+  class InputCopy;
+  bool writeMergeMeta(const std::vector<std::string>& skipped);
   bool finish();
   // Finalizes every output statement (before the output connection can close).
   void finalizeStatements() {
@@ -166,6 +269,7 @@ class Merger {
   }
 
   const MergeOptions& opt_;
+  const TableCopies copies_;
   MergeResult res_;
   std::string tmp_;
   Db out_;
@@ -211,32 +315,21 @@ bool Merger::openOutput() {
   }
   struct Prep {
     Stmt* stmt;
-    const char* sql;
+    std::string sql;
   };
+  // Transfers and GPU activity get new ids (kNewId leaves them out); the other tables keep theirs.
+  const TableCopies& c = copies_;
   const Prep preps[] = {
-      {&ins_coll_,
-       "INSERT INTO collective_data(id, rank, comm_sid, seq, op_sid, library_sid, bytes, count,"
-       " dtype_sid, reduce_op_sid, algorithm_sid, start_ns, end_ns, root, tid, status)"
-       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"},
-      {&ins_xfer_,
-       "INSERT INTO transfer_data(rank, collective_id, src_rank, dst_rank, bytes, start_ns,"
-       " end_ns, side_sid, phase_sid, step, chunk, slot, channel)"
-       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"},
+      {&ins_coll_, detail::insertSql(c.collective.def, "INSERT", c.collective.written)},
+      {&ins_xfer_, detail::insertSql(c.transfer.def, "INSERT", c.transfer.written)},
       {&ins_cgpu_,
-       "INSERT OR REPLACE INTO collective_gpu_data(collective_id, gpu_start_ns, gpu_end_ns, algorithm_sid,"
-       " protocol_sid, channels, group_id, stream, device) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)"},
-      {&ins_act_,
-       "INSERT INTO gpu_activity_data(rank, kind_sid, name_sid, start_ns, end_ns, device, stream, bytes,"
-       " copy_kind_sid, correlation_id, collective_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)"},
+       detail::insertSql(c.collective_gpu.def, "INSERT OR REPLACE", c.collective_gpu.written)},
+      {&ins_act_, detail::insertSql(c.gpu_activity.def, "INSERT", c.gpu_activity.written)},
       {&ins_comm_,
-       "INSERT OR REPLACE INTO communicator_data(rank, comm_sid, library_sid, comm_rank, comm_size,"
-       " parent_sid, created_ns, ended_ns, end_state_sid, topology) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"},
-      {&ins_str_, "INSERT INTO string(id, value) VALUES(?1, ?2)"},
-      {&ins_rank_,
-       "INSERT INTO rank(rank, world_size, local_rank, host, pid, launcher, clock, start_ns,"
-       " start_unix_ns, command_line, identity_source, file)"
-       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"},
-      {&ins_meta_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)"},
+       detail::insertSql(c.communicator.def, "INSERT OR REPLACE", c.communicator.written)},
+      {&ins_str_, detail::insertSql(detail::StringTable::kDef)},
+      {&ins_rank_, detail::insertSql(c.rank.def, "INSERT", c.rank.written)},
+      {&ins_meta_, detail::insertSql(detail::MetaTable::kDef, "INSERT OR REPLACE")},
   };
   for (const Prep& p : preps) {
     *p.stmt = detail::prepare(raw, p.sql, &why);
@@ -248,76 +341,51 @@ bool Merger::openOutput() {
   return true;
 }
 
-// Copies one value column by column: integers stay integers, NULL stays NULL.
-void copyValue(sqlite3_stmt* to, int to_index, sqlite3_stmt* from, int from_index) {
-  switch (sqlite3_column_type(from, from_index)) {
-    case SQLITE_NULL:
-      sqlite3_bind_null(to, to_index);
-      break;
-    case SQLITE_TEXT:
-      sqlite3_bind_text(to, to_index, reinterpret_cast<const char*>(sqlite3_column_text(from, from_index)),
-                        sqlite3_column_bytes(from, from_index), SQLITE_TRANSIENT);
-      break;
-    default:
-      sqlite3_bind_int64(to, to_index, sqlite3_column_int64(from, from_index));
-      break;
-  }
-}
+// Copies one input into the output inside one read snapshot of the input and one output
+// transaction. A failure of the input rolls the output transaction back (the merger forgets the
+// strings this input added) and skips the input; a failure of the output fails the merge.
+class Merger::InputCopy {
+ public:
+  InputCopy(Merger& m, const Input& in, bool* input_failed, std::string* why)
+      : m_(m), in_(in), input_failed_(input_failed), why_(why), file_(detail::baseName(in.path)) {}
+  bool run();
 
-// Step helper for the output side: false means the output failed (fatal).
-bool stepOut(sqlite3_stmt* st) {
-  const int rc = sqlite3_step(st);
-  sqlite3_reset(st);
-  return rc == SQLITE_DONE;
-}
+ private:
+  bool open();
+  bool copyStrings();
+  bool moveCollectiveIds();
+  bool copyRankAndMeta();
+  bool copyCalls();
+  bool copyGpuTables();
 
-bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
-  *input_failed = false;
-  // Pass 1 ran quick_check on this file moments ago; damage met now still
-  // surfaces as a read error and rolls this input back.
-  int src_version = 0;
-  Db db = detail::openTraceReadOnly(in.path, &src_version, why, /*quick_check=*/false);
-  if (!db) {
-    *input_failed = true;
+  bool inFail(std::string_view what) {
+    *why_ = detail::oneLine(in_.path + ": " + std::string(what) + ": " + detail::lastError(src_));
+    *input_failed_ = true;
     return false;
   }
-  sqlite3* src = db.get();
-  sqlite3* out = out_.get();
-  auto inFail = [&](std::string_view what) {
-    *why = detail::oneLine(in.path + ": " + std::string(what) + ": " + detail::lastError(src));
-    *input_failed = true;
-    return false;
-  };
-  // One read snapshot for the whole copy: a live rank file may keep growing.
-  if (!detail::exec(src, "BEGIN", why)) return inFail("cannot begin reading");
-
-  // Strings: map this file's sids onto the output's, adding new values.
-  std::unordered_map<int64_t, int64_t> sid_map;
-  std::vector<std::string> added;  // to forget if this input is rolled back
-  const int64_t sid_mark = next_sid_;
-  if (!detail::exec(out, "BEGIN", why)) return outFail("cannot begin");
-  auto rollbackOut = [&]() {
-    detail::exec(out, "ROLLBACK", nullptr);
-    for (const auto& s : added) out_sids_.erase(s);
-    next_sid_ = sid_mark;
-  };
-  auto readFailed = [&](std::string_view what) {
+  void rollbackOut() {
+    detail::exec(m_.out_.get(), "ROLLBACK", nullptr);
+    for (const auto& s : added_) m_.out_sids_.erase(s);
+    m_.next_sid_ = sid_mark_;
+  }
+  bool readFailed(std::string_view what) {
     inFail(what);
     rollbackOut();
     return false;
-  };
-  auto writeFailed = [&](std::string_view what) {
-    outFail(what);
+  }
+  bool writeFailed(std::string_view what) {
+    m_.outFail(what);
     rollbackOut();
     return false;
-  };
-  // Streams the rows of `sql` into `o`: `bind(o, s)` binds one source row and
-  // returns false to leave it out. Written rows are counted into *written
-  // (when given) and, for the big tables (`progress_rows`), in the progress.
-  // `what` names the rows in "cannot read/write ..." errors.
-  auto copyRows = [&](std::string_view sql, sqlite3_stmt* o, const std::string& what, bool progress_rows,
-                      int64_t* written, auto&& bind) {
-    Stmt st = detail::prepare(src, sql, nullptr);
+  }
+
+  // Streams the rows of `sql` into `o`: `bind(o, s)` binds one source row and returns false to
+  // leave it out. Written rows are counted into *written (when given) and, for the big tables
+  // (`progress_rows`), in the progress. `what` names the rows in "cannot read/write ..." errors.
+  template <class Bind>
+  bool copyRows(std::string_view sql, sqlite3_stmt* o, const std::string& what, bool progress_rows,
+                int64_t* written, Bind&& bind) {
+    Stmt st = detail::prepare(src_, sql, nullptr);
     if (!st) return readFailed("cannot read " + what);
     sqlite3_stmt* s = st.get();
     int rc;
@@ -325,49 +393,104 @@ bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
       if (!bind(o, s)) continue;
       if (!stepOut(o)) return writeFailed("cannot write " + what);
       if (written) ++*written;
-      if (progress_rows && ++done_ % kProgressEvery == 0) progress();
+      if (progress_rows && ++m_.done_ % kProgressEvery == 0) m_.progress();
     }
     if (rc != SQLITE_DONE) return readFailed("cannot read " + what);
     return true;
-  };
-  {
-    Stmt st = detail::prepare(src, "SELECT id, value FROM string", nullptr);
-    if (!st) return readFailed("cannot read strings");
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-      if (sqlite3_column_type(st.get(), 1) == SQLITE_NULL) continue;
-      std::string value = textOf(st.get(), 1);
-      auto it = out_sids_.find(value);
-      if (it == out_sids_.end()) {
-        sqlite3_bind_int64(ins_str_.get(), 1, next_sid_);
-        sqlite3_bind_text(ins_str_.get(), 2, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
-        if (!stepOut(ins_str_.get())) return writeFailed("cannot write strings");
-        it = out_sids_.emplace(value, next_sid_++).first;
-        added.push_back(std::move(value));
-      }
-      sid_map[sqlite3_column_int64(st.get(), 0)] = it->second;
-    }
-    if (rc != SQLITE_DONE) return readFailed("cannot read strings");
   }
-  auto bindSid = [&](sqlite3_stmt* to, int to_index, sqlite3_stmt* from, int from_index) {
-    if (sqlite3_column_type(from, from_index) == SQLITE_NULL) {
-      sqlite3_bind_null(to, to_index);
-      return;
-    }
-    auto it = sid_map.find(sqlite3_column_int64(from, from_index));
-    if (it == sid_map.end()) {
-      sqlite3_bind_null(to, to_index);  // dangling sid in a damaged file: unknown
-    } else {
-      sqlite3_bind_int64(to, to_index, it->second);
-    }
-  };
+  // copyRows of every row of a table in `order`, each column filled as `copy` says.
+  bool copyTable(const TableCopy& copy, std::string_view order, sqlite3_stmt* o,
+                 const std::string& what, bool progress_rows, int64_t* written) {
+    return copyRows(tableSql(copy, order), o, what, progress_rows, written,
+                    [&](sqlite3_stmt* to, sqlite3_stmt* from) {
+                      bindRow(to, from, copy);
+                      return true;
+                    });
+  }
+  std::string tableSql(const TableCopy& copy, std::string_view order) const {
+    return detail::selectOnlySql(copy.def, src_version_, order, copy.read);
+  }
+  void bindRow(sqlite3_stmt* o, sqlite3_stmt* s, const TableCopy& copy);
+  void bindSid(sqlite3_stmt* to, int to_index, sqlite3_stmt* from, int from_index);
 
-  // Collective ids: this input gets the block [next_collective_id_, ...) of the
-  // size of its id range; transfer.collective_id moves by the same delta, so a
-  // transfer of a call cut off before its row was written still stays in this block.
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  Merger& m_;
+  const Input& in_;
+  bool* input_failed_;
+  std::string* why_;
+  const std::string file_;  // the input's basename
+  Db db_;
+  sqlite3* src_ = nullptr;
+  int src_version_ = 0;
+  std::unordered_map<int64_t, int64_t> sid_map_;  // the input's sids -> the output's
+  std::vector<std::string> added_;                // to forget if this input is rolled back
+  int64_t sid_mark_ = 0;
+  int64_t lo_ = INT64_MAX, hi_ = INT64_MIN;  // the input's collective id range
+  int64_t delta_ = 0;
+  int64_t collectives_ = 0, transfers_ = 0;
+};
+
+bool Merger::InputCopy::run() {
+  *input_failed_ = false;
+  if (!open() || !copyStrings() || !moveCollectiveIds() || !copyRankAndMeta() || !copyCalls())
+    return false;
+  if (src_version_ >= 2 && !copyGpuTables()) return false;
+  if (!detail::exec(m_.out_.get(), "COMMIT", nullptr)) return writeFailed("cannot commit");
+  detail::exec(src_, "COMMIT", nullptr);
+  if (lo_ <= hi_) m_.next_collective_id_ += hi_ - lo_ + 1;
+  m_.res_.collectives += collectives_;
+  m_.res_.transfers += transfers_;
+  return true;
+}
+
+// Opens the input and begins its read snapshot and the output transaction.
+bool Merger::InputCopy::open() {
+  // Pass 1 ran quick_check on this file moments ago; damage met now still
+  // surfaces as a read error and rolls this input back.
+  db_ = detail::openTraceReadOnly(in_.path, &src_version_, why_, /*quick_check=*/false);
+  if (!db_) {
+    *input_failed_ = true;
+    return false;
+  }
+  src_ = db_.get();
+  // One read snapshot for the whole copy: a live rank file may keep growing.
+  if (!detail::exec(src_, "BEGIN", why_)) return inFail("cannot begin reading");
+  sid_mark_ = m_.next_sid_;
+  if (!detail::exec(m_.out_.get(), "BEGIN", why_)) return m_.outFail("cannot begin");
+  return true;
+}
+
+// Strings: maps this file's sids onto the output's, adding new values.
+bool Merger::InputCopy::copyStrings() {
+  using T = detail::StringTable;
+  Stmt st = detail::prepare(src_, detail::selectSql(T::kDef, src_version_, ""), nullptr);
+  if (!st) return readFailed("cannot read strings");
+  sqlite3_stmt* s = st.get();
+  sqlite3_stmt* o = m_.ins_str_.get();
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    if (sqlite3_column_type(s, T::value) == SQLITE_NULL) continue;
+    std::string value = textOf(s, T::value);
+    auto it = m_.out_sids_.find(value);
+    if (it == m_.out_sids_.end()) {
+      sqlite3_bind_int64(o, param(T::id), m_.next_sid_);
+      sqlite3_bind_text(o, param(T::value), value.data(), static_cast<int>(value.size()),
+                        SQLITE_TRANSIENT);
+      if (!stepOut(o)) return writeFailed("cannot write strings");
+      it = m_.out_sids_.emplace(value, m_.next_sid_++).first;
+      added_.push_back(std::move(value));
+    }
+    sid_map_[sqlite3_column_int64(s, T::id)] = it->second;
+  }
+  if (rc != SQLITE_DONE) return readFailed("cannot read strings");
+  return true;
+}
+
+// Collective ids: this input gets the block [next_collective_id_, ...) of the size of its id
+// range; transfer.collective_id moves by the same delta, so a transfer of a call cut off before
+// its row was written still stays in this block.
+bool Merger::InputCopy::moveCollectiveIds() {
   {
-    Stmt st = detail::prepare(src,
+    Stmt st = detail::prepare(src_,
                               "SELECT (SELECT min(id) FROM collective_data), (SELECT max(id) FROM collective_data),"
                               " min(collective_id), max(collective_id) FROM transfer_data",
                               nullptr);
@@ -377,153 +500,125 @@ bool Merger::copyInput(const Input& in, bool* input_failed, std::string* why) {
     for (int i = 0; i < 4; ++i) {
       if (sqlite3_column_type(st.get(), i) == SQLITE_NULL) continue;
       const int64_t x = sqlite3_column_int64(st.get(), i);
-      lo = std::min(lo, x);
-      hi = std::max(hi, x);
+      lo_ = std::min(lo_, x);
+      hi_ = std::max(hi_, x);
     }
   }
-  int64_t delta = 0;
-  if (lo <= hi) {
-    // Guard against ids that would overflow (only a damaged file has them).
-    constexpr int64_t kLimit = int64_t{1} << 60;
-    if (lo < -kLimit || hi > kLimit || hi - lo + 1 > kLimit || next_collective_id_ + (hi - lo + 1) > kLimit) {
-      *why = detail::oneLine(in.path + ": collective ids out of range (damaged file?)");
-      *input_failed = true;
-      rollbackOut();
-      return false;
-    }
-    delta = next_collective_id_ - lo;
+  if (lo_ > hi_) return true;  // no ids at all
+  // Guard against ids that would overflow (only a damaged file has them).
+  constexpr int64_t kLimit = int64_t{1} << 60;
+  if (lo_ < -kLimit || hi_ > kLimit || hi_ - lo_ + 1 > kLimit ||
+      m_.next_collective_id_ + (hi_ - lo_ + 1) > kLimit) {
+    *why_ = detail::oneLine(in_.path + ": collective ids out of range (damaged file?)");
+    *input_failed_ = true;
+    rollbackOut();
+    return false;
   }
-
-  // Rank row (file = this input's basename) and meta under rank.<r>[#n].
-  const std::string file = detail::baseName(in.path);
-  if (!copyRows("SELECT rank, world_size, local_rank, host, pid, launcher, clock, start_ns,"
-                " start_unix_ns, command_line, identity_source FROM rank",
-                ins_rank_.get(), "the rank row", false, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
-                  for (int i = 0; i < 11; ++i) copyValue(o, i + 1, s, i);
-                  sqlite3_bind_text(o, 12, file.data(), static_cast<int>(file.size()), SQLITE_TRANSIENT);
-                  return true;
-                }))
-    return false;
-  std::string prefix = "rank." + std::to_string(in.rank);
-  if (in.copy_index > 0) prefix += "#" + std::to_string(in.copy_index + 1);
-  prefix += '.';
-  if (!copyRows("SELECT key, value FROM meta", ins_meta_.get(), "meta", false, nullptr,
-                [&](sqlite3_stmt* o, sqlite3_stmt* s) {
-                  const std::string key = prefix + textOf(s, 0);
-                  sqlite3_bind_text(o, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
-                  copyValue(o, 2, s, 1);
-                  return true;
-                }))
-    return false;
-
-  int64_t collectives = 0, transfers = 0;
-  // A row's rank when the row has none: the file's (learned after the row was written).
-  auto bindRankOrFile = [&](sqlite3_stmt* o, int to_index, sqlite3_stmt* s, int from_index) {
-    if (sqlite3_column_type(s, from_index) == SQLITE_NULL) {
-      sqlite3_bind_int64(o, to_index, in.rank);
-    } else {
-      copyValue(o, to_index, s, from_index);
-    }
-  };
-  // Collective ids move by this input's delta; NULL stays NULL.
-  auto bindCollective = [&](sqlite3_stmt* o, int to_index, sqlite3_stmt* s, int from_index) {
-    if (sqlite3_column_type(s, from_index) == SQLITE_NULL) {
-      sqlite3_bind_null(o, to_index);
-    } else {
-      sqlite3_bind_int64(o, to_index, sqlite3_column_int64(s, from_index) + delta);
-    }
-  };
-  if (!copyRows("SELECT id, rank, comm_sid, seq, op_sid, library_sid, bytes, count, dtype_sid,"
-                " reduce_op_sid, algorithm_sid, start_ns, end_ns, root, tid, status"
-                " FROM collective_data ORDER BY id",
-                ins_coll_.get(), "collectives", true, &collectives, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
-                  sqlite3_bind_int64(o, 1, sqlite3_column_int64(s, 0) + delta);
-                  bindRankOrFile(o, 2, s, 1);
-                  bindSid(o, 3, s, 2);
-                  copyValue(o, 4, s, 3);
-                  bindSid(o, 5, s, 4);
-                  bindSid(o, 6, s, 5);
-                  copyValue(o, 7, s, 6);
-                  copyValue(o, 8, s, 7);
-                  bindSid(o, 9, s, 8);
-                  bindSid(o, 10, s, 9);
-                  bindSid(o, 11, s, 10);
-                  for (int i = 11; i < 16; ++i) copyValue(o, i + 1, s, i);
-                  return true;
-                }))
-    return false;
-  if (!copyRows(std::string("SELECT rank, collective_id, src_rank, dst_rank, bytes, start_ns,"
-                            " end_ns, side_sid, phase_sid, step, chunk, slot, ") +
-                    (src_version >= 2 ? "channel" : "NULL") + " FROM transfer_data ORDER BY id",
-                ins_xfer_.get(), "transfers", true, &transfers, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
-                  bindRankOrFile(o, 1, s, 0);
-                  bindCollective(o, 2, s, 1);
-                  for (int i = 2; i < 7; ++i) copyValue(o, i + 1, s, i);
-                  bindSid(o, 8, s, 7);
-                  bindSid(o, 9, s, 8);
-                  for (int i = 9; i < 13; ++i) copyValue(o, i + 1, s, i);
-                  return true;
-                }))
-    return false;
-  // Version-2 tables: collective ids move by the same delta as above.
-  if (src_version >= 2) {
-    auto bindRank = [&](sqlite3_stmt* o, int to_index, sqlite3_stmt* s, int from_index) {
-      if (sqlite3_column_type(s, from_index) == SQLITE_NULL || sqlite3_column_int64(s, from_index) < 0) {
-        sqlite3_bind_int64(o, to_index, in.rank);  // learned after the row was written
-      } else {
-        copyValue(o, to_index, s, from_index);
-      }
-    };
-    if (!copyRows("SELECT collective_id, gpu_start_ns, gpu_end_ns, algorithm_sid, protocol_sid,"
-                  " channels, group_id, stream, device FROM collective_gpu_data"
-                  " ORDER BY collective_id",
-                  ins_cgpu_.get(), "collective GPU rows", false, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
-                    bindCollective(o, 1, s, 0);
-                    copyValue(o, 2, s, 1);
-                    copyValue(o, 3, s, 2);
-                    bindSid(o, 4, s, 3);
-                    bindSid(o, 5, s, 4);
-                    for (int i = 5; i < 9; ++i) copyValue(o, i + 1, s, i);
-                    return true;
-                  }))
-      return false;
-    if (!copyRows("SELECT rank, kind_sid, name_sid, start_ns, end_ns, device, stream, bytes,"
-                  " copy_kind_sid, correlation_id, collective_id FROM gpu_activity_data ORDER BY id",
-                  ins_act_.get(), "GPU activity", true, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
-                    bindRank(o, 1, s, 0);
-                    bindSid(o, 2, s, 1);
-                    bindSid(o, 3, s, 2);
-                    for (int i = 3; i < 8; ++i) copyValue(o, i + 1, s, i);
-                    bindSid(o, 9, s, 8);
-                    copyValue(o, 10, s, 9);
-                    bindCollective(o, 11, s, 10);
-                    return true;
-                  }))
-      return false;
-    if (!copyRows("SELECT rank, comm_sid, library_sid, comm_rank, comm_size, parent_sid,"
-                  " created_ns, ended_ns, end_state_sid, topology FROM communicator_data",
-                  ins_comm_.get(), "communicators", false, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
-                    bindRank(o, 1, s, 0);
-                    bindSid(o, 2, s, 1);
-                    bindSid(o, 3, s, 2);
-                    copyValue(o, 4, s, 3);
-                    copyValue(o, 5, s, 4);
-                    bindSid(o, 6, s, 5);
-                    copyValue(o, 7, s, 6);
-                    copyValue(o, 8, s, 7);
-                    bindSid(o, 9, s, 8);
-                    copyValue(o, 10, s, 9);
-                    // damaged: no communicator id
-                    return sqlite3_column_type(s, 1) != SQLITE_NULL && sid_map.count(sqlite3_column_int64(s, 1)) > 0;
-                  }))
-      return false;
-  }
-  if (!detail::exec(out, "COMMIT", nullptr)) return writeFailed("cannot commit");
-  detail::exec(src, "COMMIT", nullptr);
-  if (lo <= hi) next_collective_id_ += hi - lo + 1;
-  res_.collectives += collectives;
-  res_.transfers += transfers;
+  delta_ = m_.next_collective_id_ - lo_;
   return true;
+}
+
+// Rank row (file = this input's basename) and meta under rank.<r>[#n].
+bool Merger::InputCopy::copyRankAndMeta() {
+  using Meta = detail::MetaTable;
+  if (!copyTable(m_.copies_.rank, "", m_.ins_rank_.get(), "the rank row", false, nullptr)) {
+    return false;
+  }
+  std::string prefix = "rank." + std::to_string(in_.rank);
+  if (in_.copy_index > 0) prefix += "#" + std::to_string(in_.copy_index + 1);
+  prefix += '.';
+  return copyRows(detail::selectSql(Meta::kDef, src_version_, ""), m_.ins_meta_.get(), "meta",
+                  false, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
+                    const std::string key = prefix + textOf(s, Meta::key);
+                    sqlite3_bind_text(o, param(Meta::key), key.data(), static_cast<int>(key.size()),
+                                      SQLITE_TRANSIENT);
+                    copyValue(o, param(Meta::value), s, Meta::value);
+                    return true;
+                  });
+}
+
+// The calls and their messages: the rows the merge result counts.
+bool Merger::InputCopy::copyCalls() {
+  const TableCopies& c = m_.copies_;
+  return copyTable(c.collective, " ORDER BY id", m_.ins_coll_.get(), "collectives", true,
+                   &collectives_) &&
+         copyTable(c.transfer, " ORDER BY id", m_.ins_xfer_.get(), "transfers", true, &transfers_);
+}
+
+// Version-2 tables: collective ids move by the same delta as above.
+bool Merger::InputCopy::copyGpuTables() {
+  using Comm = detail::CommunicatorTable;
+  const TableCopies& c = m_.copies_;
+  if (!copyTable(c.collective_gpu, " ORDER BY collective_id", m_.ins_cgpu_.get(),
+                 "collective GPU rows", false, nullptr) ||
+      !copyTable(c.gpu_activity, " ORDER BY id", m_.ins_act_.get(), "GPU activity", true,
+                 nullptr)) {
+    return false;
+  }
+  const int comm_sid = detail::indexIn(c.communicator.read, Comm::comm_sid);
+  return copyRows(tableSql(c.communicator, ""), m_.ins_comm_.get(), "communicators", false, nullptr,
+                  [&](sqlite3_stmt* o, sqlite3_stmt* s) {
+                    bindRow(o, s, c.communicator);
+                    // damaged: no communicator id
+                    return sqlite3_column_type(s, comm_sid) != SQLITE_NULL &&
+                           sid_map_.count(sqlite3_column_int64(s, comm_sid)) > 0;
+                  });
+}
+
+// Binds the written columns from the input row, as copy.steps say.
+void Merger::InputCopy::bindRow(sqlite3_stmt* o, sqlite3_stmt* s, const TableCopy& copy) {
+  for (const TableCopy::Step& step : copy.steps) {
+    const int to = step.to;
+    const int from = step.from;
+    switch (step.fill) {
+      case Fill::kCopy:
+        copyValue(o, to, s, from);
+        break;
+      case Fill::kSid:
+        bindSid(o, to, s, from);
+        break;
+      case Fill::kCollectiveId:
+        if (sqlite3_column_type(s, from) == SQLITE_NULL) {
+          sqlite3_bind_null(o, to);
+        } else {
+          sqlite3_bind_int64(o, to, sqlite3_column_int64(s, from) + delta_);
+        }
+        break;
+      case Fill::kFileRankIfNull:
+        if (sqlite3_column_type(s, from) == SQLITE_NULL) {
+          sqlite3_bind_int64(o, to, in_.rank);
+        } else {
+          copyValue(o, to, s, from);
+        }
+        break;
+      case Fill::kFileRankIfUnknown:
+        if (sqlite3_column_type(s, from) == SQLITE_NULL || sqlite3_column_int64(s, from) < 0) {
+          sqlite3_bind_int64(o, to, in_.rank);
+        } else {
+          copyValue(o, to, s, from);
+        }
+        break;
+      case Fill::kFileName:
+        sqlite3_bind_text(o, to, file_.data(), static_cast<int>(file_.size()), SQLITE_TRANSIENT);
+        break;
+      case Fill::kNewId:
+        break;  // not written (no step has it)
+    }
+  }
+}
+
+void Merger::InputCopy::bindSid(sqlite3_stmt* to, int to_index, sqlite3_stmt* from,
+                                int from_index) {
+  if (sqlite3_column_type(from, from_index) == SQLITE_NULL) {
+    sqlite3_bind_null(to, to_index);
+    return;
+  }
+  auto it = sid_map_.find(sqlite3_column_int64(from, from_index));
+  if (it == sid_map_.end()) {
+    sqlite3_bind_null(to, to_index);  // dangling sid in a damaged file: unknown
+  } else {
+    sqlite3_bind_int64(to, to_index, it->second);
+  }
 }
 
 MergeResult Merger::run() {
@@ -582,7 +677,7 @@ MergeResult Merger::run() {
   for (const Input& in : inputs) {
     bool input_failed = false;
     std::string why;
-    if (!copyInput(in, &input_failed, &why)) {
+    if (!InputCopy(*this, in, &input_failed, &why).run()) {
       if (!input_failed) return abandon();  // the output failed: res_.error is set
       res_.warnings.push_back("skipped " + why);
       skipped.push_back(detail::baseName(in.path));
@@ -610,7 +705,16 @@ MergeResult Merger::run() {
     if (!files_per_rank.count(r)) res_.missing_ranks.push_back(r);
   }
 
-  // Merged meta (the caller's extra keys first: ours describe this merge and win).
+  if (!writeMergeMeta(skipped)) return abandon();
+  progress();
+  if (!finish()) return abandon();
+  res_.ok = true;
+  return res_;
+}
+
+// Writes the merged meta (the caller's extra keys first: ours describe this merge and win) and
+// builds the indexes. False (res_.error set) if the output failed.
+bool Merger::writeMergeMeta(const std::vector<std::string>& skipped) {
   const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
@@ -620,32 +724,26 @@ MergeResult Merger::run() {
   kv.emplace_back("schema_version", std::to_string(kSchemaVersion));
   kv.emplace_back("merged_at_unix_ns", std::to_string(now));
   kv.emplace_back("ranks", std::to_string(res_.ranks));
-  kv.emplace_back("world_size", std::to_string(world));
+  kv.emplace_back("world_size", std::to_string(res_.world_size));
   kv.emplace_back("cut_off_ranks", joinInts(res_.cut_off_ranks));
   kv.emplace_back("missing_ranks", joinInts(res_.missing_ranks));
   kv.emplace_back("skipped_inputs", skipped_list);
   sqlite3* out = out_.get();
   std::string why;
-  if (!detail::exec(out, "BEGIN", &why)) {
-    outFail("cannot begin");
-    return abandon();
-  }
+  if (!detail::exec(out, "BEGIN", &why)) return outFail("cannot begin");
   for (const auto& [k, v] : kv) {
-    sqlite3_bind_text(ins_meta_.get(), 1, k.data(), static_cast<int>(k.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_text(ins_meta_.get(), 2, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    if (!stepOut(ins_meta_.get())) {
-      outFail("cannot write meta");
-      return abandon();
-    }
+    using Meta = detail::MetaTable;
+    sqlite3_bind_text(ins_meta_.get(), param(Meta::key), k.data(), static_cast<int>(k.size()),
+                      SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins_meta_.get(), param(Meta::value), v.data(), static_cast<int>(v.size()),
+                      SQLITE_TRANSIENT);
+    if (!stepOut(ins_meta_.get())) return outFail("cannot write meta");
   }
   if (!detail::exec(out, detail::kMergedIndexSql, &why) || !detail::exec(out, "COMMIT", &why)) {
     res_.error = detail::oneLine(tmp_ + ": cannot build indexes: " + why);
-    return abandon();
+    return false;
   }
-  progress();
-  if (!finish()) return abandon();
-  res_.ok = true;
-  return res_;
+  return true;
 }
 
 // Closes, fsyncs and moves the temporary file into place.

@@ -16,14 +16,24 @@
 #include <string>
 #include <unordered_map>
 
+#include "columns.h"
 #include "schema.h"
 #include "sqlite_util.h"
 
 namespace ringside::storage {
 namespace {
 
+using detail::CollectiveGpuTable;
+using detail::CollectiveTable;
+using detail::CommunicatorTable;
 using detail::Db;
+using detail::GpuActivityTable;
+using detail::MetaTable;
+using detail::param;
+using detail::RankTable;
 using detail::Stmt;
+using detail::StringTable;
+using detail::TransferTable;
 
 // Hash map keyed by std::string that accepts string_view lookups without
 // building a std::string for every probe.
@@ -187,56 +197,26 @@ bool SqliteRankWriter::init(std::string* error) {
 
   struct Prep {
     Stmt* stmt;
-    const char* sql;
+    std::string sql;
   };
   const Prep preps[] = {
       {&begin_, "BEGIN IMMEDIATE"},
       {&commit_, "COMMIT"},
       {&rollback_, "ROLLBACK"},
-      {&insert_collective_,
-       "INSERT INTO collective_data(id, rank, comm_sid, seq, op_sid, library_sid, bytes, count,"
-       " dtype_sid, reduce_op_sid, algorithm_sid, start_ns, end_ns, root, tid, status)"
-       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"},
-      {&insert_transfer_,
-       "INSERT INTO transfer_data(id, rank, collective_id, src_rank, dst_rank, bytes, start_ns,"
-       " end_ns, side_sid, phase_sid, step, chunk, slot, channel)"
-       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"},
+      {&insert_collective_, detail::insertSql(CollectiveTable::kDef)},
+      {&insert_transfer_, detail::insertSql(TransferTable::kDef)},
       // Later rows fill what is still unknown and never erase what is known.
       {&upsert_collective_gpu_,
-       "INSERT INTO collective_gpu_data(collective_id, gpu_start_ns, gpu_end_ns, algorithm_sid,"
-       " protocol_sid, channels, group_id, stream, device) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)"
-       " ON CONFLICT(collective_id) DO UPDATE SET"
-       " gpu_start_ns=coalesce(excluded.gpu_start_ns, gpu_start_ns),"
-       " gpu_end_ns=coalesce(excluded.gpu_end_ns, gpu_end_ns),"
-       " algorithm_sid=coalesce(excluded.algorithm_sid, algorithm_sid),"
-       " protocol_sid=coalesce(excluded.protocol_sid, protocol_sid),"
-       " channels=coalesce(excluded.channels, channels),"
-       " group_id=coalesce(excluded.group_id, group_id),"
-       " stream=coalesce(excluded.stream, stream),"
-       " device=coalesce(excluded.device, device)"},
-      {&insert_gpu_activity_,
-       "INSERT INTO gpu_activity_data(id, rank, kind_sid, name_sid, start_ns, end_ns, device, stream,"
-       " bytes, copy_kind_sid, correlation_id, collective_id)"
-       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"},
+       detail::upsertSql(CollectiveGpuTable::kDef,
+                         detail::columns({CollectiveGpuTable::collective_id}))},
+      {&insert_gpu_activity_, detail::insertSql(GpuActivityTable::kDef)},
       {&upsert_communicator_,
-       "INSERT INTO communicator_data(rank, comm_sid, library_sid, comm_rank, comm_size, parent_sid,"
-       " created_ns, ended_ns, end_state_sid, topology) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"
-       " ON CONFLICT(rank, comm_sid) DO UPDATE SET"
-       " library_sid=coalesce(excluded.library_sid, library_sid),"
-       " comm_rank=coalesce(excluded.comm_rank, comm_rank),"
-       " comm_size=coalesce(excluded.comm_size, comm_size),"
-       " parent_sid=coalesce(excluded.parent_sid, parent_sid),"
-       " created_ns=coalesce(excluded.created_ns, created_ns),"
-       " ended_ns=coalesce(excluded.ended_ns, ended_ns),"
-       " end_state_sid=coalesce(excluded.end_state_sid, end_state_sid),"
-       " topology=coalesce(excluded.topology, topology)"},
-      {&insert_string_, "INSERT INTO string(id, value) VALUES(?1, ?2)"},
-      {&upsert_meta_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)"},
+       detail::upsertSql(CommunicatorTable::kDef,
+                         detail::columns({CommunicatorTable::rank, CommunicatorTable::comm_sid}))},
+      {&insert_string_, detail::insertSql(StringTable::kDef)},
+      {&upsert_meta_, detail::insertSql(MetaTable::kDef, "INSERT OR REPLACE")},
       {&delete_rank_, "DELETE FROM rank"},
-      {&insert_rank_,
-       "INSERT INTO rank(rank, world_size, local_rank, host, pid, launcher, clock, start_ns,"
-       " start_unix_ns, command_line, identity_source, file)"
-       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"},
+      {&insert_rank_, detail::insertSql(RankTable::kDef)},
   };
   for (const Prep& p : preps) {
     *p.stmt = detail::prepare(db, p.sql, &why);
@@ -260,9 +240,11 @@ bool SqliteRankWriter::intern(std::string_view value, LastString* last, int64_t*
   auto it = strings_.find(value);
   if (it == strings_.end()) {
     const int64_t id = next_sid_;
+    using T = StringTable;
     sqlite3_stmt* st = insert_string_.get();
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_text(st, 2, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(st, param(T::id), id);
+    sqlite3_bind_text(st, param(T::value), value.data(), static_cast<int>(value.size()),
+                      SQLITE_STATIC);
     const bool ok = stepDone(st, "cannot store a string");
     sqlite3_clear_bindings(st);
     if (!ok) return false;
@@ -283,20 +265,21 @@ static int bindText(sqlite3_stmt* st, int index, std::string_view s) {
 
 bool SqliteRankWriter::writeRank(const RankInfo& info) {
   if (!stepDone(delete_rank_.get(), "cannot store the rank row")) return false;
+  using T = RankTable;
   sqlite3_stmt* st = insert_rank_.get();
-  detail::bindNullable(st, 1, info.rank);
-  detail::bindNullable(st, 2, info.world_size);
-  detail::bindNullable(st, 3, info.local_rank);
-  bindText(st, 4, info.host);
-  sqlite3_bind_int64(st, 5, info.pid);
-  bindText(st, 6, info.launcher);
-  bindText(st, 7, info.clock);
-  sqlite3_bind_int64(st, 8, info.start_ns);
-  sqlite3_bind_int64(st, 9, info.start_unix_ns);
-  bindText(st, 10, info.command_line);
-  bindText(st, 11, info.identity_source);
+  detail::bindNullable(st, param(T::rank), info.rank);
+  detail::bindNullable(st, param(T::world_size), info.world_size);
+  detail::bindNullable(st, param(T::local_rank), info.local_rank);
+  bindText(st, param(T::host), info.host);
+  sqlite3_bind_int64(st, param(T::pid), info.pid);
+  bindText(st, param(T::launcher), info.launcher);
+  bindText(st, param(T::clock), info.clock);
+  sqlite3_bind_int64(st, param(T::start_ns), info.start_ns);
+  sqlite3_bind_int64(st, param(T::start_unix_ns), info.start_unix_ns);
+  bindText(st, param(T::command_line), info.command_line);
+  bindText(st, param(T::identity_source), info.identity_source);
   const std::string file = detail::baseName(path_);
-  bindText(st, 12, file);
+  bindText(st, param(T::file), file);
   const bool ok = stepDone(st, "cannot store the rank row");
   sqlite3_clear_bindings(st);
   if (ok) rank_ = info.rank;
@@ -304,9 +287,11 @@ bool SqliteRankWriter::writeRank(const RankInfo& info) {
 }
 
 bool SqliteRankWriter::writeMeta(std::string_view key, std::string_view value) {
+  using T = MetaTable;
   sqlite3_stmt* st = upsert_meta_.get();
-  sqlite3_bind_text(st, 1, key.data(), static_cast<int>(key.size()), SQLITE_STATIC);
-  sqlite3_bind_text(st, 2, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
+  sqlite3_bind_text(st, param(T::key), key.data(), static_cast<int>(key.size()), SQLITE_STATIC);
+  sqlite3_bind_text(st, param(T::value), value.data(), static_cast<int>(value.size()),
+                    SQLITE_STATIC);
   const bool ok = stepDone(st, "cannot store meta key");
   sqlite3_clear_bindings(st);
   return ok;
@@ -355,23 +340,24 @@ bool SqliteRankWriter::addCollective(const CollectiveRow& row) {
         !intern(row.algorithm, &algorithm_, &algorithm)) {
       return false;
     }
+    using T = CollectiveTable;
     sqlite3_stmt* st = insert_collective_.get();
-    sqlite3_bind_int64(st, 1, row.id);
-    detail::bindNullable(st, 2, row.rank);
-    detail::bindNullable(st, 3, comm);
-    sqlite3_bind_int64(st, 4, row.seq);
-    detail::bindNullable(st, 5, op);
-    detail::bindNullable(st, 6, library);
-    sqlite3_bind_int64(st, 7, row.bytes);
-    sqlite3_bind_int64(st, 8, row.count);
-    detail::bindNullable(st, 9, dtype);
-    detail::bindNullable(st, 10, reduce_op);
-    detail::bindNullable(st, 11, algorithm);
-    sqlite3_bind_int64(st, 12, row.start_ns);
-    detail::bindNullable(st, 13, row.end_ns);
-    detail::bindNullable(st, 14, row.root);
-    sqlite3_bind_int64(st, 15, row.tid);
-    sqlite3_bind_int64(st, 16, row.status);
+    sqlite3_bind_int64(st, param(T::id), row.id);
+    detail::bindNullable(st, param(T::rank), row.rank);
+    detail::bindNullable(st, param(T::comm_sid), comm);
+    sqlite3_bind_int64(st, param(T::seq), row.seq);
+    detail::bindNullable(st, param(T::op_sid), op);
+    detail::bindNullable(st, param(T::library_sid), library);
+    sqlite3_bind_int64(st, param(T::bytes), row.bytes);
+    sqlite3_bind_int64(st, param(T::count), row.count);
+    detail::bindNullable(st, param(T::dtype_sid), dtype);
+    detail::bindNullable(st, param(T::reduce_op_sid), reduce_op);
+    detail::bindNullable(st, param(T::algorithm_sid), algorithm);
+    sqlite3_bind_int64(st, param(T::start_ns), row.start_ns);
+    detail::bindNullable(st, param(T::end_ns), row.end_ns);
+    detail::bindNullable(st, param(T::root), row.root);
+    sqlite3_bind_int64(st, param(T::tid), row.tid);
+    sqlite3_bind_int64(st, param(T::status), row.status);
     return stepDone(st, "cannot store a collective row");
   });
 }
@@ -388,21 +374,22 @@ bool SqliteRankWriter::addTransfer(const TransferRow& row) {
     if (recorder < 0) {
       recorder = row.side == "send" ? row.src_rank : row.side == "recv" ? row.dst_rank : kNone;
     }
+    using T = TransferTable;
     sqlite3_stmt* st = insert_transfer_.get();
-    sqlite3_bind_int64(st, 1, id);
-    detail::bindNullable(st, 2, recorder < 0 ? kNone : recorder);
-    detail::bindNullable(st, 3, row.collective_id);
-    detail::bindNullable(st, 4, row.src_rank);
-    detail::bindNullable(st, 5, row.dst_rank);
-    sqlite3_bind_int64(st, 6, row.bytes);
-    sqlite3_bind_int64(st, 7, row.start_ns);
-    detail::bindNullable(st, 8, row.end_ns);
-    detail::bindNullable(st, 9, side);
-    detail::bindNullable(st, 10, phase);
-    detail::bindNullable(st, 11, row.step);
-    detail::bindNullable(st, 12, row.chunk);
-    detail::bindNullable(st, 13, row.slot);
-    detail::bindNullable(st, 14, row.channel);
+    sqlite3_bind_int64(st, param(T::id), id);
+    detail::bindNullable(st, param(T::rank), recorder < 0 ? kNone : recorder);
+    detail::bindNullable(st, param(T::collective_id), row.collective_id);
+    detail::bindNullable(st, param(T::src_rank), row.src_rank);
+    detail::bindNullable(st, param(T::dst_rank), row.dst_rank);
+    sqlite3_bind_int64(st, param(T::bytes), row.bytes);
+    sqlite3_bind_int64(st, param(T::start_ns), row.start_ns);
+    detail::bindNullable(st, param(T::end_ns), row.end_ns);
+    detail::bindNullable(st, param(T::side_sid), side);
+    detail::bindNullable(st, param(T::phase_sid), phase);
+    detail::bindNullable(st, param(T::step), row.step);
+    detail::bindNullable(st, param(T::chunk), row.chunk);
+    detail::bindNullable(st, param(T::slot), row.slot);
+    detail::bindNullable(st, param(T::channel), row.channel);
     if (!stepDone(st, "cannot store a transfer row")) return false;
     if (id >= next_transfer_id_) next_transfer_id_ = id + 1;
     return true;
@@ -417,16 +404,18 @@ bool SqliteRankWriter::addCollectiveGpu(const CollectiveGpuRow& row) {
     int64_t algorithm, protocol;
     if (!intern(row.algorithm, &gpu_algorithm_, &algorithm) || !intern(row.protocol, &protocol_, &protocol))
       return false;
+    using T = CollectiveGpuTable;
     sqlite3_stmt* st = upsert_collective_gpu_.get();
-    sqlite3_bind_int64(st, 1, row.collective_id);
-    detail::bindNullable(st, 2, row.gpu_start_ns);
-    detail::bindNullable(st, 3, row.gpu_end_ns);
-    detail::bindNullable(st, 4, algorithm);
-    detail::bindNullable(st, 5, protocol);
-    detail::bindNullable(st, 6, row.channels);
-    detail::bindNullable(st, 7, row.group_id);
-    detail::bindNullable(st, 8, row.stream);  // 0 is a real stream (the legacy default one)
-    detail::bindNullable(st, 9, row.device);
+    sqlite3_bind_int64(st, param(T::collective_id), row.collective_id);
+    detail::bindNullable(st, param(T::gpu_start_ns), row.gpu_start_ns);
+    detail::bindNullable(st, param(T::gpu_end_ns), row.gpu_end_ns);
+    detail::bindNullable(st, param(T::algorithm_sid), algorithm);
+    detail::bindNullable(st, param(T::protocol_sid), protocol);
+    detail::bindNullable(st, param(T::channels), row.channels);
+    detail::bindNullable(st, param(T::group_id), row.group_id);
+    // 0 is a real stream (the legacy default one).
+    detail::bindNullable(st, param(T::stream), row.stream);
+    detail::bindNullable(st, param(T::device), row.device);
     return stepDone(st, "cannot store a collective_gpu row");
   });
 }
@@ -441,19 +430,20 @@ bool SqliteRankWriter::addGpuActivity(const GpuActivityRow& row) {
       return false;
     }
     const int64_t id = row.id != 0 ? row.id : next_activity_id_;
+    using T = GpuActivityTable;
     sqlite3_stmt* st = insert_gpu_activity_.get();
-    sqlite3_bind_int64(st, 1, id);
-    detail::bindNullable(st, 2, rank_ < 0 ? kNone : rank_);
-    detail::bindNullable(st, 3, kind);
-    detail::bindNullable(st, 4, name);
-    sqlite3_bind_int64(st, 5, row.start_ns);
-    detail::bindNullable(st, 6, row.end_ns);
-    detail::bindNullable(st, 7, row.device);
-    detail::bindNullable(st, 8, row.stream);
-    detail::bindNullable(st, 9, row.bytes);
-    detail::bindNullable(st, 10, copy_kind);
-    detail::bindNullable(st, 11, row.correlation_id);
-    detail::bindNullable(st, 12, row.collective_id);
+    sqlite3_bind_int64(st, param(T::id), id);
+    detail::bindNullable(st, param(T::rank), rank_ < 0 ? kNone : rank_);
+    detail::bindNullable(st, param(T::kind_sid), kind);
+    detail::bindNullable(st, param(T::name_sid), name);
+    sqlite3_bind_int64(st, param(T::start_ns), row.start_ns);
+    detail::bindNullable(st, param(T::end_ns), row.end_ns);
+    detail::bindNullable(st, param(T::device), row.device);
+    detail::bindNullable(st, param(T::stream), row.stream);
+    detail::bindNullable(st, param(T::bytes), row.bytes);
+    detail::bindNullable(st, param(T::copy_kind_sid), copy_kind);
+    detail::bindNullable(st, param(T::correlation_id), row.correlation_id);
+    detail::bindNullable(st, param(T::collective_id), row.collective_id);
     if (!stepDone(st, "cannot store a gpu_activity row")) return false;
     if (id >= next_activity_id_) next_activity_id_ = id + 1;
     return true;
@@ -470,18 +460,19 @@ bool SqliteRankWriter::addCommunicator(const CommunicatorRow& row) {
         !intern(row.parent, &comm_parent_, &parent) || !intern(row.end_state, &end_state_, &end_state)) {
       return false;
     }
+    using T = CommunicatorTable;
     sqlite3_stmt* st = upsert_communicator_.get();
     // NULL ranks would never conflict (NULLs are distinct in UNIQUE): -1 stands for "unknown" here.
-    sqlite3_bind_int64(st, 1, rank_);
-    sqlite3_bind_int64(st, 2, comm);
-    detail::bindNullable(st, 3, library);
-    detail::bindNullable(st, 4, row.comm_rank);
-    detail::bindNullable(st, 5, row.comm_size);
-    detail::bindNullable(st, 6, parent);
-    detail::bindNullable(st, 7, row.created_ns);
-    detail::bindNullable(st, 8, row.ended_ns);
-    detail::bindNullable(st, 9, end_state);
-    bindText(st, 10, row.topology);
+    sqlite3_bind_int64(st, param(T::rank), rank_);
+    sqlite3_bind_int64(st, param(T::comm_sid), comm);
+    detail::bindNullable(st, param(T::library_sid), library);
+    detail::bindNullable(st, param(T::comm_rank), row.comm_rank);
+    detail::bindNullable(st, param(T::comm_size), row.comm_size);
+    detail::bindNullable(st, param(T::parent_sid), parent);
+    detail::bindNullable(st, param(T::created_ns), row.created_ns);
+    detail::bindNullable(st, param(T::ended_ns), row.ended_ns);
+    detail::bindNullable(st, param(T::end_state_sid), end_state);
+    bindText(st, param(T::topology), row.topology);
     return stepDone(st, "cannot store a communicator row");
   });
 }

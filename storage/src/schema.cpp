@@ -1,131 +1,20 @@
 // storage/src/schema.cpp — trace schema version 2 (see docs/schema.md).
 //
-// Every column is declared once here with its meaning and unit. SQLite keeps
-// these comments in sqlite_schema, so `.schema` on a trace shows them too.
-// Changing anything a reader depends on means bumping kSchemaVersion.
+// The tables come from the column lists of columns.h (each column declared once there, with its
+// meaning and unit); the views and the merged trace's indexes are written here. Changing anything
+// a reader depends on means bumping kSchemaVersion.
 #include "schema.h"
 
 #include <string>
 
+#include "columns.h"
 #include "ringside/storage/records.h"
 #include "sqlite_util.h"
 
 namespace ringside::storage::detail {
 
-const char* const kSchemaSql = R"sql(
--- Interned short strings (op names, dtypes, communicator ids, ...). Data
--- tables refer to them by id through *_sid columns; the views below join them.
-CREATE TABLE string(
-  id    INTEGER PRIMARY KEY,  -- string id (sid), unique within the file
-  value TEXT NOT NULL UNIQUE  -- the string itself; never empty (empty is stored as a NULL sid)
-);
-
--- The traced process: one row in a rank file, one per input file in a merged trace.
-CREATE TABLE rank(
-  rank            INTEGER,  -- rank in the world communicator; NULL if never known
-  world_size      INTEGER,  -- ranks in the world communicator; NULL if never known
-  local_rank      INTEGER,  -- rank among the processes of its host; NULL if unknown
-  host            TEXT,     -- hostname
-  pid             INTEGER,  -- process id on host
-  launcher        TEXT,     -- torchrun, ompi, slurm, pmi, ringside, unknown
-  clock           TEXT,     -- clock of every *_ns column of this rank (CLOCK_MONOTONIC)
-  start_ns        INTEGER,  -- trace start on `clock`, ns
-  start_unix_ns   INTEGER,  -- the same instant on CLOCK_REALTIME, ns since 1970 (aligns hosts)
-  command_line    TEXT,     -- argv joined by spaces
-  identity_source TEXT,     -- where rank/world_size came from: gloo, env, none
-  file            TEXT      -- basename of the rank file the row came from
-);
-
--- One call of a collective (or point-to-point) operation on one rank.
-CREATE TABLE collective_data(
-  id            INTEGER PRIMARY KEY,  -- unique per file; renumbered across ranks on merge
-  rank          INTEGER,              -- calling rank (world); NULL if unknown
-  comm_sid      INTEGER,              -- string: communicator id, equal on all its ranks
-  seq           INTEGER NOT NULL,     -- call number within comm, from 0; matches a call across ranks
-  op_sid        INTEGER,              -- string: allreduce, broadcast, allgather, ... (lower case)
-  library_sid   INTEGER,              -- string: gloo, nccl, ringside-ring, ringside-tree
-  bytes         INTEGER NOT NULL,     -- payload bytes of this rank's input, bytes
-  count         INTEGER NOT NULL,     -- payload elements
-  dtype_sid     INTEGER,              -- string: f32, f64, bf16, ...; NULL if unknown
-  reduce_op_sid INTEGER,              -- string: sum, max, ...; NULL if not a reduction or unknown
-  algorithm_sid INTEGER,              -- string: ring, bcube, ...; NULL when the library chose
-  start_ns      INTEGER NOT NULL,     -- call entered, ns on the rank's clock
-  end_ns        INTEGER,              -- call returned, ns on the rank's clock; NULL if it never returned
-  root          INTEGER,              -- root rank of rooted ops; NULL otherwise
-  tid           INTEGER NOT NULL,     -- OS thread id of the caller
-  status        INTEGER NOT NULL      -- 0 ok, 1 the call threw/failed
-);
-
--- One message on a directed link src_rank -> dst_rank, as seen by one side.
-CREATE TABLE transfer_data(
-  id            INTEGER PRIMARY KEY,  -- unique per file (renumbered on merge)
-  rank          INTEGER,              -- recording rank (src_rank for send, dst_rank for recv)
-  collective_id INTEGER,              -- collective_data.id of the enclosing call; NULL if none
-  src_rank      INTEGER,              -- sending rank; NULL if unknown
-  dst_rank      INTEGER,              -- receiving rank; NULL if unknown
-  bytes         INTEGER NOT NULL,     -- message size, bytes
-  start_ns      INTEGER NOT NULL,     -- send/recv posted, ns on the recording rank's clock
-  end_ns        INTEGER,              -- last byte written/read, ns; NULL if never completed
-  side_sid      INTEGER,              -- string: 'send' or 'recv'
-  phase_sid     INTEGER,              -- string: reduce-scatter, all-gather, reduce, broadcast; NULL if unknown
-  step          INTEGER,              -- algorithm step, from 0; NULL if unknown
-  chunk         INTEGER,              -- chunk within the step, from 0; NULL if unknown
-  slot          INTEGER,              -- the library's message tag/slot; NULL if unknown
-  channel       INTEGER               -- NCCL channel that carried it; NULL if none/unknown (v2)
-);
-
--- What a GPU library (NCCL) adds to a collective_data row (v2). One row per
--- collective at most; filled from NCCL's profiler events and CUPTI.
-CREATE TABLE collective_gpu_data(
-  collective_id INTEGER PRIMARY KEY,  -- collective_data.id
-  gpu_start_ns  INTEGER,              -- first GPU work of the call began, ns on the rank's clock; NULL if unknown
-  gpu_end_ns    INTEGER,              -- last GPU work of the call ended, ns on the rank's clock
-  algorithm_sid INTEGER,              -- string: NCCL's algorithm (ring, tree, collnet_direct, nvls, pat, ...)
-  protocol_sid  INTEGER,              -- string: LL, LL128, Simple
-  channels      INTEGER,              -- channels the call used
-  group_id      INTEGER,              -- calls of one ncclGroupStart/End share it (per rank); NULL outside groups
-  stream        INTEGER,              -- CUDA stream handle the call was enqueued on
-  device        INTEGER               -- CUDA device ordinal
-);
-
--- GPU work and GPU-related host events from CUPTI, and NVTX ranges (v2).
-CREATE TABLE gpu_activity_data(
-  id             INTEGER PRIMARY KEY, -- unique per file (renumbered on merge)
-  rank           INTEGER,             -- recording rank
-  kind_sid       INTEGER,             -- string: kernel, memcpy, memset, sync, nvtx
-  name_sid       INTEGER,             -- string: kernel name, NVTX text, sync kind; NULL if none
-  start_ns       INTEGER NOT NULL,    -- ns on the rank's clock (converted from the GPU timer)
-  end_ns         INTEGER,             -- ns on the rank's clock; NULL if unknown
-  device         INTEGER,             -- CUDA device ordinal
-  stream         INTEGER,             -- CUPTI stream id
-  bytes          INTEGER,             -- memcpy/memset bytes; NULL otherwise
-  copy_kind_sid  INTEGER,             -- string: HtoD, DtoH, DtoD, HtoH, PtoP (memcpy); NULL otherwise
-  correlation_id INTEGER,             -- CUPTI correlation id of the launching API call
-  collective_id  INTEGER              -- collective_data.id of the NCCL call that launched it; NULL if none
-);
-
--- Communicators as created on each rank (v2).
-CREATE TABLE communicator_data(
-  rank         INTEGER,               -- recording rank
-  comm_sid     INTEGER NOT NULL,      -- string: communicator id, as collective_data.comm_sid
-  library_sid  INTEGER,               -- string: gloo, nccl
-  comm_rank    INTEGER,               -- this rank's rank in the communicator
-  comm_size    INTEGER,               -- ranks in the communicator
-  parent_sid   INTEGER,               -- string: the communicator it was split from; NULL if none
-  created_ns   INTEGER,               -- creation returned, ns on the rank's clock
-  ended_ns     INTEGER,               -- destroy/abort returned; NULL while alive
-  end_state_sid INTEGER,              -- string: destroyed, aborted; NULL while alive
-  topology     TEXT,                  -- the library's rings/trees, one per line ("ring 0: 0 1 2 3"); NULL if unknown
-  UNIQUE(rank, comm_sid)
-);
-
--- Key/value facts about the recording (tool_version, end_state, counters, ...).
--- A merged trace stores each rank's keys as rank.<r>.<key> plus merge keys.
-CREATE TABLE meta(
-  key   TEXT PRIMARY KEY,  -- see docs/schema.md for the keys
-  value TEXT               -- always text; numbers in decimal
-);
-
+// The views, created after the tables they read.
+const char* const kViewSql = R"sql(
 -- collective_data with its strings resolved: what users and scripts query.
 -- algorithm is the caller's choice, else the GPU library's (collective_gpu_data).
 CREATE VIEW collective AS
@@ -184,7 +73,10 @@ CREATE INDEX gpu_activity_by_collective ON gpu_activity_data(collective_id); -- 
 )sql";
 
 bool createSchema(sqlite3* db, std::string* error) {
-  if (!exec(db, kSchemaSql, error)) return false;
+  std::string sql;
+  for (const TableDef* t : kTables) sql += createTableSql(*t) + '\n';
+  sql += kViewSql;
+  if (!exec(db, sql.c_str(), error)) return false;
   const std::string stamp = "PRAGMA application_id=" + std::to_string(kApplicationId) +
                             ";PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";";
   return exec(db, stamp.c_str(), error);

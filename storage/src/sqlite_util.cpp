@@ -8,6 +8,7 @@
 #include <cstring>
 #include <set>
 
+#include "columns.h"
 #include "ringside/storage/records.h"
 #include "schema.h"
 
@@ -250,16 +251,11 @@ Db openTraceReadOnly(const std::string& path, int* user_version, std::string* er
       err = openFailure(path, raw);
       return nullptr;
     }
-    for (const char* t : kRequiredTables) {
-      if (!tables.count(t)) {
-        err = notTrace(path, std::string("table '") + t + "' missing");
-        return nullptr;
-      }
-    }
-    if (version >= 2) {
-      for (const char* t : kRequiredTablesV2) {
-        if (!tables.count(t)) {
-          err = notTrace(path, std::string("table '") + t + "' missing");
+    // Every table of the file's version is required: version 1's first, then each later one's.
+    for (int since = 1; since <= version; ++since) {
+      for (const TableDef* t : kTables) {
+        if (t->since == since && !tables.count(t->name)) {
+          err = notTrace(path, std::string("table '") + t->name + "' missing");
           return nullptr;
         }
       }

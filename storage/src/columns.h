@@ -1,0 +1,232 @@
+// storage/src/columns.h — the one list of every table's columns (schema version 2).
+//
+// Each table's columns are declared once, here, as an X-macro: X(name, declaration, since,
+// comment). Everything that names columns by position is derived from these lists: the CREATE
+// TABLE text (schema.cpp; SQLite keeps the comments, so `.schema` on a trace shows them), the
+// writer's and the merger's INSERT statements and the merger's and the reader's SELECT lists, and
+// the column indexes they bind and read (the enumerators of each table struct below, in declaration
+// order). Adding a column is one line here, plus the code that fills or reads it (the merger copies
+// a new column as it is, or remaps it as a string id if its name ends in _sid).
+//
+// `since` is the schema version that added the column: reading a file of an older version reads it
+// as NULL. Changing anything a reader depends on means bumping kSchemaVersion (records.h).
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace ringside::storage::detail {
+
+struct Column {
+  const char* name;
+  const char* decl;  // type and column constraints
+  int since;         // schema version that added it
+  const char* comment;
+};
+
+struct TableDef {
+  const char* name;
+  const Column* columns;
+  int count;
+  int since;                // schema version that added the table (required from then on)
+  const char* constraints;  // table constraints after the columns; "" if none
+  // Layout of the CREATE TABLE text: names are padded to name_width, comments start at
+  // comment_column. Kept as in the files already written, so sqlite_schema stays the same.
+  int name_width;
+  int comment_column;
+};
+
+// Interned short strings (op names, dtypes, communicator ids, ...). Data tables refer to them by
+// id through *_sid columns (the merger remaps every column so named); the views join them.
+#define RINGSIDE_STRING_COLUMNS(X)                                    \
+  X(id, "INTEGER PRIMARY KEY", 1, "string id (sid), unique within the file") \
+  X(value, "TEXT NOT NULL UNIQUE", 1,                                 \
+    "the string itself; never empty (empty is stored as a NULL sid)")
+
+// The traced process: one row in a rank file, one per input file in a merged trace.
+#define RINGSIDE_RANK_COLUMNS(X)                                                             \
+  X(rank, "INTEGER", 1, "rank in the world communicator; NULL if never known")               \
+  X(world_size, "INTEGER", 1, "ranks in the world communicator; NULL if never known")        \
+  X(local_rank, "INTEGER", 1, "rank among the processes of its host; NULL if unknown")       \
+  X(host, "TEXT", 1, "hostname")                                                             \
+  X(pid, "INTEGER", 1, "process id on host")                                                 \
+  X(launcher, "TEXT", 1, "torchrun, ompi, slurm, pmi, ringside, unknown")                    \
+  X(clock, "TEXT", 1, "clock of every *_ns column of this rank (CLOCK_MONOTONIC)")           \
+  X(start_ns, "INTEGER", 1, "trace start on `clock`, ns")                                    \
+  X(start_unix_ns, "INTEGER", 1,                                                             \
+    "the same instant on CLOCK_REALTIME, ns since 1970 (aligns hosts)")                      \
+  X(command_line, "TEXT", 1, "argv joined by spaces")                                        \
+  X(identity_source, "TEXT", 1, "where rank/world_size came from: gloo, env, none")          \
+  X(file, "TEXT", 1, "basename of the rank file the row came from")
+
+// One call of a collective (or point-to-point) operation on one rank.
+#define RINGSIDE_COLLECTIVE_COLUMNS(X)                                                          \
+  X(id, "INTEGER PRIMARY KEY", 1, "unique per file; renumbered across ranks on merge")          \
+  X(rank, "INTEGER", 1, "calling rank (world); NULL if unknown")                                \
+  X(comm_sid, "INTEGER", 1, "string: communicator id, equal on all its ranks")                  \
+  X(seq, "INTEGER NOT NULL", 1,                                                                 \
+    "call number within comm, from 0; matches a call across ranks")                             \
+  X(op_sid, "INTEGER", 1, "string: allreduce, broadcast, allgather, ... (lower case)")          \
+  X(library_sid, "INTEGER", 1, "string: gloo, nccl, ringside-ring, ringside-tree")              \
+  X(bytes, "INTEGER NOT NULL", 1, "payload bytes of this rank's input, bytes")                  \
+  X(count, "INTEGER NOT NULL", 1, "payload elements")                                           \
+  X(dtype_sid, "INTEGER", 1, "string: f32, f64, bf16, ...; NULL if unknown")                    \
+  X(reduce_op_sid, "INTEGER", 1, "string: sum, max, ...; NULL if not a reduction or unknown")   \
+  X(algorithm_sid, "INTEGER", 1, "string: ring, bcube, ...; NULL when the library chose")       \
+  X(start_ns, "INTEGER NOT NULL", 1, "call entered, ns on the rank's clock")                    \
+  X(end_ns, "INTEGER", 1,                                                                       \
+    "call returned, ns on the rank's clock; NULL if it never returned")                         \
+  X(root, "INTEGER", 1, "root rank of rooted ops; NULL otherwise")                              \
+  X(tid, "INTEGER NOT NULL", 1, "OS thread id of the caller")                                   \
+  X(status, "INTEGER NOT NULL", 1, "0 ok, 1 the call threw/failed")
+
+// One message on a directed link src_rank -> dst_rank, as seen by one side.
+#define RINGSIDE_TRANSFER_COLUMNS(X)                                                            \
+  X(id, "INTEGER PRIMARY KEY", 1, "unique per file (renumbered on merge)")                      \
+  X(rank, "INTEGER", 1, "recording rank (src_rank for send, dst_rank for recv)")                \
+  X(collective_id, "INTEGER", 1, "collective_data.id of the enclosing call; NULL if none")      \
+  X(src_rank, "INTEGER", 1, "sending rank; NULL if unknown")                                    \
+  X(dst_rank, "INTEGER", 1, "receiving rank; NULL if unknown")                                  \
+  X(bytes, "INTEGER NOT NULL", 1, "message size, bytes")                                        \
+  X(start_ns, "INTEGER NOT NULL", 1, "send/recv posted, ns on the recording rank's clock")      \
+  X(end_ns, "INTEGER", 1, "last byte written/read, ns; NULL if never completed")                \
+  X(side_sid, "INTEGER", 1, "string: 'send' or 'recv'")                                         \
+  X(phase_sid, "INTEGER", 1,                                                                    \
+    "string: reduce-scatter, all-gather, reduce, broadcast; NULL if unknown")                   \
+  X(step, "INTEGER", 1, "algorithm step, from 0; NULL if unknown")                              \
+  X(chunk, "INTEGER", 1, "chunk within the step, from 0; NULL if unknown")                      \
+  X(slot, "INTEGER", 1, "the library's message tag/slot; NULL if unknown")                      \
+  X(channel, "INTEGER", 2, "NCCL channel that carried it; NULL if none/unknown (v2)")
+
+// What a GPU library (NCCL) adds to a collective_data row (v2). One row per collective at most;
+// filled from NCCL's profiler events and CUPTI.
+#define RINGSIDE_COLLECTIVE_GPU_COLUMNS(X)                                                     \
+  X(collective_id, "INTEGER PRIMARY KEY", 2, "collective_data.id")                             \
+  X(gpu_start_ns, "INTEGER", 2,                                                                \
+    "first GPU work of the call began, ns on the rank's clock; NULL if unknown")               \
+  X(gpu_end_ns, "INTEGER", 2, "last GPU work of the call ended, ns on the rank's clock")       \
+  X(algorithm_sid, "INTEGER", 2,                                                               \
+    "string: NCCL's algorithm (ring, tree, collnet_direct, nvls, pat, ...)")                   \
+  X(protocol_sid, "INTEGER", 2, "string: LL, LL128, Simple")                                   \
+  X(channels, "INTEGER", 2, "channels the call used")                                          \
+  X(group_id, "INTEGER", 2,                                                                    \
+    "calls of one ncclGroupStart/End share it (per rank); NULL outside groups")                \
+  X(stream, "INTEGER", 2, "CUDA stream handle the call was enqueued on")                       \
+  X(device, "INTEGER", 2, "CUDA device ordinal")
+
+// GPU work and GPU-related host events from CUPTI, and NVTX ranges (v2).
+#define RINGSIDE_GPU_ACTIVITY_COLUMNS(X)                                                       \
+  X(id, "INTEGER PRIMARY KEY", 2, "unique per file (renumbered on merge)")                     \
+  X(rank, "INTEGER", 2, "recording rank")                                                      \
+  X(kind_sid, "INTEGER", 2, "string: kernel, memcpy, memset, sync, nvtx")                      \
+  X(name_sid, "INTEGER", 2, "string: kernel name, NVTX text, sync kind; NULL if none")         \
+  X(start_ns, "INTEGER NOT NULL", 2, "ns on the rank's clock (converted from the GPU timer)")  \
+  X(end_ns, "INTEGER", 2, "ns on the rank's clock; NULL if unknown")                           \
+  X(device, "INTEGER", 2, "CUDA device ordinal")                                               \
+  X(stream, "INTEGER", 2, "CUPTI stream id")                                                   \
+  X(bytes, "INTEGER", 2, "memcpy/memset bytes; NULL otherwise")                                \
+  X(copy_kind_sid, "INTEGER", 2,                                                               \
+    "string: HtoD, DtoH, DtoD, HtoH, PtoP (memcpy); NULL otherwise")                           \
+  X(correlation_id, "INTEGER", 2, "CUPTI correlation id of the launching API call")            \
+  X(collective_id, "INTEGER", 2,                                                               \
+    "collective_data.id of the NCCL call that launched it; NULL if none")
+
+// Communicators as created on each rank (v2).
+#define RINGSIDE_COMMUNICATOR_COLUMNS(X)                                                       \
+  X(rank, "INTEGER", 2, "recording rank")                                                      \
+  X(comm_sid, "INTEGER NOT NULL", 2, "string: communicator id, as collective_data.comm_sid")   \
+  X(library_sid, "INTEGER", 2, "string: gloo, nccl")                                           \
+  X(comm_rank, "INTEGER", 2, "this rank's rank in the communicator")                           \
+  X(comm_size, "INTEGER", 2, "ranks in the communicator")                                      \
+  X(parent_sid, "INTEGER", 2, "string: the communicator it was split from; NULL if none")      \
+  X(created_ns, "INTEGER", 2, "creation returned, ns on the rank's clock")                     \
+  X(ended_ns, "INTEGER", 2, "destroy/abort returned; NULL while alive")                        \
+  X(end_state_sid, "INTEGER", 2, "string: destroyed, aborted; NULL while alive")               \
+  X(topology, "TEXT", 2,                                                                       \
+    "the library's rings/trees, one per line (\"ring 0: 0 1 2 3\"); NULL if unknown")
+
+// Key/value facts about the recording (tool_version, end_state, counters, ...). A merged trace
+// stores each rank's keys as rank.<r>.<key> plus merge keys.
+#define RINGSIDE_META_COLUMNS(X)                                    \
+  X(key, "TEXT PRIMARY KEY", 1, "see docs/schema.md for the keys") \
+  X(value, "TEXT", 1, "always text; numbers in decimal")
+
+#define RINGSIDE_COLUMN_ENUMERATOR(name, decl, since, comment) name,
+#define RINGSIDE_COLUMN_ENTRY(name, decl, since, comment) Column{#name, decl, since, comment},
+
+// One struct per table: its enumerators are the column indexes (0-based, in declaration order:
+// the index in a row read through selectSql, and one less than the parameter number in
+// insertSql), kDef describes the table.
+#define RINGSIDE_TABLE(Struct, sql_name, COLUMNS, table_since, constraints, name_width,       \
+                       comment_column)                                                        \
+  struct Struct {                                                                             \
+    enum Col : int { COLUMNS(RINGSIDE_COLUMN_ENUMERATOR) kColumnCount };                      \
+    static_assert(kColumnCount < 64, "a ColumnSet holds 63 columns at most");                 \
+    static constexpr Column kColumns[] = {COLUMNS(RINGSIDE_COLUMN_ENTRY)};                    \
+    static constexpr TableDef kDef = {sql_name,    kColumns,   kColumnCount,  table_since,    \
+                                      constraints, name_width, comment_column};               \
+  };
+
+RINGSIDE_TABLE(StringTable, "string", RINGSIDE_STRING_COLUMNS, 1, "", 5, 30)
+RINGSIDE_TABLE(RankTable, "rank", RINGSIDE_RANK_COLUMNS, 1, "", 15, 28)
+RINGSIDE_TABLE(CollectiveTable, "collective_data", RINGSIDE_COLLECTIVE_COLUMNS, 1, "", 13, 38)
+RINGSIDE_TABLE(TransferTable, "transfer_data", RINGSIDE_TRANSFER_COLUMNS, 1, "", 13, 38)
+RINGSIDE_TABLE(CollectiveGpuTable, "collective_gpu_data", RINGSIDE_COLLECTIVE_GPU_COLUMNS, 2, "",
+               13, 38)
+RINGSIDE_TABLE(GpuActivityTable, "gpu_activity_data", RINGSIDE_GPU_ACTIVITY_COLUMNS, 2, "", 14, 38)
+RINGSIDE_TABLE(CommunicatorTable, "communicator_data", RINGSIDE_COMMUNICATOR_COLUMNS, 2,
+               "UNIQUE(rank, comm_sid)", 12, 38)
+RINGSIDE_TABLE(MetaTable, "meta", RINGSIDE_META_COLUMNS, 1, "", 5, 27)
+
+#undef RINGSIDE_TABLE
+#undef RINGSIDE_COLUMN_ENTRY
+#undef RINGSIDE_COLUMN_ENUMERATOR
+
+// Every table, in the order the schema creates them.
+inline constexpr const TableDef* kTables[] = {
+    &StringTable::kDef,        &RankTable::kDef,          &CollectiveTable::kDef,
+    &TransferTable::kDef,      &CollectiveGpuTable::kDef, &GpuActivityTable::kDef,
+    &CommunicatorTable::kDef,  &MetaTable::kDef};
+
+// A set of a table's columns (bit i: column i); every table has fewer than 64 columns.
+using ColumnSet = uint64_t;
+inline constexpr ColumnSet kAllColumns = ~ColumnSet{0};
+constexpr ColumnSet columns(std::initializer_list<int> indexes) {
+  ColumnSet set = 0;
+  for (int i : indexes) set |= ColumnSet{1} << i;
+  return set;
+}
+
+// The parameter number of column `column` in an insertSql/upsertSql statement.
+constexpr int param(int column) { return column + 1; }
+
+// "CREATE TABLE name(\n  col decl,  -- comment\n ...);\n"
+std::string createTableSql(const TableDef& t);
+
+// "SELECT a, b, ... FROM name<tail>": every column, in order, so column i of a row is the table's
+// column i. Columns the file's `version` predates, or left out of `read`, read as NULL.
+std::string selectSql(const TableDef& t, int version, std::string_view tail,
+                      ColumnSet read = kAllColumns);
+
+// As selectSql, but lists only the columns of `read` (NULL for those the file's `version`
+// predates): column c of the table is column indexIn(read, c) of a row. For hot reads of a few
+// columns, where each NULL placeholder would cost time per row.
+std::string selectOnlySql(const TableDef& t, int version, std::string_view tail, ColumnSet read);
+constexpr int indexIn(ColumnSet read, int column) {
+  return std::popcount(read & ((ColumnSet{1} << column) - 1));
+}
+
+// "<verb> INTO name(a, b, ...) VALUES(?1,?2,...)" of the columns of `written` (those left out
+// take their default): parameter i+1 is column i when all are written.
+std::string insertSql(const TableDef& t, std::string_view verb = "INSERT",
+                      ColumnSet written = kAllColumns);
+
+// insertSql plus "ON CONFLICT(<key>) DO UPDATE SET c=coalesce(excluded.c, c), ..." for every column
+// outside `key`: a later row fills what is still unknown and never erases what is known.
+std::string upsertSql(const TableDef& t, ColumnSet key);
+
+}  // namespace ringside::storage::detail
