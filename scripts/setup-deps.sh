@@ -15,7 +15,7 @@ PACKAGES=(
   libgloo-dev python3 python3-torch
   # the viewer (RINGSIDE_GUI) and its headless tests
   libglfw3-dev libimgui-dev zlib1g-dev xvfb xauth mesa-utils libgl1-mesa-dri xdotool
-  # `ringside report --format html` screenshot test (tests/unit/report)
+  # `ringside report --format html` screenshot test (tests/e2e_report)
   chromium
 )
 

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds ringside and runs every test: unit and end-to-end tests in
-# build/, then the sanitizer builds. Exit status 0 only if every stage passed. This is what CI
-# runs (.ci/run); on a 2-core machine it takes about 10-15 minutes from a warm apt cache.
+# build/, unit tests of a Release build, then the sanitizer builds. Exit status 0 only if every
+# stage passed. This is what CI runs (.ci/run); on a 2-core machine it takes about 13-18 minutes
+# from a warm apt cache. Every build here has warnings as errors (-DRINGSIDE_WERROR=ON; a plain
+# cmake build leaves it OFF).
 #
 # Stages (one timing line each):
 #   deps        scripts/setup-deps.sh (skips apt when everything is installed)
 #   build       build/       Ninja, RelWithDebInfo, -DRINGSIDE_GUI=ON (the viewer; Xvfb tests)
 #   test        build/       ctest: unit + e2e (e2e scenarios that can't run here are skipped,
 #                            with the reason in the log)
+#   release-build build-release/ Release (-O3), -DRINGSIDE_GUI=ON: what a user's
+#                            `cmake -DCMAKE_BUILD_TYPE=Release` compiles, kept free of warnings
+#   release-test build-release/ unit tests
 #   asan-build  build-asan/  -DRINGSIDE_SANITIZE=address (ASan + UBSan)
 #   asan-test   build-asan/  unit tests, and the e2e scenarios labelled e2e-native (the traced
 #                            job is the ASan-built C++ sample or a shell), with the ASan runtime
@@ -19,7 +24,7 @@
 #   nocuda-build build-nocuda/ the CUDA toolkit hidden (-DRINGSIDE_CUDA=OFF, CMAKE_IGNORE_PATH)
 #   nocuda-test build-nocuda/ unit and stand-in tests: everything but CUPTI works without CUDA
 #
-# Environment: JOBS (default 2), RINGSIDE_SKIP_SANITIZERS=1 to stop after `test`.
+# Environment: JOBS (default 2), RINGSIDE_SKIP_SANITIZERS=1 to skip the asan and tsan stages.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,7 +63,8 @@ configure_and_build() {  # configure_and_build DIR CMAKE_ARGS...
     rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
   fi
   mkdir -p "$dir"
-  cmake -S . -B "$dir" -G Ninja -DRINGSIDE_GUI=OFF "$@" >"$dir/configure.log" 2>&1 ||
+  cmake -S . -B "$dir" -G Ninja -DRINGSIDE_GUI=OFF -DRINGSIDE_WERROR=ON "$@" \
+    >"$dir/configure.log" 2>&1 ||
     { cat "$dir/configure.log"; return 1; }
   grep -E '^-- +(ringside|RINGSIDE_)' "$dir/configure.log" || true
   ninja -C "$dir" -j"$JOBS"
@@ -84,6 +90,13 @@ if [[ ${stage_ok[build]} == 1 ]]; then
   stage test run_ctest build
 else
   skip_stage test "build failed"
+fi
+
+stage release-build configure_and_build build-release -DCMAKE_BUILD_TYPE=Release -DRINGSIDE_GUI=ON
+if [[ ${stage_ok[release-build]} == 1 ]]; then
+  stage release-test run_ctest build-release -L unit
+else
+  skip_stage release-test "release-build failed"
 fi
 
 if [[ ${RINGSIDE_SKIP_SANITIZERS:-0} != 1 ]]; then

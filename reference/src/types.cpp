@@ -9,7 +9,7 @@
 #include <immintrin.h>
 #endif
 
-#include "half.h"
+#include "ringside/reference/half.h"
 
 // 64-byte GCC vectors pass through always-inline helpers only; the note that
 // their calling convention differs between instruction sets does not apply.
@@ -185,7 +185,7 @@ RS_ALWAYS_INLINE void halfTail(uint16_t* o, const uint16_t* x, size_t from, size
 }
 
 // bf16 in blocks of 16: the widening is a shift, the rounding integer
-// arithmetic identical to detail::floatToBf16.
+// arithmetic identical to floatToBf16.
 template <class Op>
 RS_ALWAYS_INLINE void bf16Blocks(void* out, const void* in, size_t n) {
   auto* o = static_cast<uint16_t*>(out);
@@ -205,12 +205,12 @@ RS_ALWAYS_INLINE void bf16Blocks(void* out, const void* in, size_t n) {
     VU16x16 r16 = __builtin_convertvector(bits, VU16x16);
     std::memcpy(o + i, &r16, sizeof r16);
   }
-  halfTail<Op, detail::bf16ToFloat, detail::floatToBf16>(o, x, i, n);
+  halfTail<Op, bf16ToFloat, floatToBf16>(o, x, i, n);
 }
 
 template <class Op>
 RS_ALWAYS_INLINE void f16Scalar(void* out, const void* in, size_t n) {
-  halfTail<Op, detail::halfToFloat, detail::floatToHalf>(static_cast<uint16_t*>(out),
+  halfTail<Op, halfToFloat, floatToHalf>(static_cast<uint16_t*>(out),
                                                          static_cast<const uint16_t*>(in), 0, n);
 }
 
@@ -253,7 +253,7 @@ void reduceBaseline(void* out, const void* in, size_t n, DType t, ReduceOp op) {
 #if defined(__x86_64__)
 // f16 in blocks of 8 with F16C's conversions (round to nearest even, NaN
 // kept a quiet NaN with the same sign and upper payload bits: what
-// detail::halfToFloat/floatToHalf give).
+// halfToFloat/floatToHalf give).
 template <class Op>
 __attribute__((target("avx2,f16c"))) RS_ALWAYS_INLINE void f16Blocks(void* out, const void* in,
                                                                       size_t n) {
@@ -268,7 +268,7 @@ __attribute__((target("avx2,f16c"))) RS_ALWAYS_INLINE void f16Blocks(void* out, 
     __m128i h = _mm256_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT);
     std::memcpy(o + i, &h, sizeof h);
   }
-  halfTail<Op, detail::halfToFloat, detail::floatToHalf>(o, x, i, n);
+  halfTail<Op, halfToFloat, floatToHalf>(o, x, i, n);
 }
 __attribute__((target("avx2,f16c"))) void reduceAvx2(void* out, const void* in, size_t n, DType t,
                                                      ReduceOp op) {

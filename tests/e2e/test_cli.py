@@ -1,5 +1,6 @@
 """Bad input to the `ringside` command line: one line on stderr, a non-zero exit status that is
-not a signal's (< 128), never a crash or a hang (RELIABILITY.md item 16).
+not a signal's (< 128), never a crash or a hang (README.md's exit statuses; docs/schema.md,
+"Reading safely").
 
 Scenarios:
   cli-no-command       `ringside`, `ringside record`, `ringside record --`, `ringside record -o x`

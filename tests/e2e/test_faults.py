@@ -1,4 +1,4 @@
-"""Failure modes of a traced job (docs: /work/shared/RELIABILITY.md, items 1-10).
+"""Failure modes of a traced job (docs/architecture.md, "The writer thread" and "Life cycle").
 
 Scenarios:
   sigkill-rank          a rank SIGKILLed mid-run: the merged trace opens, keeps that rank's events

@@ -1,6 +1,6 @@
 // tests/support/traced_child.h — for tests that run a traced process in a
-// forked child and read the rank files it leaves: a private temporary folder,
-// the child with its environment, and the rank files found afterwards.
+// forked child and read the rank files it leaves: a private temporary folder
+// (temp_dir.h), the child with its environment, and the rank files found afterwards.
 //
 // The collector (and CUPTI) are process-wide singletons, as in a traced job,
 // so each test that activates them does so in a child of its own; the
@@ -16,17 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.h"
+
 namespace ringside::test_support {
 
 // Environment variables to set in the child (name -> value).
 using Env = std::map<std::string, std::string>;
-
-// A new empty folder /tmp/ringside-<name>-XXXXXX; "" if it cannot be made.
-inline std::string makeTempDir(const std::string& name) {
-  std::string tmpl = "/tmp/ringside-" + name + "-XXXXXX";
-  const char* d = ::mkdtemp(tmpl.data());
-  return d != nullptr ? d : "";
-}
 
 // The rank files (*.sqlite) in `dir`, in directory order.
 inline std::vector<std::string> rankFiles(const std::string& dir) {

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "temp_dir.h"
+
 namespace ringside::cli {
 namespace {
 namespace fs = std::filesystem;
@@ -41,13 +43,12 @@ TEST(MergeArgs, Errors) {
 }
 
 TEST(MergeArgs, DefaultOutput) {
-  char pattern[] = "/tmp/ringside-merge-test-XXXXXX";
-  fs::path dir = mkdtemp(pattern);
+  test_support::TempDir tmp("merge-test");
+  fs::path dir = tmp.path();
   EXPECT_EQ(defaultMergeOutput({dir.string()}), dir.string() + ".sqlite");
   EXPECT_EQ(defaultMergeOutput({dir.string() + "/"}), dir.string() + ".sqlite");
   EXPECT_EQ(defaultMergeOutput({(dir / "a.sqlite").string()}), "merged.sqlite");
   EXPECT_EQ(defaultMergeOutput({dir.string(), dir.string()}), "merged.sqlite");
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -7,24 +7,20 @@
 #include <fstream>
 #include <regex>
 
+#include "temp_dir.h"
+
 namespace ringside::cli {
 namespace {
 namespace fs = std::filesystem;
 
+// A scratch folder as a path, for the `/` joins below.
 class TempDir {
  public:
-  TempDir() {
-    char pattern[] = "/tmp/ringside-cli-test-XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
   const fs::path& path() const { return path_; }
 
  private:
-  fs::path path_;
+  test_support::TempDir dir_{"cli-test"};
+  fs::path path_{dir_.path()};
 };
 
 void touch(const fs::path& path) {

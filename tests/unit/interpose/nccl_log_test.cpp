@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "temp_dir.h"
+
 namespace nl = ringside::interpose::nccl_log;
 
 TEST(NcclLog, ChannelAndTreeLinesBelongToTheirInitComplete) {
@@ -40,12 +42,11 @@ TEST(NcclLog, ChannelAndTreeLinesBelongToTheirInitComplete) {
 }
 
 TEST(NcclLog, ReadsOnlyWhatWasAppended) {
-  char path[] = "/tmp/ringside-nccl-log-XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
+  ringside::test_support::TempDir tmp("nccl-log");
+  ASSERT_FALSE(tmp.path().empty());
+  const std::string path = tmp.path() + "/nccl.log";
   long pid = 77;
-  FILE* f = std::fopen(path, "w");
+  FILE* f = std::fopen(path.c_str(), "w");
   std::fprintf(f, "h:77:1 [0] NCCL INFO Channel 00/01 :    0   1\n");
   std::fprintf(f, "h:77:1 [0] NCCL INFO x comm 0x10 rank 0 commId 0xab - Init COMPLETE\n");
   std::fprintf(f, "h:77:1 [0] NCCL INFO Channel 00/01 :    1   0\n");
@@ -65,7 +66,6 @@ TEST(NcclLog, ReadsOnlyWhatWasAppended) {
   ASSERT_EQ(got[0].lines.size(), 1u);
   EXPECT_EQ(got[0].lines[0], "ring 0: 1 0");
   EXPECT_TRUE(nl::readNew(path, pid, &offset, &parser).empty());
-  std::remove(path);
 }
 
 TEST(NcclLog, DebugFilePathNeedsInfoLevel) {

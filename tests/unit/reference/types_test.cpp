@@ -12,16 +12,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "half.h"
+#include "ringside/reference/half.h"
 #include "topology.h"
 
 namespace ringside::reference {
 namespace {
-
-using detail::bf16ToFloat;
-using detail::floatToBf16;
-using detail::floatToHalf;
-using detail::halfToFloat;
 
 TEST(Half, EveryHalfRoundTrips) {
   for (uint32_t h = 0; h < 65536; ++h) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "half.h"
+#include "ringside/reference/half.h"
 #include "ringside/reference/types.h"
 
 namespace ringside::reference::test {
@@ -75,12 +75,12 @@ inline void store(DType t, void* base, size_t i, double v) {
       break;
     }
     case DType::kF16: {
-      uint16_t h = detail::floatToHalf(static_cast<float>(v));
+      uint16_t h = floatToHalf(static_cast<float>(v));
       std::memcpy(p + 2 * i, &h, 2);
       break;
     }
     case DType::kBF16: {
-      uint16_t h = detail::floatToBf16(static_cast<float>(v));
+      uint16_t h = floatToBf16(static_cast<float>(v));
       std::memcpy(p + 2 * i, &h, 2);
       break;
     }
@@ -115,12 +115,12 @@ inline double load(DType t, const void* base, size_t i) {
     case DType::kF16: {
       uint16_t h;
       std::memcpy(&h, p + 2 * i, 2);
-      return detail::halfToFloat(h);
+      return halfToFloat(h);
     }
     case DType::kBF16: {
       uint16_t h;
       std::memcpy(&h, p + 2 * i, 2);
-      return detail::bf16ToFloat(h);
+      return bf16ToFloat(h);
     }
     default:
       return 0;

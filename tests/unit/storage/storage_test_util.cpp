@@ -4,22 +4,19 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
+
+#include "temp_dir.h"
 
 namespace ringside::storage::testing {
 
 void TempDirTest::SetUp() {
-  char tmpl[] = "/tmp/ringside-storage-test-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  dir_ = tmpl;
+  dir_ = test_support::makeTempDir("storage-test");
+  ASSERT_FALSE(dir_.empty());
 }
 
-void TempDirTest::TearDown() {
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
-}
+void TempDirTest::TearDown() { test_support::removeTempDir(dir_); }
 
 std::unique_ptr<RankWriter> writeRankFile(const std::string& path, const RankFileSpec& spec) {
   std::string err;

@@ -1,6 +1,7 @@
 // collector/collector.h — the in-process recorder that the wrappers feed.
 //
-// Contract for callers (interpose/ wrappers, later the reference all-reduce):
+// Contract for callers (interpose/'s wrappers, reference/'s all-reduce, the Gloo
+// runs of `ringside bench`):
 // - Dormant until activate() is called by the first wrapped call: until then
 //   no file, no thread, no signal handler exists (launchers and shells that
 //   inherit LD_PRELOAD stay untouched).
@@ -37,7 +38,7 @@ bool isActive();
 void setIdentity(int32_t rank, int32_t world_size, const char* source);
 
 // Registers a communicator (keyed by the library's object address) and
-// returns its index (stable for the process) for CollectiveEvent::comm.
+// returns its index (stable for the process) for Event::comm (event.h).
 // `library` names the id prefix, e.g. "gloo". Returns -1 when the table is full.
 int32_t registerComm(const void* key, int32_t rank, int32_t size, const char* library);
 // Looks up a communicator registered earlier; -1 if unknown. Lock-free.

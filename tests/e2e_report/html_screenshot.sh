@@ -1,6 +1,7 @@
 #!/bin/sh
 # End to end: a real bench trace -> `ringside report --format html` -> a
-# headless Chromium screenshot, checked for size and content (check_png.py).
+# headless Chromium screenshot, checked for size and content (CHECK_PNG --page:
+# tests/e2e_gui/check_png.py).
 # Exit 77 (skipped) when Chromium is not installed (scripts/setup-deps.sh adds it).
 # Usage: html_screenshot.sh RINGSIDE PYTHON CHECK_PNG [KEEP_PNG]
 set -u
@@ -19,5 +20,5 @@ timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-quic --n
   --user-data-dir="$dir/profile" --screenshot="$dir/out.png" --window-size=1200,2000 \
   "file://$dir/report.html" >chromium.log 2>&1
 [ -s out.png ] || { cat chromium.log; echo "no screenshot"; exit 1; }
-"$python" "$check" out.png 1200 2000 || exit 1
+"$python" "$check" --page out.png 1200 2000 || exit 1
 [ -z "$keep" ] || cp out.png "$keep"
