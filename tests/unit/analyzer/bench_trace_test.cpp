@@ -11,6 +11,7 @@
 
 #include "ringside/analyzer/analysis.h"
 #include "ringside/storage/trace_reader.h"
+#include "temp_dir.h"
 
 #ifndef RINGSIDE_BIN
 #error "RINGSIDE_BIN (path of the ringside executable) must be defined"
@@ -24,8 +25,7 @@ constexpr int64_t kSmall = 64 * 1024, kLarge = 1024 * 1024;
 class BenchTraceTest : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    char pattern[] = "/tmp/ringside-bench-trace-XXXXXX";
-    dir_ = new std::string(mkdtemp(pattern));
+    dir_ = new std::string(test_support::makeTempDir("bench-trace"));
     std::string trace = *dir_ + "/T.sqlite";
     std::string cmd = std::string(RINGSIDE_BIN) +
                       " bench --ranks 4 --algo ring,tree --sizes 64K,1M --iters 2 -o " + trace +
@@ -39,8 +39,7 @@ class BenchTraceTest : public testing::Test {
     ASSERT_TRUE(analyze(*reader, options, analysis_, &error)) << error;
   }
   static void TearDownTestSuite() {
-    std::error_code ec;
-    if (dir_) std::filesystem::remove_all(*dir_, ec);
+    if (dir_) test_support::removeTempDir(*dir_);
     delete dir_;
     delete analysis_;
     dir_ = nullptr;

@@ -10,6 +10,7 @@
 #include "ringside/storage/merge.h"
 #include "ringside/storage/rank_writer.h"
 #include "ringside/storage/trace_reader.h"
+#include "temp_dir.h"
 
 namespace ringside::analyzer {
 namespace {
@@ -51,15 +52,11 @@ TransferRow xfer(int64_t collective, int src, int dst, const char* side, int64_t
 class SummaryTest : public testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/ringside-summary-test-XXXXXX";
-    dir_ = mkdtemp(pattern);
+    dir_ = test_support::makeTempDir("summary-test");
     writeRank0();
     writeRank1();
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void TearDown() override { test_support::removeTempDir(dir_); }
 
   std::unique_ptr<storage::RankWriter> create(int rank) {
     std::string error;

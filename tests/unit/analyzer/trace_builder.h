@@ -14,6 +14,7 @@
 #include "ringside/storage/merge.h"
 #include "ringside/storage/rank_writer.h"
 #include "ringside/storage/trace_reader.h"
+#include "temp_dir.h"
 
 namespace ringside::analyzer::testing_util {
 
@@ -56,14 +57,11 @@ struct CollGpu {
 
 class TraceBuilder {
  public:
-  explicit TraceBuilder(int world) : hosts_(static_cast<size_t>(world), "h"), world_(world) {
-    char pattern[] = "/tmp/ringside-analysis-test-XXXXXX";
-    dir_ = mkdtemp(pattern);
-  }
-  ~TraceBuilder() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  explicit TraceBuilder(int world)
+      : hosts_(static_cast<size_t>(world), "h"),
+        world_(world),
+        dir_(test_support::makeTempDir("analysis-test")) {}
+  ~TraceBuilder() { test_support::removeTempDir(dir_); }
   std::vector<std::string> hosts_;
   std::vector<Coll> colls;
   std::vector<Xfer> xfers;

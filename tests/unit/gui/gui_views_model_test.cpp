@@ -19,6 +19,7 @@
 #include "ringside/gui/view_state.h"
 #include "ringside/storage/trace_reader.h"
 #include "trace_builder.h"
+#include "temp_dir.h"
 
 namespace ringside::gui {
 namespace {
@@ -400,8 +401,8 @@ TEST(CsvTest, QuotingAndExport) {
             "op,library,size_lo,size_hi,count,total_ns,mean_ns,p50_ns,p99_ns,busbw_gbps\n"
             "broadcast,ringside-ring,1024,2048,10,100,10,9,20,3\n"
             "\"all,reduce\",gloo,1024,2048,10,500,50,40,90,1.5\n");
-  char pattern[] = "/tmp/ringside-csv-test-XXXXXX";
-  std::string dir = mkdtemp(pattern);
+  test_support::TempDir temp("csv-test");
+  const std::string& dir = temp.path();
   std::string error;
   ASSERT_TRUE(writeTextFile(dir + "/out.csv", csv, &error)) << error;
   std::ifstream f(dir + "/out.csv");
@@ -411,7 +412,6 @@ TEST(CsvTest, QuotingAndExport) {
   EXPECT_FALSE(writeTextFile(dir + "/no/such/dir/out.csv", csv, &error));
   EXPECT_NE(error.find("cannot write"), std::string::npos);
   EXPECT_FALSE(writeTextFile("", csv, &error));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(LoadTimelineTest, DamagedFileFailsWithOneLineEvenAfterAnEarlyTimeline) {
