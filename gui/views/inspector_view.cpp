@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "ringside/analyzer/findings.h"
 #include "ringside/format/units.h"
 
 namespace ringside::gui {
@@ -137,7 +138,13 @@ void drawFindings(const TimelineModel& model, const char* id, InspectAction* act
     ImGui::PushStyleColor(ImGuiCol_Text, severityColor(f.severity));
     bool clicked = ImGui::Selectable((f.severity + ": " + f.message).c_str());
     ImGui::PopStyleColor();
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s\n(click: select and zoom to it)", f.rule.c_str(), f.evidence.c_str());
+    if (ImGui::IsItemHovered()) {
+      // The rule's own line from the analyzer's table says when it fires.
+      const analyzer::FindingRule* rule = analyzer::findingRule(f.rule);
+      std::string what = rule != nullptr ? ": " + std::string(rule->description) : "";
+      ImGui::SetTooltip("%s%s\n%s\n(click: select and zoom to it)", f.rule.c_str(), what.c_str(),
+                        f.evidence.c_str());
+    }
     if (clicked) *action = actionFor(model, findingTarget(a, f));
     ImGui::PopID();
   }
