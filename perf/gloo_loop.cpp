@@ -1,6 +1,6 @@
 // gloo_loop: a tight loop of one Gloo collective, timed on rank 0. The same
 // binary runs traced (under libringside_preload.so) and untraced, so
-// bench/overhead.py can compare them in one interleaved run.
+// perf/overhead.py can compare them in one interleaved run.
 //
 //   RANK=r WORLD_SIZE=n GLOO_STORE_DIR=dir gloo_loop [--op allreduce|barrier] [--bytes B] [--iters N]
 // Prints "us_per_call <x>" on rank 0.
