@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <iostream>
+#include <iterator>
+#include <map>
 #include <system_error>
 
 #include "record/merge_runner.h"
@@ -21,6 +23,11 @@ std::vector<OptionSpec> mergeSpecs(MergeCliOptions* o) {
       {"force", 'f', "", "overwrite an existing trace", setFlag(&o->force)},
       {"keep-going", 'k', "", "skip inputs that cannot be read instead of failing",
        setFlag(&o->keep_going)},
+      {"run-id", 0, "ID", "merge only the rank files of run ID (their meta run_id)",
+       [o](std::string_view value, std::string* error) {
+         o->run_id_set = true;
+         return storeText(&o->run_id)(value, error);
+       }},
       {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
   };
 }
@@ -97,6 +104,7 @@ std::string mergeHelp() {
          "\n"
          "Merges rank files into one trace, as `ringside record` does after a job. An INPUT is\n"
          "a rank file or a folder of them (e.g. the one kept by `record --keep-rank-files`).\n"
+         "Rank files of different runs (meta run_id) are never merged into one trace.\n"
          "Exit status: 0 merged, 1 an input or the output could not be used, 2 bad usage.\n"
          "\n" +
          formatOptionsHelp(mergeSpecs(&scratch));
@@ -118,11 +126,21 @@ int runMerge(std::span<const std::string> args) {
   // Check every input before merging, so a bad one is named on its own line
   // (or skipped with --keep-going) instead of failing deep in the merge.
   std::vector<std::string> usable;
+  // One file per run id seen (a file without a run id, from a job started by hand, goes with
+  // any run): two runs' rank files in one trace would pair calls that never met.
+  std::map<std::string, std::string> first_of_run;
+  size_t other_runs = 0;
   for (const std::string& file : files) {
     if (samePath(file, options.output))
       return fail(kPrefix, file + " is also the output; pick another -o", kExitUsage);
     std::string why;
-    if (storage::TraceReader::open(file, &why) != nullptr) {
+    std::string run_id;
+    if (readRunId(file, &run_id, &why)) {
+      if (options.run_id_set && run_id != options.run_id) {
+        ++other_runs;
+        continue;
+      }
+      if (!run_id.empty()) first_of_run.emplace(run_id, file);
       usable.push_back(file);
     } else if (options.keep_going) {
       std::cerr << kPrefix << "skipping an input: " << why << "\n";  // `why` names the file
@@ -130,6 +148,20 @@ int runMerge(std::span<const std::string> args) {
       return fail(kPrefix, why);
     }
   }
+  if (first_of_run.size() > 1) {
+    auto a = first_of_run.begin();
+    auto b = std::next(a);
+    return fail(kPrefix, "the inputs are rank files of " + std::to_string(first_of_run.size()) +
+                             " runs, e.g. " + a->second + " (run " + a->first + ") and " +
+                             b->second + " (run " + b->first +
+                             "); merge one run at a time with --run-id ID");
+  }
+  if (other_runs > 0) {
+    std::cerr << kPrefix << "left out " << other_runs << " rank file(s) of other runs than "
+              << options.run_id << "\n";
+  }
+  if (usable.empty() && options.run_id_set)
+    return fail(kPrefix, "none of the inputs is a rank file of run " + options.run_id);
   if (usable.empty()) return fail(kPrefix, "none of the inputs could be read");
 
   storage::MergeOptions merge;

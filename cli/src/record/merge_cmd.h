@@ -14,6 +14,8 @@ struct MergeCliOptions {
   bool force = false;
   bool keep_going = false;  // skip unreadable inputs instead of failing
   bool quiet = false;
+  bool run_id_set = false;  // --run-id: only the rank files of that run
+  std::string run_id;
   std::vector<std::string> inputs;  // rank files and/or folders of them
 };
 

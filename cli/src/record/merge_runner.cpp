@@ -6,6 +6,8 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <system_error>
 
 #include "record/summary_text.h"
@@ -67,6 +69,15 @@ bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std:
     }
   }
   std::sort(files->begin(), files->end());
+  return true;
+}
+
+bool readRunId(const std::string& file, std::string* run_id, std::string* error) {
+  std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(file, error);
+  if (reader == nullptr) return false;
+  std::map<std::string, std::string> meta = reader->meta();
+  auto it = meta.find("run_id");
+  *run_id = it != meta.end() ? it->second : "";
   return true;
 }
 

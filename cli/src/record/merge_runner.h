@@ -15,6 +15,10 @@ namespace ringside::cli {
 // Returns false and fills *error when the folder cannot be read.
 bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std::string* error);
 
+// The run id in a rank file's meta (RINGSIDE_RUN_ID of the run that wrote it; "" when it had
+// none). Returns false and fills *error (naming the file) when the file cannot be opened.
+bool readRunId(const std::string& file, std::string* run_id, std::string* error);
+
 // storage::mergeRankFiles with a "\r...%" line on stderr when stderr is a
 // terminal and the merge takes longer than half a second. After a successful
 // merge, prints the merger's warnings, each prefixed with `prefix`.

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <random>
 #include <set>
@@ -15,6 +16,7 @@
 
 #include "record/launch.h"
 #include "record/merge_runner.h"
+#include "record/rank_folder_lock.h"
 #include "record/record_options.h"
 
 namespace ringside::cli {
@@ -143,12 +145,12 @@ class MergeInterruptHandler {
   struct sigaction saved_[std::size(kSignals)]{};
 };
 
-void removeRankFiles(const std::vector<std::string>& files, const fs::path& dir) {
+// Removes rank files (and their -wal/-shm/-journal); the folder itself is the caller's.
+void removeRankFiles(const std::vector<std::string>& files) {
   std::error_code ec;
   for (const std::string& file : files) {
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(file + suffix, ec);
   }
-  if (!dir.empty()) fs::remove(dir, ec);  // only succeeds when empty: other files stay
 }
 
 std::vector<ChildSpec> buildChildren(const RecordOptions& options,
@@ -286,9 +288,123 @@ void removeNcclLogs(const fs::path& dir) {
   for (const fs::path& log : logs) fs::remove(log, ec);
 }
 
+// What runRecord knows once the job has ended.
+struct FinishedJob {
+  int status = 0;            // the job's exit status: record's, whatever happens below
+  bool start_failed = false;
+  fs::path dir;              // the rank folder (absolute)
+  bool created_dir = false;  // we made it: removed again when empty
+  std::set<std::string> before;  // rank files that were there before the job
+  std::string run_id;
+};
+
+// "ringside merge DIR -o OUT ...": how to merge the kept rank files later, ready to paste.
+std::string laterMergeCommand(const RecordOptions& options, const FinishedJob& job,
+                              bool other_runs, bool unreadable) {
+  std::vector<std::string> argv = {"ringside", "merge"};
+  if (unreadable) argv.push_back("-k");
+  if (options.force) argv.push_back("-f");
+  if (other_runs) {
+    argv.push_back("--run-id");
+    argv.push_back(job.run_id);
+  }
+  argv.push_back(job.dir.string());
+  argv.push_back("-o");
+  argv.push_back(options.output);
+  return shellJoin(argv);
+}
+
+// Everything after the job: find this run's rank files, merge them, summarize. Failures are told
+// on stderr in one line that says where the rank files are and how to merge them later; they
+// never change the exit status (the job's) and never remove a rank file that was not merged.
+void finishRecording(const RecordOptions& options, const FinishedJob& job, RankFolderLock* lock) {
+  std::string error;
+  std::error_code ec;
+  const std::string dir = job.dir.string();
+  std::vector<std::string> files;
+  if (!listRankFiles(dir, &files, &error)) {
+    std::cerr << kPrefix << error << "; nothing was merged\n";
+    return;
+  }
+  std::erase_if(files, [&](const std::string& file) { return job.before.count(file) != 0; });
+  // Only this run's rank files go into its trace. We hold the folder's lock, so another file
+  // can only come from a process started by hand with RINGSIDE_DIR set to this folder. A file
+  // without a run id (a launcher that passes LD_PRELOAD and RINGSIDE_DIR on, but not
+  // RINGSIDE_RUN_ID) appeared during this run and stays in; so does one that cannot be read
+  // (the merger skips it and says why).
+  std::vector<std::string> other_runs;
+  bool unreadable = false;
+  std::erase_if(files, [&](const std::string& file) {
+    std::string id;
+    std::string why;
+    if (!readRunId(file, &id, &why)) {
+      unreadable = true;
+      return false;
+    }
+    if (id.empty() || id == job.run_id) return false;
+    other_runs.push_back(file);
+    return true;
+  });
+  if (!other_runs.empty()) {
+    std::cerr << kPrefix << other_runs.size() << " rank file(s) in " << dir
+              << " were written by another run (e.g. "
+              << fs::path(other_runs.front()).filename().string()
+              << "); they are left out of this trace\n";
+  }
+  if (files.empty()) {
+    if (!job.start_failed) {
+      std::cerr << kPrefix
+                << "no rank files were written (the command made no Gloo or NCCL calls?)\n";
+    }
+    lock->release();
+    if (job.created_dir) fs::remove(job.dir, ec);  // only when empty
+    return;
+  }
+  const std::string later = laterMergeCommand(options, job, !other_runs.empty(), unreadable);
+  if (options.no_merge) {
+    std::cerr << kPrefix << files.size() << " rank file(s) in " << dir
+              << "; merge them with: " << later << "\n";
+    return;
+  }
+
+  storage::MergeOptions merge;
+  merge.inputs = files;
+  merge.output = options.output;
+  merge.overwrite = options.force;
+  merge.extra_meta = {{"tool_version", RINGSIDE_VERSION},
+                      {"command_line", shellJoin(options.command)},
+                      {"run_id", job.run_id},
+                      {"exit_status", std::to_string(job.status)}};
+  storage::MergeResult result;
+  {
+    MergeInterruptHandler interrupt(dir);
+    result = mergeWithProgress(std::move(merge), kPrefix);
+  }
+  if (!result.ok) {
+    std::cerr << kPrefix << "merge failed (" << result.error << "); rank files kept in " << dir
+              << "; run: " << later << "\n";
+    return;
+  }
+  if (options.keep_rank_files) {
+    std::cerr << kPrefix << "trace written to " << options.output << " (rank files kept in "
+              << dir << ")\n";
+  } else {
+    if (options.nccl_log) removeNcclLogs(job.dir);  // they go with the rank files
+    removeRankFiles(files);
+    lock->release();
+    if (job.created_dir) fs::remove(job.dir, ec);  // only when empty: other files stay
+    std::cerr << kPrefix << "trace written to " << options.output << "\n";
+  }
+  lock->release();
+  if (!options.quiet) printTraceSummary(options.output, kPrefix);
+}
+
 }  // namespace
 
 int runRecord(std::span<const std::string> args) {
+  // Before the job: a problem with the command line or with where the output goes is a usage
+  // error (exit 2) and the job does not run; ringside's own installation (no preload library,
+  // no free port) is exit 1. After the job started, the exit status is the job's.
   RecordOptions options;
   if (int code = parseVerbArgs(args, parseRecordArgs, recordHelp, kPrefix, &options); code >= 0)
     return code;
@@ -304,21 +420,36 @@ int runRecord(std::span<const std::string> args) {
 
   std::error_code ec;
   if (options.dir.empty()) options.dir = options.output + ".ranks";
-  fs::path dir = fs::absolute(options.dir, ec).lexically_normal();
+  FinishedJob job;
+  job.dir = fs::absolute(options.dir, ec).lexically_normal();
+  const std::string dir = job.dir.string();
   // Only a folder we created is removed again.
-  bool created_dir = fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    std::cerr << kPrefix << "cannot create " << dir.string() << ": "
-              << (ec ? ec.message() : "not a folder") << "\n";
-    return kExitDataError;
+  job.created_dir = fs::create_directories(job.dir, ec);
+  if (ec || !fs::is_directory(job.dir)) {
+    return fail(kPrefix,
+                "cannot write rank files to " + dir + ": " + (ec ? ec.message() : "not a folder"),
+                kExitUsage);
+  }
+  // Held until the rank files are merged or left: one recording per rank folder. Creating the
+  // lock file also proves the folder writable, before the job starts.
+  RankFolderLock lock;
+  switch (lock.acquire(dir, &error)) {
+    case RankFolderLock::Outcome::kLocked:
+      break;
+    case RankFolderLock::Outcome::kInUse:
+      return fail(kPrefix, error, kExitUsage);
+    case RankFolderLock::Outcome::kCannotWrite:
+      if (job.created_dir) fs::remove(job.dir, ec);
+      return fail(kPrefix, error, kExitUsage);
   }
   // Rank files already there belong to another run: leave them out of this trace.
   std::vector<std::string> before;
-  if (!listRankFiles(dir, &before, &error)) return fail(kPrefix, error);
+  if (!listRankFiles(dir, &before, &error)) return fail(kPrefix, error, kExitUsage);
   if (!before.empty()) {
-    std::cerr << kPrefix << dir.string() << " already holds " << before.size()
+    std::cerr << kPrefix << dir << " already holds " << before.size()
               << " rank file(s) of another run; they are left out of this trace\n";
   }
+  job.before.insert(before.begin(), before.end());
 
   int port = options.master_port;
   if (options.ranks > 0 && port == 0) {
@@ -326,61 +457,28 @@ int runRecord(std::span<const std::string> args) {
     if (port == 0) return fail(kPrefix, error);
   }
 
-  std::string run_id = runId(std::time(nullptr));
-  std::vector<std::string> env = recordEnvironment(options, preload, dir, run_id);
+  job.run_id = runId(std::time(nullptr));
+  std::vector<std::string> env = recordEnvironment(options, preload, job.dir, job.run_id);
 
   SuperviseOptions supervise;
   supervise.grace_s = options.grace_s;
-  JobResult job = runJob(buildChildren(options, env, port), supervise);
-  int status = job.exit_code;
+  JobResult result = runJob(buildChildren(options, env, port), supervise);
+  job.status = result.exit_code;
+  job.start_failed = result.start_failed;
 
-  std::vector<std::string> files;
-  if (!listRankFiles(dir, &files, &error))
-    return fail(kPrefix, error, status != 0 ? status : kExitDataError);
-  std::set<std::string> old(before.begin(), before.end());
-  std::erase_if(files, [&](const std::string& file) { return old.count(file) != 0; });
-  if (files.empty()) {
-    if (!job.start_failed) {
-      std::cerr << kPrefix
-                << "no rank files were written (the command made no Gloo or NCCL calls?)\n";
-    }
-    if (created_dir) fs::remove(dir, ec);  // only when empty
-    return status;
+  // From here on the exit status is the job's. Set only now, so the job never inherits it: a
+  // stderr nobody reads any more must not kill us with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
+  try {
+    finishRecording(options, job, &lock);
+  } catch (const std::exception& e) {
+    std::cerr << kPrefix << "internal error after the job: " << e.what()
+              << "; the rank files are kept in " << dir << "\n";
+  } catch (...) {
+    std::cerr << kPrefix << "internal error after the job; the rank files are kept in " << dir
+              << "\n";
   }
-  if (options.no_merge) {
-    std::cerr << kPrefix << files.size() << " rank file(s) in " << dir.string()
-              << "; merge them with: ringside merge " << shellJoin({dir.string()}) << "\n";
-    return status;
-  }
-
-  storage::MergeOptions merge;
-  merge.inputs = files;
-  merge.output = options.output;
-  merge.overwrite = options.force;
-  merge.extra_meta = {{"tool_version", RINGSIDE_VERSION},
-                      {"command_line", shellJoin(options.command)},
-                      {"run_id", run_id},
-                      {"exit_status", std::to_string(status)}};
-  storage::MergeResult result;
-  {
-    MergeInterruptHandler interrupt(dir.string());
-    result = mergeWithProgress(std::move(merge), kPrefix);
-  }
-  if (!result.ok) {
-    std::cerr << kPrefix << "merge failed: " << result.error << "; the rank files are kept in "
-              << dir.string() << "\n";
-    return status != 0 ? status : kExitDataError;
-  }
-  if (options.keep_rank_files) {
-    std::cerr << kPrefix << "trace written to " << options.output << " (rank files kept in "
-              << dir.string() << ")\n";
-  } else {
-    if (options.nccl_log) removeNcclLogs(dir);  // they go with the rank files
-    removeRankFiles(files, created_dir ? dir : fs::path());
-    std::cerr << kPrefix << "trace written to " << options.output << "\n";
-  }
-  if (!options.quiet) printTraceSummary(options.output, kPrefix);
-  return status;
+  return job.status;
 }
 
 }  // namespace ringside::cli
