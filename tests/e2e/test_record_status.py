@@ -5,10 +5,10 @@ error: exit 2, the job does not run. Once the job ran, record's exit status is t
 happens to ringside's own writing or merging; rank files that were not merged are kept, and one
 line says how to merge them later.
 
-Scenarios (each runs the C++ Gloo sample, 2 ranks, for about a second):
-  record-full-disk       output and rank folder on a full 1 MiB tmpfs: exit 0 (the job's), rank
-                         files kept, the hint line; `ringside merge` of the kept folder later gets
-                         every call the rank files hold (skipped when mount is refused)
+Scenarios (each runs the C++ Gloo sample, 2 ranks, for well under a second):
+  record-full-disk       output and rank folder on a 1 MiB tmpfs the job fills: exit 0 (the job's),
+                         rank files kept, the hint line; `ringside merge` of the kept folder later
+                         gets every call the rank files hold (skipped when mount is refused)
   record-unwritable      --dir or -o below a regular file, or on a read-only mount: exit 2 for
                          both, before the job
   record-merge-fails     the job plants a folder at the output path (exit 0), or removes the
@@ -89,20 +89,26 @@ def full_disk(ctx):
     try:
         trace_path = os.path.join(mnt, "t.sqlite")
         rank_dir = trace_path + ".ranks"
-        # Commits every 50 ms, so some batches land before the disk fills; the collector then
-        # stops tracing (one warning per rank) and the job goes on.
+        # Each rank runs the sample (its rank file is complete when it exits), then fills the
+        # disk: the merge after the job finds no space. (How the collector stops tracing when
+        # the disk fills under it is test_faults.py's full-fs.)
+        # Neither fills it before both samples have exited (each one's last rows are written
+        # at its exit).
+        filler = shlex.quote(os.path.join(mnt, "filler"))
+        done = shlex.quote(ctx.path("sample-done"))
+        fill = (f"touch {done}.$RANK; i=0; while [ ! -e {done}.0 ] || [ ! -e {done}.1 ]; do "
+                f"[ $i -lt 400 ] || exit 9; sleep 0.02; i=$((i+1)); done; "
+                f"dd if=/dev/zero of={filler}.$RANK bs=4k 2>/dev/null; exit 0;")
         res = ctx.record(["--ranks", "2", "-o", trace_path, "-q"],
-                         [ctx.gloo_sample, "--iters", "200", "--bytes", "64", "--sleep-ms", "1"],
-                         env=env_for(ctx, RINGSIDE_FLUSH_MS=50), timeout=60)
-        u.check("disk is full" in res.stderr or "No space" in res.stderr,
-                f"the disk did not fill up; the test proves nothing\n{res.describe()}")
+                         sample_in_shell(ctx, after=fill), env=env_for(ctx), timeout=60)
         u.check_eq(res.returncode, 0, f"record's exit status (the job exited 0)\n{res.describe()}")
         command = check_hint(res, rank_dir)
+        u.check("full" in HINT.findall(res.stderr)[0][0],
+                f"the merge did not fail for want of space\n{res.describe()}")
         files = u.rank_files(rank_dir)
-        u.check(len(files) >= 1, f"rank files were removed after the merge failed\n{res.describe()}")
+        u.check_eq(len(files), 2, f"rank files kept after the merge failed\n{res.describe()}")
         recorded = sum(calls_in(f) for f in files)
-        u.check(recorded > 0, f"no call was committed before the disk filled; rank files "
-                              f"{[os.path.basename(f) for f in files]}\n{res.describe()}")
+        u.check(recorded > 0, "the rank files hold no call")
         # Later, with space elsewhere: everything the rank files hold comes back.
         merged = ctx.path("later.sqlite")
         later_merge(ctx, command, merged).expect(0)

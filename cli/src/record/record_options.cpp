@@ -79,7 +79,12 @@ std::string recordHelp() {
          "unless that variable is set already.\n"
          "CMD may be a launcher (torchrun, mpirun, srun, a script), or use --ranks N to let\n"
          "ringside start N local ranks itself. The job's own output is left untouched; ringside\n"
-         "writes to stderr only. The exit status is the job's (128+N if it died of signal N).\n"
+         "writes to stderr only.\n"
+         "Exit status: the job's (128+N if it died of signal N), also when ringside's own\n"
+         "writing or merging fails (the rank files are then kept, and one line says how to\n"
+         "merge them later); 2 when the job was not started: a bad option, an output that\n"
+         "exists, a folder that cannot be written, or another recording into the same rank\n"
+         "folder; 1 when ringside cannot start it (no preload library, no free port).\n"
          "Put '--' before CMD when CMD starts with '-'.\n"
          "\n" +
          formatOptionsHelp(recordSpecs(&scratch)) +
