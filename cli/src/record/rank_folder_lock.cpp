@@ -38,7 +38,7 @@ RankFolderLock::Outcome RankFolderLock::acquire(const std::string& dir, std::str
     // O_NOFOLLOW: a planted link must not make us create or truncate a file elsewhere.
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
-      *error = "cannot write to the rank folder " + dir + ": " + std::strerror(errno);
+      *error = "cannot write rank files to " + dir + ": " + std::strerror(errno);
       return Outcome::kCannotWrite;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {

@@ -102,7 +102,9 @@ bool resolveOutput(RecordOptions* options, std::string* error) {
   // Fail now, not after an hour-long job, when the trace could not be written.
   fs::path parent = fs::absolute(options->output, ec).parent_path();
   if (!fs::is_directory(parent, ec)) {
-    *error = "cannot write " + options->output + ": folder " + parent.string() + " does not exist";
+    *error = "cannot write " + options->output + ": " +
+             (fs::exists(parent, ec) ? parent.string() + " is not a folder"
+                                     : "folder " + parent.string() + " does not exist");
     return false;
   }
   if (access(parent.c_str(), W_OK) != 0) {
@@ -442,9 +444,15 @@ int runRecord(std::span<const std::string> args) {
       if (job.created_dir) fs::remove(job.dir, ec);
       return fail(kPrefix, error, kExitUsage);
   }
+  // Giving up before the job: nothing of ours is left behind.
+  auto giveUp = [&](int status) {
+    lock.release();
+    if (job.created_dir) fs::remove(job.dir, ec);  // only when empty
+    return fail(kPrefix, error, status);
+  };
   // Rank files already there belong to another run: leave them out of this trace.
   std::vector<std::string> before;
-  if (!listRankFiles(dir, &before, &error)) return fail(kPrefix, error, kExitUsage);
+  if (!listRankFiles(dir, &before, &error)) return giveUp(kExitUsage);
   if (!before.empty()) {
     std::cerr << kPrefix << dir << " already holds " << before.size()
               << " rank file(s) of another run; they are left out of this trace\n";
@@ -454,7 +462,7 @@ int runRecord(std::span<const std::string> args) {
   int port = options.master_port;
   if (options.ranks > 0 && port == 0) {
     port = findFreePort(options.master_addr, &error);
-    if (port == 0) return fail(kPrefix, error);
+    if (port == 0) return giveUp(kExitDataError);
   }
 
   job.run_id = runId(std::time(nullptr));
