@@ -362,7 +362,10 @@ void finishRecording(const RecordOptions& options, const FinishedJob& job, RankF
     if (job.created_dir) fs::remove(job.dir, ec);  // only when empty
     return;
   }
-  const std::string later = laterMergeCommand(options, job, !other_runs.empty(), unreadable);
+  // `ringside merge DIR` would refuse a folder that also holds another run's files, or take
+  // files without a run id from before this run: name the run.
+  const bool others_there = !other_runs.empty() || !job.before.empty();
+  const std::string later = laterMergeCommand(options, job, others_there, unreadable);
   if (options.no_merge) {
     std::cerr << kPrefix << files.size() << " rank file(s) in " << dir
               << "; merge them with: " << later << "\n";
