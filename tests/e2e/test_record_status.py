@@ -17,7 +17,8 @@ Scenarios (each runs the C++ Gloo sample, 2 ranks, for well under a second):
                          refused with exit 2 before its job; the first's trace complete
   record-other-runs      rank files of another run id appear in the rank folder during the run:
                          left out of the trace; `ringside merge` refuses to mix two runs and
-                         takes one with --run-id
+                         takes one with --run-id; the line of `record --no-merge` into that
+                         folder merges just its run
   record-stderr-closed   record's stderr is a pipe nobody reads: still the job's status
 """
 
@@ -278,6 +279,17 @@ def other_runs(ctx):
         t = u.Trace(out)
         u.check_eq(t.scalar("SELECT count(*) FROM rank"), 2, f"rank files merged for run {rid}")
         t.close()
+
+    # One more run into that folder, unmerged: the command it prints merges just that run.
+    res = ctx.record(["--ranks", "2", "-o", ctx.path("n.sqlite"), "--dir", rank_dir,
+                      "--no-merge"], [ctx.gloo_sample, *SHORT_RUN], env=env_for(ctx), timeout=60)
+    res.expect(0)
+    found = re.findall(r"merge them with: (ringside merge .+)$", res.stderr, re.M)
+    u.check(len(found) == 1, f"--no-merge's line\n{res.describe()}")
+    later_merge(ctx, shlex.split(found[0]), ctx.path("later.sqlite")).expect(0)
+    t = u.Trace(ctx.path("later.sqlite"))
+    u.check_eq(t.scalar("SELECT count(*) FROM rank"), 2, "rank files merged by the printed command")
+    t.close()
 
 
 # --------------------------------------------------------------------------- stderr
