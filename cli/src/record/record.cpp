@@ -4,8 +4,10 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include "record/launch.h"
 #include "record/merge_runner.h"
 #include "record/record_options.h"
+#include "ringside/storage/privacy.h"
 
 namespace ringside::cli {
 namespace fs = std::filesystem;
@@ -241,6 +244,24 @@ std::string shellJoin(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::string storedCommand(const std::vector<std::string>& argv) {
+  return storage::redactRequested() ? storage::storedCommandLine(argv, true) : shellJoin(argv);
+}
+
+bool makeRankFolder(const fs::path& dir, std::error_code* ec) {
+  if (dir.has_parent_path()) {
+    fs::create_directories(dir.parent_path(), *ec);
+    if (*ec) return false;
+  }
+  const mode_t mode = storage::outputDirMode();
+  if (::mkdir(dir.c_str(), mode) != 0) {
+    if (errno != EEXIST) *ec = std::error_code(errno, std::generic_category());
+    return false;
+  }
+  ::chmod(dir.c_str(), mode);  // exactly that mode, whatever a stricter umask took away
+  return true;
+}
+
 namespace {
 
 // The job's environment: ours with the preload library, the rank folder, the run id and the
@@ -292,6 +313,10 @@ int runRecord(std::span<const std::string> args) {
   RecordOptions options;
   if (int code = parseVerbArgs(args, parseRecordArgs, recordHelp, kPrefix, &options); code >= 0)
     return code;
+  // Through the environment: the job's rank files (the preload library), the rank
+  // folder and the merged trace all follow the same two variables (storage/privacy.h).
+  if (options.redact) ::setenv("RINGSIDE_REDACT", "1", 1);
+  if (options.share) ::setenv("RINGSIDE_SHARE", "1", 1);
   std::string error;
   if (!resolveOutput(&options, &error)) return fail(kPrefix, error, kExitUsage);
   if (options.master_set && options.ranks == 0) {
@@ -306,7 +331,7 @@ int runRecord(std::span<const std::string> args) {
   if (options.dir.empty()) options.dir = options.output + ".ranks";
   fs::path dir = fs::absolute(options.dir, ec).lexically_normal();
   // Only a folder we created is removed again.
-  bool created_dir = fs::create_directories(dir, ec);
+  bool created_dir = makeRankFolder(dir, &ec);
   if (ec || !fs::is_directory(dir)) {
     std::cerr << kPrefix << "cannot create " << dir.string() << ": "
               << (ec ? ec.message() : "not a folder") << "\n";
@@ -358,7 +383,7 @@ int runRecord(std::span<const std::string> args) {
   merge.output = options.output;
   merge.overwrite = options.force;
   merge.extra_meta = {{"tool_version", RINGSIDE_VERSION},
-                      {"command_line", shellJoin(options.command)},
+                      {"command_line", storedCommand(options.command)},
                       {"run_id", run_id},
                       {"exit_status", std::to_string(status)}};
   storage::MergeResult result;
