@@ -248,7 +248,8 @@ std::string storedCommand(const std::vector<std::string>& argv) {
   return storage::redactRequested() ? storage::storedCommandLine(argv, true) : shellJoin(argv);
 }
 
-bool makeRankFolder(const fs::path& dir, std::error_code* ec) {
+bool makeRankFolder(const fs::path& path, std::error_code* ec) {
+  const fs::path dir = path.has_filename() ? path : path.parent_path();  // "runs/x/" is "runs/x"
   if (dir.has_parent_path()) {
     fs::create_directories(dir.parent_path(), *ec);
     if (*ec) return false;
