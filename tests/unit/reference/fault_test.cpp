@@ -205,7 +205,8 @@ TEST(Faults, StrangersAndAnImpostorDuringStartupAreDropped) {
     };
     auto garbage = [&](int fd) {
       const char junk[] = "GET / HTTP/1.0\r\n\r\n\x01\x02\x03\x04\x05\x06";
-      if (fd >= 0) detail::writeFull(fd, junk, sizeof junk, detail::Clock::now() + std::chrono::seconds(1));
+      if (fd >= 0)
+        detail::writeFull(fd, junk, sizeof junk, detail::Clock::now() + std::chrono::seconds(1));
     };
     auto rv = test::joinRendezvous(rank, nn, port, msg);
     if (!rv) return 2;
@@ -273,7 +274,8 @@ std::vector<std::string> listenersOn(int port) {
       if (std::sscanf(line, " %*s %63s %63s %7s", local, remote, state) != 3) continue;
       std::string l = local;
       size_t colon = l.rfind(':');
-      if (colon != std::string::npos && l.substr(colon + 1) == want && std::strcmp(state, "0A") == 0)
+      const bool listening = std::strcmp(state, "0A") == 0;
+      if (colon != std::string::npos && l.substr(colon + 1) == want && listening)
         out.push_back(l.substr(0, colon));
     }
     std::fclose(f);
