@@ -9,6 +9,7 @@
 #include <string>
 
 #include "internal.h"
+#include "ringside/storage/privacy.h"
 
 namespace ringside::collector::detail {
 namespace {
@@ -68,16 +69,8 @@ std::string hostName() {
 }
 
 std::string commandLine() {
-  std::string out;
-  FILE* f = std::fopen("/proc/self/cmdline", "rb");
-  if (f == nullptr) return out;
-  char buf[4096];
-  size_t n = std::fread(buf, 1, sizeof buf, f);
-  std::fclose(f);
-  for (size_t i = 0; i < n; ++i) out.push_back(buf[i] == '\0' ? ' ' : buf[i]);
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  if (n == sizeof buf) out += " ...";
-  return out;
+  // Redacted here, before it reaches any file, when RINGSIDE_REDACT asks for it.
+  return storage::ownCommandLine();
 }
 
 }  // namespace ringside::collector::detail

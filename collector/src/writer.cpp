@@ -23,6 +23,7 @@
 #include "internal.h"
 #include "ringside/collector/collector.h"
 #include "ringside/collector/gpu.h"
+#include "ringside/storage/privacy.h"
 #include "ringside/storage/rank_writer.h"
 
 #ifndef RINGSIDE_VERSION
@@ -43,7 +44,8 @@ bool makeDirs(const std::string& path, std::string* err) {
     cur = path.substr(0, next);
     pos = next + 1;
     if (cur.empty()) continue;
-    if (::mkdir(cur.c_str(), 0777) != 0 && errno != EEXIST) {
+    // Private (0700) unless RINGSIDE_SHARE: a folder we make holds rank files.
+    if (::mkdir(cur.c_str(), storage::outputDirMode()) != 0 && errno != EEXIST) {
       *err = cur + ": " + std::strerror(errno);
       return false;
     }

@@ -5,8 +5,10 @@
 // hands both to the engine (engine.cpp), which only moves bytes.
 #include "ringside/reference/communicator.h"
 
+#include <sys/random.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -26,12 +28,70 @@ using namespace detail;
 
 std::string advertiseAddress(const CommunicatorOptions& o) {
   if (!o.advertise_address.empty()) return o.advertise_address;
-  if (!o.listen_address.empty() && o.listen_address != "0.0.0.0") return o.listen_address;
+  if (!o.listen_address.empty() && o.listen_address != "0.0.0.0" && o.listen_address != "::")
+    return o.listen_address;
   if (const char* m = std::getenv("MASTER_ADDR"); m != nullptr && *m != '\0') {
     std::string local = localAddressToward(m);
     if (!local.empty()) return local;
   }
   return "127.0.0.1";
+}
+
+// Where the listener binds: the address given, else the address peers are told
+// to dial (127.0.0.1 for a local job): no other interface takes connections. A
+// chosen advertise address may be a name or a NAT's: then every interface.
+std::string listenAddress(const CommunicatorOptions& o) {
+  if (!o.listen_address.empty()) return o.listen_address;
+  if (!o.advertise_address.empty()) return "0.0.0.0";
+  return advertiseAddress(o);
+}
+
+// The run's link secret. Each rank publishes "host:port#<32 hex digits>" (128
+// random bits) in the address exchange; every rank mixes the job token with all
+// ranks' secrets in rank order into the token that hellos and frames carry.
+// Only processes that took part in the exchange know it, so a stranger that
+// learnt the job token (by default derived from MASTER_ADDR:PORT) is dropped
+// like any other stray connection.
+constexpr char kSecretMark = '#';
+constexpr size_t kSecretHex = 32;
+
+bool randomSecret(std::string* hex, std::string* error) {
+  unsigned char raw[kSecretHex / 2];
+  size_t got = 0;
+  while (got < sizeof raw) {
+    ssize_t n = ::getrandom(raw + got, sizeof raw - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *error = "getrandom: " + errnoText(errno);
+      return false;
+    }
+    got += static_cast<size_t>(n);
+  }
+  static const char kDigits[] = "0123456789abcdef";
+  hex->clear();
+  for (unsigned char c : raw) {
+    hex->push_back(kDigits[c >> 4]);
+    hex->push_back(kDigits[c & 15]);
+  }
+  return true;
+}
+
+// FNV-1a over the job token and the secrets, then SplitMix64's finalizer so
+// every input bit reaches every output bit.
+uint64_t linkToken(uint64_t job_token, const std::vector<std::string>& secrets) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](unsigned char c) { h = (h ^ c) * 1099511628211ull; };
+  for (int i = 0; i < 8; ++i) mix(static_cast<unsigned char>(job_token >> (8 * i)));
+  for (const std::string& s : secrets) {
+    for (unsigned char c : s) mix(c);
+    mix('|');
+  }
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return h;
 }
 
 class TcpCommunicator final : public Communicator {
@@ -46,11 +106,14 @@ class TcpCommunicator final : public Communicator {
   bool setup(const ExchangeFn& exchange, std::string* error) {
     const int n = o_.world_size;
     std::string mine;
+    link_token_ = o_.job_token;
     if (n > 1) {
       int port = 0;
-      listen_.reset(listenTcp(o_.listen_address, 0, &port, error));
+      listen_.reset(listenTcp(listenAddress(o_), 0, &port, error));
       if (listen_.get() < 0) return false;
-      mine = joinHostPort(advertiseAddress(o_), port);
+      std::string secret;
+      if (!randomSecret(&secret, error)) return false;
+      mine = joinHostPort(advertiseAddress(o_), port) + kSecretMark + secret;
     }
     if (!exchange) {
       *error = "no exchange function";
@@ -61,6 +124,21 @@ class TcpCommunicator final : public Communicator {
       *error = "address exchange returned " + std::to_string(addresses_.size()) + " entries for " +
                std::to_string(n) + " ranks";
       return false;
+    }
+    if (n > 1) {
+      std::vector<std::string> secrets;
+      for (int r = 0; r < n; ++r) {
+        std::string& a = addresses_[static_cast<size_t>(r)];
+        size_t mark = a.rfind(kSecretMark);
+        if (mark == std::string::npos || a.size() - mark - 1 != kSecretHex) {
+          *error = "rank " + std::to_string(r) +
+                   " published no link secret (another version of ringside?)";
+          return false;
+        }
+        secrets.push_back(a.substr(mark + 1));
+        a.resize(mark);
+      }
+      link_token_ = linkToken(o_.job_token, secrets);
     }
     link_of_.assign(static_cast<size_t>(n), -1);
     trees_[0] = treeNode(0, o_.rank, n);
@@ -219,7 +297,7 @@ class TcpCommunicator final : public Communicator {
     hp.listen_fd = listen_.get();
     hp.rank = o_.rank;
     hp.world_size = o_.world_size;
-    hp.token = o_.job_token;
+    hp.token = link_token_;
     hp.addresses = &addresses_;
     hp.dial = dial;
     hp.accept = accept;
@@ -235,7 +313,7 @@ class TcpCommunicator final : public Communicator {
     s.pool = &pool_;
     pool_.prepare(s.scratch_bytes);
     EngineParams p;
-    p.token = o_.job_token;
+    p.token = link_token_;
     p.seq = seq;
     p.ping = ping;
     p.timeout = o_.timeout;
@@ -259,6 +337,7 @@ class TcpCommunicator final : public Communicator {
 
   CommunicatorOptions o_;
   Fd listen_;  // kept open: pingPong may connect peers later
+  uint64_t link_token_ = 0;  // the job token mixed with every rank's secret
   std::vector<std::string> addresses_;
   std::vector<Link> links_;
   std::vector<int> link_of_;

@@ -286,7 +286,7 @@ class Engine {
     if (h.magic != kFrameMagic) return malformed(i, "bad magic");
     if (h.version != kWireVersion)
       return malformed(i, "unsupported version " + std::to_string(h.version));
-    if (h.token != p_.token) return malformed(i, "wrong job token");
+    if (h.token != p_.token) return malformed(i, "wrong link token");
     if (h.flags != 0) return malformed(i, "unknown flags");
     if (h.kind == static_cast<uint8_t>(FrameKind::kAbort)) {
       if (h.length > kMaxAbortPayload) return malformed(i, "oversized abort");

@@ -1,7 +1,8 @@
 // reference/src/handshake.h — establishing the peer links of a communicator.
 //
 // The higher rank of a pair dials the lower one. The dialler sends a hello
-// (its rank, the world size, the job token); the listener checks it and
+// (its rank, the world size, the link token: the job token mixed with the
+// secrets from the address exchange, communicator.cpp); the listener checks it and
 // answers with an ack carrying its own rank; the dialler checks that. A
 // listener discards, without an answer, any connection whose hello is
 // malformed, truncated, late, from another job (token), from a rank it does
@@ -21,7 +22,7 @@ struct HandshakeParams {
   int listen_fd = -1;
   int rank = 0;
   int world_size = 1;
-  uint64_t token = 0;
+  uint64_t token = 0;  // the link token
   const std::vector<std::string>* addresses = nullptr;  // "host:port" per rank (dialled peers)
   std::vector<int> dial;                                // peers to dial (lower ranks)
   std::vector<int> accept;                              // peers expected to dial us (higher ranks)

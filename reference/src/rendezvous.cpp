@@ -39,10 +39,14 @@ using detail::KvOp;
 
 class KvServer {
  public:
-  static std::unique_ptr<KvServer> start(int port, uint64_t token, std::string* error) {
+  static std::unique_ptr<KvServer> start(const std::string& master_addr, int port, uint64_t token,
+                                         std::string* error) {
     std::unique_ptr<KvServer> s(new KvServer(token));
     int bound = 0;
-    s->listen_.reset(detail::listenTcp("0.0.0.0", port, &bound, error));
+    // A local job's store (MASTER_ADDR on the loopback) takes no connection from
+    // another host; otherwise every interface, as torchrun's store does.
+    const bool loopback = master_addr == "localhost" || master_addr.rfind("127.", 0) == 0;
+    s->listen_.reset(detail::listenTcp(loopback ? "127.0.0.1" : "0.0.0.0", port, &bound, error));
     if (s->listen_.get() < 0) return nullptr;
     int p[2];
     if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -227,7 +231,7 @@ class TcpRendezvous final : public Rendezvous {
 
   bool start(std::string* error) {
     if (o_.rank == 0) {
-      server_ = KvServer::start(o_.master_port, o_.job_token, error);
+      server_ = KvServer::start(o_.master_addr, o_.master_port, o_.job_token, error);
       if (!server_) {
         *error = "rendezvous: rank 0 cannot serve the store: " + *error;
         return false;

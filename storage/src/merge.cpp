@@ -9,6 +9,7 @@
 // loaded whole. The output is built at <output>.tmp-<pid>, indexed, fsynced
 // and only then moved to <output>.
 #include "ringside/storage/merge.h"
+#include "ringside/storage/privacy.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -290,6 +291,12 @@ bool Merger::openOutput() {
                                  nullptr);
   out_.reset(raw);
   if (rc != SQLITE_OK) return outFail("cannot create");
+  // Privacy (privacy.h): 0600 unless RINGSIDE_SHARE, set before anything is written
+  // (the -wal and -shm files SQLite makes later copy this mode).
+  if (!applyOutputFileMode(tmp_)) {
+    res_.error = detail::oneLine(tmp_ + ": cannot set the file mode: " + std::strerror(errno));
+    return false;
+  }
   sqlite3_extended_result_codes(raw, 1);
   std::string why;
   if (!detail::hardenConnection(raw, &why)) {

@@ -8,6 +8,7 @@
 #include "ringside/storage/rank_writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +18,7 @@
 #include <unordered_map>
 
 #include "columns.h"
+#include "ringside/storage/privacy.h"
 #include "schema.h"
 #include "sqlite_util.h"
 
@@ -556,11 +558,15 @@ std::unique_ptr<RankWriter> RankWriter::create(const std::string& path, std::str
   bool created = false;
   try {
     // O_EXCL: two processes (or a rerun) can never share a rank file.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    // Private (0600) unless RINGSIDE_SHARE (privacy.h); SQLite gives the -wal and
+    // -shm files it creates later the mode of this file.
+    const mode_t mode = outputFileMode();
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd < 0) {
       err = detail::oneLine(path + ": cannot create: " + std::strerror(errno));
       return nullptr;
     }
+    (void)::fchmod(fd, mode);  // exactly that mode, whatever a stricter umask took away
     ::close(fd);
     created = true;
     // The file is new, so any -wal/-shm/-journal beside it belongs to some

@@ -113,7 +113,7 @@ int runLocalJob(const BenchOptions& options, std::span<const std::string> args) 
       return kExitUsage;
     }
     dir = fs::absolute(options.output + ".ranks", ec).lexically_normal();
-    created_dir = fs::create_directories(dir, ec);
+    created_dir = makeRankFolder(dir, &ec);
     if (ec || !fs::is_directory(dir)) {
       std::cerr << kPrefix << "cannot create " << dir.string() << "\n";
       return kExitDataError;
@@ -177,7 +177,7 @@ int runLocalJob(const BenchOptions& options, std::span<const std::string> args) 
   std::vector<std::string> command = {"ringside", "bench"};
   command.insert(command.end(), args.begin(), args.end());
   merge.extra_meta = {{"tool_version", RINGSIDE_VERSION},
-                      {"command_line", shellJoin(command)},
+                      {"command_line", storedCommand(command)},
                       {"exit_status", std::to_string(status)}};
   storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix);
   if (!result.ok) {

@@ -4,8 +4,10 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -18,6 +20,7 @@
 #include "record/merge_runner.h"
 #include "record/rank_folder_lock.h"
 #include "record/record_options.h"
+#include "ringside/storage/privacy.h"
 
 namespace ringside::cli {
 namespace fs = std::filesystem;
@@ -245,6 +248,25 @@ std::string shellJoin(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::string storedCommand(const std::vector<std::string>& argv) {
+  return storage::redactRequested() ? storage::storedCommandLine(argv, true) : shellJoin(argv);
+}
+
+bool makeRankFolder(const fs::path& path, std::error_code* ec) {
+  const fs::path dir = path.has_filename() ? path : path.parent_path();  // "runs/x/" is "runs/x"
+  if (dir.has_parent_path()) {
+    fs::create_directories(dir.parent_path(), *ec);
+    if (*ec) return false;
+  }
+  const mode_t mode = storage::outputDirMode();
+  if (::mkdir(dir.c_str(), mode) != 0) {
+    if (errno != EEXIST) *ec = std::error_code(errno, std::generic_category());
+    return false;
+  }
+  ::chmod(dir.c_str(), mode);  // exactly that mode, whatever a stricter umask took away
+  return true;
+}
+
 namespace {
 
 // The job's environment: ours with the preload library, the rank folder, the run id and the
@@ -377,7 +399,7 @@ void finishRecording(const RecordOptions& options, const FinishedJob& job, RankF
   merge.output = options.output;
   merge.overwrite = options.force;
   merge.extra_meta = {{"tool_version", RINGSIDE_VERSION},
-                      {"command_line", shellJoin(options.command)},
+                      {"command_line", storedCommand(options.command)},
                       {"run_id", job.run_id},
                       {"exit_status", std::to_string(job.status)}};
   storage::MergeResult result;
@@ -413,6 +435,10 @@ int runRecord(std::span<const std::string> args) {
   RecordOptions options;
   if (int code = parseVerbArgs(args, parseRecordArgs, recordHelp, kPrefix, &options); code >= 0)
     return code;
+  // Through the environment: the job's rank files (the preload library), the rank
+  // folder and the merged trace all follow the same two variables (storage/privacy.h).
+  if (options.redact) ::setenv("RINGSIDE_REDACT", "1", 1);
+  if (options.share) ::setenv("RINGSIDE_SHARE", "1", 1);
   std::string error;
   if (!resolveOutput(&options, &error)) return fail(kPrefix, error, kExitUsage);
   if (options.master_set && options.ranks == 0) {
@@ -429,7 +455,7 @@ int runRecord(std::span<const std::string> args) {
   job.dir = fs::absolute(options.dir, ec).lexically_normal();
   const std::string dir = job.dir.string();
   // Only a folder we created is removed again.
-  job.created_dir = fs::create_directories(job.dir, ec);
+  job.created_dir = makeRankFolder(job.dir, &ec);
   if (ec || !fs::is_directory(job.dir)) {
     return fail(kPrefix,
                 "cannot write rank files to " + dir + ": " + (ec ? ec.message() : "not a folder"),

@@ -27,6 +27,15 @@ std::string defaultTraceName(std::time_t now);
 // argv joined by spaces, quoted for a POSIX shell where needed.
 std::string shellJoin(const std::vector<std::string>& argv);
 
+// A command line as a trace's meta stores it: shellJoin(argv), or under
+// RINGSIDE_REDACT (`record --redact`) the program's name and "<redacted>" arguments.
+std::string storedCommand(const std::vector<std::string>& argv);
+
+// Makes a rank folder (record, bench): private (0700) unless RINGSIDE_SHARE, since it holds
+// rank files; its parents get the umask's mode. True when this call made it; false with *ec
+// clear when it existed already.
+bool makeRankFolder(const std::filesystem::path& dir, std::error_code* ec);
+
 int runRecord(std::span<const std::string> args);
 
 }  // namespace ringside::cli

@@ -26,6 +26,8 @@ struct RecordOptions {
   std::string allreduce;  // "", ring or tree: RINGSIDE_ALLREDUCE for an A/B run
   bool no_merge = false;
   bool nccl_log = false;  // NCCL writes its INFO log (rings, trees) into the rank folder
+  bool redact = false;    // RINGSIDE_REDACT: command lines stored without their arguments
+  bool share = false;     // RINGSIDE_SHARE: files and folders get the umask's modes, not 0600/0700
   double grace_s = 30.0;             // --ranks: how long the others may run after one failed
   std::vector<std::string> command;  // CMD ARGS...
 };

@@ -1,7 +1,10 @@
 // The collector as the preload library drives it: many threads, some short
 // lived, a memory cap, the final flush. Each test runs in a forked child
 // because the collector is a process-wide singleton (as in a traced job).
+#include <sys/stat.h>
+
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -185,4 +188,46 @@ TEST(Collector, UnwritableDirectoryDisablesQuietly) {
     return 7;  // the job's own status
   });
   EXPECT_EQ(rc, 7);
+}
+
+// RINGSIDE_REDACT: the process's arguments (here the test runner's own, e.g.
+// --gtest_filter=...) reach neither the meta nor the rank row; the folder the
+// collector makes is 0700 and the rank file 0600 under umask 022.
+TEST(Collector, RedactedCommandLineInAPrivateFolder) {
+  std::string dir = makeTempDir("collector") + "/sub";
+  const mode_t old = ::umask(022);
+  int rc = inChild(dir, {{"RINGSIDE_REDACT", "1"}}, [] {
+    if (!col::activate()) return 2;
+    col::setIdentity(0, 1, "test");
+    col::emit(collective(0));
+    return 0;
+  });
+  ::umask(old);
+  ASSERT_EQ(rc, 0);
+  std::vector<std::string> files = rankFiles(dir);
+  ASSERT_EQ(files.size(), 1u);
+  struct stat sd, sf;
+  ASSERT_EQ(::stat(dir.c_str(), &sd), 0);
+  ASSERT_EQ(::stat(files[0].c_str(), &sf), 0);
+  EXPECT_EQ(sd.st_mode & 07777, 0700u);
+  EXPECT_EQ(sf.st_mode & 07777, 0600u);
+
+  // What the runner passed, redacted: "collector_test <redacted> ...".
+  std::string own;
+  if (FILE* f = std::fopen("/proc/self/cmdline", "rb")) {
+    char buf[4096];
+    size_t n = std::fread(buf, 1, sizeof buf, f);
+    std::fclose(f);
+    int args = 0;
+    for (size_t i = 0; i < n; ++i) args += buf[i] == '\0' ? 1 : 0;
+    own = "collector_test";
+    for (int i = 1; i < args; ++i) own += " <redacted>";
+  }
+  EXPECT_EQ(metaOf(files[0])["command_line"], own);
+  std::string err;
+  auto r = st::TraceReader::open(files[0], &err);
+  ASSERT_TRUE(r) << err;
+  auto ranks = r->ranks();
+  ASSERT_EQ(ranks.size(), 1u);
+  EXPECT_EQ(ranks[0].command_line, own);
 }

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -181,6 +183,148 @@ TEST(Faults, StrayConnectionsDuringSetupAreDiscarded) {
     for (int fd : keep) ::close(fd);
     return 0;
   });
+  EXPECT_EQ(test::failures(results), "");
+}
+
+// Start-up under strangers, before any real peer can know where a rank listens:
+// rank 0's own listener and the store get a silent connection, garbage, and an
+// impostor that presents the job token (the rendezvous token is no secret: by
+// default it is derived from MASTER_ADDR:PORT) and claims to be rank 1. Only
+// peers that present the run's secret from the address exchange are links, so
+// the all-reduces complete with correct results, quickly.
+TEST(Faults, StrangersAndAnImpostorDuringStartupAreDropped) {
+  const int n = 3;
+  auto start = std::chrono::steady_clock::now();
+  auto results = test::runJob(n, [](int rank, int nn, int port, std::string* msg) {
+    std::vector<int> keep;
+    auto dial = [&](const std::string& host, int p) {
+      std::string err;
+      int fd = detail::dialTcp(host, p, detail::Clock::now() + std::chrono::seconds(2), &err);
+      if (fd >= 0) keep.push_back(fd);
+      return fd;
+    };
+    auto garbage = [&](int fd) {
+      const char junk[] = "GET / HTTP/1.0\r\n\r\n\x01\x02\x03\x04\x05\x06";
+      if (fd >= 0)
+        detail::writeFull(fd, junk, sizeof junk, detail::Clock::now() + std::chrono::seconds(1));
+    };
+    auto rv = test::joinRendezvous(rank, nn, port, msg);
+    if (!rv) return 2;
+    if (rank == 0) {  // at the store, while the others join
+      dial("127.0.0.1", port);
+      garbage(dial("127.0.0.1", port));
+    }
+    ExchangeFn ex = [&](const std::string& mine, std::vector<std::string>* all, std::string* e) {
+      if (rank == 0) {  // at our own listener, before our address is published
+        std::string addr = mine.substr(0, mine.find('#'));  // "host:port[#secret]"
+        std::string host;
+        int lp = 0;
+        detail::splitHostPort(addr, &host, &lp);
+        dial(host, lp);
+        garbage(dial(host, lp));
+        int fd = dial(host, lp);
+        if (fd >= 0) {
+          detail::Hello h;
+          h.kind = static_cast<uint8_t>(detail::HelloKind::kHello);
+          h.token = rv->jobToken();
+          h.rank = 1;
+          h.world_size = static_cast<uint32_t>(nn);
+          unsigned char b[detail::kHelloBytes];
+          detail::encodeHello(h, b);
+          detail::writeFull(fd, b, sizeof b, detail::Clock::now() + std::chrono::seconds(1));
+        }
+      }
+      return rv->exchange(mine, all, e);
+    };
+    auto comm = test::makeComm(*rv, msg, 0, std::chrono::seconds(3), ex);
+    if (!comm) return 3;
+    std::string err, first;
+    for (Algorithm a : {Algorithm::kRing, Algorithm::kTree}) {
+      auto buf = test::makeInput(DType::kF32, ReduceOp::kSum, rank, 4099);
+      if (!comm->allreduce(buf.data(), 4099, DType::kF32, ReduceOp::kSum, a, &err)) {
+        *msg = err;
+        return 4;
+      }
+      if (test::countWrong(DType::kF32, ReduceOp::kSum, nn, buf.data(), 4099, &first) != 0) {
+        *msg = first;
+        return 5;
+      }
+    }
+    std::vector<std::string> all;
+    if (!rv->exchange("", &all, &err)) return 6;
+    for (int fd : keep) ::close(fd);
+    return 0;
+  }, std::chrono::seconds(15));
+  EXPECT_EQ(test::failures(results), "");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+// The local addresses (hex, as /proc/net/tcp{,6} write them) of the sockets
+// listening on `port`.
+std::vector<std::string> listenersOn(int port) {
+  std::vector<std::string> out;
+  char want[8];
+  std::snprintf(want, sizeof want, "%04X", port);
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    FILE* f = std::fopen(table, "r");
+    if (f == nullptr) continue;
+    char line[512];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      char local[64] = {}, remote[64] = {}, state[8] = {};
+      if (std::sscanf(line, " %*s %63s %63s %7s", local, remote, state) != 3) continue;
+      std::string l = local;
+      size_t colon = l.rfind(':');
+      const bool listening = std::strcmp(state, "0A") == 0;
+      if (colon != std::string::npos && l.substr(colon + 1) == want && listening)
+        out.push_back(l.substr(0, colon));
+    }
+    std::fclose(f);
+  }
+  return out;
+}
+
+// A local job (MASTER_ADDR 127.0.0.1) listens on the loopback only: the store
+// and, with the default listen address, each rank's peer listener.
+TEST(Faults, ListenersBindTheLoopbackForALocalJob) {
+  if (::access("/proc/net/tcp", R_OK) != 0)
+    GTEST_SKIP() << "no /proc/net/tcp to read the listeners from";
+  auto results = test::runJob(2, [](int rank, int nn, int port, std::string* msg) {
+    auto rv = test::joinRendezvous(rank, nn, port, msg);
+    if (!rv) return 2;
+    const std::string loopback = "0100007F";  // 127.0.0.1 as /proc/net/tcp writes it
+    auto onlyLoopback = [&](int p, const char* what) {
+      std::vector<std::string> l = listenersOn(p);
+      for (const std::string& a : l)
+        if (a != loopback) {
+          *msg = std::string(what) + " listens on " + a;
+          return false;
+        }
+      if (l.empty()) *msg = std::string(what) + ": no listener found on port " + std::to_string(p);
+      return !l.empty();
+    };
+    if (rank == 0 && !onlyLoopback(port, "the store")) return 7;
+    CommunicatorOptions o;  // listen_address left to its default
+    o.rank = rank;
+    o.world_size = nn;
+    o.job_token = rv->jobToken();
+    o.timeout = std::chrono::seconds(5);
+    bool ok = true;
+    ExchangeFn ex = [&](const std::string& mine, std::vector<std::string>* all, std::string* e) {
+      std::string host;
+      int lp = 0;
+      detail::splitHostPort(mine.substr(0, mine.find('#')), &host, &lp);
+      ok = onlyLoopback(lp, "the peer listener");
+      return rv->exchange(mine, all, e);
+    };
+    ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+    auto comm = Communicator::create(o, ex, msg);
+    if (!comm) return 3;
+    if (!ok) return 8;
+    std::vector<std::string> all;
+    std::string err;
+    if (!rv->exchange("", &all, &err)) return 6;
+    return 0;
+  }, std::chrono::seconds(15));
   EXPECT_EQ(test::failures(results), "");
 }
 

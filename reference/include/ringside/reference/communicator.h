@@ -1,7 +1,9 @@
 // reference/communicator.h — ringside's own all-reduce over TCP.
 //
 // One connection per peer pair that the ring or the double binary tree uses,
-// set up once by create(); every frame carries the job token, a sequence
+// set up once by create(); every frame carries the run's link token (the job
+// token mixed with a secret each rank publishes in the address exchange: only
+// peers that present it become links, strangers are dropped), a sequence
 // number (the collective's) and a length, checked before anything is
 // allocated. Every blocking step has a deadline, so a dead peer (reset) or a
 // silent one (SIGSTOP) makes allreduce() fail within the timeout with an error
@@ -32,7 +34,9 @@ struct CommunicatorOptions {
   int world_size = -1;
   uint64_t job_token = 0;
   std::chrono::milliseconds timeout{30000};  // deadline of every blocking step
-  std::string listen_address = "0.0.0.0";    // where this rank accepts its peers
+  // Where this rank accepts its peers. Default: the advertise address (127.0.0.1 for a local
+  // job), so no other interface takes connections; every interface when advertise_address is set.
+  std::string listen_address;
   std::string advertise_address;             // what peers dial; default: the local address used to reach the master, or 127.0.0.1
   size_t chunk_bytes = 0;                    // pipelining chunk; 0 = automatic
   std::string comm_name;                     // trace communicator name; default "ringside/<size>/<k>"
