@@ -386,7 +386,7 @@ class BenchRank {
   bool writeJson() {
     std::string error;
     if (!fileio::writeOutputFile(o_.json, benchJson(run_), /*overwrite=*/true, &error)) {
-      std::cerr << "ringside bench: cannot write the JSON: " << error << "\n";
+      std::cerr << "ringside bench: --json: " << error << "\n";
       return false;
     }
     return true;

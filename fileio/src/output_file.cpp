@@ -26,7 +26,7 @@ const char* kindOf(mode_t mode) {
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
+  return "something else";
 }
 
 std::string folderOf(const std::string& path) {
@@ -101,7 +101,7 @@ bool checkOutputTarget(const std::string& path, bool overwrite, std::string* err
   struct stat sb {};
   if (::lstat(path.c_str(), &sb) != 0) {
     if (errno == ENOENT) return true;
-    *error = path + ": cannot be written: " + reason(errno);
+    *error = "cannot write " + path + ": " + reason(errno);
     return false;
   }
   if (!S_ISREG(sb.st_mode)) {
@@ -131,12 +131,12 @@ bool OutputFile::create(const std::string& target, bool overwrite, std::string* 
         ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0) {
       if (errno == EEXIST || errno == EINTR) continue;
-      *error = target + ": cannot be written: " + reason(errno);
+      *error = "cannot write " + target + ": " + reason(errno);
       return false;
     }
     struct stat sb {};
     if (::fstat(fd, &sb) != 0) {
-      *error = target + ": cannot be written: " + reason(errno);
+      *error = "cannot write " + target + ": " + reason(errno);
       ::close(fd);
       ::unlink(temp.c_str());
       return false;
@@ -147,19 +147,19 @@ bool OutputFile::create(const std::string& target, bool overwrite, std::string* 
     ino_ = sb.st_ino;
     return true;
   }
-  *error = target + ": cannot be written: no free temporary name beside it";
+  *error = "cannot write " + target + ": no free temporary name beside it";
   return false;
 }
 
 bool OutputFile::write(std::string_view bytes, std::string* error) {
   if (fd_ < 0) {
-    *error = target_ + ": not open for writing";
+    *error = "cannot write " + target_ + ": not open";
     return false;
   }
   if (stream_) stream_->flush();  // keep the order of stream() and write()
   int err = 0;
   if (!writeAll(fd_, bytes.data(), bytes.size(), &err)) {
-    *error = target_ + ": write failed: " + reason(err);
+    *error = "cannot write " + target_ + ": " + reason(err);
     return false;
   }
   return true;
@@ -191,13 +191,13 @@ bool OutputFile::tempIsOurs(std::string* error) const {
 
 bool OutputFile::commit(std::string* error) {
   if (temp_.empty()) {
-    *error = target_ + ": not open for writing";
+    *error = "cannot write " + target_ + ": not open";
     return false;
   }
   if (stream_) {
     stream_->flush();
     if (buf_->error() != 0 || !*stream_) {
-      *error = target_ + ": write failed: " + reason(buf_->error() ? buf_->error() : EIO);
+      *error = "cannot write " + target_ + ": " + reason(buf_->error() ? buf_->error() : EIO);
       discard();
       return false;
     }
@@ -207,21 +207,21 @@ bool OutputFile::commit(std::string* error) {
     fd_ = ::open(temp_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat sb {};
     if (fd_ < 0 || ::fstat(fd_, &sb) != 0 || sb.st_dev != dev_ || sb.st_ino != ino_) {
-      *error = target_ + ": the temporary file " + temp_ + " was replaced while being written";
+      *error = "cannot write " + target_ + ": its temporary file was replaced meanwhile";
       discard();
       return false;
     }
   }
   // Synced before the rename, so a crash leaves the old file or the whole new one.
   if (::fsync(fd_) != 0 && errno != EINVAL) {
-    *error = target_ + ": write failed: " + reason(errno);
+    *error = "cannot write " + target_ + ": " + reason(errno);
     discard();
     return false;
   }
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) {
-    *error = target_ + ": write failed: " + reason(errno);
+    *error = "cannot write " + target_ + ": " + reason(errno);
     discard();
     return false;
   }
@@ -232,7 +232,7 @@ bool OutputFile::commit(std::string* error) {
   }
   if (overwrite_) {
     if (::rename(temp_.c_str(), target_.c_str()) != 0) {
-      *error = target_ + ": cannot move into place: " + reason(errno);
+      *error = "cannot write " + target_ + ": rename: " + reason(errno);
       discard();
       return false;
     }
@@ -249,7 +249,7 @@ bool OutputFile::commit(std::string* error) {
     }
     // A filesystem without hard links: nothing is there (just checked), so rename.
     if (::rename(temp_.c_str(), target_.c_str()) != 0) {
-      *error = target_ + ": cannot move into place: " + reason(e);
+      *error = "cannot write " + target_ + ": link: " + reason(e);
       discard();
       return false;
     }

@@ -34,6 +34,8 @@ std::string viewerStateJson(const ViewerStateInput& in);
 // The state when the window could not be opened.
 std::string viewerStartFailedJson(const std::string& error);
 
+// Through a temporary file beside `path` (ringside/fileio/output_file.h): replaces a regular
+// file, never a link or a device; the first failure is said on stderr.
 bool writeFileAtomically(const std::string& path, const std::string& text);
 
 // Writes the state when it changes, at most 10 times a second; flush() writes the last one.
