@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -76,7 +77,8 @@ TEST_F(OutputFileTest, StreamAndWriteGoToTheSameFileInOrder) {
 TEST_F(OutputFileTest, LinksAtTheOldTemporaryNamesAreNotFollowed) {
   writePlain(at("victim"), "precious");
   for (const std::string& name :
-       {"out.json.partial", "out.json.tmp", "out.json.tmp-" + std::to_string(::getpid())}) {
+       std::vector<std::string>{"out.json.partial", "out.json.tmp",
+                                "out.json.tmp-" + std::to_string(::getpid())}) {
     ASSERT_EQ(::symlink(at("victim").c_str(), at(name).c_str()), 0) << name;
   }
   OutputFile out;
