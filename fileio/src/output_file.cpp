@@ -120,11 +120,12 @@ OutputFile::OutputFile() = default;
 OutputFile::~OutputFile() { discard(); }
 
 bool OutputFile::create(const std::string& target, bool overwrite, std::string* error,
-                        mode_t mode) {
+                        mode_t mode, bool sync) {
   discard();
   if (!checkOutputTarget(target, overwrite, error)) return false;
   target_ = target;
   overwrite_ = overwrite;
+  sync_ = sync;
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string temp = target + ".tmp-" + randomSuffix();
     const int fd =
@@ -213,7 +214,7 @@ bool OutputFile::commit(std::string* error) {
     }
   }
   // Synced before the rename, so a crash leaves the old file or the whole new one.
-  if (::fsync(fd_) != 0 && errno != EINVAL) {
+  if (sync_ && ::fsync(fd_) != 0 && errno != EINVAL) {
     *error = "cannot write " + target_ + ": " + reason(errno);
     discard();
     return false;
@@ -256,7 +257,8 @@ bool OutputFile::commit(std::string* error) {
   }
   temp_.clear();
   // Make the new directory entry durable too.
-  const int dfd = ::open(folderOf(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dfd =
+      sync_ ? ::open(folderOf(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
@@ -278,9 +280,10 @@ void OutputFile::discard() {
 }
 
 bool writeOutputFile(const std::string& path, std::string_view bytes, bool overwrite,
-                     std::string* error) {
+                     std::string* error, bool sync) {
   OutputFile out;
-  return out.create(path, overwrite, error) && out.write(bytes, error) && out.commit(error);
+  return out.create(path, overwrite, error, 0666, sync) && out.write(bytes, error) &&
+         out.commit(error);
 }
 
 bool writeStandardOutput(std::string_view bytes, std::string* error) {

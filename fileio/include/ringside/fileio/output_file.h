@@ -33,8 +33,10 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   // Checks the target (checkOutputTarget) and creates the temporary file beside it with `mode`
-  // (before the umask; 0666 gives what a plain open would).
-  bool create(const std::string& target, bool overwrite, std::string* error, mode_t mode = 0666);
+  // (before the umask; 0666 gives what a plain open would). Without `sync` the file and its
+  // folder are not fsynced (for a file rewritten many times a second that no crash needs).
+  bool create(const std::string& target, bool overwrite, std::string* error, mode_t mode = 0666,
+              bool sync = true);
 
   // The temporary file's path (for a writer that must open it by name, e.g. SQLite) and its
   // descriptor (open for writing until commit or discard).
@@ -66,6 +68,7 @@ class OutputFile {
   std::string temp_;
   int fd_ = -1;
   bool overwrite_ = false;
+  bool sync_ = true;
   dev_t dev_ = 0;
   ino_t ino_ = 0;
   std::unique_ptr<Buf> buf_;
@@ -74,7 +77,7 @@ class OutputFile {
 
 // create() + write() + commit() in one call.
 bool writeOutputFile(const std::string& path, std::string_view bytes, bool overwrite,
-                     std::string* error);
+                     std::string* error, bool sync = true);
 
 // Writes all of `bytes` to standard output (after flushing std::cout and stdio);
 // *error = "cannot write standard output: <reason>" on failure.
