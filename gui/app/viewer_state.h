@@ -1,6 +1,7 @@
 // gui/viewer_state.h — `--state-out FILE.json`: what the viewer shows (view range, selection,
 // hover, search, lanes, clickable targets, compare figures), for scripts and the GUI tests
-// (tests/e2e_gui read it). Written whole to FILE.tmp and renamed, so readers never see half.
+// (tests/e2e_gui read it). Written whole to a temporary file beside FILE and renamed
+// (ringside/fileio/output_file.h), so readers never see half.
 // Threads: UI thread only.
 #pragma once
 
