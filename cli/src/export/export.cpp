@@ -1,5 +1,7 @@
 #include "export/export.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <system_error>
@@ -67,7 +69,10 @@ int runExport(std::span<const std::string> args) {
   PerfettoCounts counts;
   if (options.output == "-") {
     if (!writePerfettoTrace(*reader, std::cout, &counts, &error) || !std::cout.flush()) {
-      if (!std::cout) return fail(kPrefix, "cannot write standard output");
+      const int e = errno;  // from the failed write
+      if (!std::cout)
+        return fail(kPrefix, std::string("cannot write standard output") +
+                                 (e != 0 ? std::string(": ") + std::strerror(e) : ""));
       return fail(kPrefix, options.trace + ": " + error);
     }
     return kExitOk;
