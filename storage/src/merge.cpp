@@ -284,7 +284,8 @@ class Merger {
 
 bool Merger::openOutput() {
   std::string error;
-  if (!file_.create(opt_.output, opt_.overwrite, &error)) {
+  // 0644 before the umask: what SQLite gave the file when it created it itself.
+  if (!file_.create(opt_.output, opt_.overwrite, &error, 0644)) {
     res_.error = detail::oneLine(error);
     return false;
   }
