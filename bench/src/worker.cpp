@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -26,6 +25,7 @@
 #include "ringside/bench/model.h"
 #include "ringside/bench/report.h"
 #include "ringside/collector/collector.h"
+#include "ringside/fileio/output_file.h"
 #include "ringside/reference/communicator.h"
 #include "ringside/reference/rendezvous.h"
 #include "ringside/reference/types.h"
@@ -381,24 +381,12 @@ class BenchRank {
     return true;
   }
 
+  // Replaces an earlier file of that name (as always), but only a regular file, through a
+  // temporary file created exclusively beside it (ringside/fileio/output_file.h).
   bool writeJson() {
-    std::string tmp = o_.json + ".tmp-" + std::to_string(getpid());
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << benchJson(run_);
-      out.close();
-      if (!out) {
-        std::error_code ec;
-        fs::remove(tmp, ec);
-        std::cerr << "ringside bench: cannot write " << o_.json << "\n";
-        return false;
-      }
-    }
-    std::error_code ec;
-    fs::rename(tmp, o_.json, ec);
-    if (ec) {
-      fs::remove(tmp, ec);
-      std::cerr << "ringside bench: cannot write " << o_.json << ": " << ec.message() << "\n";
+    std::string error;
+    if (!fileio::writeOutputFile(o_.json, benchJson(run_), /*overwrite=*/true, &error)) {
+      std::cerr << "ringside bench: --json: " << error << "\n";
       return false;
     }
     return true;

@@ -1,8 +1,8 @@
 #include "viewer_state.h"
 
-#include <cstdio>
-#include <fstream>
+#include <iostream>
 
+#include "ringside/fileio/output_file.h"
 #include "ringside/format/json.h"
 
 namespace ringside::gui {
@@ -110,14 +110,14 @@ std::string viewerStartFailedJson(const std::string& error) {
 }
 
 bool writeFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    if (!f) return false;
-    f << text;
-    if (!f) return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
+  std::string error;
+  // Not fsynced: a live view for scripts, rewritten up to 10 times a second from the render loop.
+  if (fileio::writeOutputFile(path, text, /*overwrite=*/true, &error, /*sync=*/false)) return true;
+  // Said once per viewer: the state is rewritten up to 10 times a second.
+  static bool said = false;
+  if (!said) std::cerr << "ringside view: --state-out: " << error << "\n";
+  said = true;
+  return false;
 }
 
 void StateWriter::update(std::string state) {

@@ -1,6 +1,7 @@
 // gui/viewer_state.h — `--state-out FILE.json`: what the viewer shows (view range, selection,
 // hover, search, lanes, clickable targets, compare figures), for scripts and the GUI tests
-// (tests/e2e_gui read it). Written whole to FILE.tmp and renamed, so readers never see half.
+// (tests/e2e_gui read it). Written whole to a temporary file beside FILE and renamed
+// (ringside/fileio/output_file.h), so readers never see half.
 // Threads: UI thread only.
 #pragma once
 
@@ -34,6 +35,8 @@ std::string viewerStateJson(const ViewerStateInput& in);
 // The state when the window could not be opened.
 std::string viewerStartFailedJson(const std::string& error);
 
+// Through a temporary file beside `path` (ringside/fileio/output_file.h): replaces a regular
+// file, never a link or a device; the first failure is said on stderr.
 bool writeFileAtomically(const std::string& path, const std::string& text);
 
 // Writes the state when it changes, at most 10 times a second; flush() writes the last one.

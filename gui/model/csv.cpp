@@ -1,8 +1,6 @@
 #include "ringside/gui/csv.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include "ringside/fileio/output_file.h"
 
 namespace ringside::gui {
 
@@ -11,16 +9,8 @@ bool writeTextFile(const std::string& path, const std::string& text, std::string
     *error = "no file name given";
     return false;
   }
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) {
-    *error = "cannot write " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  int saved = errno;
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) *error = "cannot write " + path + ": " + std::strerror(saved ? saved : errno);
-  return ok;
+  // Replaces an earlier file (as always), but only a regular one, never through a link.
+  return fileio::writeOutputFile(path, text, /*overwrite=*/true, error);
 }
 
 }  // namespace ringside::gui

@@ -3,8 +3,9 @@
 #include <zlib.h>
 
 #include <array>
-#include <cstdio>
-#include <memory>
+#include <string_view>
+
+#include "ringside/fileio/output_file.h"
 
 namespace ringside::gui {
 namespace {
@@ -91,16 +92,10 @@ bool writePng(const std::string& path, const std::vector<uint8_t>& pixels, int w
               int channels, std::string* error) {
   std::vector<uint8_t> bytes;
   if (!encodePng(pixels, width, height, channels, &bytes, error)) return false;
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f) {
-    *error = "cannot write " + path;
-    return false;
-  }
-  if (std::fwrite(bytes.data(), 1, bytes.size(), f.get()) != bytes.size()) {
-    *error = "cannot write " + path;
-    return false;
-  }
-  return true;
+  // Replaces an earlier screenshot, but only a regular file, never through a link.
+  return fileio::writeOutputFile(
+      path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+      /*overwrite=*/true, error);
 }
 
 }  // namespace ringside::gui

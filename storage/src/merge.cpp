@@ -6,8 +6,9 @@
 //  2. copy each usable input (sorted by rank, then start time) inside one read
 //     snapshot of it, remapping string ids and collective ids, into the output.
 // Rows are streamed through prepared statements (bind/step/reset); nothing is
-// loaded whole. The output is built at <output>.tmp-<pid>, indexed, fsynced
-// and only then moved to <output>.
+// loaded whole. The output is built in a temporary file created exclusively
+// beside <output> (ringside/fileio/output_file.h), indexed, fsynced and only then
+// moved to <output>; nothing but a regular file there is ever replaced.
 #include "ringside/storage/merge.h"
 #include "ringside/storage/privacy.h"
 
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "columns.h"
+#include "ringside/fileio/output_file.h"
 #include "ringside/storage/records.h"
 #include "schema.h"
 #include "sqlite_util.h"
@@ -238,7 +240,7 @@ class Merger {
   explicit Merger(const MergeOptions& o) : opt_(o) {}
   // An exception midway (out of memory) must not leave the temporary file behind.
   ~Merger() {
-    if (!res_.ok && !tmp_.empty()) removeOutput();
+    if (!res_.ok) removeOutput();
   }
   Merger(const Merger&) = delete;
   Merger& operator=(const Merger&) = delete;
@@ -254,12 +256,11 @@ class Merger {
     for (Stmt* st : {&ins_coll_, &ins_xfer_, &ins_str_, &ins_rank_, &ins_meta_, &ins_cgpu_, &ins_act_, &ins_comm_})
       st->reset();
   }
-  // Closes the output and deletes the temporary file and its journal.
+  // Closes the output and deletes the temporary file (the journal is kept in memory).
   void removeOutput() {
     finalizeStatements();
     out_.reset();
-    ::unlink(tmp_.c_str());
-    ::unlink((tmp_ + "-journal").c_str());
+    file_.discard();
   }
   bool outFail(std::string_view what) {
     res_.error = detail::oneLine(tmp_ + ": " + std::string(what) + ": " + detail::lastError(out_.get()));
@@ -272,7 +273,8 @@ class Merger {
   const MergeOptions& opt_;
   const TableCopies copies_;
   MergeResult res_;
-  std::string tmp_;
+  fileio::OutputFile file_;
+  std::string tmp_;  // file_'s temporary path, which SQLite opens by name
   Db out_;
   Stmt ins_coll_, ins_xfer_, ins_str_, ins_rank_, ins_meta_, ins_cgpu_, ins_act_, ins_comm_;
   std::unordered_map<std::string, int64_t> out_sids_;
@@ -282,12 +284,20 @@ class Merger {
 };
 
 bool Merger::openOutput() {
-  ::unlink(tmp_.c_str());
-  ::unlink((tmp_ + "-journal").c_str());
+  std::string error;
+  // Created private (privacy.h: 0600 unless RINGSIDE_SHARE); the mode is set exactly below.
+  if (!file_.create(opt_.output, opt_.overwrite, &error, outputFileMode())) {
+    res_.error = detail::oneLine(error);
+    return false;
+  }
+  tmp_ = file_.tempPath();
+  // SQLite opens the (empty) file by name, never through a link; our own descriptor is closed
+  // first, since closing it later would drop SQLite's locks on the file.
+  file_.closeDescriptor();
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(detail::fileUri(tmp_, "").c_str(), &raw,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI |
-                                     SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXCLUSIVE,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
+                                     SQLITE_OPEN_NOFOLLOW,
                                  nullptr);
   out_.reset(raw);
   if (rc != SQLITE_OK) return outFail("cannot create");
@@ -318,6 +328,10 @@ bool Merger::openOutput() {
   if (!detail::exec(raw, pragmas, &why) || !detail::exec(raw, "BEGIN", &why) ||
       !detail::createSchema(raw, &why) || !detail::exec(raw, "COMMIT", &why)) {
     res_.error = detail::oneLine(tmp_ + ": cannot create the schema: " + why);
+    return false;
+  }
+  if (!file_.tempIsOurs(&error)) {
+    res_.error = detail::oneLine(error);
     return false;
   }
   struct Prep {
@@ -637,9 +651,9 @@ MergeResult Merger::run() {
     res_.error = "merge: no output path";
     return res_;
   }
-  struct stat sb {};
-  if (!opt_.overwrite && ::lstat(opt_.output.c_str(), &sb) == 0) {
-    res_.error = detail::oneLine(opt_.output + ": already exists (overwrite it explicitly to replace it)");
+  // Fail before reading anything when the output cannot be used (checked again at the end).
+  if (std::string why; !fileio::checkOutputTarget(opt_.output, opt_.overwrite, &why)) {
+    res_.error = detail::oneLine(why);
     return res_;
   }
 
@@ -669,7 +683,6 @@ MergeResult Merger::run() {
     if (inputs[i].rank == inputs[i - 1].rank) inputs[i].copy_index = inputs[i - 1].copy_index + 1;
   }
 
-  tmp_ = opt_.output + ".tmp-" + std::to_string(::getpid());
   auto abandon = [&]() {
     removeOutput();
     res_.ok = false;
@@ -753,50 +766,18 @@ bool Merger::writeMergeMeta(const std::vector<std::string>& skipped) {
   return true;
 }
 
-// Closes, fsyncs and moves the temporary file into place.
+// Closes, fsyncs and moves the temporary file into place (fileio's rules: a regular file is
+// replaced only with overwrite, anything else never).
 bool Merger::finish() {
   finalizeStatements();
   if (sqlite3_close(out_.release()) != SQLITE_OK) {
     res_.error = tmp_ + ": cannot close";
     return false;
   }
-  const int fd = ::open(tmp_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    res_.error = detail::oneLine(tmp_ + ": cannot sync: " + std::strerror(errno));
-    if (fd >= 0) ::close(fd);
+  std::string error;
+  if (!file_.commit(&error)) {
+    res_.error = detail::oneLine(error);
     return false;
-  }
-  ::close(fd);
-  if (opt_.overwrite) {
-    if (::rename(tmp_.c_str(), opt_.output.c_str()) != 0) {
-      res_.error = detail::oneLine(opt_.output + ": cannot rename into place: " + std::strerror(errno));
-      return false;
-    }
-  } else {
-    // link() never replaces: an output that appeared meanwhile is kept.
-    if (::link(tmp_.c_str(), opt_.output.c_str()) != 0) {
-      const int e = errno;
-      if (e == EEXIST) {
-        res_.error = detail::oneLine(opt_.output + ": already exists (overwrite it explicitly to replace it)");
-        return false;
-      }
-      struct stat sb {};
-      if (::lstat(opt_.output.c_str(), &sb) == 0 || ::rename(tmp_.c_str(), opt_.output.c_str()) != 0) {
-        res_.error = detail::oneLine(opt_.output + ": cannot move into place: " + std::strerror(e));
-        return false;
-      }
-    } else {
-      ::unlink(tmp_.c_str());
-    }
-  }
-  // Make the new directory entry durable too.
-  std::string dir = opt_.output;
-  const auto slash = dir.find_last_of('/');
-  dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
   }
   return true;
 }

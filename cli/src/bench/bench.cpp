@@ -23,6 +23,7 @@
 #include "record/record.h"
 #include "ringside/bench/gloo.h"
 #include "ringside/bench/worker.h"
+#include "ringside/fileio/output_file.h"
 
 namespace ringside::cli {
 namespace fs = std::filesystem;
@@ -71,6 +72,8 @@ bool checkOutput(const BenchOptions& options, std::string* error) {
     *error = options.output + " is a folder";
     return false;
   }
+  // Even with --force, only a regular file is replaced (never a link, a device or a folder).
+  if (!fileio::checkOutputTarget(options.output, /*overwrite=*/true, error)) return false;
   fs::path parent = fs::absolute(options.output, ec).parent_path();
   if (!fs::is_directory(parent, ec) || access(parent.c_str(), W_OK) != 0) {
     *error = "cannot write " + options.output + ": folder " + parent.string() +
@@ -103,6 +106,12 @@ int runLocalJob(const BenchOptions& options, std::span<const std::string> args) 
     return kExitDataError;
   }
 
+  // --json replaces an earlier file (as always), but never a link, a device or a folder.
+  if (!options.json.empty() &&
+      !fileio::checkOutputTarget(options.json, /*overwrite=*/true, &error)) {
+    std::cerr << kPrefix << error << "\n";
+    return kExitUsage;
+  }
   std::error_code ec;
   fs::path dir;
   bool created_dir = false;

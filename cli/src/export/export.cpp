@@ -1,13 +1,15 @@
 #include "export/export.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <system_error>
 #include <vector>
 
 #include "export/export_perfetto.h"
 #include "report/report_input.h"
+#include "ringside/fileio/output_file.h"
 
 namespace ringside::cli {
 namespace {
@@ -66,34 +68,28 @@ int runExport(std::span<const std::string> args) {
   if (!reader) return fail(kPrefix, error);
   PerfettoCounts counts;
   if (options.output == "-") {
-    if (!writePerfettoTrace(*reader, std::cout, &counts, &error))
+    if (!writePerfettoTrace(*reader, std::cout, &counts, &error) || !std::cout.flush()) {
+      const int e = errno;  // from the failed write
+      if (!std::cout)
+        return fail(kPrefix, std::string("cannot write standard output") +
+                                 (e != 0 ? std::string(": ") + std::strerror(e) : ""));
       return fail(kPrefix, options.trace + ": " + error);
+    }
     return kExitOk;
   }
   std::error_code ec;
   if (!options.force && std::filesystem::exists(options.output, ec))
     return fail(kPrefix, options.output + ": exists (use --force to overwrite)");
-  // Written beside the target and renamed, so a failed export leaves no half file.
-  std::string partial = options.output + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) return fail(kPrefix, options.output + ": cannot be written");
-    if (!writePerfettoTrace(*reader, out, &counts, &error)) {
-      out.close();
-      std::filesystem::remove(partial, ec);
-      return fail(kPrefix, options.trace + ": " + error);
-    }
-    out.close();
-    if (!out) {
-      std::filesystem::remove(partial, ec);
-      return fail(kPrefix, options.output + ": write failed");
-    }
+  // Written to a temporary file beside the target and renamed, so a failed export leaves no
+  // half file (fileio's rules: no links followed, only a regular file replaced).
+  fileio::OutputFile out;
+  if (!out.create(options.output, options.force, &error)) return fail(kPrefix, error);
+  if (!writePerfettoTrace(*reader, out.stream(), &counts, &error)) {
+    // A failed write (full disk) stops the export too: name the output's error, not the trace.
+    if (std::string why; !out.stream() && !out.commit(&why)) return fail(kPrefix, why);
+    return fail(kPrefix, options.trace + ": " + error);
   }
-  std::filesystem::rename(partial, options.output, ec);
-  if (ec) {
-    std::filesystem::remove(partial, ec);
-    return fail(kPrefix, options.output + ": cannot be written");
-  }
+  if (!out.commit(&error)) return fail(kPrefix, error);
   std::cerr << "ringside export: " << counts.collectives << " collective calls and "
             << counts.transfers << " transfers written to " << options.output << "\n";
   return kExitOk;

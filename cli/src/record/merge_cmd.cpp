@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "record/merge_runner.h"
+#include "ringside/fileio/output_file.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::cli {
@@ -122,6 +123,9 @@ int runMerge(std::span<const std::string> args) {
   std::error_code ec;
   if (!options.force && fs::exists(options.output, ec))
     return fail(kPrefix, options.output + " exists (use --force to overwrite)");
+  // Even with --force, only a regular file is replaced (never a link, a device or a folder).
+  if (!fileio::checkOutputTarget(options.output, /*overwrite=*/true, &error))
+    return fail(kPrefix, error);
 
   // Check every input before merging, so a bad one is named on its own line
   // (or skipped with --keep-going) instead of failing deep in the merge.

@@ -20,6 +20,7 @@
 #include "record/merge_runner.h"
 #include "record/rank_folder_lock.h"
 #include "record/record_options.h"
+#include "ringside/fileio/output_file.h"
 #include "ringside/storage/privacy.h"
 
 namespace ringside::cli {
@@ -102,6 +103,8 @@ bool resolveOutput(RecordOptions* options, std::string* error) {
     *error = options->output + " is a folder";
     return false;
   }
+  // Even with --force, only a regular file is replaced (never a link, a device or a folder).
+  if (!fileio::checkOutputTarget(options->output, /*overwrite=*/true, error)) return false;
   // Fail now, not after an hour-long job, when the trace could not be written.
   fs::path parent = fs::absolute(options->output, ec).parent_path();
   if (!fs::is_directory(parent, ec)) {

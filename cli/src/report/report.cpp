@@ -1,7 +1,8 @@
 #include "report/report.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <system_error>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "report/report_input.h"
 #include "ringside/analyzer/analysis.h"
 #include "ringside/analyzer/topology.h"
+#include "ringside/fileio/output_file.h"
 
 namespace ringside::cli {
 namespace {
@@ -52,22 +54,9 @@ std::vector<OptionSpec> reportSpecs(ReportCliOptions* o) {
 }  // namespace
 
 bool writeOutput(const std::string& path, const std::string& text, std::string* error) {
-  if (path.empty() || path == "-") {
-    std::cout << text << std::flush;
-    return static_cast<bool>(std::cout);
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    *error = path + ": cannot be written";
-    return false;
-  }
-  out << text;
-  out.close();
-  if (!out) {
-    *error = path + ": write failed";
-    return false;
-  }
-  return true;
+  if (path.empty() || path == "-") return fileio::writeStandardOutput(text, error);
+  // Reports replace an earlier report of the same name (no --force), but only a regular file.
+  return fileio::writeOutputFile(path, text, /*overwrite=*/true, error);
 }
 
 bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,
@@ -139,6 +128,10 @@ int runReport(std::span<const std::string> args) {
     // -o DIR: every table, one file each.
     std::error_code ec;
     std::filesystem::create_directories(options.output, ec);
+    // The folder itself must not be a link someone planted: the tables would land elsewhere.
+    struct stat sb {};
+    if (::lstat(options.output.c_str(), &sb) == 0 && S_ISLNK(sb.st_mode))
+      return fail(kPrefix, options.output + ": a symbolic link, not a folder; not followed");
     if (ec || !std::filesystem::is_directory(options.output, ec))
       return fail(kPrefix, options.output + ": not a folder that can be created");
     for (const std::string& id : csvTableIds()) {

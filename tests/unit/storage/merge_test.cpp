@@ -1,5 +1,6 @@
 // mergeRankFiles: renumbering, string remapping, cut-off/missing ranks,
 // duplicates, refusals, skipped inputs, live inputs.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <set>
@@ -199,6 +200,36 @@ TEST_F(MergeTest, RefusesToOverwriteUnlessAsked) {
   o.overwrite = true;
   m = mergeRankFiles(o);
   ASSERT_TRUE(m.ok) << m.error;
+  std::string err;
+  EXPECT_TRUE(TraceReader::open(o.output, &err)) << err;
+}
+
+// Even with overwrite, a link or a FIFO at the output is refused, and a link planted at the
+// temporary name the merge used before (<output>.tmp-<pid>) is not followed.
+TEST_F(MergeTest, NeverWritesThroughALinkNorReplacesANonRegularFile) {
+  const std::string victim = path("victim");
+  writeBytes(victim, {'v'});
+  MergeOptions o;
+  o.inputs = {rankFile(0)};
+  o.overwrite = true;
+  o.output = path("link.sqlite");
+  ASSERT_EQ(::symlink(victim.c_str(), o.output.c_str()), 0);
+  MergeResult m = mergeRankFiles(o);
+  EXPECT_FALSE(m.ok);
+  EXPECT_TRUE(isOneLine(m.error)) << m.error;
+  EXPECT_NE(m.error.find("a symbolic link, not a regular file; not replaced"), std::string::npos)
+      << m.error;
+  o.output = path("fifo.sqlite");
+  ASSERT_EQ(::mkfifo(o.output.c_str(), 0600), 0);
+  m = mergeRankFiles(o);
+  EXPECT_FALSE(m.ok);
+  EXPECT_NE(m.error.find("a FIFO, not a regular file"), std::string::npos) << m.error;
+  o.output = path("m.sqlite");
+  const std::string old_temp = o.output + ".tmp-" + std::to_string(::getpid());
+  ASSERT_EQ(::symlink(victim.c_str(), old_temp.c_str()), 0);
+  m = mergeRankFiles(o);
+  ASSERT_TRUE(m.ok) << m.error;
+  EXPECT_EQ(readBytes(victim), std::vector<char>{'v'});
   std::string err;
   EXPECT_TRUE(TraceReader::open(o.output, &err)) << err;
 }

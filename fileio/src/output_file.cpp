@@ -1,0 +1,300 @@
+#include "ringside/fileio/output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <streambuf>
+
+namespace ringside::fileio {
+
+namespace {
+
+std::string reason(int e) { return std::strerror(e); }
+
+// What sits at a path, in words, for the refusal message.
+const char* kindOf(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "something else";
+}
+
+std::string folderOf(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Eight random letters and digits: the temporary name cannot be guessed in advance, and
+// O_EXCL makes a collision (or a planted entry) a retry, never a write through it.
+std::string randomSuffix() {
+  static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng{(static_cast<uint64_t>(std::random_device{}()) << 32) ^
+                                   std::random_device{}() ^ static_cast<uint64_t>(::getpid())};
+  std::string s(8, 'x');
+  for (char& c : s) c = kChars[rng() % (sizeof(kChars) - 1)];
+  return s;
+}
+
+bool writeAll(int fd, const char* p, size_t n, int* err) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      *err = errno;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+// A buffered streambuf over the temporary file's descriptor; the first failed write is kept
+// (as an errno) for commit() to report.
+class OutputFile::Buf : public std::streambuf {
+ public:
+  explicit Buf(int fd) : fd_(fd) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  int error() const { return err_; }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  bool drain() {
+    const size_t n = static_cast<size_t>(pptr() - pbase());
+    setp(buf_.data(), buf_.data() + buf_.size());
+    if (err_ != 0) return false;
+    return writeAll(fd_, buf_.data(), n, &err_);
+  }
+
+  int fd_;
+  int err_ = 0;
+  std::array<char, 64 * 1024> buf_{};
+};
+
+bool checkOutputTarget(const std::string& path, bool overwrite, std::string* error) {
+  if (path.empty()) {
+    *error = "no output file name given";
+    return false;
+  }
+  struct stat sb {};
+  if (::lstat(path.c_str(), &sb) != 0) {
+    if (errno == ENOENT) return true;
+    *error = "cannot write " + path + ": " + reason(errno);
+    return false;
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    *error = path + ": " + kindOf(sb.st_mode) + ", not a regular file; not replaced";
+    return false;
+  }
+  if (!overwrite) {
+    *error = path + ": exists (use --force to overwrite)";
+    return false;
+  }
+  return true;
+}
+
+OutputFile::OutputFile() = default;
+
+OutputFile::~OutputFile() { discard(); }
+
+bool OutputFile::create(const std::string& target, bool overwrite, std::string* error,
+                        mode_t mode, bool sync) {
+  discard();
+  if (!checkOutputTarget(target, overwrite, error)) return false;
+  target_ = target;
+  overwrite_ = overwrite;
+  sync_ = sync;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string temp = target + ".tmp-" + randomSuffix();
+    const int fd =
+        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0) {
+      if (errno == EEXIST || errno == EINTR) continue;
+      *error = "cannot write " + target + ": " + reason(errno);
+      return false;
+    }
+    struct stat sb {};
+    if (::fstat(fd, &sb) != 0) {
+      *error = "cannot write " + target + ": " + reason(errno);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return false;
+    }
+    fd_ = fd;
+    temp_ = std::move(temp);
+    dev_ = sb.st_dev;
+    ino_ = sb.st_ino;
+    return true;
+  }
+  *error = "cannot write " + target + ": no free temporary name beside it";
+  return false;
+}
+
+bool OutputFile::write(std::string_view bytes, std::string* error) {
+  if (fd_ < 0) {
+    *error = "cannot write " + target_ + ": not open";
+    return false;
+  }
+  if (stream_) stream_->flush();  // keep the order of stream() and write()
+  int err = 0;
+  if (!writeAll(fd_, bytes.data(), bytes.size(), &err)) {
+    *error = "cannot write " + target_ + ": " + reason(err);
+    return false;
+  }
+  return true;
+}
+
+std::ostream& OutputFile::stream() {
+  if (!stream_) {
+    buf_ = std::make_unique<Buf>(fd_);
+    stream_ = std::make_unique<std::ostream>(buf_.get());
+  }
+  return *stream_;
+}
+
+void OutputFile::closeDescriptor() {
+  if (stream_) stream_->flush();
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool OutputFile::tempIsOurs(std::string* error) const {
+  struct stat sb {};
+  if (temp_.empty() || ::lstat(temp_.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode) ||
+      sb.st_dev != dev_ || sb.st_ino != ino_) {
+    *error = temp_ + ": the temporary file was replaced or removed while being written";
+    return false;
+  }
+  return true;
+}
+
+bool OutputFile::commit(std::string* error) {
+  if (temp_.empty()) {
+    *error = "cannot write " + target_ + ": not open";
+    return false;
+  }
+  if (stream_) {
+    stream_->flush();
+    if (buf_->error() != 0 || !*stream_) {
+      *error = "cannot write " + target_ + ": " + reason(buf_->error() ? buf_->error() : EIO);
+      discard();
+      return false;
+    }
+  }
+  if (fd_ < 0) {
+    // Closed for another writer: reopen our own file (never through a link) to sync it.
+    fd_ = ::open(temp_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat sb {};
+    if (fd_ < 0 || ::fstat(fd_, &sb) != 0 || sb.st_dev != dev_ || sb.st_ino != ino_) {
+      *error = "cannot write " + target_ + ": its temporary file was replaced meanwhile";
+      discard();
+      return false;
+    }
+  }
+  // Synced before the rename, so a crash leaves the old file or the whole new one.
+  if (sync_ && ::fsync(fd_) != 0 && errno != EINVAL) {
+    *error = "cannot write " + target_ + ": " + reason(errno);
+    discard();
+    return false;
+  }
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) {
+    *error = "cannot write " + target_ + ": " + reason(errno);
+    discard();
+    return false;
+  }
+  // The target may have changed while we wrote (a long merge): check it again.
+  if (!tempIsOurs(error) || !checkOutputTarget(target_, overwrite_, error)) {
+    discard();
+    return false;
+  }
+  if (overwrite_) {
+    if (::rename(temp_.c_str(), target_.c_str()) != 0) {
+      *error = "cannot write " + target_ + ": rename: " + reason(errno);
+      discard();
+      return false;
+    }
+  } else if (::link(temp_.c_str(), target_.c_str()) == 0) {
+    // link() never replaces: an output that appeared meanwhile is kept.
+    ::unlink(temp_.c_str());
+  } else {
+    const int e = errno;
+    struct stat sb {};
+    if (e == EEXIST || ::lstat(target_.c_str(), &sb) == 0) {
+      *error = target_ + ": exists (use --force to overwrite)";
+      discard();
+      return false;
+    }
+    // A filesystem without hard links: nothing is there (just checked), so rename.
+    if (::rename(temp_.c_str(), target_.c_str()) != 0) {
+      *error = "cannot write " + target_ + ": link: " + reason(e);
+      discard();
+      return false;
+    }
+  }
+  temp_.clear();
+  // Make the new directory entry durable too.
+  const int dfd =
+      sync_ ? ::open(folderOf(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return true;
+}
+
+void OutputFile::discard() {
+  stream_.reset();
+  buf_.reset();
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  // Remove only our own file: a link someone put at the name meanwhile is left alone.
+  std::string ignored;
+  if (!temp_.empty() && tempIsOurs(&ignored)) ::unlink(temp_.c_str());
+  temp_.clear();
+}
+
+bool writeOutputFile(const std::string& path, std::string_view bytes, bool overwrite,
+                     std::string* error, bool sync) {
+  OutputFile out;
+  return out.create(path, overwrite, error, 0666, sync) && out.write(bytes, error) &&
+         out.commit(error);
+}
+
+bool writeStandardOutput(std::string_view bytes, std::string* error) {
+  std::cout.flush();
+  std::fflush(stdout);
+  int err = 0;
+  if (!writeAll(STDOUT_FILENO, bytes.data(), bytes.size(), &err)) {
+    *error = "cannot write standard output: " + reason(err);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ringside::fileio
