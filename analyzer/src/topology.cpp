@@ -1,11 +1,15 @@
 // analyzer/topology.cpp — the topology file parser (format: docs/topology.md).
 #include "ringside/analyzer/topology.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -77,6 +81,8 @@ bool parseLatency(std::string_view text, double* seconds) {
   return true;
 }
 
+constexpr size_t kMaxTopologyRanks = size_t{1} << 20;
+
 // "0-3,8" -> {0, 1, 2, 3, 8}.
 bool parseRanks(std::string_view text, std::vector<int>* ranks) {
   while (!text.empty()) {
@@ -96,7 +102,9 @@ bool parseRanks(std::string_view text, std::vector<int>* ranks) {
         return false;
       }
     }
-    for (int r = lo; r <= hi; ++r) ranks->push_back(r);
+    // A topology names at most a world's ranks (the analyzer's own limit).
+    if (ranks->size() + static_cast<size_t>(hi - lo) >= kMaxTopologyRanks) return false;
+    for (int64_t r = lo; r <= hi; ++r) ranks->push_back(static_cast<int>(r));
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
     if (text.empty()) return false;
@@ -208,14 +216,46 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
 }
 
 bool loadTopology(const std::string& path, Topology* out, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
     *error = path + ": cannot open";
     return false;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parseTopology(text.str(), path, out, error);
+  struct stat st {};
+  std::string text;
+  bool ok = ::fstat(fd, &st) == 0;
+  if (!ok) {
+    *error = path + ": cannot read: " + std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    // /dev/zero, a FIFO or a terminal would be read without end.
+    *error = path + ": not a regular file";
+    ok = false;
+  } else if (static_cast<uint64_t>(st.st_size) > kMaxTopologyFileBytes) {
+    *error = path + ": " + std::to_string(st.st_size) + " bytes; a topology file may have at most " +
+             std::to_string(kMaxTopologyFileBytes >> 20) + " MiB";
+    ok = false;
+  }
+  // Read at most one byte past the limit: a file that grows while it is read is still refused.
+  char buffer[65536];
+  while (ok) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *error = path + ": cannot read: " + std::strerror(errno);
+      ok = false;
+    } else if (n == 0) {
+      break;
+    } else if (text.size() + static_cast<size_t>(n) > kMaxTopologyFileBytes) {
+      *error = path + ": more than the " + std::to_string(kMaxTopologyFileBytes >> 20) +
+               " MiB a topology file may have";
+      ok = false;
+    } else {
+      text.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return ok && parseTopology(text, path, out, error);
 }
 
 }  // namespace ringside::analyzer

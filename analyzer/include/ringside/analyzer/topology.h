@@ -13,6 +13,7 @@
 // link whose capacity is "local" unless a `link h0 h0 ...` line says otherwise.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,11 @@ struct Topology {
   const TopologyLink* linkBetween(int src, int dst) const;
 };
 
-// Parses a topology file. False + "path:line: what is wrong" on error.
+// A topology file is a regular file of at most this many bytes (a real one has a few KiB).
+inline constexpr uint64_t kMaxTopologyFileBytes = uint64_t{16} << 20;
+
+// Parses a topology file. False + "path:line: what is wrong" on error; also false with a
+// one-line reason for a path that is not a regular file or is larger than kMaxTopologyFileBytes.
 bool loadTopology(const std::string& path, Topology* out, std::string* error);
 bool parseTopology(const std::string& text, const std::string& name, Topology* out, std::string* error);
 
