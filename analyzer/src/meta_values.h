@@ -17,7 +17,7 @@ inline bool parseInt(std::string_view text, int64_t* out) {
 
 // A rank list read from meta keeps at most this many ranks: "5-999999" must not become a
 // million-entry vector (and a million-number report line).
-inline constexpr size_t kMaxListedRanks = 4096;
+inline constexpr size_t kMaxListedRanks = 1024;
 
 // "1,3, 5-7" -> {1, 3, 5, 6, 7}, sorted and unique; unparsable items are skipped. Ranges are
 // written by merges since ranges were introduced ("5-999999"); only the first kMaxListedRanks

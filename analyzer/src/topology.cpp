@@ -10,7 +10,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <set>
+#include <map>
 #include <sstream>
 #include <string_view>
 
@@ -115,6 +115,10 @@ bool parseRanks(std::string_view text, std::vector<int>* ranks) {
 }  // namespace
 
 int Topology::nodeOf(int rank) const {
+  if (!node_of_rank.empty()) {
+    auto it = node_of_rank.find(rank);
+    return it == node_of_rank.end() ? -1 : it->second;
+  }
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (int r : nodes[i].ranks) {
       if (r == rank) return static_cast<int>(i);
@@ -126,6 +130,11 @@ int Topology::nodeOf(int rank) const {
 const TopologyLink* Topology::linkBetween(int src, int dst) const {
   int a = nodeOf(src), b = nodeOf(dst);
   if (a < 0 || b < 0 || src == dst) return nullptr;
+  if (!link_of_nodes.empty() || !node_of_rank.empty()) {
+    auto it = link_of_nodes.find({a, b});
+    if (it != link_of_nodes.end()) return &links[it->second];
+    return a == b ? &kLocalLink : nullptr;
+  }
   const std::string& na = nodes[static_cast<size_t>(a)].name;
   const std::string& nb = nodes[static_cast<size_t>(b)].name;
   for (const TopologyLink& link : links) {
@@ -142,7 +151,7 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
   std::string line;
   int number = 0;
   bool header = false;
-  std::set<int> seen_ranks;
+  std::map<std::string, int> node_ids;  // node name -> index into out->nodes
   auto fail = [&](const std::string& what) {
     *error = name + ":" + std::to_string(number) + ": " + what;
     return false;
@@ -164,17 +173,20 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
     }
     if (w[0] == "node") {
       if (w.size() != 4 || w[2] != "ranks") return fail("expected 'node NAME ranks LIST'");
-      for (const TopologyNode& node : out->nodes) {
-        if (node.name == w[1]) return fail("node '" + w[1] + "' defined twice");
-      }
+      if (node_ids.count(w[1]) != 0) return fail("node '" + w[1] + "' defined twice");
       TopologyNode node;
       node.name = w[1];
       if (!parseRanks(w[3], &node.ranks)) return fail("bad rank list '" + w[3] + "'");
+      if (out->node_of_rank.size() + node.ranks.size() > kMaxTopologyRanks) {
+        return fail("more than " + std::to_string(kMaxTopologyRanks) + " ranks");
+      }
+      const int id = static_cast<int>(out->nodes.size());
       for (int r : node.ranks) {
-        if (!seen_ranks.insert(r).second) {
+        if (!out->node_of_rank.emplace(r, id).second) {
           return fail("rank " + std::to_string(r) + " is on two nodes");
         }
       }
+      node_ids.emplace(node.name, id);
       out->nodes.push_back(std::move(node));
     } else if (w[0] == "link") {
       if (w.size() < 3) return fail("expected 'link A B [bandwidth X] [latency Y] [simplex]'");
@@ -182,10 +194,9 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
       link.a = w[1];
       link.b = w[2];
       for (const std::string& n : {link.a, link.b}) {
-        bool known = false;
-        for (const TopologyNode& node : out->nodes) known = known || node.name == n;
-        if (!known) return fail("unknown node '" + n + "' (declare nodes before links)");
+        if (node_ids.count(n) == 0) return fail("unknown node '" + n + "' (declare nodes before links)");
       }
+      const int from = node_ids[link.a], to = node_ids[link.b];
       for (size_t i = 3; i < w.size(); ++i) {
         if (w[i] == "simplex") {
           link.duplex = false;
@@ -203,6 +214,9 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
           return fail("unexpected '" + w[i] + "'");
         }
       }
+      // The first link in the file between two nodes wins, as in a search in file order.
+      out->link_of_nodes.emplace(std::make_pair(from, to), out->links.size());
+      if (link.duplex) out->link_of_nodes.emplace(std::make_pair(to, from), out->links.size());
       out->links.push_back(std::move(link));
     } else {
       return fail("unknown statement '" + w[0] + "'");

@@ -14,7 +14,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ringside::analyzer {
@@ -39,6 +42,11 @@ struct Topology {
   int nodeOf(int rank) const;
   // The link that carries traffic from rank src to rank dst, or nullptr.
   const TopologyLink* linkBetween(int src, int dst) const;
+
+  // Filled by parseTopology (a Topology built by hand leaves them empty and is searched): the
+  // analyzer asks for every pair of ranks, and a 16 MiB file can name a million of each.
+  std::unordered_map<int, int> node_of_rank;            // rank -> index into nodes
+  std::map<std::pair<int, int>, size_t> link_of_nodes;  // (node, node) -> first link between
 };
 
 // A topology file is a regular file of at most this many bytes (a real one has a few KiB).
