@@ -50,7 +50,8 @@ void readMeta(AnalysisState& s) {
   // per-rank and per-link structures: such rows are skipped instead.
   int64_t top_rank = -1;
   for (const auto& info : s.infos) {
-    if (info.rank >= 0 && info.rank < kMaxWorldSize) top_rank = std::max<int64_t>(top_rank, info.rank);
+    if (info.rank >= 0 && info.rank < kMaxWorldSize)
+      top_rank = std::max<int64_t>(top_rank, info.rank);
   }
   int64_t limit = s.meta.world_size > 0 ? std::max<int64_t>(s.meta.world_size, top_rank + 1)
                                         : std::max<int64_t>(kMaxDenseRanks, 4 * (top_rank + 1));

@@ -194,7 +194,8 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
       link.a = w[1];
       link.b = w[2];
       for (const std::string& n : {link.a, link.b}) {
-        if (node_ids.count(n) == 0) return fail("unknown node '" + n + "' (declare nodes before links)");
+        if (node_ids.count(n) == 0)
+          return fail("unknown node '" + n + "' (declare nodes before links)");
       }
       const int from = node_ids[link.a], to = node_ids[link.b];
       for (size_t i = 3; i < w.size(); ++i) {
@@ -246,7 +247,8 @@ bool loadTopology(const std::string& path, Topology* out, std::string* error) {
     *error = path + ": not a regular file";
     ok = false;
   } else if (static_cast<uint64_t>(st.st_size) > kMaxTopologyFileBytes) {
-    *error = path + ": " + std::to_string(st.st_size) + " bytes; a topology file may have at most " +
+    *error = path + ": " + std::to_string(st.st_size) +
+             " bytes; a topology file may have at most " +
              std::to_string(kMaxTopologyFileBytes >> 20) + " MiB";
     ok = false;
   }

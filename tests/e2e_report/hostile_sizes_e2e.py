@@ -104,7 +104,8 @@ def main():
 
         # One transfer's dst_rank beyond the world: the row is skipped with one warning.
         first = "(SELECT min(id) FROM transfer_data)"
-        t = edited(tmp, "dst4096.sqlite", f"UPDATE transfer_data SET dst_rank = 4096 WHERE id = {first}")
+        t = edited(tmp, "dst4096.sqlite",
+                   f"UPDATE transfer_data SET dst_rank = 4096 WHERE id = {first}")
         c.every_verb(t, limit, "dst_rank 4096 is outside the world of 3 ranks; skipped")
 
         # A rank id of 2^31-1 in a collective and a transfer row.
@@ -114,7 +115,8 @@ def main():
         c.every_verb(t, limit, "rank 2147483647 is outside the world of 3 ranks; skipped")
 
         # A meta world_size of a million: no world x world matrix, no million lanes.
-        t = edited(tmp, "world1m.sqlite", "UPDATE meta SET value = '1000000' WHERE key = 'world_size'")
+        t = edited(tmp, "world1m.sqlite",
+                   "UPDATE meta SET value = '1000000' WHERE key = 'world_size'")
         c.every_verb(t, limit, "traffic matrix left out: 1000000 ranks")
 
         # A world_size beyond any plausible world is ignored.

@@ -44,7 +44,8 @@ TEST(BoundsTest, RankBeyondTheWorldIsSkippedWithOneWarning) {
   EXPECT_EQ(a.traffic.size(), 2u);
   ASSERT_EQ(a.links.size(), 1u);
   EXPECT_EQ(a.transfers, 1);
-  EXPECT_TRUE(hasWarning(a, ": dst_rank 4096 is outside the world of 2 ranks; skipped (2 such rows)"))
+  EXPECT_TRUE(
+      hasWarning(a, ": dst_rank 4096 is outside the world of 2 ranks; skipped (2 such rows)"))
       << testing::PrintToString(a.warnings);
 }
 
