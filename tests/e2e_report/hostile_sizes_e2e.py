@@ -11,12 +11,13 @@ Usage: hostile_sizes_e2e.py RINGSIDE
 """
 import os
 import resource
-import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+
+from bad_input_e2e import copy_and_edit as edited  # a copy of t.sqlite with SQL applied
 
 MEMORY_LIMIT = 1 << 30
 TIMEOUT_S = 10
@@ -34,17 +35,6 @@ def run(args, cwd):
     except subprocess.TimeoutExpired as e:
         return None, time.monotonic() - start, e
     return r, time.monotonic() - start, None
-
-
-def edited(tmp, name, *statements):
-    path = os.path.join(tmp, name)
-    shutil.copy(os.path.join(tmp, "t.sqlite"), path)
-    con = sqlite3.connect(path)
-    for s in statements:
-        con.execute(s)
-    con.commit()
-    con.close()
-    return name
 
 
 class Checks:
