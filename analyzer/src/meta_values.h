@@ -21,16 +21,14 @@ inline constexpr size_t kMaxListedRanks = 1024;
 
 // "1,3, 5-7" -> {1, 3, 5, 6, 7}, sorted and unique; unparsable items are skipped. Ranges are
 // written by merges since ranges were introduced ("5-999999"); only the first kMaxListedRanks
-// ranks are kept (*cut, if given, says whether any were left out).
-inline std::vector<int> parseRankList(std::string_view text, bool* cut = nullptr) {
+// ranks are kept (*listed, if given, counts the ranks the text lists, kept or not).
+inline std::vector<int> parseRankList(std::string_view text, int64_t* listed = nullptr) {
   std::vector<int> ranks;
-  bool left_out = false;
+  int64_t total = 0;
   auto add = [&](int64_t from, int64_t to) {
+    total += to - from + 1;
     for (int64_t r = from; r <= to; ++r) {
-      if (ranks.size() >= kMaxListedRanks) {
-        left_out = true;
-        return;
-      }
+      if (ranks.size() >= kMaxListedRanks) return;
       ranks.push_back(static_cast<int>(r));
     }
   };
@@ -53,7 +51,7 @@ inline std::vector<int> parseRankList(std::string_view text, bool* cut = nullptr
   }
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  if (cut != nullptr) *cut = left_out;
+  if (listed != nullptr) *listed = total;
   return ranks;
 }
 

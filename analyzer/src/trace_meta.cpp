@@ -72,12 +72,12 @@ TraceMeta readTraceMeta(const std::map<std::string, std::string>& meta,
   }
   out.world_size = world > 0 ? static_cast<int>(world) : -1;
   if (auto it = meta.find("missing_ranks"); it != meta.end()) {
-    bool cut = false;
-    out.missing = parseRankList(it->second, &cut);
-    if (cut) {
-      out.warnings.push_back("meta missing_ranks lists more than " +
-                             std::to_string(kMaxListedRanks) + " ranks; only the first " +
-                             std::to_string(kMaxListedRanks) + " are shown");
+    int64_t listed = 0;
+    out.missing = parseRankList(it->second, &listed);
+    if (listed > static_cast<int64_t>(out.missing.size())) {
+      out.warnings.push_back("meta missing_ranks lists " + std::to_string(listed) +
+                             " ranks; only the first " + std::to_string(out.missing.size()) +
+                             " are shown");
     }
   }
   if (auto it = meta.find("cut_off_ranks"); it != meta.end()) {

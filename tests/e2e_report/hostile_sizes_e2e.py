@@ -134,7 +134,7 @@ def main():
             c.failures.append(f"merge: missing_ranks {str(missing)[:100]!r}, want '1-999999'")
         else:
             print("ok  merge: missing_ranks 1-999999")
-        c.every_verb("merged1m.sqlite", limit, "only the first 1024 are shown")
+        c.every_verb("merged1m.sqlite", limit, "missing_ranks lists 999999 ranks; only the first 1024 are shown")
 
         # Topology files: regular files only, at most 16 MiB, one line of error.
         with open(os.path.join(tmp, "huge.topo"), "wb") as f:
