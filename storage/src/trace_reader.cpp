@@ -334,7 +334,7 @@ bool SqliteTraceReader::forEachCommunicator(const std::function<bool(int32_t, co
                  r.created_ns = detail::columnNullable(s, T::created_ns);
                  r.ended_ns = detail::columnNullable(s, T::ended_ns);
                  r.end_state = str(detail::columnNullable(s, T::end_state_sid));
-                 const std::string topology = columnText(s, T::topology);
+                 const std::string topology = columnText(s, T::topology, kMaxTopologyBytes);
                  r.topology = topology;
                  return fn(rank, r);
                },
