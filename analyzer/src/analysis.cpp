@@ -57,6 +57,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   detail::buildRanks(s);
   detail::buildOpBuckets(s);
   detail::addFindings(s);
+  detail::warnSkippedRows(s);
   if (out->collectives.empty()) out->warnings.push_back("no collectives in the window");
   if (out->transfers == 0) {
     out->warnings.push_back("no transfers recorded: link statistics and idle links are unknown");

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analysis_state.h"
+#include "ringside/analyzer/summary.h"
 #include "findings_internal.h"
 #include "gpu_analysis.h"
 #include "ringside/format/units.h"
@@ -24,7 +25,9 @@ void metaFindings(const AnalysisState& s, std::vector<Finding>* findings) {
         "cut_off_ranks=" + ranks));
   }
   if (!a.missing_ranks.empty()) {
-    std::string ranks = format::join(a.missing_ranks, ",");
+    // A long list (a large world with few files) as ranges: "1-4095", not 4095 numbers.
+    std::string ranks = a.missing_ranks.size() <= 32 ? format::join(a.missing_ranks, ",")
+                                                     : formatRankList(a.missing_ranks);
     findings->push_back(
         makeFinding("missing-ranks", "rank(s) " + ranks + " have no trace file",
                     "world_size=" + std::to_string(a.world_size) + " missing_ranks=" + ranks));

@@ -45,6 +45,29 @@ void readMeta(AnalysisState& s) {
   for (const auto& info : s.infos) present.insert(info.rank);
   out->ranks_present.assign(present.begin(), present.end());
   for (const auto& info : s.infos) s.rank_acc[info.rank];
+  for (const std::string& w : s.meta.warnings) out->warnings.push_back(w);
+  // Rank ids beyond the world (or, without one, far beyond the rank rows) would size the
+  // per-rank and per-link structures: such rows are skipped instead.
+  int64_t top_rank = -1;
+  for (const auto& info : s.infos) {
+    if (info.rank >= 0 && info.rank < kMaxWorldSize)
+      top_rank = std::max<int64_t>(top_rank, info.rank);
+  }
+  int64_t limit = s.meta.world_size > 0 ? std::max<int64_t>(s.meta.world_size, top_rank + 1)
+                                        : std::max<int64_t>(kMaxDenseRanks, 4 * (top_rank + 1));
+  s.rank_limit = static_cast<int>(std::min(limit, kMaxWorldSize));
+}
+
+void warnSkippedRows(AnalysisState& s) {
+  const std::string world = s.meta.world_size > 0
+                                ? "the world of " + std::to_string(s.meta.world_size) + " ranks"
+                                : "the ranks this trace supports (below " +
+                                      std::to_string(s.rank_limit) + ")";
+  for (const SkippedRows* rows : {&s.skipped_collectives, &s.skipped_transfers}) {
+    if (rows->count == 0) continue;
+    std::string more = rows->count > 1 ? " (" + std::to_string(rows->count) + " such rows)" : "";
+    s.out->warnings.push_back(rows->first + " is outside " + world + "; skipped" + more);
+  }
 }
 
 namespace {
@@ -118,6 +141,10 @@ RankAcc& InstancePass::rankAcc(int rank) {
 bool InstancePass::add(const CollectiveRow& row) {
   int64_t end = std::max(row.start_ns, row.end_ns);
   if (end < s_.window_start_ns || row.start_ns > s_.window_end_ns) return true;
+  if (!s_.rankOk(row.rank)) {
+    s_.skipped_collectives.add("collectives", row.id, "rank", row.rank);
+    return true;
+  }
   uint64_t key = (static_cast<uint64_t>(commId(row.comm)) << 40) ^ static_cast<uint64_t>(row.seq);
   std::vector<CollectiveInstance>& instances = s_.out->collectives;
   auto [it, fresh] = instance_of_.try_emplace(key, static_cast<int32_t>(instances.size()));

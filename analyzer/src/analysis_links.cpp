@@ -96,6 +96,13 @@ void buildLinks(AnalysisState& s) {
   int world = std::max(s.meta.world_size, s.max_rank + 1);
   out->world_size = s.meta.world_size > 0 ? s.meta.world_size : (world > 0 ? world : -1);
   s.traffic_ranks = std::max(0, world);
+  if (world > kMaxDenseRanks) {
+    // world x world would be mostly zeros (and gigabytes): the links list has every link.
+    s.traffic_ranks = 0;
+    out->warnings.push_back("traffic matrix left out: " + std::to_string(world) +
+                            " ranks is more than " + std::to_string(kMaxDenseRanks) +
+                            "; the links list holds every link that carried bytes");
+  }
   out->traffic.assign(static_cast<size_t>(s.traffic_ranks),
                       std::vector<int64_t>(static_cast<size_t>(s.traffic_ranks), 0));
   const Topology* topo = s.options.topology;
@@ -113,7 +120,7 @@ void buildLinks(AnalysisState& s) {
       l.busy_share_of_collectives =
           std::min(1.0, static_cast<double>(l.busy_ns) / static_cast<double>(inside));
     }
-    if (l.src >= 0 && l.dst >= 0 && l.src < world && l.dst < world) {
+    if (l.src >= 0 && l.dst >= 0 && l.src < s.traffic_ranks && l.dst < s.traffic_ranks) {
       out->traffic[static_cast<size_t>(l.src)][static_cast<size_t>(l.dst)] = l.bytes;
     }
     out->links.push_back(std::move(l));
@@ -128,10 +135,15 @@ std::set<std::pair<int, int>> existingLinks(const AnalysisState& s) {
   const Analysis& a = *s.out;
   std::set<std::pair<int, int>> existing;
   std::vector<int> all_ranks = a.ranks_present;
-  for (int r = 0; r < a.world_size; ++r) all_ranks.push_back(r);
+  // A large world lists only the ranks that have a file: every pair is tried below.
+  if (a.world_size <= kMaxDenseRanks) {
+    for (int r = 0; r < a.world_size; ++r) all_ranks.push_back(r);
+  }
   std::sort(all_ranks.begin(), all_ranks.end());
   all_ranks.erase(std::unique(all_ranks.begin(), all_ranks.end()), all_ranks.end());
-  if (const Topology* topo = s.options.topology) {
+  if (all_ranks.size() > static_cast<size_t>(kMaxDenseRanks)) {
+    // More rank rows than any real world: the links that carried bytes are all we list.
+  } else if (const Topology* topo = s.options.topology) {
     for (int src : all_ranks) {
       for (int dst : all_ranks) {
         if (src != dst && topo->linkBetween(src, dst)) existing.insert({src, dst});

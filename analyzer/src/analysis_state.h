@@ -131,6 +131,23 @@ struct FitSums {
 // (src, dst, channel) -> bytes, messages.
 using ChannelMap = std::map<std::tuple<int, int, int>, std::pair<int64_t, int64_t>>;
 
+// World sizes up to this get the dense per-rank structures (the traffic matrix, the ranks
+// without a file listed as existing links); larger worlds list only what the trace holds.
+inline constexpr int kMaxDenseRanks = 1024;
+
+// Rows whose rank ids the trace does not support: skipped, and counted for ONE warning that
+// names the first of them.
+struct SkippedRows {
+  std::string first;  // "transfers row 12: dst_rank 4096"
+  int64_t count = 0;
+  void add(const char* table, int64_t id, const char* column, int64_t value) {
+    if (count++ == 0) {
+      first = std::string(table) + " row " + std::to_string(id) + ": " + column + " " +
+              std::to_string(value);
+    }
+  }
+};
+
 struct AnalysisState {
   AnalysisState(storage::TraceReader& reader, const AnalysisOptions& options, Analysis* out,
                 std::string* error);
@@ -143,6 +160,12 @@ struct AnalysisState {
   const int64_t window_start_ns, window_end_ns;  // options' window
   std::vector<storage::RankInfo> infos;
   TraceMeta meta;
+
+  // Rank ids in collective and transfer rows must be below this (-1 = unknown peer, allowed in
+  // transfers): the world size when the trace states one, else a bound from the rank rows.
+  int rank_limit = 0;
+  SkippedRows skipped_collectives, skipped_transfers;
+  bool rankOk(int64_t rank) const { return rank >= 0 && rank < rank_limit; }
 
   // instances
   std::vector<std::vector<Arrival>> arrivals;  // per instance
@@ -188,6 +211,7 @@ void fitModel(AnalysisState& s);           // analysis_model.cpp
 void buildRanks(AnalysisState& s);         // analysis_ranks.cpp
 void buildOpBuckets(AnalysisState& s);     // analysis_ranks.cpp
 void addFindings(AnalysisState& s);        // analysis_findings.cpp
+void warnSkippedRows(AnalysisState& s);    // analysis_instances.cpp
 
 // Shared by stages.
 bool glooRingAllreduce(const CollectiveInstance& c);

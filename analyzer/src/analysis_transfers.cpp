@@ -121,6 +121,13 @@ void TransferPass::addToBins(SideAcc& side, int64_t start, int64_t end, int64_t 
 }
 
 void TransferPass::add(const TransferRow& row) {
+  // -1: the peer is unknown. Other ranks the trace does not support are skipped.
+  for (auto [column, rank] : {std::pair{"src_rank", row.src_rank}, {"dst_rank", row.dst_rank}}) {
+    if (rank != -1 && !s_.rankOk(rank)) {
+      s_.skipped_transfers.add("transfers", row.id, column, rank);
+      return;
+    }
+  }
   ++s_.out->transfers;
   if (++rows_ % (1 << 20) == 0) {
     s_.progress(0.2 + 0.75 * static_cast<double>(rows_) / static_cast<double>(total_rows_));

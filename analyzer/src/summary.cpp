@@ -76,6 +76,7 @@ void addMetaFindings(const std::map<std::string, std::string>& meta,
     out->warnings.push_back(text + formatRankList(ranks) + ": interposition " + reason);
   }
   if (out->dropped_events > 0) out->warnings.push_back(droppedWarning(*out));
+  for (const std::string& w : facts.warnings) out->warnings.push_back(w);
 }
 
 void addRankTotals(const std::vector<storage::RankInfo>& infos,

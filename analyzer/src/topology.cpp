@@ -1,12 +1,16 @@
 // analyzer/topology.cpp — the topology file parser (format: docs/topology.md).
 #include "ringside/analyzer/topology.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
-#include <set>
+#include <cstring>
+#include <map>
 #include <sstream>
 #include <string_view>
 
@@ -77,6 +81,8 @@ bool parseLatency(std::string_view text, double* seconds) {
   return true;
 }
 
+constexpr size_t kMaxTopologyRanks = size_t{1} << 20;
+
 // "0-3,8" -> {0, 1, 2, 3, 8}.
 bool parseRanks(std::string_view text, std::vector<int>* ranks) {
   while (!text.empty()) {
@@ -96,7 +102,9 @@ bool parseRanks(std::string_view text, std::vector<int>* ranks) {
         return false;
       }
     }
-    for (int r = lo; r <= hi; ++r) ranks->push_back(r);
+    // A topology names at most a world's ranks (the analyzer's own limit).
+    if (ranks->size() + static_cast<size_t>(hi - lo) >= kMaxTopologyRanks) return false;
+    for (int64_t r = lo; r <= hi; ++r) ranks->push_back(static_cast<int>(r));
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
     if (text.empty()) return false;
@@ -107,6 +115,10 @@ bool parseRanks(std::string_view text, std::vector<int>* ranks) {
 }  // namespace
 
 int Topology::nodeOf(int rank) const {
+  if (!node_of_rank.empty()) {
+    auto it = node_of_rank.find(rank);
+    return it == node_of_rank.end() ? -1 : it->second;
+  }
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (int r : nodes[i].ranks) {
       if (r == rank) return static_cast<int>(i);
@@ -118,6 +130,11 @@ int Topology::nodeOf(int rank) const {
 const TopologyLink* Topology::linkBetween(int src, int dst) const {
   int a = nodeOf(src), b = nodeOf(dst);
   if (a < 0 || b < 0 || src == dst) return nullptr;
+  if (!link_of_nodes.empty() || !node_of_rank.empty()) {
+    auto it = link_of_nodes.find({a, b});
+    if (it != link_of_nodes.end()) return &links[it->second];
+    return a == b ? &kLocalLink : nullptr;
+  }
   const std::string& na = nodes[static_cast<size_t>(a)].name;
   const std::string& nb = nodes[static_cast<size_t>(b)].name;
   for (const TopologyLink& link : links) {
@@ -134,7 +151,7 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
   std::string line;
   int number = 0;
   bool header = false;
-  std::set<int> seen_ranks;
+  std::map<std::string, int> node_ids;  // node name -> index into out->nodes
   auto fail = [&](const std::string& what) {
     *error = name + ":" + std::to_string(number) + ": " + what;
     return false;
@@ -156,17 +173,20 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
     }
     if (w[0] == "node") {
       if (w.size() != 4 || w[2] != "ranks") return fail("expected 'node NAME ranks LIST'");
-      for (const TopologyNode& node : out->nodes) {
-        if (node.name == w[1]) return fail("node '" + w[1] + "' defined twice");
-      }
+      if (node_ids.count(w[1]) != 0) return fail("node '" + w[1] + "' defined twice");
       TopologyNode node;
       node.name = w[1];
       if (!parseRanks(w[3], &node.ranks)) return fail("bad rank list '" + w[3] + "'");
+      if (out->node_of_rank.size() + node.ranks.size() > kMaxTopologyRanks) {
+        return fail("more than " + std::to_string(kMaxTopologyRanks) + " ranks");
+      }
+      const int id = static_cast<int>(out->nodes.size());
       for (int r : node.ranks) {
-        if (!seen_ranks.insert(r).second) {
+        if (!out->node_of_rank.emplace(r, id).second) {
           return fail("rank " + std::to_string(r) + " is on two nodes");
         }
       }
+      node_ids.emplace(node.name, id);
       out->nodes.push_back(std::move(node));
     } else if (w[0] == "link") {
       if (w.size() < 3) return fail("expected 'link A B [bandwidth X] [latency Y] [simplex]'");
@@ -174,10 +194,10 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
       link.a = w[1];
       link.b = w[2];
       for (const std::string& n : {link.a, link.b}) {
-        bool known = false;
-        for (const TopologyNode& node : out->nodes) known = known || node.name == n;
-        if (!known) return fail("unknown node '" + n + "' (declare nodes before links)");
+        if (node_ids.count(n) == 0)
+          return fail("unknown node '" + n + "' (declare nodes before links)");
       }
+      const int from = node_ids[link.a], to = node_ids[link.b];
       for (size_t i = 3; i < w.size(); ++i) {
         if (w[i] == "simplex") {
           link.duplex = false;
@@ -195,6 +215,9 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
           return fail("unexpected '" + w[i] + "'");
         }
       }
+      // The first link in the file between two nodes wins, as in a search in file order.
+      out->link_of_nodes.emplace(std::make_pair(from, to), out->links.size());
+      if (link.duplex) out->link_of_nodes.emplace(std::make_pair(to, from), out->links.size());
       out->links.push_back(std::move(link));
     } else {
       return fail("unknown statement '" + w[0] + "'");
@@ -208,14 +231,47 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
 }
 
 bool loadTopology(const std::string& path, Topology* out, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
     *error = path + ": cannot open";
     return false;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parseTopology(text.str(), path, out, error);
+  struct stat st {};
+  std::string text;
+  bool ok = ::fstat(fd, &st) == 0;
+  if (!ok) {
+    *error = path + ": cannot read: " + std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    // /dev/zero, a FIFO or a terminal would be read without end.
+    *error = path + ": not a regular file";
+    ok = false;
+  } else if (static_cast<uint64_t>(st.st_size) > kMaxTopologyFileBytes) {
+    *error = path + ": " + std::to_string(st.st_size) +
+             " bytes; a topology file may have at most " +
+             std::to_string(kMaxTopologyFileBytes >> 20) + " MiB";
+    ok = false;
+  }
+  // Read at most one byte past the limit: a file that grows while it is read is still refused.
+  char buffer[65536];
+  while (ok) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *error = path + ": cannot read: " + std::strerror(errno);
+      ok = false;
+    } else if (n == 0) {
+      break;
+    } else if (text.size() + static_cast<size_t>(n) > kMaxTopologyFileBytes) {
+      *error = path + ": more than the " + std::to_string(kMaxTopologyFileBytes >> 20) +
+               " MiB a topology file may have";
+      ok = false;
+    } else {
+      text.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return ok && parseTopology(text, path, out, error);
 }
 
 }  // namespace ringside::analyzer

@@ -65,9 +65,21 @@ TraceMeta readTraceMeta(const std::map<std::string, std::string>& meta,
   if (world <= 0) {
     for (const storage::RankInfo& info : infos) world = std::max<int64_t>(world, info.world_size);
   }
+  if (world > kMaxWorldSize) {
+    out.warnings.push_back("meta world_size " + std::to_string(world) + " is more than " +
+                           std::to_string(kMaxWorldSize) + " ranks; ignored");
+    world = -1;
+  }
   out.world_size = world > 0 ? static_cast<int>(world) : -1;
-  if (auto it = meta.find("missing_ranks"); it != meta.end())
-    out.missing = parseRankList(it->second);
+  if (auto it = meta.find("missing_ranks"); it != meta.end()) {
+    int64_t listed = 0;
+    out.missing = parseRankList(it->second, &listed);
+    if (listed > static_cast<int64_t>(out.missing.size())) {
+      out.warnings.push_back("meta missing_ranks lists " + std::to_string(listed) +
+                             " ranks; only the first " + std::to_string(out.missing.size()) +
+                             " are shown");
+    }
+  }
   if (auto it = meta.find("cut_off_ranks"); it != meta.end()) {
     out.cut_off = parseRankList(it->second);
   } else {

@@ -19,12 +19,16 @@ struct GpuMeta {
   std::map<int, int64_t> dropped;    // rank -> cupti_records_dropped + gpu_activity_dropped
 };
 
+// The largest world a trace may state (merge's limit too); a larger meta world_size is ignored.
+inline constexpr int64_t kMaxWorldSize = int64_t{1} << 20;
+
 struct TraceMeta {
   int world_size = -1;                               // meta world_size, else the ranks' largest
   std::vector<int> cut_off, missing;                 // sorted
   std::map<int, int64_t> dropped;                    // rank -> events_dropped, ranks that dropped
   std::map<std::string, std::vector<int>> inactive;  // interposition "inactive..." -> ranks
   GpuMeta gpu;
+  std::vector<std::string> warnings;  // meta values that were implausible or cut
 };
 
 // Works on a merged trace (the merger's keys, per-rank keys "rank.<r>.<key>") and on a single

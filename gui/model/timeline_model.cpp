@@ -97,12 +97,16 @@ class InstanceIndex {
  public:
   InstanceIndex(const analyzer::Analysis& a, const std::vector<std::string>& comms) {
     by_comm_.resize(comms.size());
+    const int64_t dense_limit =
+        std::min<int64_t>(int64_t{1} << 26, 4 * static_cast<int64_t>(a.collectives.size()) + 1024);
     for (size_t i = 0; i < a.collectives.size(); ++i) {
       const auto& c = a.collectives[i];
       auto it = std::find(comms.begin(), comms.end(), c.comm);
       if (it == comms.end()) continue;
       auto& v = by_comm_[static_cast<size_t>(it - comms.begin())];
-      if (c.seq >= 0 && c.seq < (int64_t{1} << 26)) {
+      // Dense while seqs stay near the number of collectives: a trace's seq of 2^26 must not
+      // make a 256 MB table.
+      if (c.seq >= 0 && c.seq < dense_limit) {
         if (static_cast<size_t>(c.seq) >= v.size()) v.resize(static_cast<size_t>(c.seq) + 1, -1);
         v[static_cast<size_t>(c.seq)] = static_cast<int32_t>(i);
       } else {

@@ -70,7 +70,12 @@ GraphLayout layoutRanks(const std::vector<int>& ranks_in, const analyzer::Topolo
 
 std::vector<int> graphRanks(const analyzer::Analysis& a) {
   std::set<int> ranks(a.ranks_present.begin(), a.ranks_present.end());
-  for (int r = 0; r < a.world_size; ++r) ranks.insert(r);
+  // Ranks without a file are drawn for worlds of a sensible size only: a trace's world_size of
+  // a million must not make a million nodes (the links' ranks are drawn regardless).
+  constexpr int kMaxWorldDrawn = 1024;
+  if (a.world_size <= kMaxWorldDrawn) {
+    for (int r = 0; r < a.world_size; ++r) ranks.insert(r);
+  }
   for (const auto& l : a.links) {
     if (l.src >= 0) ranks.insert(l.src);
     if (l.dst >= 0) ranks.insert(l.dst);

@@ -62,11 +62,21 @@ std::string textOf(sqlite3_stmt* st, int index) {
            : std::string();
 }
 
+// "1,2,5-999999" from sorted ranks: runs of three or more as ranges, so that a world of a
+// million with four rank files writes a short list, not megabytes (docs/schema.md, meta).
 std::string joinInts(const std::vector<int>& v) {
   std::string out;
-  for (size_t i = 0; i < v.size(); ++i) {
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
     if (i) out += ',';
     out += std::to_string(v[i]);
+    if (j >= i + 2) {
+      out += '-' + std::to_string(v[j]);
+    } else {
+      j = i;
+    }
+    i = j + 1;
   }
   return out;
 }

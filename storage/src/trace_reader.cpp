@@ -30,10 +30,18 @@ using detail::Stmt;
 using detail::StringTable;
 using detail::TransferTable;
 
-std::string columnText(sqlite3_stmt* st, int index) {
+// A text column, cut at `limit` bytes (the cut ends in kCutMarker): a hostile trace's megabyte
+// names would otherwise be copied into every row, report line and exported event.
+std::string columnText(sqlite3_stmt* st, int index, size_t limit = kMaxTextBytes) {
   const unsigned char* text = sqlite3_column_text(st, index);
   if (text == nullptr) return {};
-  return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_column_bytes(st, index)));
+  const auto bytes = static_cast<size_t>(sqlite3_column_bytes(st, index));
+  const char* chars = reinterpret_cast<const char*>(text);
+  if (bytes <= limit) return std::string(chars, bytes);
+  size_t keep = limit - kCutMarker.size();
+  // Do not end inside a UTF-8 sequence: back up to the start of the character that was cut.
+  while (keep > 0 && (static_cast<unsigned char>(chars[keep]) & 0xC0) == 0x80) --keep;
+  return std::string(chars, keep) + std::string(kCutMarker);
 }
 
 int32_t toInt32(int64_t v) {
@@ -168,7 +176,7 @@ bool SqliteTraceReader::loadStrings(std::string* error) {
   int rc;
   while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
     strings_[sqlite3_column_int64(st.get(), StringTable::id)] =
-        columnText(st.get(), StringTable::value);
+        columnText(st.get(), StringTable::value, kMaxNameBytes);
   }
   if (rc != SQLITE_DONE) return readError(error, "cannot read strings");
   // Ids up to 4x the count (and at least 4096) go into the flat table; unknown ones stay "".
@@ -326,7 +334,7 @@ bool SqliteTraceReader::forEachCommunicator(const std::function<bool(int32_t, co
                  r.created_ns = detail::columnNullable(s, T::created_ns);
                  r.ended_ns = detail::columnNullable(s, T::ended_ns);
                  r.end_state = str(detail::columnNullable(s, T::end_state_sid));
-                 const std::string topology = columnText(s, T::topology);
+                 const std::string topology = columnText(s, T::topology, kMaxTopologyBytes);
                  r.topology = topology;
                  return fn(rank, r);
                },

@@ -59,6 +59,11 @@ std::string legendItem(double x, double y, const std::string& color, const std::
          "\"" + extra + "/><text x=\"" + n(x + 16) + "\" y=\"" + n(y) + "\">" + esc(label) + "</text>";
 }
 
+// Ranks drawn one lane or node each: the world, but never more than kMaxDrawnRanks (a trace's
+// world_size of a million must not make a million lanes).
+constexpr int kMaxDrawnRanks = 256;
+int drawnRanks(const Analysis& a) { return std::clamp(a.world_size, 1, kMaxDrawnRanks); }
+
 // Phase timeline: for a few representative collectives (the slowest of each
 // op/library/size bucket, at most four), one lane per rank colored by phase.
 std::string phaseTimeline(const Analysis& a) {
@@ -75,7 +80,7 @@ std::string phaseTimeline(const Analysis& a) {
   if (pick.empty()) return "<p class=\"note\">No phases recorded.</p>";
   std::string out;
   int shown = 0;
-  int ranks = std::max(1, a.world_size);
+  int ranks = drawnRanks(a);
   for (const auto& [key, c] : pick) {
     if (++shown > 4) break;
     const auto& ps = by_coll[{c->comm, c->seq}];
@@ -163,6 +168,10 @@ std::string linkHeatmap(const Analysis& a) {
 // Bytes sent from each rank (rows) to each rank (columns).
 std::string trafficMatrix(const Analysis& a) {
   size_t ranks = a.traffic.size();
+  if (ranks == 0 && !a.links.empty()) {
+    return "<p class=\"note\">Matrix left out for " + std::to_string(a.world_size) +
+           " ranks; the links table lists every link.</p>";
+  }
   if (ranks == 0) return "<p class=\"note\">No traffic.</p>";
   int64_t peak = 0;
   for (const auto& r : a.traffic) for (int64_t v : r) peak = std::max(peak, v);
@@ -193,7 +202,7 @@ std::string trafficMatrix(const Analysis& a) {
 
 // Ranks on a circle; links as arrows (width by bytes); idle links dashed grey.
 std::string topologyGraph(const Analysis& a) {
-  int ranks = std::max(1, a.world_size);
+  int ranks = drawnRanks(a);
   double W = 520, H = 480, cx = 260, cy = 230, R = 170;
   auto pos = [&](int r) {
     double ang = -M_PI / 2 + 2 * M_PI * r / ranks;

@@ -247,6 +247,8 @@ TEST_F(MergeTest, SkipsUnusableInputsWithAWarning) {
   EXPECT_EQ(sqlText(o.output, "SELECT value FROM meta WHERE key = 'skipped_inputs'"),
             "garbage.sqlite,missing.sqlite");
   EXPECT_EQ(m.missing_ranks, std::vector<int>({1, 2, 3}));
+  // Runs of three or more as a range: a world of a million with one file writes "1-999999".
+  EXPECT_EQ(sqlText(o.output, "SELECT value FROM meta WHERE key = 'missing_ranks'"), "1-3");
 }
 
 TEST_F(MergeTest, NoUsableInputIsAnErrorAndWritesNothing) {

@@ -13,7 +13,11 @@
 // link whose capacity is "local" unless a `link h0 h0 ...` line says otherwise.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ringside::analyzer {
@@ -38,9 +42,18 @@ struct Topology {
   int nodeOf(int rank) const;
   // The link that carries traffic from rank src to rank dst, or nullptr.
   const TopologyLink* linkBetween(int src, int dst) const;
+
+  // Filled by parseTopology (a Topology built by hand leaves them empty and is searched): the
+  // analyzer asks for every pair of ranks, and a 16 MiB file can name a million of each.
+  std::unordered_map<int, int> node_of_rank;            // rank -> index into nodes
+  std::map<std::pair<int, int>, size_t> link_of_nodes;  // (node, node) -> first link between
 };
 
-// Parses a topology file. False + "path:line: what is wrong" on error.
+// A topology file is a regular file of at most this many bytes (a real one has a few KiB).
+inline constexpr uint64_t kMaxTopologyFileBytes = uint64_t{16} << 20;
+
+// Parses a topology file. False + "path:line: what is wrong" on error; also false with a
+// one-line reason for a path that is not a regular file or is larger than kMaxTopologyFileBytes.
 bool loadTopology(const std::string& path, Topology* out, std::string* error);
 bool parseTopology(const std::string& text, const std::string& name, Topology* out, std::string* error);
 

@@ -23,6 +23,16 @@ inline constexpr int kSchemaVersion = 2;
 // Sentinel for "not known / not applicable" in integer columns (stored as NULL).
 inline constexpr int64_t kNone = -1;
 
+// Text read from a trace is cut at these lengths (the cut ends in kCutMarker), so that what is
+// shown or exported from a trace stays proportional to the trace (docs/schema.md, "Reading
+// safely"): names in the string table (op, library, communicator, phase, ...) at 1 KiB, other
+// text (meta values, rank columns) at 64 KiB, a communicator's topology (NCCL's rings and trees,
+// long for a large world, but read once per communicator) at 1 MiB.
+inline constexpr size_t kMaxNameBytes = 1024;
+inline constexpr size_t kMaxTextBytes = 64 * 1024;
+inline constexpr size_t kMaxTopologyBytes = 1024 * 1024;
+inline constexpr std::string_view kCutMarker = "...[cut]";
+
 struct RankInfo {
   int32_t rank = -1;        // rank in the world communicator
   int32_t world_size = -1;  // number of ranks in the world communicator

@@ -1,0 +1,95 @@
+// analyze() and loadTopology() on numbers that would size allocations: a rank id beyond the world,
+// topology files that are not regular or too large (docs/schema.md, "Reading safely").
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "ringside/analyzer/analysis.h"
+#include "ringside/analyzer/topology.h"
+#include "temp_dir.h"
+#include "trace_builder.h"
+
+namespace ringside::analyzer {
+namespace {
+using testing_util::Coll;
+using testing_util::TraceBuilder;
+using testing_util::Xfer;
+
+bool hasWarning(const Analysis& a, const std::string& text) {
+  for (const std::string& w : a.warnings) {
+    if (w.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// One transfer to rank 4096 of a 2-rank world once made a 4097 x 4097 traffic matrix; the row is
+// skipped with one warning that names it.
+TEST(BoundsTest, RankBeyondTheWorldIsSkippedWithOneWarning) {
+  TraceBuilder t(2);
+  t.colls = {{1, 0, 0, "allreduce", "gloo", 1000, 100, 900},
+             {1, 1, 0, "allreduce", "gloo", 1000, 120, 900}};
+  t.xfers = {{1, 0, 1, "send", 1000, 200, 300, ""},
+             {1, 0, 4096, "send", 1000, 300, 400, ""},
+             {1, 0, 4097, "send", 1000, 400, 500, ""}};
+  std::string error;
+  auto reader = storage::TraceReader::open(t.build(), &error);
+  ASSERT_NE(reader, nullptr) << error;
+  Analysis a;
+  ASSERT_TRUE(analyze(*reader, AnalysisOptions{}, &a, &error)) << error;
+  EXPECT_EQ(a.traffic.size(), 2u);
+  ASSERT_EQ(a.links.size(), 1u);
+  EXPECT_EQ(a.transfers, 1);
+  EXPECT_TRUE(
+      hasWarning(a, ": dst_rank 4096 is outside the world of 2 ranks; skipped (2 such rows)"))
+      << testing::PrintToString(a.warnings);
+}
+
+TEST(BoundsTest, TopologyMustBeARegularFileOfAtMost16MiB) {
+  Topology topo;
+  std::string error;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(loadTopology("/dev/zero", &topo, &error));
+  EXPECT_EQ(error, "/dev/zero: not a regular file");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+
+  const std::string dir = test_support::makeTempDir("bounds-test");
+  const std::string fifo = dir + "/fifo.topo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(loadTopology(fifo, &topo, &error));  // must not wait for a writer
+  EXPECT_EQ(error, fifo + ": not a regular file");
+
+  const std::string huge = dir + "/huge.topo";
+  { std::ofstream(huge) << "ringside-topology 1\n"; }
+  ASSERT_EQ(truncate(huge.c_str(), 17 << 20), 0);
+  EXPECT_FALSE(loadTopology(huge, &topo, &error));
+  EXPECT_EQ(error, huge + ": 17825792 bytes; a topology file may have at most 16 MiB");
+  test_support::removeTempDir(dir);
+}
+
+// Rank lists expand ranges: a few short lines must not list billions of ranks.
+// (A real topology names a few hundred.)
+TEST(BoundsTest, TopologyRankListsAreBounded) {
+  Topology topo;
+  std::string error;
+  std::string text = "ringside-topology 1\n";
+  for (int n = 0; n < 4; ++n) {
+    text += "node n" + std::to_string(n) + " ranks " + std::to_string(n * 1000000) + "-" +
+            std::to_string(n * 1000000 + 999999) + "\n";
+  }
+  EXPECT_FALSE(parseTopology(text, "f", &topo, &error));
+  EXPECT_EQ(error, "f:3: more than 1048576 ranks");
+  // The last rank id that fits: the range ends (it once counted on past INT32_MAX).
+  ASSERT_TRUE(parseTopology("ringside-topology 1\nnode a ranks 2147483000-2147483647\n", "f",
+                            &topo, &error))
+      << error;
+  EXPECT_EQ(topo.nodes.at(0).ranks.size(), 648u);
+  EXPECT_EQ(topo.nodeOf(2147483647), 0);
+}
+
+}  // namespace
+}  // namespace ringside::analyzer
