@@ -25,9 +25,17 @@ void metaFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   }
   if (!a.missing_ranks.empty()) {
     std::string ranks = format::join(a.missing_ranks, ",");
-    findings->push_back(
-        makeFinding("missing-ranks", "rank(s) " + ranks + " have no trace file",
-                    "world_size=" + std::to_string(a.world_size) + " missing_ranks=" + ranks));
+    std::string evidence = "world_size=" + std::to_string(a.world_size) + " missing_ranks=" + ranks;
+    // A file that exists but could not be read is not a file that was never written.
+    if (s.meta.skipped.empty()) {
+      findings->push_back(
+          makeFinding("missing-ranks", "rank(s) " + ranks + " have no trace file", evidence));
+    } else {
+      findings->push_back(makeFinding(
+          "missing-ranks",
+          "rank(s) " + ranks + " have no usable trace file" + skippedInputsNote(s.meta.skipped),
+          evidence + " skipped_inputs=" + std::to_string(s.meta.skipped.size())));
+    }
   }
   for (const auto& [reason, ranks] : s.meta.inactive) {
     findings->push_back(makeFinding(

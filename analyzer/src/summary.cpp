@@ -69,6 +69,7 @@ void addMetaFindings(const std::map<std::string, std::string>& meta,
   out->world_size = facts.world_size;
   out->missing_ranks = facts.missing;
   out->cut_off_ranks = facts.cut_off;
+  out->skipped_inputs = facts.skipped;
   out->dropped_by_rank = facts.dropped;
   for (const auto& [rank, dropped] : facts.dropped) out->dropped_events += dropped;
   for (auto& [reason, ranks] : facts.inactive) {

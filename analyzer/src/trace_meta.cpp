@@ -77,8 +77,27 @@ TraceMeta readTraceMeta(const std::map<std::string, std::string>& meta,
       if (state == keys.end() || state->second != "clean") out.cut_off.push_back(rank);
     }
   }
+  if (auto it = meta.find("skipped_inputs"); it != meta.end()) {
+    std::string_view list = it->second;
+    while (!list.empty()) {
+      const size_t comma = std::min(list.find(','), list.size());
+      if (comma > 0) out.skipped.emplace_back(list.substr(0, comma));
+      list.remove_prefix(std::min(comma + 1, list.size()));
+    }
+  }
   readRankKeys(by_rank, &out);
   return out;
+}
+
+std::string skippedInputsNote(const std::vector<std::string>& skipped) {
+  if (skipped.empty()) return "";
+  constexpr size_t kNamed = 3;  // a long list of names helps nobody in one line
+  std::string text = " (" + std::to_string(skipped.size()) +
+                     (skipped.size() == 1 ? " input file could not be read and was skipped: "
+                                          : " input files could not be read and were skipped: ");
+  for (size_t i = 0; i < skipped.size() && i < kNamed; ++i) text += (i ? ", " : "") + skipped[i];
+  if (skipped.size() > kNamed) text += ", ...";
+  return text + ")";
 }
 
 std::string droppedTotal(const std::map<int, int64_t>& dropped, std::string_view what) {

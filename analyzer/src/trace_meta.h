@@ -24,8 +24,13 @@ struct TraceMeta {
   std::vector<int> cut_off, missing;                 // sorted
   std::map<int, int64_t> dropped;                    // rank -> events_dropped, ranks that dropped
   std::map<std::string, std::vector<int>> inactive;  // interposition "inactive..." -> ranks
+  std::vector<std::string> skipped;  // merge meta skipped_inputs: files that could not be read
   GpuMeta gpu;
 };
+
+// Why ranks are missing, when the merge skipped inputs: " (2 input files could not be read
+// and were skipped: a.sqlite, b.sqlite)"; empty when none was skipped.
+std::string skippedInputsNote(const std::vector<std::string>& skipped);
 
 // Works on a merged trace (the merger's keys, per-rank keys "rank.<r>.<key>") and on a single
 // rank file (unprefixed keys, the rank from `infos`).

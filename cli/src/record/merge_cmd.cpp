@@ -118,6 +118,7 @@ int runMerge(std::span<const std::string> args) {
   // Check every input before merging, so a bad one is named on its own line
   // (or skipped with --keep-going) instead of failing deep in the merge.
   std::vector<std::string> usable;
+  std::vector<std::pair<std::string, std::string>> skipped;  // (file, why): listed in the meta
   for (const std::string& file : files) {
     if (samePath(file, options.output))
       return fail(kPrefix, file + " is also the output; pick another -o", kExitUsage);
@@ -126,6 +127,7 @@ int runMerge(std::span<const std::string> args) {
       usable.push_back(file);
     } else if (options.keep_going) {
       std::cerr << kPrefix << "skipping an input: " << why << "\n";  // `why` names the file
+      skipped.emplace_back(file, why);
     } else {
       return fail(kPrefix, why);
     }
@@ -136,6 +138,7 @@ int runMerge(std::span<const std::string> args) {
   merge.inputs = std::move(usable);
   merge.output = options.output;
   merge.overwrite = options.force;
+  merge.skipped_inputs = std::move(skipped);
   storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix);
   if (!result.ok) return fail(kPrefix, std::string("merge failed: ") + result.error);
   std::cerr << kPrefix << "wrote " << options.output << " (" << result.ranks << " rank"

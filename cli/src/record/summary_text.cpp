@@ -99,9 +99,19 @@ std::string formatSummary(const analyzer::Summary& summary) {
   out += format::printf(", %s collective calls, %s transfers\n",
                         format::count(summary.collectives).c_str(),
                         format::count(summary.transfers).c_str());
-  if (!summary.missing_ranks.empty()) {
+  if (!summary.missing_ranks.empty() && summary.skipped_inputs.empty()) {
     out += "!! MISSING RANKS " + analyzer::formatRankList(summary.missing_ranks) +
            ": no rank file (never made a Gloo or NCCL call, or the file was lost)\n";
+  } else if (!summary.missing_ranks.empty()) {
+    // The file may well exist: the merge skipped it as unreadable (damaged, truncated, ...).
+    out += "!! MISSING RANKS " + analyzer::formatRankList(summary.missing_ranks) +
+           ": no usable rank file\n";
+  }
+  if (!summary.skipped_inputs.empty()) {
+    const std::vector<std::string>& names = summary.skipped_inputs;
+    out += "!! UNREADABLE RANK FILES skipped by the merge (" + std::to_string(names.size()) + "): ";
+    for (size_t i = 0; i < names.size() && i < 5; ++i) out += (i ? ", " : "") + names[i];
+    out += names.size() > 5 ? ", ...\n" : "\n";
   }
   if (!summary.cut_off_ranks.empty()) {
     out += "!! CUT-OFF RANKS " + analyzer::formatRankList(summary.cut_off_ranks) +
