@@ -105,7 +105,8 @@ uint64_t envU64(const char* name, uint64_t dflt, uint64_t lo, uint64_t hi) {
 void readConfig(detail::Config* c) {
   const char* dir = std::getenv("RINGSIDE_DIR");
   c->dir = (dir != nullptr && *dir != '\0') ? dir : "ringside-rank-files";
-  c->buffer_bytes = envU64("RINGSIDE_BUFFER_MB", 64, 1, 1 << 16) << 20;
+  c->buffer_bytes = envU64("RINGSIDE_BUFFER_MB", kBufferMbDefault, kBufferMbMin, kBufferMbMax)
+                    << 20;
   c->flush_ms = static_cast<int>(envU64("RINGSIDE_FLUSH_MS", 200, 1, 600000));
   c->exit_timeout_ms = static_cast<int>(envU64("RINGSIDE_EXIT_TIMEOUT_MS", 3000, 0, 600000));
   const char* v = std::getenv("RINGSIDE_VERBOSE");

@@ -1,7 +1,9 @@
 // The collector as the preload library drives it: many threads, some short
 // lived, a memory cap, the final flush. Each test runs in a forked child
 // because the collector is a process-wide singleton (as in a traced job).
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -121,6 +123,53 @@ TEST(Collector, MemoryCapDropsAndCounts) {
   EXPECT_EQ(emitted, 32u * 20000u);
   EXPECT_GT(dropped, 0u);
   EXPECT_EQ(recorded + dropped, emitted);
+}
+
+// RINGSIDE_BUFFER_MB: the whole public range is taken; a value outside it is ignored (the
+// default is used) with exactly one warning line on stderr, never silently.
+TEST(Collector, BufferMbRangeAndWarning) {
+  struct Case {
+    std::string value;
+    uint64_t want_mb;
+    bool warns;
+  };
+  const std::vector<Case> cases = {
+      {std::to_string(col::kBufferMbMax), static_cast<uint64_t>(col::kBufferMbMax), false},
+      {std::to_string(col::kBufferMbMin), static_cast<uint64_t>(col::kBufferMbMin), false},
+      {std::to_string(col::kBufferMbMax + 1), static_cast<uint64_t>(col::kBufferMbDefault), true},
+      {"1048576", static_cast<uint64_t>(col::kBufferMbDefault), true},
+      {"0", static_cast<uint64_t>(col::kBufferMbDefault), true},
+  };
+  for (const Case& c : cases) {
+    std::string dir = makeTempDir("collector");
+    const std::string err_path = dir + ".stderr";
+    int rc = inChild(dir, {{"RINGSIDE_BUFFER_MB", c.value}}, [&err_path] {
+      std::FILE* err = std::freopen(err_path.c_str(), "w", stderr);
+      if (err == nullptr) return 3;
+      if (!col::activate()) return 2;
+      col::setIdentity(0, 1, "test");
+      return 0;
+    });
+    ASSERT_EQ(rc, 0) << c.value;
+    auto files = rankFiles(dir);
+    ASSERT_EQ(files.size(), 1u) << c.value;
+    EXPECT_EQ(metaOf(files[0])["buffer_bytes"], std::to_string(c.want_mb << 20)) << c.value;
+    std::string text;
+    if (std::FILE* f = std::fopen(err_path.c_str(), "r")) {
+      char buf[4096];
+      size_t n = 0;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+      std::fclose(f);
+    }
+    std::remove(err_path.c_str());
+    if (c.warns) {
+      EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << c.value << ": " << text;
+      EXPECT_NE(text.find("RINGSIDE_BUFFER_MB=" + c.value), std::string::npos) << text;
+      EXPECT_NE(text.find("1..65536"), std::string::npos) << text;
+    } else {
+      EXPECT_EQ(text.find("RINGSIDE_BUFFER_MB"), std::string::npos) << c.value << ": " << text;
+    }
+  }
 }
 
 TEST(Collector, TransfersPairPostWithCompletion) {

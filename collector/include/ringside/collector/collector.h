@@ -20,6 +20,13 @@
 
 namespace ringside::collector {
 
+// RINGSIDE_BUFFER_MB: the event buffer memory of one process, in MiB (the rings' cap; a quarter
+// of it more for queued GPU records). `ringside record --buffer-mb` accepts the same range; a
+// value outside it in the environment is ignored with one warning line (the default is used).
+inline constexpr int kBufferMbMin = 1;
+inline constexpr int kBufferMbMax = 65536;
+inline constexpr int kBufferMbDefault = 64;
+
 // Monotonic host time in ns: the one place ringside reads the clock
 // (CLOCK_MONOTONIC; named "CLOCK_MONOTONIC" in the trace).
 int64_t nowNs();
