@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <vector>
 
+#include "ringside/format/text.h"
 #include "ringside/format/units.h"
 
 namespace ringside::cli {
@@ -147,7 +148,8 @@ std::string formatSummary(const analyzer::Summary& summary) {
     out += "\n";
     addLinkTables(summary, &out);
   }
-  return out;
+  // Hosts, ops and file names come from the trace: nothing in them drives the terminal.
+  return format::printableText(out);
 }
 
 }  // namespace ringside::cli
