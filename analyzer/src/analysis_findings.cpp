@@ -193,6 +193,8 @@ void addFindings(AnalysisState& s) {
   lowBusbwFindings(*s.out, &findings);
   idleLinksFinding(*s.out, &findings);
   droppedFinding(s.meta.dropped, "dropped-events", kDroppedEventsText, &findings);
+  // Not a rule of its own (nothing in this trace is wrong): a note that calls were missed.
+  if (!s.meta.forked.empty()) s.out->warnings.push_back(forkedChildrenText(s.meta.forked));
   failedFinding(*s.out, &findings);
   gpuFindings(*s.out, s.meta.gpu, &findings);
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {

@@ -77,6 +77,7 @@ void addMetaFindings(const std::map<std::string, std::string>& meta,
     out->warnings.push_back(text + formatRankList(ranks) + ": interposition " + reason);
   }
   if (out->dropped_events > 0) out->warnings.push_back(droppedWarning(*out));
+  if (!facts.forked.empty()) out->warnings.push_back(detail::forkedChildrenText(facts.forked));
 }
 
 void addRankTotals(const std::vector<storage::RankInfo>& infos,

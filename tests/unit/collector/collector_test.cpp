@@ -172,6 +172,43 @@ TEST(Collector, BufferMbRangeAndWarning) {
   }
 }
 
+// A child forked without exec stays quiet, but its wrapped calls are not lost silently: the
+// traced parent's rank file counts them and the children that made them (issue 16).
+TEST(Collector, ForkedChildCallsAreCountedInTheParentsFile) {
+  std::string dir = makeTempDir("collector");
+  int rc = inChild(dir, {}, [] {
+    if (!col::activate()) return 2;
+    col::setIdentity(0, 1, "test");
+    auto forkAndCall = [](int calls) {
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        int active = 0;
+        for (int i = 0; i < calls; ++i) active += col::activate() ? 1 : 0;  // as a wrapper does
+        ::_exit(active == 0 ? 0 : 1);  // _exit: no atexit handler, as multiprocessing does
+      }
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+    };
+    if (forkAndCall(3) != 0 || forkAndCall(2) != 0 || forkAndCall(0) != 0) return 3;
+    const col::Counters c = col::counters();
+    return c.forked_child_calls == 5 && c.forked_children == 2 ? 0 : 4;
+  });
+  ASSERT_EQ(rc, 0);
+  auto files = rankFiles(dir);
+  ASSERT_EQ(files.size(), 1u) << "the quiet children write no file of their own";
+  auto meta = metaOf(files[0]);
+  EXPECT_EQ(meta["forked_child_calls"], "5");
+  EXPECT_EQ(meta["forked_children"], "2");
+
+  // Without such children the keys are absent: a plain run's file is unchanged.
+  std::string plain = makeTempDir("collector");
+  ASSERT_EQ(inChild(plain, {}, [] { return col::activate() ? 0 : 2; }), 0);
+  files = rankFiles(plain);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(metaOf(files[0]).count("forked_child_calls"), 0u);
+}
+
 TEST(Collector, TransfersPairPostWithCompletion) {
   std::string dir = makeTempDir("collector");
   int rc = inChild(dir, {}, [] {

@@ -11,7 +11,8 @@
 //   ring or the memory cap drops the event and counts it; nothing ever blocks.
 // - Never throws, never aborts, never changes the process's exit status or the
 //   application's signal handling. In a child forked without exec the collector
-//   goes permanently quiet (the parent's file and threads are not the child's).
+//   goes permanently quiet (the parent's file and threads are not the child's);
+//   the calls such a child makes are only counted, in the parent's rank file.
 #pragma once
 
 #include <cstdint>
@@ -93,6 +94,11 @@ struct Counters {
   uint64_t emitted = 0;
   uint64_t dropped = 0;
   uint64_t recorded = 0;
+  // Children forked without exec stay quiet (their calls are not recorded); what they tried is
+  // counted in memory shared with this process: wrapped calls, and the children that made them.
+  // The rank file says so (meta forked_child_calls, forked_children) rather than nothing.
+  uint64_t forked_child_calls = 0;
+  uint64_t forked_children = 0;
 };
 Counters counters();
 
