@@ -335,6 +335,22 @@ TEST(AnalysisTest, MetaFindings) {
   EXPECT_TRUE(a.ranks[1].cut_off);
 }
 
+// A rank whose file exists but could not be read is not "without a trace file" (issue 16).
+TEST(AnalysisTest, MissingRankWithAnUnreadableFile) {
+  TraceBuilder t(3);
+  t.colls.push_back({1, 0, 0, "allreduce", "gloo", 100, 100, 200});
+  t.colls.push_back({1, 1, 0, "allreduce", "gloo", 100, 100, 200});
+  t.unreadable = {2};
+  Analysis a = run(t.build());
+  EXPECT_EQ(a.missing_ranks, (std::vector<int>{2}));
+  const Finding* missing = findRule(a, "missing-ranks");
+  ASSERT_NE(missing, nullptr);
+  EXPECT_EQ(missing->message.find("have no trace file"), std::string::npos) << missing->message;
+  EXPECT_EQ(missing->message,
+            "rank(s) 2 have no usable trace file (1 input file could not be read and was "
+            "skipped: rank-2.sqlite)");
+}
+
 // Calls made by a rank's children forked without exec were counted, not recorded: the report
 // says so in a note (issue 16), and a trace without them has no such note.
 TEST(AnalysisTest, ForkedChildCallsAreANote) {
