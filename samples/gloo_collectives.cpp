@@ -75,8 +75,8 @@ const char* const kOps[] = {"allreduce", "broadcast", "allgather", "allgatherv",
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "gloo_collectives: %s\n"
-               "usage: gloo_collectives [--iters N] [--bytes B] [--only OP] [--fork-during N] [--fork-world]\n"
-               "                        [--sleep-ms MS] [--timeout-s S] [--threads T]\n"
+               "usage: gloo_collectives [--iters N] [--bytes B] [--only OP] [--fork-during N]\n"
+               "                        [--fork-world] [--sleep-ms MS] [--timeout-s S] [--threads T]\n"
                "  env: RANK, WORLD_SIZE (required), GLOO_STORE_DIR or MASTER_PORT,\n"
                "       GLOO_STORE_PREFIX, GLOO_DEVICE_HOST\n"
                "  OP: allreduce broadcast allgather allgatherv reduce gather scatter\n"

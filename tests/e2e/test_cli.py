@@ -185,8 +185,9 @@ def merge_keep_going_corrupt(ctx):
     finally:
         db.close()
     u.check_eq(meta.get("skipped_inputs"), name, "meta skipped_inputs")
-    u.check(meta.get("skipped_input_reasons", "").startswith(name + ": "),
-            f"meta skipped_input_reasons names the file and why: {meta.get('skipped_input_reasons')!r}")
+    reasons = meta.get("skipped_input_reasons", "")
+    u.check(reasons.startswith(name + ": "),
+            f"meta skipped_input_reasons names the file and why: {reasons!r}")
     u.check_eq(meta.get("missing_ranks"), "1", "meta missing_ranks")
     res = u.run([ctx.ringside, "report", out], env=u.clean_env(), timeout=30)
     u.check_eq(res.returncode, 0, f"report\n{res.describe()}")

@@ -206,7 +206,8 @@ def too_many_ranks(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", required=True, choices=["local-trace", "external-launcher", "too-many-ranks"])
+    parser.add_argument("--scenario", required=True,
+                        choices=["local-trace", "external-launcher", "too-many-ranks"])
     parser.add_argument("--ringside", required=True)
     parser.add_argument("--workdir", required=True)
     args = parser.parse_args()

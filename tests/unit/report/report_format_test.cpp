@@ -274,14 +274,15 @@ TEST(DiffMarkdown, VerdictsAsListThenTables) {
 
 // Strings from a trace (a communicator, a host, the trace's own path) go to a terminal or a
 // Markdown viewer: no escape sequence, C1 control or raw HTML gets through (issue 16).
-constexpr const char* kHostile = "x\x1b]0;owned\x07\x1b[2J\r\xc2\x9b" "31m<script>alert(1)</script>&";
+constexpr const char* kHostile =
+    "x\x1b]0;owned\x07\x1b[2J\r\xc2\x9b" "31m<script>alert(1)</script>&";
 
 bool hasControl(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) return true;
-    if (c == 0xC2 && i + 1 < text.size() && (static_cast<unsigned char>(text[i + 1]) & 0xE0) == 0x80)
-      return true;  // U+0080..U+009F
+    const unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (c == 0xC2 && (next & 0xE0) == 0x80) return true;  // U+0080..U+009F
   }
   return false;
 }

@@ -224,7 +224,8 @@ TEST_F(MergeTest, ListsTheCallersSkippedInputsWithTheirReasons) {
   MergeOptions o;
   o.inputs = {rankFile(0), path("garbage.sqlite")};
   writeBytes(o.inputs[1], {'h', 'e', 'l', 'l', 'o'});
-  o.skipped_inputs = {{path("cut.sqlite"), path("cut.sqlite") + ": database disk image is malformed"}};
+  o.skipped_inputs = {
+      {path("cut.sqlite"), path("cut.sqlite") + ": database disk image is malformed"}};
   o.output = path("m.sqlite");
   const MergeResult m = mergeRankFiles(o);
   ASSERT_TRUE(m.ok) << m.error;
