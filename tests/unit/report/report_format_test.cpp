@@ -313,6 +313,12 @@ TEST(ReportMarkdown, EscapesControlCharactersAndHtmlFromTheTrace) {
   EXPECT_NE(md.find("&lt;script>alert(1)&lt;/script>&amp;"), std::string::npos) << md;
 }
 
+TEST(ReportHtml, EscapesMarkupAndControlCharactersFromTheTrace) {
+  const std::string html = formatReportHtml(hostile(), {std::string("t") + kHostile});
+  EXPECT_FALSE(hasControl(html));
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+}
+
 TEST(DiffText, EscapesControlCharactersFromTheTraces) {
   analyzer::Diff d = handBuiltDiff();
   d.verdicts.push_back(kHostile);
