@@ -66,6 +66,7 @@ struct Options {
   long sleepMs = 0;     // pause between iterations
   long timeoutS = 30;   // Gloo timeout for every collective
   long threads = 1;     // threads running the collectives, each on its own Gloo context
+  bool forkWorld = false;  // at the end, a child forked without exec runs its own 1-rank world
 };
 
 const char* const kOps[] = {"allreduce", "broadcast", "allgather", "allgatherv", "reduce",
@@ -75,7 +76,7 @@ const char* const kOps[] = {"allreduce", "broadcast", "allgather", "allgatherv",
   std::fprintf(stderr,
                "gloo_collectives: %s\n"
                "usage: gloo_collectives [--iters N] [--bytes B] [--only OP] [--fork-during N]\n"
-               "                        [--sleep-ms MS] [--timeout-s S] [--threads T]\n"
+               "                        [--fork-world] [--sleep-ms MS] [--timeout-s S] [--threads T]\n"
                "  env: RANK, WORLD_SIZE (required), GLOO_STORE_DIR or MASTER_PORT,\n"
                "       GLOO_STORE_PREFIX, GLOO_DEVICE_HOST\n"
                "  OP: allreduce broadcast allgather allgatherv reduce gather scatter\n"
@@ -117,6 +118,8 @@ Options parseArgs(int argc, char** argv) {
       if (!known) {
         usage(("unknown collective '" + o.only + "'").c_str());
       }
+    } else if (a == "--fork-world") {
+      o.forkWorld = true;
     } else if (a == "--fork-during") {
       o.forkDuring = parseLong("--fork-during", value(), 0);
     } else if (a == "--sleep-ms") {
@@ -488,6 +491,33 @@ void runIterations(const std::shared_ptr<gloo::Context>& context, const Options&
   }
 }
 
+// --fork-world: a child forked without exec builds a world of its own (one rank, its own
+// device: the parent's loop thread does not exist in the child), runs one all-reduce and
+// leaves with _exit. ringside does not record such a child; the parent's trace counts its calls.
+bool forkedWorld(const std::string& storeDir, const std::string& prefix, const Options& o) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    try {
+      gloo::transport::tcp::attr attr;
+      attr.hostname = envOr("GLOO_DEVICE_HOST", "127.0.0.1");
+      auto device = gloo::transport::tcp::CreateDevice(attr);
+      Options one = o;
+      one.iters = 1;
+      one.only = "allreduce";
+      runIterations(connect(storeDir, prefix, device, 0, 1, one), one);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gloo_collectives: forked child: %s\n", e.what());
+      _exit(1);
+    }
+    _exit(0);
+  }
+  if (pid < 0) return false;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 int run(const Options& o) {
   const long rank = envLong("RANK");
   const long size = envLong("WORLD_SIZE");
@@ -538,6 +568,10 @@ int run(const Options& o) {
   }
   if (const long bad = forker.join(); bad != 0) {
     std::fprintf(stderr, "gloo_collectives: rank %ld: %ld forked children failed\n", rank, bad);
+    return 1;
+  }
+  if (o.forkWorld && !forkedWorld(storeDir, prefix + "/forked-" + std::to_string(rank), o)) {
+    std::fprintf(stderr, "gloo_collectives: rank %ld: the forked child's world failed\n", rank);
     return 1;
   }
   // Everyone has finished checking before anyone reports or tears down.

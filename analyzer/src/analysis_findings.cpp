@@ -28,9 +28,17 @@ void metaFindings(const AnalysisState& s, std::vector<Finding>* findings) {
     // A long list (a large world with few files) as ranges: "1-4095", not 4095 numbers.
     std::string ranks = a.missing_ranks.size() <= 32 ? format::join(a.missing_ranks, ",")
                                                      : formatRankList(a.missing_ranks);
-    findings->push_back(
-        makeFinding("missing-ranks", "rank(s) " + ranks + " have no trace file",
-                    "world_size=" + std::to_string(a.world_size) + " missing_ranks=" + ranks));
+    std::string evidence = "world_size=" + std::to_string(a.world_size) + " missing_ranks=" + ranks;
+    // A file that exists but could not be read is not a file that was never written.
+    if (s.meta.skipped.empty()) {
+      findings->push_back(
+          makeFinding("missing-ranks", "rank(s) " + ranks + " have no trace file", evidence));
+    } else {
+      findings->push_back(makeFinding(
+          "missing-ranks",
+          "rank(s) " + ranks + " have no usable trace file" + skippedInputsNote(s.meta.skipped),
+          evidence + " skipped_inputs=" + std::to_string(s.meta.skipped.size())));
+    }
   }
   for (const auto& [reason, ranks] : s.meta.inactive) {
     findings->push_back(makeFinding(
@@ -188,6 +196,8 @@ void addFindings(AnalysisState& s) {
   lowBusbwFindings(*s.out, &findings);
   idleLinksFinding(*s.out, &findings);
   droppedFinding(s.meta.dropped, "dropped-events", kDroppedEventsText, &findings);
+  // Not a rule of its own (nothing in this trace is wrong): a note that calls were missed.
+  if (!s.meta.forked.empty()) s.out->warnings.push_back(forkedChildrenText(s.meta.forked));
   failedFinding(*s.out, &findings);
   gpuFindings(*s.out, s.meta.gpu, &findings);
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {

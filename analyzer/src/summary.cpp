@@ -69,6 +69,7 @@ void addMetaFindings(const std::map<std::string, std::string>& meta,
   out->world_size = facts.world_size;
   out->missing_ranks = facts.missing;
   out->cut_off_ranks = facts.cut_off;
+  out->skipped_inputs = facts.skipped;
   out->dropped_by_rank = facts.dropped;
   for (const auto& [rank, dropped] : facts.dropped) out->dropped_events += dropped;
   for (auto& [reason, ranks] : facts.inactive) {
@@ -77,6 +78,7 @@ void addMetaFindings(const std::map<std::string, std::string>& meta,
   }
   if (out->dropped_events > 0) out->warnings.push_back(droppedWarning(*out));
   for (const std::string& w : facts.warnings) out->warnings.push_back(w);
+  if (!facts.forked.empty()) out->warnings.push_back(detail::forkedChildrenText(facts.forked));
 }
 
 void addRankTotals(const std::vector<storage::RankInfo>& infos,

@@ -47,6 +47,8 @@ void readRankKeys(const RankKeys& by_rank, TraceMeta* out) {
     int64_t gpu_dropped =
         positive(keys, "cupti_records_dropped") + positive(keys, "gpu_activity_dropped");
     if (gpu_dropped > 0) out->gpu.dropped[rank] = gpu_dropped;
+    if (int64_t calls = positive(keys, "forked_child_calls"); calls > 0)
+      out->forked[rank] = {calls, positive(keys, "forked_children")};
     if (auto it = keys.find("interposition");
         it != keys.end() && it->second.rfind("inactive", 0) == 0) {
       out->inactive[it->second].push_back(rank);
@@ -89,8 +91,43 @@ TraceMeta readTraceMeta(const std::map<std::string, std::string>& meta,
       if (state == keys.end() || state->second != "clean") out.cut_off.push_back(rank);
     }
   }
+  if (auto it = meta.find("skipped_inputs"); it != meta.end()) {
+    std::string_view list = it->second;
+    while (!list.empty()) {
+      const size_t comma = std::min(list.find(','), list.size());
+      if (comma > 0) out.skipped.emplace_back(list.substr(0, comma));
+      list.remove_prefix(std::min(comma + 1, list.size()));
+    }
+  }
   readRankKeys(by_rank, &out);
   return out;
+}
+
+std::string forkedChildrenText(const std::map<int, std::pair<int64_t, int64_t>>& forked) {
+  int64_t calls = 0, children = 0;
+  std::string ranks;
+  for (const auto& [rank, counts] : forked) {
+    calls += counts.first;
+    children += counts.second;
+    ranks += (ranks.empty() ? "" : ",") + std::to_string(rank);
+  }
+  return std::string(forked.size() == 1 ? "rank " : "ranks ") + ranks + ": " +
+         std::to_string(calls) + (calls == 1 ? " Gloo/NCCL call" : " Gloo/NCCL calls") + " in " +
+         std::to_string(children) +
+         (children == 1 ? " child process" : " child processes") +
+         " forked without exec were not recorded (ringside records a process, or one it starts "
+         "with exec)";
+}
+
+std::string skippedInputsNote(const std::vector<std::string>& skipped) {
+  if (skipped.empty()) return "";
+  constexpr size_t kNamed = 3;  // a long list of names helps nobody in one line
+  std::string text = " (" + std::to_string(skipped.size()) +
+                     (skipped.size() == 1 ? " input file could not be read and was skipped: "
+                                          : " input files could not be read and were skipped: ");
+  for (size_t i = 0; i < skipped.size() && i < kNamed; ++i) text += (i ? ", " : "") + skipped[i];
+  if (skipped.size() > kNamed) text += ", ...";
+  return text + ")";
 }
 
 std::string droppedTotal(const std::map<int, int64_t>& dropped, std::string_view what) {

@@ -27,14 +27,25 @@ struct TraceMeta {
   std::vector<int> cut_off, missing;                 // sorted
   std::map<int, int64_t> dropped;                    // rank -> events_dropped, ranks that dropped
   std::map<std::string, std::vector<int>> inactive;  // interposition "inactive..." -> ranks
+  std::vector<std::string> skipped;  // merge meta skipped_inputs: files that could not be read
+  // rank -> (wrapped calls, children) of its children forked without exec: not recorded
+  std::map<int, std::pair<int64_t, int64_t>> forked;
   GpuMeta gpu;
   std::vector<std::string> warnings;  // meta values that were implausible or cut
 };
+
+// Why ranks are missing, when the merge skipped inputs: " (2 input files could not be read
+// and were skipped: a.sqlite, b.sqlite)"; empty when none was skipped.
+std::string skippedInputsNote(const std::vector<std::string>& skipped);
 
 // Works on a merged trace (the merger's keys, per-rank keys "rank.<r>.<key>") and on a single
 // rank file (unprefixed keys, the rank from `infos`).
 TraceMeta readTraceMeta(const std::map<std::string, std::string>& meta,
                         const std::vector<storage::RankInfo>& infos);
+
+// One line for the forked children's calls of `forked` (not empty): "rank 0: 5 calls in 2
+// processes forked without exec were not recorded (...)".
+std::string forkedChildrenText(const std::map<int, std::pair<int64_t, int64_t>>& forked);
 
 // What ranks drop when their event buffers fill up.
 inline constexpr std::string_view kDroppedEventsText = "events dropped (event buffers full)";

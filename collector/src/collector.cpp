@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,6 +61,7 @@ void logVerbose(const char* fmt, ...) {
 
 using detail::global;
 using detail::Ring;
+using detail::ForkShared;
 using detail::State;
 
 int64_t nowNs() {
@@ -105,7 +107,8 @@ uint64_t envU64(const char* name, uint64_t dflt, uint64_t lo, uint64_t hi) {
 void readConfig(detail::Config* c) {
   const char* dir = std::getenv("RINGSIDE_DIR");
   c->dir = (dir != nullptr && *dir != '\0') ? dir : "ringside-rank-files";
-  c->buffer_bytes = envU64("RINGSIDE_BUFFER_MB", 64, 1, 1 << 16) << 20;
+  c->buffer_bytes = envU64("RINGSIDE_BUFFER_MB", kBufferMbDefault, kBufferMbMin, kBufferMbMax)
+                    << 20;
   c->flush_ms = static_cast<int>(envU64("RINGSIDE_FLUSH_MS", 200, 1, 600000));
   c->exit_timeout_ms = static_cast<int>(envU64("RINGSIDE_EXIT_TIMEOUT_MS", 3000, 0, 600000));
   const char* v = std::getenv("RINGSIDE_VERBOSE");
@@ -152,11 +155,32 @@ Ring* acquireRing() {
   return r;
 }
 
+// Whether this process (a forked child) has counted itself in ForkShared::children yet.
+std::atomic<bool> g_fork_counted{false};
+
 void onForkChild() {
   // The writer thread, the SQLite handle and the rings belong to the parent:
   // the child never touches them (a lock may be held by a thread that does
   // not exist here). It stays quiet for good.
+  g_fork_counted.store(false, std::memory_order_relaxed);  // a grandchild counts itself too
   global().state.store(static_cast<int>(State::kForked), std::memory_order_release);
+}
+
+// A wrapped call in a quiet forked child: counted in the page shared with the traced ancestor
+// (no I/O, no lock; the child may well leave with _exit), so its trace says calls were missed.
+void noteForkedChildCall() {
+  ForkShared* shared = global().fork_shared;
+  if (shared == nullptr) return;
+  shared->calls.fetch_add(1, std::memory_order_relaxed);
+  if (!g_fork_counted.exchange(true, std::memory_order_relaxed))
+    shared->children.fetch_add(1, std::memory_order_relaxed);
+}
+
+ForkShared* mapForkShared() {
+  void* page = ::mmap(nullptr, sizeof(ForkShared), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return nullptr;  // then forked children's calls go uncounted
+  return new (page) ForkShared();
 }
 
 struct sigaction g_old_term;
@@ -209,7 +233,10 @@ void onExit() { shutdown(); }
 bool activate() {
   auto& g = global();
   State s = static_cast<State>(g.state.load(std::memory_order_acquire));
-  if (s != State::kDormant) return s == State::kActive;
+  if (s != State::kDormant) {
+    if (s == State::kForked) noteForkedChildCall();
+    return s == State::kActive;
+  }
   std::lock_guard<std::mutex> lock(g.mutex);
   s = static_cast<State>(g.state.load());
   if (s != State::kDormant) return s == State::kActive;
@@ -233,6 +260,7 @@ bool activate() {
     detail::logWarning("tracing disabled: could not start the writer thread");
     return false;
   }
+  g.fork_shared = mapForkShared();
   pthread_atfork(nullptr, nullptr, onForkChild);
   installSignalFlush(SIGTERM, &g_old_term);
   installSignalFlush(SIGINT, &g_old_int);
@@ -379,6 +407,10 @@ Counters counters() {
   c.emitted += g.overflow_emitted.load();
   c.dropped += g.overflow_dropped.load();
   c.recorded = g.recorded.load();
+  if (g.fork_shared != nullptr) {
+    c.forked_child_calls = g.fork_shared->calls.load(std::memory_order_relaxed);
+    c.forked_children = g.fork_shared->children.load(std::memory_order_relaxed);
+  }
   return c;
 }
 

@@ -87,8 +87,17 @@ struct Identity {
   int64_t pid = 0;
 };
 
+// One page shared (MAP_SHARED) between an active process and every child it forks without
+// exec: the children, quiet, count their wrapped calls here; the parent's writer stores the
+// counts in its rank file. Atomics only: no lock is shared across processes.
+struct ForkShared {
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> children{0};
+};
+
 struct Global {
   std::atomic<int> state{static_cast<int>(State::kDormant)};
+  ForkShared* fork_shared = nullptr;  // set at activation, before any fork can inherit it
   std::mutex mutex;  // activation, registry appends, meta, identity (never on the hot path)
   Config config;
   Ring* rings = nullptr;     // registry (under mutex)

@@ -442,6 +442,10 @@ void Writer::commit(bool final_flush, int signal) {
             out_->setMeta("events_recorded", std::to_string(c.recorded)) &&
             out_->setMeta("events_dropped", std::to_string(c.dropped)) &&
             out_->setMeta("transfers_unmatched", std::to_string(unmatched_done_));
+  if (ok && c.forked_child_calls > 0) {  // only then: a run without such children is unchanged
+    ok = out_->setMeta("forked_child_calls", std::to_string(c.forked_child_calls)) &&
+         out_->setMeta("forked_children", std::to_string(c.forked_children));
+  }
   const GpuCounters gc = gpuCounters();
   if (ok && gc.activities_queued + gc.activities_dropped > 0) {
     ok = out_->setMeta("gpu_activity_recorded", std::to_string(gc.activities_queued)) &&

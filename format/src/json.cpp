@@ -4,28 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "utf8.h"
+
 namespace ringside::format {
-namespace {
 
-// Length of the valid UTF-8 sequence starting at text[i], or 0 if invalid.
-size_t utf8Length(std::string_view text, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char c = byte(i);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > text.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  if (n == 2 && c < 0xC2) return 0;                         // overlong
-  if (n == 3 && c == 0xE0 && byte(i + 1) < 0xA0) return 0;  // overlong
-  if (n == 3 && c == 0xED && byte(i + 1) >= 0xA0) return 0; // surrogate
-  if (n == 4 && (c > 0xF4 || (c == 0xF0 && byte(i + 1) < 0x90) ||
-                 (c == 0xF4 && byte(i + 1) >= 0x90)))
-    return 0;
-  return n;
-}
-
-}  // namespace
+using detail::utf8Length;
 
 void appendJsonString(std::string_view text, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";

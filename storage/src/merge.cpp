@@ -82,6 +82,14 @@ std::string joinInts(const std::vector<int>& v) {
 }
 
 // Pass 1 on one file: returns false with *why (one line, naming the file).
+// Why `path` was skipped, without the path the message starts with (meta names it already).
+std::string skipReason(const std::string& path, const std::string& why) {
+  std::string_view text = why;
+  if (text.starts_with(path) && text.substr(path.size()).starts_with(": "))
+    text.remove_prefix(path.size() + 2);
+  return detail::oneLine(text.empty() ? "unreadable" : text);
+}
+
 bool probe(const std::string& path, Input* in, std::string* why) {
   int version = 0;
   Db db = detail::openTraceReadOnly(path, &version, why);
@@ -259,7 +267,7 @@ class Merger {
  private:
   bool openOutput();
   class InputCopy;
-  bool writeMergeMeta(const std::vector<std::string>& skipped);
+  bool writeMergeMeta(const std::vector<std::pair<std::string, std::string>>& skipped);
   bool finish();
   // Finalizes every output statement (before the output connection can close).
   void finalizeStatements() {
@@ -669,7 +677,10 @@ MergeResult Merger::run() {
 
   // Pass 1: validate and probe.
   std::vector<Input> inputs;
-  std::vector<std::string> skipped;
+  // (basename, why) of every unusable input: the caller's first, then ours.
+  std::vector<std::pair<std::string, std::string>> skipped;
+  for (const auto& [path, why] : opt_.skipped_inputs)
+    skipped.emplace_back(detail::baseName(path), skipReason(path, why));
   for (const std::string& path : opt_.inputs) {
     Input in;
     std::string why;
@@ -678,7 +689,7 @@ MergeResult Merger::run() {
       total_ += in.rows;
     } else {
       res_.warnings.push_back("skipped " + why);
-      skipped.push_back(detail::baseName(path));
+      skipped.emplace_back(detail::baseName(path), skipReason(path, why));
     }
   }
   if (inputs.empty()) {
@@ -710,7 +721,7 @@ MergeResult Merger::run() {
     if (!InputCopy(*this, in, &input_failed, &why).run()) {
       if (!input_failed) return abandon();  // the output failed: res_.error is set
       res_.warnings.push_back("skipped " + why);
-      skipped.push_back(detail::baseName(in.path));
+      skipped.emplace_back(detail::baseName(in.path), skipReason(in.path, why));
       continue;
     }
     ++files_per_rank[in.rank];
@@ -744,12 +755,15 @@ MergeResult Merger::run() {
 
 // Writes the merged meta (the caller's extra keys first: ours describe this merge and win) and
 // builds the indexes. False (res_.error set) if the output failed.
-bool Merger::writeMergeMeta(const std::vector<std::string>& skipped) {
+bool Merger::writeMergeMeta(const std::vector<std::pair<std::string, std::string>>& skipped) {
   const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
-  std::string skipped_list;
-  for (size_t i = 0; i < skipped.size(); ++i) skipped_list += (i ? "," : "") + skipped[i];
+  std::string skipped_list, skipped_reasons;
+  for (size_t i = 0; i < skipped.size(); ++i) {
+    skipped_list += (i ? "," : "") + skipped[i].first;
+    skipped_reasons += (i ? "\n" : "") + skipped[i].first + ": " + skipped[i].second;
+  }
   std::vector<std::pair<std::string, std::string>> kv = opt_.extra_meta;
   kv.emplace_back("schema_version", std::to_string(kSchemaVersion));
   kv.emplace_back("merged_at_unix_ns", std::to_string(now));
@@ -758,6 +772,7 @@ bool Merger::writeMergeMeta(const std::vector<std::string>& skipped) {
   kv.emplace_back("cut_off_ranks", joinInts(res_.cut_off_ranks));
   kv.emplace_back("missing_ranks", joinInts(res_.missing_ranks));
   kv.emplace_back("skipped_inputs", skipped_list);
+  kv.emplace_back("skipped_input_reasons", skipped_reasons);
   sqlite3* out = out_.get();
   std::string why;
   if (!detail::exec(out, "BEGIN", &why)) return outFail("cannot begin");

@@ -228,6 +228,15 @@ def quick_check_file(path):
         db.close()
 
 
+def rank_of(path):
+    """The rank a rank file's rank row names."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT rank FROM rank").fetchone()[0]
+    finally:
+        db.close()
+
+
 def rank_file_meta(path):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:

@@ -7,6 +7,7 @@ Scenarios:
   cli-unknown-flag     unknown flags and verbs, bad flag values
   merge-bad-input      empty, text, random, fake-SQLite, foreign-SQLite, missing and folder inputs
   merge-damaged-trace  a real rank file truncated, from a newer schema, and with bit flips
+  merge-keep-going-corrupt  merge -k lists a damaged rank file as skipped; the report says so
 """
 
 import os
@@ -155,10 +156,52 @@ def merge_damaged_trace(ctx):
         expect_merge_error(ctx, flipped, "a rank file with 8 flipped bits", allow_success=True)
 
 
+def merge_keep_going_corrupt(ctx):
+    """merge -k over two rank files, rank 1's damaged: the trace lists the file as skipped (with
+    why), and the report and the summary say rank 1's file was unreadable, not missing."""
+    ctx.need_ringside()
+    ctx.need_gloo_sample()
+    rank_dir = ctx.mkdir("ranks")
+    results = u.wait_all(ctx.start_ranks(2, [ctx.gloo_sample, "--iters", "2", "--bytes", "256"],
+                                         rank_dir=rank_dir), timeout=60)
+    for res in results:
+        res.expect(0)
+    files = u.rank_files(rank_dir)
+    u.check_eq(len(files), 2, "rank files of the short traced run")
+    damaged = next(f for f in files if u.rank_of(f) == 1)
+    with open(damaged, "r+b") as f:
+        f.truncate(os.path.getsize(damaged) // 2)
+    out = ctx.path("merged.sqlite")
+    res = u.run([ctx.ringside, "merge", "-k", "-o", out, rank_dir], env=u.clean_env(), timeout=30)
+    u.check_eq(res.returncode, 0, f"merge -k with one damaged rank file\n{res.describe()}")
+    name = os.path.basename(damaged)
+    u.check("UNREADABLE RANK FILES" in res.stderr and name in res.stderr,
+            f"the summary names the unreadable file\n{res.describe()}")
+    u.check("no rank file (never made" not in res.stderr,
+            f"the summary must not call the rank's file missing\n{res.describe()}")
+    db = u.Trace(out)
+    try:
+        meta = db.meta()
+    finally:
+        db.close()
+    u.check_eq(meta.get("skipped_inputs"), name, "meta skipped_inputs")
+    reasons = meta.get("skipped_input_reasons", "")
+    u.check(reasons.startswith(name + ": "),
+            f"meta skipped_input_reasons names the file and why: {reasons!r}")
+    u.check_eq(meta.get("missing_ranks"), "1", "meta missing_ranks")
+    res = u.run([ctx.ringside, "report", out], env=u.clean_env(), timeout=30)
+    u.check_eq(res.returncode, 0, f"report\n{res.describe()}")
+    u.check("have no trace file" not in res.stdout,
+            f"the report must not say the file does not exist\n{res.describe()}")
+    u.check("could not be read" in res.stdout and name in res.stdout,
+            f"the report says the rank's file was unreadable\n{res.describe()}")
+
+
 if __name__ == "__main__":
     sys.exit(u.main({
         "cli-no-command": cli_no_command,
         "cli-unknown-flag": cli_unknown_flag,
         "merge-bad-input": merge_bad_input,
         "merge-damaged-trace": merge_damaged_trace,
+        "merge-keep-going-corrupt": merge_keep_going_corrupt,
     }))

@@ -15,6 +15,8 @@ Scenarios:
                         and balanced, job not slowed to a halt
   fork-cpp              fork() from a side thread while collectives run: no deadlock, one
                         rank file per rank, each passes quick_check
+  fork-world            a forked child (no exec) runs its own Gloo world: not recorded, but its
+                        calls are counted in the parent's file and noted by summary and report
   fork-python           a multiprocessing Pool forking during DDP steps: the same
   launcher-shells       a launcher script and shells inheriting LD_PRELOAD: one rank file per rank
 """
@@ -355,6 +357,32 @@ def fork_cpp(ctx):
     trace.close()
 
 
+def fork_world(ctx):
+    """Each rank forks a child (no exec) that runs its own one-rank Gloo world: the child is
+    not recorded, but the trace says its calls were missed (issue 16), and so do the summary
+    and the report."""
+    ctx.need_gloo_sample()
+    trace_path, rank_dir = ctx.path("t.sqlite"), ctx.path("ranks")
+    res = ctx.record(["--ranks", 2, "-o", trace_path, "--dir", rank_dir, "--keep-rank-files"],
+                     [ctx.gloo_sample, "--iters", "1", "--bytes", "256", "--fork-world"],
+                     timeout=60, env=u.clean_env(GLOO_STORE_DIR=ctx.mkdir("store")))
+    res.expect(0)
+    check_rank_files(rank_dir, 2)  # the children left no file of their own
+    trace = u.Trace(trace_path)
+    meta = trace.meta()
+    trace.close()
+    for rank in (0, 1):
+        calls = int(meta.get(f"rank.{rank}.forked_child_calls", "0"))
+        u.check(calls >= 1, f"rank {rank}'s forked child's calls counted: {calls}")
+        u.check_eq(meta.get(f"rank.{rank}.forked_children"), "1", f"rank {rank}'s forked children")
+    u.check("forked without exec were not recorded" in res.stderr,
+            f"the run summary says so\n{res.describe()}")
+    rep = u.run([ctx.ringside, "report", trace_path], env=u.clean_env(), timeout=30)
+    u.check_eq(rep.returncode, 0, f"report\n{rep.describe()}")
+    u.check("ranks 0,1:" in rep.stdout and "forked without exec were not recorded" in rep.stdout,
+            f"the report notes the missed calls\n{rep.describe()}")
+
+
 def fork_python(ctx):
     ctx.need_ddp_sample()
     steps = 8
@@ -419,6 +447,7 @@ if __name__ == "__main__":
         "no-gloo-script": no_gloo_script,
         "memory-cap": memory_cap,
         "fork-cpp": fork_cpp,
+        "fork-world": fork_world,
         "fork-python": fork_python,
         "launcher-shells": launcher_shells,
     }))

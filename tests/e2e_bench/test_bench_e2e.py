@@ -8,12 +8,16 @@ Scenarios:
   external-launcher  two ranks started here with RANK/WORLD_SIZE/MASTER_* (no --ranks), as
                      torchrun would: rank 0 prints the table, rank 1 prints nothing on stdout,
                      rank 0 merges the trace.
+  too-many-ranks     ringside bench --ranks 1000 --sizes 4K --iters 1 on a machine with fewer
+                     than 125 CPUs: exit 2 within seconds, one line naming the limit, nothing
+                     started (it used to run for minutes without a line).
 Exit status: 0 pass, 1 fail, 77 skipped (with the reason).
 """
 import argparse
 import json
 import os
 import shutil
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -173,9 +177,37 @@ def external_launcher(args):
     check_trace(os.path.join(args.workdir, "ext.sqlite"), 2, True)
 
 
+def too_many_ranks(args):
+    cpus = len(os.sched_getaffinity(0))
+    if cpus * 8 >= 1000:
+        print("skipped: %d CPUs may run 1000 local ranks" % cpus, file=sys.stderr)
+        return 77
+    env = dict(os.environ)
+    for key in ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LD_PRELOAD"]:
+        env.pop(key, None)
+    cmd = [args.ringside, "bench", "--ranks", "1000", "--sizes", "4K", "--iters", "1"]
+    # Its own session, so that on a timeout the ranks it started end with it (by group id).
+    p = subprocess.Popen(cmd, cwd=args.workdir, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        check(False, "bench --ranks 1000 answers within 5 s")
+        return None
+    print(err, file=sys.stderr)
+    check(p.returncode == 2, "exit status 2, got %d" % p.returncode)
+    check(out == "", "nothing on stdout: %r" % out[:200])
+    check(len(err.splitlines()) == 1 and "--ranks 1000" in err and "at most %d" % (cpus * 8) in err,
+          "one line naming the limit: %r" % err)
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenario", required=True, choices=["local-trace", "external-launcher"])
+    parser.add_argument("--scenario", required=True,
+                        choices=["local-trace", "external-launcher", "too-many-ranks"])
     parser.add_argument("--ringside", required=True)
     parser.add_argument("--workdir", required=True)
     args = parser.parse_args()
@@ -190,7 +222,10 @@ def main():
     if "gloo" not in p.stdout:
         print("skipped: built without Gloo", file=sys.stderr)
         return 77
-    {"local-trace": local_trace, "external-launcher": external_launcher}[args.scenario](args)
+    scenarios = {"local-trace": local_trace, "external-launcher": external_launcher,
+                 "too-many-ranks": too_many_ranks}
+    if scenarios[args.scenario](args) == 77:
+        return 77
     if FAILURES:
         print("%d check(s) failed" % len(FAILURES), file=sys.stderr)
         return 1

@@ -100,6 +100,14 @@ uint64_t randomToken() {
 int runLocalJob(const BenchOptions& options, std::span<const std::string> args) {
   std::string error;
   const int ranks = options.ranks > 0 ? options.ranks : kDefaultRanks;
+  const int cpus = usableCpus();
+  if (ranks > maxLocalBenchRanks(cpus)) {
+    std::cerr << kPrefix << "--ranks " << ranks << ": more local ranks than this machine can run ("
+              << cpus << " CPU" << (cpus == 1 ? "" : "s") << ": at most "
+              << maxLocalBenchRanks(cpus) << ", " << kLocalBenchRanksPerCpu
+              << " per CPU); start ranks on several hosts with a launcher instead\n";
+    return kExitUsage;
+  }
   std::string exe = executablePath();
   if (exe.empty()) {
     std::cerr << kPrefix << "cannot find this executable (/proc/self/exe)\n";

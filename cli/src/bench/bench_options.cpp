@@ -1,5 +1,8 @@
 #include "bench/bench_options.h"
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <iterator>
@@ -30,7 +33,7 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
 std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
   return {
       {"ranks", 'n', "N",
-       "start N local ranks (default: 4, or be one rank of a launcher's job)",
+       "start N local ranks, 8 per CPU at most (default: 4, or a launcher's)",
        storeInteger(&o->ranks, 1, kMaxBenchRanks)},
       {"algo", 'a', "LIST", "ring,tree,gloo,gloo-bcube,floor,floor-tcp (default: ring,tree,gloo)",
        [o](std::string_view value, std::string* error) {
@@ -228,6 +231,19 @@ bool parseAlgoList(std::string_view text, std::vector<BenchAlgo>* out, std::stri
   }
   *out = std::move(algos);
   return true;
+}
+
+int maxLocalBenchRanks(int cpus) {
+  const int64_t limit = static_cast<int64_t>(std::max(cpus, 1)) * kLocalBenchRanksPerCpu;
+  return static_cast<int>(std::min<int64_t>(limit, kMaxBenchRanks));
+}
+
+int usableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(std::min<long>(online, kMaxBenchRanks)) : 1;
 }
 
 }  // namespace ringside::cli

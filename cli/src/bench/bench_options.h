@@ -52,4 +52,14 @@ bool parseSizeList(std::string_view text, std::vector<uint64_t>* out, std::strin
 // "ring,tree,gloo,gloo-bcube" (order kept, repeats dropped).
 bool parseAlgoList(std::string_view text, std::vector<BenchAlgo>* out, std::string* error);
 
+// How many local ranks `bench --ranks N` starts on a machine with `cpus` CPUs: 8 per CPU (at
+// least 8), never above kMaxBenchRanks. Every rank is a process that spins while it waits, and
+// the ranks start and meet one after another: more than this takes minutes before the first
+// line of the table, so the verb refuses at once instead. A launcher spreads more ranks over
+// several hosts.
+inline constexpr int kLocalBenchRanksPerCpu = 8;
+int maxLocalBenchRanks(int cpus);
+// The CPUs this process may run on (its affinity mask), at least 1.
+int usableCpus();
+
 }  // namespace ringside::cli

@@ -134,6 +134,7 @@ int runMerge(std::span<const std::string> args) {
   // any run): two runs' rank files in one trace would pair calls that never met.
   std::map<std::string, std::string> first_of_run;
   size_t other_runs = 0;
+  std::vector<std::pair<std::string, std::string>> skipped;  // (file, why): listed in the meta
   for (const std::string& file : files) {
     if (samePath(file, options.output))
       return fail(kPrefix, file + " is also the output; pick another -o", kExitUsage);
@@ -148,6 +149,7 @@ int runMerge(std::span<const std::string> args) {
       usable.push_back(file);
     } else if (options.keep_going) {
       std::cerr << kPrefix << "skipping an input: " << why << "\n";  // `why` names the file
+      skipped.emplace_back(file, why);
     } else {
       return fail(kPrefix, why);
     }
@@ -172,6 +174,7 @@ int runMerge(std::span<const std::string> args) {
   merge.inputs = std::move(usable);
   merge.output = options.output;
   merge.overwrite = options.force;
+  merge.skipped_inputs = std::move(skipped);
   storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix);
   if (!result.ok) return fail(kPrefix, std::string("merge failed: ") + result.error);
   std::cerr << kPrefix << "wrote " << options.output << " (" << result.ranks << " rank"

@@ -1,7 +1,12 @@
 #include "record/record_options.h"
 
+#include "ringside/collector/collector.h"
+
 namespace ringside::cli {
 namespace {
+
+// --buffer-mb's help names the collector's range: keep them in step.
+static_assert(collector::kBufferMbMin == 1 && collector::kBufferMbMax == 65536);
 
 std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
   return {
@@ -29,8 +34,9 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          *error = "expected a number of seconds >= 0";
          return false;
        }},
-      {"buffer-mb", 0, "N", "event buffer memory per process in MiB (RINGSIDE_BUFFER_MB)",
-       storeInteger(&o->buffer_mb, 1, 1 << 20)},
+      {"buffer-mb", 0, "N",
+       "event buffer memory per process in MiB, 1..65536 (RINGSIDE_BUFFER_MB)",
+       storeInteger(&o->buffer_mb, collector::kBufferMbMin, collector::kBufferMbMax)},
       {"allreduce", 0, "ALGO",
        "run Gloo's all-reduces on ringside's ring or tree (RINGSIDE_ALLREDUCE)",
        [o](std::string_view value, std::string* error) {

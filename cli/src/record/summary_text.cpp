@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <vector>
 
+#include "ringside/format/text.h"
 #include "ringside/format/units.h"
 
 namespace ringside::cli {
@@ -99,9 +100,19 @@ std::string formatSummary(const analyzer::Summary& summary) {
   out += format::printf(", %s collective calls, %s transfers\n",
                         format::count(summary.collectives).c_str(),
                         format::count(summary.transfers).c_str());
-  if (!summary.missing_ranks.empty()) {
+  if (!summary.missing_ranks.empty() && summary.skipped_inputs.empty()) {
     out += "!! MISSING RANKS " + analyzer::formatRankList(summary.missing_ranks) +
            ": no rank file (never made a Gloo or NCCL call, or the file was lost)\n";
+  } else if (!summary.missing_ranks.empty()) {
+    // The file may well exist: the merge skipped it as unreadable (damaged, truncated, ...).
+    out += "!! MISSING RANKS " + analyzer::formatRankList(summary.missing_ranks) +
+           ": no usable rank file\n";
+  }
+  if (!summary.skipped_inputs.empty()) {
+    const std::vector<std::string>& names = summary.skipped_inputs;
+    out += "!! UNREADABLE RANK FILES skipped by the merge (" + std::to_string(names.size()) + "): ";
+    for (size_t i = 0; i < names.size() && i < 5; ++i) out += (i ? ", " : "") + names[i];
+    out += names.size() > 5 ? ", ...\n" : "\n";
   }
   if (!summary.cut_off_ranks.empty()) {
     out += "!! CUT-OFF RANKS " + analyzer::formatRankList(summary.cut_off_ranks) +
@@ -137,7 +148,8 @@ std::string formatSummary(const analyzer::Summary& summary) {
     out += "\n";
     addLinkTables(summary, &out);
   }
-  return out;
+  // Hosts, ops and file names come from the trace: nothing in them drives the terminal.
+  return format::printableText(out);
 }
 
 }  // namespace ringside::cli

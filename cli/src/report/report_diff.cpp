@@ -6,6 +6,7 @@
 
 #include "report/report_format.h"
 #include "report/svg.h"
+#include "ringside/format/text.h"
 #include "ringside/format/units.h"
 
 namespace ringside::cli {
@@ -174,7 +175,7 @@ std::string formatDiffText(const Diff& d) {
   out += "\n" + renderTableText(rowsTable(d, Units::kHuman), W);
   out += "\n" + renderTableText(phasesTable(d), W);
   out += "\n" + renderTableText(linksTable(d), W);
-  return out;
+  return format::printableText(out);  // labels and verdicts quote the traces
 }
 
 std::string formatDiffMarkdown(const Diff& d) {
@@ -186,7 +187,7 @@ std::string formatDiffMarkdown(const Diff& d) {
   out += "\n" + renderTableMarkdown(rowsTable(d, Units::kHuman));
   out += renderTableMarkdown(phasesTable(d));
   out += renderTableMarkdown(linksTable(d));
-  return out;
+  return format::printableText(out);  // every value went through mdCell(); this is a backstop
 }
 
 std::string formatDiffCsv(const Diff& d) { return renderTableCsv(rowsTable(d, Units::kRaw)); }

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "ringside/format/csv.h"
+#include "ringside/format/text.h"
 #include "ringside/format/units.h"
 
 namespace ringside::cli {
@@ -52,7 +53,9 @@ std::string mdCell(const std::string& s) {
     else if (c == '\n') out += ' ';
     else out.push_back(c);
   }
-  return out;
+  // Strings from the trace (hosts, communicators, the trace's path): no control characters and
+  // no raw HTML in what a Markdown viewer renders.
+  return format::markdownText(out);
 }
 
 std::string wrapText(const std::string& text, size_t width, const std::string& first_indent,
@@ -89,7 +92,8 @@ std::string renderTableText(const ReportTable& t, size_t width) {
   std::vector<size_t> w(n, 0);
   for (size_t i = 0; i < n; ++i) w[i] = columns(t.columns[i].title);
   for (const auto& row : t.rows)
-    for (size_t i = 0; i < n && i < row.size(); ++i) w[i] = std::max(w[i], columns(row[i]));
+    for (size_t i = 0; i < n && i < row.size(); ++i)
+      w[i] = std::max(w[i], columns(format::printable(row[i])));
   // Two leading spaces, two between columns; shrink the widest text column to fit.
   auto total = [&] {
     size_t s = 2;
@@ -110,7 +114,8 @@ std::string renderTableText(const ReportTable& t, size_t width) {
   auto line = [&](const std::vector<std::string>& cells, bool header) {
     std::string l = " ";
     for (size_t i = 0; i < n; ++i) {
-      std::string c = i < cells.size() ? cells[i] : "";
+      // Escaped before the widths are taken, so a cell from the trace keeps its column.
+      std::string c = i < cells.size() ? format::printable(cells[i]) : "";
       l += " " + pad(shorten(c, w[i]), w[i], header ? t.columns[i].right : t.columns[i].right);
       if (i + 1 < n) l += " ";
     }
@@ -126,7 +131,7 @@ std::string renderTableText(const ReportTable& t, size_t width) {
 }
 
 std::string renderTableMarkdown(const ReportTable& t) {
-  std::string out = "## " + t.title + "\n\n";
+  std::string out = "## " + format::markdownText(t.title) + "\n\n";  // diff titles name the traces
   if (t.rows.empty()) return out + "(none)\n\n";
   out += "|";
   for (const auto& c : t.columns) out += " " + mdCell(c.title) + " |";
@@ -219,7 +224,8 @@ std::string formatReportText(const analyzer::Analysis& a, const ReportContext& c
     if (t.id == "links") out += wrapText(linkFacts(a), W, "  ", "  ");
     if (t.id == "op_buckets") out += wrapText(modelLine(a), W, "  ", "  ");
   }
-  return out;
+  // The trace's path, findings and notes quote the trace: nothing in it drives the terminal.
+  return format::printableText(out);
 }
 
 std::string formatReportMarkdown(const analyzer::Analysis& a, const ReportContext& ctx) {
@@ -238,7 +244,7 @@ std::string formatReportMarkdown(const analyzer::Analysis& a, const ReportContex
     if (t.id == "links") out += mdCell(linkFacts(a)) + "\n\n";
     if (t.id == "op_buckets") out += mdCell(modelLine(a)) + "\n\n";
   }
-  return out;
+  return format::printableText(out);  // every value went through mdCell(); this is a backstop
 }
 
 }  // namespace ringside::cli

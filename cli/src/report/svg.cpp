@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ringside/format/text.h"
 #include "ringside/format/units.h"
 
 namespace ringside::cli::svg {
 
 std::string esc(std::string_view text) {
+  // Control characters from the trace too (an HTML file may well be printed to a terminal).
+  const std::string shown = format::printableText(text);
   std::string out;
-  for (char c : text) {
+  for (char c : shown) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

@@ -8,7 +8,8 @@
 
 namespace ringside::cli::svg {
 
-std::string esc(std::string_view text);  // & < > " ' escaped for text and attributes
+// & < > " ' escaped for text and attributes; control characters as format::printableText.
+std::string esc(std::string_view text);
 std::string n(double v);                 // coordinate with one decimal
 // Heat color from white (0) through yellow and orange to dark red (1).
 std::string heat(double fraction);

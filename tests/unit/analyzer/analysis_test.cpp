@@ -335,6 +335,45 @@ TEST(AnalysisTest, MetaFindings) {
   EXPECT_TRUE(a.ranks[1].cut_off);
 }
 
+// A rank whose file exists but could not be read is not "without a trace file" (issue 16).
+TEST(AnalysisTest, MissingRankWithAnUnreadableFile) {
+  TraceBuilder t(3);
+  t.colls.push_back({1, 0, 0, "allreduce", "gloo", 100, 100, 200});
+  t.colls.push_back({1, 1, 0, "allreduce", "gloo", 100, 100, 200});
+  t.unreadable = {2};
+  Analysis a = run(t.build());
+  EXPECT_EQ(a.missing_ranks, (std::vector<int>{2}));
+  const Finding* missing = findRule(a, "missing-ranks");
+  ASSERT_NE(missing, nullptr);
+  EXPECT_EQ(missing->message.find("have no trace file"), std::string::npos) << missing->message;
+  EXPECT_EQ(missing->message,
+            "rank(s) 2 have no usable trace file (1 input file could not be read and was "
+            "skipped: rank-2.sqlite)");
+}
+
+// Calls made by a rank's children forked without exec were counted, not recorded: the report
+// says so in a note (issue 16), and a trace without them has no such note.
+TEST(AnalysisTest, ForkedChildCallsAreANote) {
+  TraceBuilder t(2);
+  t.colls.push_back({1, 0, 0, "allreduce", "gloo", 100, 100, 200});
+  t.colls.push_back({1, 1, 0, "allreduce", "gloo", 100, 100, 200});
+  t.meta[1]["forked_child_calls"] = "5";
+  t.meta[1]["forked_children"] = "2";
+  Analysis a = run(t.build());
+  ASSERT_EQ(a.warnings.size(), 2u);  // and "no transfers recorded"
+  const std::string& note =
+      a.warnings[0].find("forked") != std::string::npos ? a.warnings[0] : a.warnings[1];
+  EXPECT_EQ(note.rfind("rank 1: 5 Gloo/NCCL calls in 2 child processes forked without exec were "
+                       "not recorded", 0),
+            0u)
+      << note;
+
+  TraceBuilder plain(2);
+  plain.colls = t.colls;
+  for (const std::string& w : run(plain.build()).warnings)
+    EXPECT_EQ(w.find("forked"), std::string::npos) << w;
+}
+
 TEST(AnalysisTest, NoTransfersNoIdleLinks) {
   TraceBuilder t(2);
   t.colls.push_back({1, 0, 0, "allreduce", "gloo", 100, 100, 200});

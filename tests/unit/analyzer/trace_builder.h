@@ -69,12 +69,14 @@ class TraceBuilder {
   std::vector<CollGpu> coll_gpu;
   std::map<int, std::map<std::string, std::string>> meta;  // extra per-rank meta
   std::vector<int> unclean;                                 // ranks without end_state=clean
+  std::vector<int> unreadable;  // ranks whose file the merge gets as skipped (as `merge -k` does)
 
   std::string path() const { return dir_ + "/trace.sqlite"; }
 
   // Writes the rank files and merges them; returns the merged trace's path.
   std::string build() {
     std::vector<std::string> inputs;
+    std::vector<std::pair<std::string, std::string>> skipped;
     for (int r = 0; r < world_; ++r) {
       std::string file = dir_ + "/rank-" + std::to_string(r) + ".sqlite";
       std::string error;
@@ -150,10 +152,15 @@ class TraceBuilder {
         EXPECT_TRUE(w->setMeta("end_state", "clean"));
       }
       EXPECT_TRUE(w->close());
+      if (std::find(unreadable.begin(), unreadable.end(), r) != unreadable.end()) {
+        skipped.emplace_back(file, file + ": database disk image is malformed");
+        continue;
+      }
       inputs.push_back(file);
     }
     storage::MergeOptions options;
     options.inputs = inputs;
+    options.skipped_inputs = skipped;
     options.output = path();
     options.overwrite = true;
     storage::MergeResult result = storage::mergeRankFiles(options);

@@ -116,6 +116,18 @@ TEST(BenchAlgos, ListsAndErrors) {
   EXPECT_FALSE(isFloorAlgo(BenchAlgo::kRing));
 }
 
+// `bench --ranks 1000` on a small machine ran for minutes without a line: the local limit
+// follows the CPUs, and the machine running this test refuses 1000 ranks unless it has 125 CPUs.
+TEST(BenchLocalRanks, LimitFollowsTheCpus) {
+  EXPECT_EQ(maxLocalBenchRanks(1), 8);
+  EXPECT_EQ(maxLocalBenchRanks(0), 8);
+  EXPECT_EQ(maxLocalBenchRanks(2), 16);
+  EXPECT_EQ(maxLocalBenchRanks(16), 128);
+  EXPECT_EQ(maxLocalBenchRanks(1000), kMaxBenchRanks);
+  EXPECT_GE(usableCpus(), 1);
+  EXPECT_GE(maxLocalBenchRanks(usableCpus()), 4) << "the default of 4 ranks always fits";
+}
+
 TEST(BenchArgs, Defaults) {
   BenchOptions o;
   std::string error;

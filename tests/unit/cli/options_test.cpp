@@ -110,6 +110,10 @@ TEST(RecordArgs, OtherOptions) {
   EXPECT_EQ(record({"--grace-s", "-1", "ls"}).status, ParseStatus::kError);
   EXPECT_EQ(record({"--grace-s", "nan", "ls"}).status, ParseStatus::kError);
   EXPECT_EQ(record({"--buffer-mb", "0", "ls"}).status, ParseStatus::kError);
+  // The preload library's range (RINGSIDE_BUFFER_MB), not a wider one it would ignore.
+  EXPECT_EQ(record({"--buffer-mb", "65537", "ls"}).status, ParseStatus::kError);
+  EXPECT_EQ(record({"--buffer-mb", "1048576", "ls"}).status, ParseStatus::kError);
+  EXPECT_EQ(record({"--buffer-mb", "65536", "ls"}).status, ParseStatus::kOk);
   EXPECT_EQ(record({"-o", "", "ls"}).status, ParseStatus::kError);
 }
 

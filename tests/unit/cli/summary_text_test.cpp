@@ -38,6 +38,32 @@ analyzer::Summary sample(int ranks, int links) {
   return s;
 }
 
+// Host names and ops come from the trace: the summary on stderr must not drive the terminal.
+TEST(SummaryText, EscapesControlCharactersFromTheTrace) {
+  analyzer::Summary s = sample(2, 1);
+  s.ranks[0].host = "evil\x1b]0;owned\x07\x1b[2J";
+  s.ops[0].op = "all\rreduce\xc2\x9b";
+  s.skipped_inputs = {"rank-\x1b[31m.sqlite"};
+  const std::string text = formatSummary(s);
+  for (unsigned char c : text) {
+    EXPECT_TRUE(c >= 0x20 || c == '\n' || c == '\t') << static_cast<int>(c) << "\n" << text;
+  }
+  EXPECT_NE(text.find("evil\\x1b]0;owned\\x07\\x1b[2J"), std::string::npos) << text;
+  EXPECT_NE(text.find("all\\x0dreduce\\u009b"), std::string::npos) << text;
+}
+
+// A rank whose file the merge could not read is not said to have no file (issue 16).
+TEST(SummaryText, SkippedInputsAreUnreadableNotMissing) {
+  analyzer::Summary s = sample(2, 1);
+  s.skipped_inputs = {"rank-h-1-2.sqlite"};
+  const std::string text = formatSummary(s);
+  EXPECT_EQ(text.find("no rank file"), std::string::npos) << text;
+  EXPECT_NE(text.find("!! MISSING RANKS 2: no usable rank file"), std::string::npos) << text;
+  EXPECT_NE(text.find("UNREADABLE RANK FILES skipped by the merge (1): rank-h-1-2.sqlite"),
+            std::string::npos)
+      << text;
+}
+
 TEST(SummaryText, ShowsEverythingAndFits100Columns) {
   std::string text = formatSummary(sample(3, 4));
   for (const std::string& line : lines(text)) EXPECT_LE(line.size(), 100u) << line;

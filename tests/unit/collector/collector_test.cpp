@@ -3,6 +3,7 @@
 // because the collector is a process-wide singleton (as in a traced job).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -124,6 +125,90 @@ TEST(Collector, MemoryCapDropsAndCounts) {
   EXPECT_EQ(emitted, 32u * 20000u);
   EXPECT_GT(dropped, 0u);
   EXPECT_EQ(recorded + dropped, emitted);
+}
+
+// RINGSIDE_BUFFER_MB: the whole public range is taken; a value outside it is ignored (the
+// default is used) with exactly one warning line on stderr, never silently.
+TEST(Collector, BufferMbRangeAndWarning) {
+  struct Case {
+    std::string value;
+    uint64_t want_mb;
+    bool warns;
+  };
+  const std::vector<Case> cases = {
+      {std::to_string(col::kBufferMbMax), static_cast<uint64_t>(col::kBufferMbMax), false},
+      {std::to_string(col::kBufferMbMin), static_cast<uint64_t>(col::kBufferMbMin), false},
+      {std::to_string(col::kBufferMbMax + 1), static_cast<uint64_t>(col::kBufferMbDefault), true},
+      {"1048576", static_cast<uint64_t>(col::kBufferMbDefault), true},
+      {"0", static_cast<uint64_t>(col::kBufferMbDefault), true},
+  };
+  for (const Case& c : cases) {
+    std::string dir = makeTempDir("collector");
+    const std::string err_path = dir + ".stderr";
+    int rc = inChild(dir, {{"RINGSIDE_BUFFER_MB", c.value}}, [&err_path] {
+      std::FILE* err = std::freopen(err_path.c_str(), "w", stderr);
+      if (err == nullptr) return 3;
+      if (!col::activate()) return 2;
+      col::setIdentity(0, 1, "test");
+      return 0;
+    });
+    ASSERT_EQ(rc, 0) << c.value;
+    auto files = rankFiles(dir);
+    ASSERT_EQ(files.size(), 1u) << c.value;
+    EXPECT_EQ(metaOf(files[0])["buffer_bytes"], std::to_string(c.want_mb << 20)) << c.value;
+    std::string text;
+    if (std::FILE* f = std::fopen(err_path.c_str(), "r")) {
+      char buf[4096];
+      size_t n = 0;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+      std::fclose(f);
+    }
+    std::remove(err_path.c_str());
+    if (c.warns) {
+      EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << c.value << ": " << text;
+      EXPECT_NE(text.find("RINGSIDE_BUFFER_MB=" + c.value), std::string::npos) << text;
+      EXPECT_NE(text.find("1..65536"), std::string::npos) << text;
+    } else {
+      EXPECT_EQ(text.find("RINGSIDE_BUFFER_MB"), std::string::npos) << c.value << ": " << text;
+    }
+  }
+}
+
+// A child forked without exec stays quiet, but its wrapped calls are not lost silently: the
+// traced parent's rank file counts them and the children that made them (issue 16).
+TEST(Collector, ForkedChildCallsAreCountedInTheParentsFile) {
+  std::string dir = makeTempDir("collector");
+  int rc = inChild(dir, {}, [] {
+    if (!col::activate()) return 2;
+    col::setIdentity(0, 1, "test");
+    auto forkAndCall = [](int calls) {
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        int active = 0;
+        for (int i = 0; i < calls; ++i) active += col::activate() ? 1 : 0;  // as a wrapper does
+        ::_exit(active == 0 ? 0 : 1);  // _exit: no atexit handler, as multiprocessing does
+      }
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+    };
+    if (forkAndCall(3) != 0 || forkAndCall(2) != 0 || forkAndCall(0) != 0) return 3;
+    const col::Counters c = col::counters();
+    return c.forked_child_calls == 5 && c.forked_children == 2 ? 0 : 4;
+  });
+  ASSERT_EQ(rc, 0);
+  auto files = rankFiles(dir);
+  ASSERT_EQ(files.size(), 1u) << "the quiet children write no file of their own";
+  auto meta = metaOf(files[0]);
+  EXPECT_EQ(meta["forked_child_calls"], "5");
+  EXPECT_EQ(meta["forked_children"], "2");
+
+  // Without such children the keys are absent: a plain run's file is unchanged.
+  std::string plain = makeTempDir("collector");
+  ASSERT_EQ(inChild(plain, {}, [] { return col::activate() ? 0 : 2; }), 0);
+  files = rankFiles(plain);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(metaOf(files[0]).count("forked_child_calls"), 0u);
 }
 
 TEST(Collector, TransfersPairPostWithCompletion) {

@@ -4,6 +4,7 @@
 
 #include "ringside/format/csv.h"
 #include "ringside/format/json.h"
+#include "ringside/format/text.h"
 #include "ringside/format/units.h"
 
 namespace ringside::format {
@@ -113,6 +114,48 @@ TEST(Csv, Fields) {
   EXPECT_EQ(csvField("two\nlines"), "\"two\nlines\"");
   EXPECT_EQ(csvField(" padded"), "\" padded\"");
   EXPECT_EQ(csvLine({"a", "b,c", ""}), "a,\"b,c\",\n");
+}
+
+// Text from a trace on its way to a terminal or a Markdown viewer (issue 16: a host name or
+// command line holding "\x1b]0;...\x07" retitled the terminal, "<script>" reached the Markdown).
+TEST(Text, CleanTextIsUnchanged) {
+  for (std::string_view s : {"", "rank 0 host vm-1 allreduce 4 KiB", "0->1 | 3->2",
+                             "gr\xc3\xbc\xc3\x9f" "e \xe2\x86\x92 \xf0\x9f\x9a\x80 ~!@#$%^*()"}) {
+    EXPECT_EQ(printable(s), s);
+    EXPECT_EQ(printableText(s), s);
+    EXPECT_EQ(markdownText(s), s);
+  }
+  EXPECT_EQ(printableText("a\n\tb\n"), "a\n\tb\n");
+}
+
+TEST(Text, TerminalEscapesAndC0) {
+  EXPECT_EQ(printable("\x1b[31mred\x1b[0m"), "\\x1b[31mred\\x1b[0m");
+  EXPECT_EQ(printable("\x1b]0;owned\x07"), "\\x1b]0;owned\\x07");
+  EXPECT_EQ(printable("a\rb"), "a\\x0db");
+  EXPECT_EQ(printable("a\nb\tc"), "a\\x0ab\\x09c");
+  EXPECT_EQ(printableText("a\nb\tc\r"), "a\nb\tc\\x0d");
+  EXPECT_EQ(printable(std::string_view("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(printable("\x7f"), "\\x7f");
+  EXPECT_EQ(printable("\x1f \x01"), "\\x1f \\x01");
+}
+
+TEST(Text, C1ControlsInvalidUtf8AndBidi) {
+  EXPECT_EQ(printable("\xc2\x9b" "31m"), "\\u009b31m");  // U+009B, CSI as UTF-8
+  EXPECT_EQ(printable("\xc2\x80\xc2\x9f\xc2\xa0"), "\\u0080\\u009f\xc2\xa0");
+  EXPECT_EQ(printable("\x9b" "31m"), "\\x9b31m");  // a lone 8-bit CSI byte
+  EXPECT_EQ(printable("\xff\xc3"), "\\xff\\xc3");
+  EXPECT_EQ(printable("\xe0\x80\x80"), "\\xe0\\x80\\x80");  // overlong
+  EXPECT_EQ(printable("abc\xe2\x80\xae" "fdp.exe"), "abc\\u202efdp.exe");  // RLO
+  EXPECT_EQ(printable("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u2066x\\u2069");
+  EXPECT_EQ(printable("\xe2\x80\xa8"), "\\u2028");
+}
+
+TEST(Text, MarkdownLetsNoHtmlThrough) {
+  EXPECT_EQ(markdownText("<script>alert(1)</script>"), "&lt;script>alert(1)&lt;/script>");
+  EXPECT_EQ(markdownText("a & b &amp; <!-- x -->"), "a &amp; b &amp;amp; &lt;!-- x -->");
+  EXPECT_EQ(markdownText("\x1b[2J<b>"), "\\x1b[2J&lt;b>");
+  EXPECT_EQ(markdownText("0->1"), "0->1");
+  EXPECT_EQ(printable("<b>&"), "<b>&");  // text output is not HTML
 }
 
 }  // namespace

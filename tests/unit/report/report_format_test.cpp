@@ -272,6 +272,63 @@ TEST(DiffMarkdown, VerdictsAsListThenTables) {
   EXPECT_NE(md.find("## Links"), std::string::npos);
 }
 
+// Strings from a trace (a communicator, a host, the trace's own path) go to a terminal or a
+// Markdown viewer: no escape sequence, C1 control or raw HTML gets through (issue 16).
+constexpr const char* kHostile =
+    "x\x1b]0;owned\x07\x1b[2J\r\xc2\x9b" "31m<script>alert(1)</script>&";
+
+bool hasControl(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) return true;
+    const unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (c == 0xC2 && (next & 0xE0) == 0x80) return true;  // U+0080..U+009F
+  }
+  return false;
+}
+
+analyzer::Analysis hostile() {
+  analyzer::Analysis a = handBuilt();
+  a.collectives[0].comm = kHostile;
+  a.phases[0].comm = kHostile;
+  a.findings.push_back({"warning", "straggler", std::string("rank 1 on ") + kHostile, kHostile});
+  a.warnings.push_back(kHostile);
+  return a;
+}
+
+TEST(ReportText, EscapesControlCharactersFromTheTrace) {
+  const std::string text = formatReportText(hostile(), {std::string("t") + kHostile});
+  EXPECT_FALSE(hasControl(text)) << text;
+  EXPECT_NE(text.find("\\x1b]0;owned\\x07"), std::string::npos) << text;
+  EXPECT_NE(text.find("\\u009b31m"), std::string::npos) << text;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) EXPECT_LE(line.size(), kReportWidth) << line;
+}
+
+TEST(ReportMarkdown, EscapesControlCharactersAndHtmlFromTheTrace) {
+  const std::string md = formatReportMarkdown(hostile(), {std::string("t") + kHostile});
+  EXPECT_FALSE(hasControl(md)) << md;
+  EXPECT_EQ(md.find("<script>"), std::string::npos) << md;
+  EXPECT_EQ(md.find("</script>"), std::string::npos) << md;
+  EXPECT_NE(md.find("&lt;script>alert(1)&lt;/script>&amp;"), std::string::npos) << md;
+}
+
+TEST(ReportHtml, EscapesMarkupAndControlCharactersFromTheTrace) {
+  const std::string html = formatReportHtml(hostile(), {std::string("t") + kHostile});
+  EXPECT_FALSE(hasControl(html));
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+}
+
+TEST(DiffText, EscapesControlCharactersFromTheTraces) {
+  analyzer::Diff d = handBuiltDiff();
+  d.verdicts.push_back(kHostile);
+  d.label_a = kHostile;
+  EXPECT_FALSE(hasControl(formatDiffText(d))) << formatDiffText(d);
+  const std::string md = formatDiffMarkdown(d);
+  EXPECT_FALSE(hasControl(md)) << md;
+  EXPECT_EQ(md.find("<script>"), std::string::npos) << md;
+}
+
 TEST(DiffJson, ParsesAndHasStableKeys) {
   analyzer::Diff d = handBuiltDiff();
   d.label_a = "ring \"a\"";

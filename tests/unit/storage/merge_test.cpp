@@ -251,6 +251,26 @@ TEST_F(MergeTest, SkipsUnusableInputsWithAWarning) {
   EXPECT_EQ(sqlText(o.output, "SELECT value FROM meta WHERE key = 'missing_ranks'"), "1-3");
 }
 
+TEST_F(MergeTest, ListsTheCallersSkippedInputsWithTheirReasons) {
+  // `ringside merge -k` checks its inputs itself and leaves bad ones out: the trace must still
+  // say the file existed but could not be read.
+  MergeOptions o;
+  o.inputs = {rankFile(0), path("garbage.sqlite")};
+  writeBytes(o.inputs[1], {'h', 'e', 'l', 'l', 'o'});
+  o.skipped_inputs = {
+      {path("cut.sqlite"), path("cut.sqlite") + ": database disk image is malformed"}};
+  o.output = path("m.sqlite");
+  const MergeResult m = mergeRankFiles(o);
+  ASSERT_TRUE(m.ok) << m.error;
+  EXPECT_EQ(sqlText(o.output, "SELECT value FROM meta WHERE key = 'skipped_inputs'"),
+            "cut.sqlite,garbage.sqlite");
+  const std::string reasons =
+      sqlText(o.output, "SELECT value FROM meta WHERE key = 'skipped_input_reasons'");
+  EXPECT_EQ(reasons.substr(0, reasons.find('\n')), "cut.sqlite: database disk image is malformed");
+  EXPECT_EQ(reasons.find("garbage.sqlite: ", reasons.find('\n')), reasons.find('\n') + 1)
+      << reasons;
+}
+
 TEST_F(MergeTest, NoUsableInputIsAnErrorAndWritesNothing) {
   MergeOptions o;
   o.inputs = {path("empty.sqlite")};

@@ -51,6 +51,7 @@ struct Summary {
   int ranks_present = 0;
   std::vector<int> missing_ranks;
   std::vector<int> cut_off_ranks;
+  std::vector<std::string> skipped_inputs;  // files the merge could not read (meta skipped_inputs)
   int64_t dropped_events = 0;              // sum of the drop counters in meta
   std::map<int, int64_t> dropped_by_rank;  // ranks that dropped events -> how many
   std::vector<std::string> warnings;       // e.g. "interposition inactive: ..."

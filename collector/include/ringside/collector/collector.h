@@ -11,7 +11,8 @@
 //   ring or the memory cap drops the event and counts it; nothing ever blocks.
 // - Never throws, never aborts, never changes the process's exit status or the
 //   application's signal handling. In a child forked without exec the collector
-//   goes permanently quiet (the parent's file and threads are not the child's).
+//   goes permanently quiet (the parent's file and threads are not the child's);
+//   the calls such a child makes are only counted, in the parent's rank file.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,13 @@
 #include "ringside/collector/event.h"
 
 namespace ringside::collector {
+
+// RINGSIDE_BUFFER_MB: the event buffer memory of one process, in MiB (the rings' cap; a quarter
+// of it more for queued GPU records). `ringside record --buffer-mb` accepts the same range; a
+// value outside it in the environment is ignored with one warning line (the default is used).
+inline constexpr int kBufferMbMin = 1;
+inline constexpr int kBufferMbMax = 65536;
+inline constexpr int kBufferMbDefault = 64;
 
 // Monotonic host time in ns: the one place ringside reads the clock
 // (CLOCK_MONOTONIC; named "CLOCK_MONOTONIC" in the trace).
@@ -86,6 +94,11 @@ struct Counters {
   uint64_t emitted = 0;
   uint64_t dropped = 0;
   uint64_t recorded = 0;
+  // Children forked without exec stay quiet (their calls are not recorded); what they tried is
+  // counted in memory shared with this process: wrapped calls, and the children that made them.
+  // The rank file says so (meta forked_child_calls, forked_children) rather than nothing.
+  uint64_t forked_child_calls = 0;
+  uint64_t forked_children = 0;
 };
 Counters counters();
 

@@ -25,6 +25,10 @@ struct MergeOptions {
   std::function<void(int64_t done, int64_t total)> progress;
   // key/value pairs added to the merged meta table (e.g. command line).
   std::vector<std::pair<std::string, std::string>> extra_meta;
+  // Inputs the caller already found unusable and left out of `inputs`, as (path, why): they are
+  // listed in the merged meta (skipped_inputs, skipped_input_reasons) like the merger's own
+  // skips, so the trace tells a missing rank file from an unreadable one.
+  std::vector<std::pair<std::string, std::string>> skipped_inputs;
 };
 
 struct MergeResult {
