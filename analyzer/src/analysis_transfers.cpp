@@ -100,22 +100,32 @@ int TransferPass::linkIndex(int src, int dst) {
 }
 
 // Bytes spread evenly over the bins the transfer overlaps (clipped to the time range).
+// Offsets from the range's start are unsigned: a damaged trace's times may span more than
+// int64_t holds, and a signed difference would overflow into a negative bin.
 void TransferPass::addToBins(SideAcc& side, int64_t start, int64_t end, int64_t bytes) const {
-  const int64_t range_start = s_.out->start_ns, range_end = s_.out->end_ns, bin_ns = s_.out->bin_ns;
+  const int64_t range_start = s_.out->start_ns, range_end = std::max(range_start, s_.out->end_ns);
+  const uint64_t bin_ns = static_cast<uint64_t>(std::max<int64_t>(1, s_.out->bin_ns));
   if (side.bins.empty()) side.bins.assign(static_cast<size_t>(s_.bins), 0.0);
   if (bytes <= 0) return;
-  int64_t from = std::clamp(start, range_start, range_end),
-          to = std::clamp(end, range_start, range_end);
-  int64_t first_bin = std::min<int64_t>(s_.bins - 1, (from - range_start) / bin_ns);
-  int64_t last_bin = std::min<int64_t>(s_.bins - 1, (to - range_start) / bin_ns);
+  auto offset = [&](int64_t t) {  // t in [range_start, range_end]
+    return static_cast<uint64_t>(t) - static_cast<uint64_t>(range_start);
+  };
+  const uint64_t span = offset(range_end);
+  const uint64_t from = offset(std::clamp(start, range_start, range_end)),
+                 to = offset(std::clamp(end, range_start, range_end));
+  const uint64_t max_bin = static_cast<uint64_t>(s_.bins - 1);
+  const uint64_t first_bin = std::min(max_bin, from / bin_ns);
+  const uint64_t last_bin = std::min(max_bin, to / bin_ns);
   if (first_bin == last_bin || to <= from) {
     side.bins[static_cast<size_t>(first_bin)] += static_cast<double>(bytes);
     return;
   }
   double per_ns = static_cast<double>(bytes) / static_cast<double>(to - from);
-  for (int64_t b = first_bin; b <= last_bin; ++b) {
-    int64_t lo = std::max(from, range_start + b * bin_ns);
-    int64_t hi = std::min(to, range_start + (b + 1) * bin_ns);
+  // A bin's edge as an offset, never past the range's end (no overflow of b * bin_ns either).
+  auto edge = [&](uint64_t b) { return b > span / bin_ns ? span : std::min(span, b * bin_ns); };
+  for (uint64_t b = first_bin; b <= last_bin; ++b) {
+    uint64_t lo = std::max(from, edge(b));
+    uint64_t hi = std::min(to, edge(b + 1));
     if (hi > lo) side.bins[static_cast<size_t>(b)] += per_ns * static_cast<double>(hi - lo);
   }
 }
