@@ -49,6 +49,26 @@ TEST(BoundsTest, RankBeyondTheWorldIsSkippedWithOneWarning) {
       << testing::PrintToString(a.warnings);
 }
 
+// Times spanning more than int64_t holds (a damaged trace: start_ns = INT64_MIN) once overflowed
+// the bins' arithmetic into a negative bin index and crashed `report` (found by the fuzzer,
+// tests/fuzz_corpus/crash-transfer-start-int64-min.sqlite).
+TEST(BoundsTest, TimesSpanningMoreThanInt64AreBinnedInRange) {
+  TraceBuilder t(2);
+  const int64_t lo = INT64_MIN, hi = 5834148542775;
+  t.colls = {{1, 0, 0, "allreduce", "gloo", 1000, lo, hi},
+             {1, 1, 0, "allreduce", "gloo", 1000, 120, hi}};
+  t.xfers = {{1, 0, 1, "send", 1000, lo, hi - 10, ""},
+             {1, 0, 1, "send", 1000, 200, hi, ""},
+             {1, 0, 1, "send", 1000, lo, lo + 5, ""}};
+  std::string error;
+  auto reader = storage::TraceReader::open(t.build(), &error);
+  ASSERT_NE(reader, nullptr) << error;
+  Analysis a;
+  ASSERT_TRUE(analyze(*reader, AnalysisOptions{}, &a, &error)) << error;
+  EXPECT_GE(a.bin_ns, 1);
+  EXPECT_EQ(a.transfers, 3);
+}
+
 TEST(BoundsTest, TopologyMustBeARegularFileOfAtMost16MiB) {
   Topology topo;
   std::string error;
