@@ -60,16 +60,18 @@ namespace {
 constexpr int kChildException = 70;  // the verbs let an exception out (main() would catch it)
 constexpr int kChildOutOfMemory = 71;  // std::bad_alloc under the memory limit
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
+// ASan and TSan reserve terabytes of address space for their shadow memory: RLIMIT_AS cannot
+// apply under them (every later mmap would fail), so their builds run without the memory limit.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kShadowMemory = true;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kShadowMemory = true;
 #else
-constexpr bool kAsan = false;
+constexpr bool kShadowMemory = false;
 #endif
 #else
-constexpr bool kAsan = false;
+constexpr bool kShadowMemory = false;
 #endif
 
 int runVerb(const std::vector<std::string>& args) {
@@ -117,8 +119,7 @@ Outcome runChild(const std::string& trace, const std::string& scratch, const Lim
       dup2(devnull, STDOUT_FILENO);
       if (std::getenv("RINGSIDE_FUZZ_VERBOSE") == nullptr) dup2(devnull, STDERR_FILENO);
     }
-    // ASan reserves terabytes of address space for its shadow: RLIMIT_AS cannot apply there.
-    if (!kAsan) {
+    if (!kShadowMemory) {
       rlimit rl{};
       rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(limits.mem_mb) << 20;
       setrlimit(RLIMIT_AS, &rl);
@@ -374,7 +375,10 @@ int main(int argc, char** argv) {
   for (const auto& r : replay) {
     if (fs::is_directory(r)) {
       for (const auto& e : fs::directory_iterator(r)) {
-        if (e.is_regular_file()) files.push_back(e.path().string());
+        // Not the folder's .gitignore.
+        if (e.is_regular_file() && e.path().filename().string()[0] != '.') {
+          files.push_back(e.path().string());
+        }
       }
     } else {
       files.push_back(r);
