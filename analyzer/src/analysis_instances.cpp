@@ -68,6 +68,12 @@ void warnSkippedRows(AnalysisState& s) {
     std::string more = rows->count > 1 ? " (" + std::to_string(rows->count) + " such rows)" : "";
     s.out->warnings.push_back(rows->first + " is outside " + world + "; skipped" + more);
   }
+  if (s.skipped_times.count > 0) {
+    const auto& rows = s.skipped_times;
+    std::string more = rows.count > 1 ? " (" + std::to_string(rows.count) + " such rows)" : "";
+    s.out->warnings.push_back(rows.first + " is outside the times a trace can hold (0 to 2^62 "
+                              "ns); skipped" + more);
+  }
 }
 
 namespace {
@@ -139,6 +145,12 @@ RankAcc& InstancePass::rankAcc(int rank) {
 }
 
 bool InstancePass::add(const CollectiveRow& row) {
+  if (!s_.timesOk(row.start_ns, row.end_ns)) {
+    bool bad_start = row.start_ns < 0 || row.start_ns > s_.kMaxTimeNs;
+    s_.skipped_times.add("collectives", row.id, bad_start ? "start_ns" : "end_ns",
+                         bad_start ? row.start_ns : row.end_ns);
+    return true;
+  }
   int64_t end = std::max(row.start_ns, row.end_ns);
   if (end < s_.window_start_ns || row.start_ns > s_.window_end_ns) return true;
   if (!s_.rankOk(row.rank)) {
@@ -180,6 +192,7 @@ bool findTimeRange(AnalysisState& s) {
   if (!range.any()) {
     bool ok = s.reader.forEachTransfer(
         [&](const storage::TransferRow& row) {
+          if (!s.timesOk(row.start_ns, row.end_ns)) return true;  // counted by TransferPass
           int64_t end =
               row.end_ns == storage::kNone ? row.start_ns : std::max(row.start_ns, row.end_ns);
           if (end < s.window_start_ns || row.start_ns > s.window_end_ns) return true;

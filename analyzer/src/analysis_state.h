@@ -166,6 +166,14 @@ struct AnalysisState {
   int rank_limit = 0;
   SkippedRows skipped_collectives, skipped_transfers;
   bool rankOk(int64_t rank) const { return rank >= 0 && rank < rank_limit; }
+  // Rows whose times no clock gives (a damaged trace): skipped, so that differences of times
+  // (durations, offsets in the time range) cannot overflow int64_t. An end before the start
+  // (kNone: never completed) is allowed; the code that reads it checks end >= start.
+  static constexpr int64_t kMaxTimeNs = int64_t{1} << 62;  // year 2116 in Unix-epoch ns
+  SkippedRows skipped_times;
+  bool timesOk(int64_t start, int64_t end) const {
+    return start >= 0 && start <= kMaxTimeNs && end <= kMaxTimeNs;
+  }
 
   // instances
   std::vector<std::vector<Arrival>> arrivals;  // per instance

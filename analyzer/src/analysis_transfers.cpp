@@ -131,6 +131,12 @@ void TransferPass::addToBins(SideAcc& side, int64_t start, int64_t end, int64_t 
 }
 
 void TransferPass::add(const TransferRow& row) {
+  if (!s_.timesOk(row.start_ns, row.end_ns)) {
+    bool bad_start = row.start_ns < 0 || row.start_ns > s_.kMaxTimeNs;
+    s_.skipped_times.add("transfers", row.id, bad_start ? "start_ns" : "end_ns",
+                         bad_start ? row.start_ns : row.end_ns);
+    return;
+  }
   // -1: the peer is unknown. Other ranks the trace does not support are skipped.
   for (auto [column, rank] : {std::pair{"src_rank", row.src_rank}, {"dst_rank", row.dst_rank}}) {
     if (rank != -1 && !s_.rankOk(rank)) {
