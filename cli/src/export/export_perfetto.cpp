@@ -1,6 +1,7 @@
 #include "export/export_perfetto.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <set>
@@ -28,11 +29,21 @@ class EventWriter {
     origin_unix_ns_ = ranks_.empty() ? 0 : origin;
   }
 
+  // Saturating: a damaged trace's times (INT64_MIN, INT64_MAX) must not overflow.
+  static int64_t add(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+  }
+  static int64_t sub(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+  }
+
   // Nanoseconds since the trace origin, on wall-clock time.
   int64_t wallNs(int rank, int64_t t) const {
     auto it = ranks_.find(rank);
     if (it == ranks_.end()) return t;
-    return t - it->second.start_ns + it->second.start_unix_ns - origin_unix_ns_;
+    return sub(add(sub(t, it->second.start_ns), it->second.start_unix_ns), origin_unix_ns_);
   }
 
   void begin() { out_ << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["; }
@@ -68,7 +79,7 @@ class EventWriter {
     nameTrack(row.rank, row.tid, "collectives (thread " + std::to_string(row.tid) + ")", 0);
     bool open = row.end_ns == storage::kNone;
     int64_t start = wallNs(row.rank, row.start_ns);
-    int64_t dur = open ? 0 : std::max<int64_t>(0, row.end_ns - row.start_ns);
+    int64_t dur = open ? 0 : std::max<int64_t>(0, sub(row.end_ns, row.start_ns));
     std::string e = "{\"ph\":\"X\",\"cat\":\"collective\",\"name\":";
     format::appendJsonString(open ? std::string(row.op) + " (never returned)" : std::string(row.op),
                              &e);
@@ -101,7 +112,7 @@ class EventWriter {
     nameTrack(recorder, tid, track, 1 + tid - kLinkTidBase);
     bool open = row.end_ns == storage::kNone;
     int64_t start = wallNs(recorder, row.start_ns);
-    int64_t dur = open ? 0 : std::max<int64_t>(0, row.end_ns - row.start_ns);
+    int64_t dur = open ? 0 : std::max<int64_t>(0, sub(row.end_ns, row.start_ns));
     std::string name = row.phase.empty() ? std::string("transfer") : std::string(row.phase);
     if (row.step >= 0) name += " step " + std::to_string(row.step);
     std::string e = "{\"ph\":\"X\",\"cat\":\"transfer\",\"name\":";
