@@ -67,6 +67,10 @@ class SqliteRankWriter final : public RankWriter {
   bool addCollectiveGpu(const CollectiveGpuRow& row) override;
   bool addGpuActivity(const GpuActivityRow& row) override;
   bool addCommunicator(const CommunicatorRow& row) override;
+  bool addClockAnchor(const ClockAnchorRow& row) override {
+    (void)row;
+    return true;
+  }
   bool commit() override;
   bool close() override;
   const std::string& error() const override { return error_; }

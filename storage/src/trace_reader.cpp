@@ -73,6 +73,14 @@ class SqliteTraceReader final : public TraceReader {
                           std::string* error) override;
   bool forEachCommunicator(const std::function<bool(int32_t, const CommunicatorRow&)>& fn,
                            std::string* error) override;
+  const ClockModel& clockModel() override { return model_; }
+  bool timesAligned() const override { return false; }
+  bool forEachClockAnchor(const std::function<bool(int32_t, const ClockAnchorRow&)>& fn,
+                          std::string* error) override {
+    (void)fn;
+    (void)error;
+    return true;
+  }
 
  private:
   // The one read loop of every forEach*: runs `sql`, calls `row` on each result row until it
@@ -114,6 +122,7 @@ class SqliteTraceReader final : public TraceReader {
   bool strings_loaded_ = false;
   std::unordered_map<int64_t, std::string> strings_;
   std::vector<std::string_view> dense_strings_;  // [sid] -> strings_[sid] for sid < size
+  ClockModel model_;
 };
 
 int64_t SqliteTraceReader::count(const char* sql) {

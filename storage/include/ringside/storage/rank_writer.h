@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "ringside/storage/clock_model.h"
 #include "ringside/storage/records.h"
 
 namespace ringside::storage {
@@ -42,6 +43,8 @@ class RankWriter {
   virtual bool addGpuActivity(const GpuActivityRow& row) = 0;
   // Upsert keyed by comm: a later row (e.g. at destroy) fills what is known then.
   virtual bool addCommunicator(const CommunicatorRow& row) = 0;
+  // One wall-clock anchor (schema v3).
+  virtual bool addClockAnchor(const ClockAnchorRow& row) = 0;
   virtual bool commit() = 0;
 
   // Closes the database (checkpointing the WAL). Idempotent.

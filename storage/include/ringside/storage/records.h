@@ -18,7 +18,10 @@ namespace ringside::storage {
 // Version 2 added the GPU tables (collective_gpu_data, gpu_activity_data,
 // communicator_data) and transfer_data.channel; version-1 files stay readable
 // (their GPU tables read as empty, channel as -1).
-inline constexpr int kSchemaVersion = 2;
+// Version 3 added the clock tables (clock_anchor_data in every file; clock_domain, clock_rank and
+// clock_segment in merged traces), rank.boot_id and rank.timens_offset_ns, and aligned columns in
+// the views; version-2 files read with the identity clock model.
+inline constexpr int kSchemaVersion = 3;
 
 // Sentinel for "not known / not applicable" in integer columns (stored as NULL).
 inline constexpr int64_t kNone = -1;
@@ -45,6 +48,11 @@ struct RankInfo {
   int64_t start_unix_ns = 0;   // the same instant on CLOCK_REALTIME (for aligning hosts)
   std::string command_line;    // argv joined by spaces
   std::string identity_source; // where rank/world_size came from: gloo, env, none
+  // Which kernel clock `clock` is (schema v3): the boot's /proc/sys/kernel/random/boot_id ("" if
+  // unknown) and the CLOCK_MONOTONIC offset of the process's time namespace
+  // (/proc/self/timens_offsets; 0 outside one). Ranks equal in both share one clock domain.
+  std::string boot_id;
+  int64_t timens_offset_ns = 0;
 };
 
 // One call of a collective (or point-to-point) operation on one rank.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ringside/storage/clock_model.h"
 #include "ringside/storage/records.h"
 
 namespace ringside::storage {
@@ -25,6 +26,9 @@ struct TraceOpenOptions {
   // Turn it off only for a reader whose rows are used after another reader of the same file
   // passed the check (the viewer reads the calls while its analysis thread's reader checks).
   bool quick_check = true;
+  // Times as recorded, each on its rank's own clock, instead of mapped through the trace's clock
+  // model onto one time line (storage/clock_model.h). For align/, which fits that model.
+  bool raw_times = false;
 };
 
 class TraceReader {
@@ -43,6 +47,16 @@ class TraceReader {
   virtual int64_t collectiveCount() = 0;
   virtual int64_t transferCount() = 0;
   virtual int64_t gpuActivityCount() = 0;  // 0 for version-1 files
+
+  // The trace's clock model (empty: identity) and whether this reader applies it: every *_ns
+  // value the forEach* visit is then on the reference time line, and orders ("ordered by
+  // start_ns") are orders of aligned times.
+  virtual const ClockModel& clockModel() = 0;
+  virtual bool timesAligned() const = 0;
+  // Wall-clock anchors (schema v3; nothing for older files), ordered by (rank, clock_ns); raw
+  // times, never aligned.
+  virtual bool forEachClockAnchor(const std::function<bool(int32_t rank, const ClockAnchorRow&)>& fn,
+                                  std::string* error) = 0;
 
   // Visit rows ordered by (rank, start_ns). Return false from `fn` to stop.
   // string_view fields point into storage valid only during the callback.
