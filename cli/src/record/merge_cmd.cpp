@@ -34,6 +34,20 @@ std::vector<OptionSpec> mergeSpecs(MergeCliOptions* o) {
        "the INPUT is a merged trace: fit its clock model again and store it in place "
        "(docs/clock-alignment.md)",
        setFlag(&o->realign)},
+      {"clock-evidence", 0, "LIST",
+       "bounds that align the hosts' clocks: calls,messages (default), calls, messages, none "
+       "(wall clocks only)",
+       [o](std::string_view value, std::string* error) {
+         o->calls_evidence = value == "calls" || value == "calls,messages" ||
+                             value == "messages,calls";
+         o->messages_evidence = value == "messages" || value == "calls,messages" ||
+                                value == "messages,calls";
+         if (!o->calls_evidence && !o->messages_evidence && value != "none") {
+           *error = "--clock-evidence takes calls,messages, calls, messages or none";
+           return false;
+         }
+         return true;
+       }},
   };
 }
 
@@ -103,6 +117,13 @@ std::string defaultMergeOutput(const std::vector<std::string>& inputs) {
   return "merged.sqlite";
 }
 
+align::AlignOptions alignOptions(const MergeCliOptions& options) {
+  align::AlignOptions o;
+  o.use_calls = options.calls_evidence;
+  o.use_messages = options.messages_evidence;
+  return o;
+}
+
 // `merge --realign TRACE`: the clock model again (e.g. a trace merged by an older ringside, or
 // after changing how alignment works); the rows stay as they are.
 int runRealign(const MergeCliOptions& options) {
@@ -117,7 +138,7 @@ int runRealign(const MergeCliOptions& options) {
   if (!fs::is_regular_file(fs::symlink_status(trace, ec))) {
     return fail(kPrefix, trace + ": not a regular file (a merged trace)");
   }
-  if (!alignClocks(trace, kPrefix)) return kExitDataError;
+  if (!alignClocks(trace, kPrefix, alignOptions(options))) return kExitDataError;
   std::cerr << kPrefix << "clock model of " << trace << " written\n";
   return kExitOk;
 }
@@ -201,7 +222,7 @@ int runMerge(std::span<const std::string> args) {
   merge.output = options.output;
   merge.overwrite = options.force;
   merge.skipped_inputs = std::move(skipped);
-  storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix);
+  storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix, alignOptions(options));
   if (!result.ok) return fail(kPrefix, std::string("merge failed: ") + result.error);
   std::cerr << kPrefix << "wrote " << options.output << " (" << result.ranks << " rank"
             << (result.ranks == 1 ? "" : "s") << ")\n";

@@ -84,11 +84,12 @@ bool readRunId(const std::string& file, std::string* run_id, std::string* error)
   return true;
 }
 
-bool alignClocks(const std::string& trace, std::string_view prefix) {
+bool alignClocks(const std::string& trace, std::string_view prefix,
+                 const align::AlignOptions& options) {
   storage::ClockModel model;
   align::AlignStats stats;
   std::string error;
-  if (!align::realignTrace(trace, align::AlignOptions{}, &model, &stats, &error)) {
+  if (!align::realignTrace(trace, options, &model, &stats, &error)) {
     // The trace stays usable: its times read as recorded (one clock per host).
     std::cerr << prefix << "clock alignment failed, times stay as recorded: " << error << "\n";
     return false;
@@ -98,7 +99,8 @@ bool alignClocks(const std::string& trace, std::string_view prefix) {
   return true;
 }
 
-storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix) {
+storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix,
+                                       const align::AlignOptions& align_options) {
   storage::MergeResult result;
   {
     ProgressLine progress;
@@ -108,7 +110,7 @@ storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::strin
   // A failed merge is told in one line by the caller; its warnings would only bury it.
   if (result.ok) {
     for (const std::string& warning : result.warnings) std::cerr << prefix << warning << "\n";
-    alignClocks(options.output, prefix);
+    alignClocks(options.output, prefix, align_options);
   }
   return result;
 }
