@@ -30,6 +30,10 @@ std::vector<OptionSpec> mergeSpecs(MergeCliOptions* o) {
          return storeText(&o->run_id)(value, error);
        }},
       {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
+      {"realign", 0, "",
+       "the INPUT is a merged trace: fit its clock model again and store it in place "
+       "(docs/clock-alignment.md)",
+       setFlag(&o->realign)},
   };
 }
 
@@ -99,6 +103,25 @@ std::string defaultMergeOutput(const std::vector<std::string>& inputs) {
   return "merged.sqlite";
 }
 
+// `merge --realign TRACE`: the clock model again (e.g. a trace merged by an older ringside, or
+// after changing how alignment works); the rows stay as they are.
+int runRealign(const MergeCliOptions& options) {
+  if (options.inputs.size() != 1) {
+    return fail(kPrefix, "--realign takes one merged trace", kExitUsage);
+  }
+  if (!options.output.empty()) {
+    return fail(kPrefix, "--realign changes the trace in place; leave out -o", kExitUsage);
+  }
+  const std::string& trace = options.inputs.front();
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(trace, ec))) {
+    return fail(kPrefix, trace + ": not a regular file (a merged trace)");
+  }
+  if (!alignClocks(trace, kPrefix)) return kExitDataError;
+  std::cerr << kPrefix << "clock model of " << trace << " written\n";
+  return kExitOk;
+}
+
 std::string mergeHelp() {
   MergeCliOptions scratch;
   return "Usage: ringside merge [options] INPUT...\n"
@@ -106,6 +129,8 @@ std::string mergeHelp() {
          "Merges rank files into one trace, as `ringside record` does after a job. An INPUT is\n"
          "a rank file or a folder of them (e.g. the one kept by `record --keep-rank-files`).\n"
          "Rank files of different runs (meta run_id) are never merged into one trace.\n"
+         "The merged trace gets a clock model that puts every host's times on one time line\n"
+         "(docs/clock-alignment.md); `merge --realign TRACE` fits it again in place.\n"
          "Exit status: 0 merged, 1 an input or the output could not be used, 2 bad usage.\n"
          "\n" +
          formatOptionsHelp(mergeSpecs(&scratch));
@@ -115,6 +140,7 @@ int runMerge(std::span<const std::string> args) {
   MergeCliOptions options;
   if (int code = parseVerbArgs(args, parseMergeArgs, mergeHelp, kPrefix, &options); code >= 0)
     return code;
+  if (options.realign) return runRealign(options);
   if (options.output.empty()) options.output = defaultMergeOutput(options.inputs);
 
   std::string error;

@@ -19,6 +19,10 @@ bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std:
 // none). Returns false and fills *error (naming the file) when the file cannot be opened.
 bool readRunId(const std::string& file, std::string* run_id, std::string* error);
 
+// Fits the merged trace's clock model (align/) and stores it in the trace; prints one line when
+// the trace spans several clock domains, or why alignment failed (the trace stays usable).
+bool alignClocks(const std::string& trace, std::string_view prefix);
+
 // storage::mergeRankFiles with a "\r...%" line on stderr when stderr is a
 // terminal and the merge takes longer than half a second. After a successful
 // merge, prints the merger's warnings, each prefixed with `prefix`.
