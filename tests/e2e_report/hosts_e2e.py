@@ -3,7 +3,8 @@
 A 4-rank ring bench trace has its rank.host rewritten (ranks 0, 1 on node-a; 2, 3 on node-b), so
 the ring 0->1->2->3->0 crosses hosts at 1->2 and 3->0. Checks the JSON (hosts, link scopes, the
 host x host matrix against the links, idle links without inter-host rank pairs, no clock section
-for a trace without a clock model), the text report's host tables and the hosts CSV table.
+for a trace without a clock model), the text report's host tables and the hosts CSV table; then,
+with two boot ids and `merge --realign`, the clock section of the JSON and text reports.
 Usage: hosts_e2e.py RINGSIDE
 """
 import csv
@@ -74,7 +75,25 @@ def main():
 
         r = run([ringside, "report", "--format", "html", "t.sqlite"], tmp)
         check(r.returncode == 0 and 'class="host-matrix"' in r.stdout, "html host matrix")
-    print("ok: hosts, link scopes, host matrix, idle links on a 2-host trace")
+
+        # Two boot ids: two clock domains once the model is fitted again; the clock section.
+        db = sqlite3.connect(f"{tmp}/t.sqlite")
+        db.execute("UPDATE rank SET boot_id = CASE WHEN rank < 2 THEN 'boot-a' ELSE 'boot-b' END")
+        db.commit()
+        db.close()
+        r = run([ringside, "merge", "--realign", "t.sqlite"], tmp)
+        check(r.returncode == 0, f"merge --realign: exit {r.returncode} {r.stderr}")
+        r = run([ringside, "report", "--format", "json", "t.sqlite"], tmp)
+        check(r.returncode == 0, f"report json (2 domains): exit {r.returncode}")
+        clock = json.loads(r.stdout).get("clock")
+        check(clock is not None and [d["ranks"] for d in clock["domains"]] == [[0, 1], [2, 3]],
+              f"clock section {clock}")
+        check(clock["messages_checked"] > 0, f"no messages between domains checked: {clock}")
+        r = run([ringside, "report", "t.sqlite"], tmp)
+        check("Clocks" in r.stdout and "messages between domains still appear" in r.stdout,
+              f"text report lacks the clock section:\n{r.stdout}")
+        check(r.stdout.index("Clocks") < r.stdout.index("Findings"), "clock section after findings")
+    print("ok: hosts, link scopes, host matrix, idle links, clock section on a 2-host trace")
     return 0
 
 
