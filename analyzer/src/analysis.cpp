@@ -42,6 +42,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   *out = Analysis{};
   detail::AnalysisState s(reader, options, out, error);
   detail::readMeta(s);
+  detail::findHosts(s);
   if (!detail::readInstances(s)) return false;
   s.progress(0.2);
   if (!detail::findTimeRange(s)) return false;
@@ -56,6 +57,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   detail::fitModel(s);
   detail::buildRanks(s);
   detail::buildOpBuckets(s);
+  detail::buildHosts(s);
   detail::addFindings(s);
   detail::warnSkippedRows(s);
   if (out->collectives.empty()) out->warnings.push_back("no collectives in the window");

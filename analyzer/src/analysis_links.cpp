@@ -129,8 +129,14 @@ void buildLinks(AnalysisState& s) {
 
 namespace {
 
+// Without a topology file, links between hosts are judged per pair of hosts (hostIdleLinks), not
+// per pair of ranks: a job on 2 hosts of 8 ranks would otherwise list 128 rank pairs.
+bool hostLevelLinks(const AnalysisState& s) {
+  return s.options.topology == nullptr && s.out->hosts.size() >= 2;
+}
+
 // Links that exist: the topology's between the ranks, else the full mesh of each host's ranks;
-// and every link that carried bytes.
+// and every link that carried bytes (but those between hosts when hostLevelLinks()).
 std::set<std::pair<int, int>> existingLinks(const AnalysisState& s) {
   const Analysis& a = *s.out;
   std::set<std::pair<int, int>> existing;
@@ -160,8 +166,12 @@ std::set<std::pair<int, int>> existingLinks(const AnalysisState& s) {
       }
     }
   }
+  const bool by_host = hostLevelLinks(s);
   for (const LinkStats& l : a.links) {
-    if (l.src != l.dst) existing.insert({l.src, l.dst});
+    if (l.src == l.dst) continue;
+    const int src_host = s.hostOf(l.src), dst_host = s.hostOf(l.dst);
+    if (by_host && src_host >= 0 && dst_host >= 0 && src_host != dst_host) continue;
+    existing.insert({l.src, l.dst});
   }
   return existing;
 }
@@ -171,15 +181,21 @@ double capacityOf(const AnalysisState& s, int src, int dst) {
   return tl && tl->bandwidth_gbps > 0 ? tl->bandwidth_gbps : -1.0;
 }
 
+// Whether an (op, library) group's idle links are looked for: it has phases (ringside's own or
+// Gloo's ring all-reduce), 2+ ranks, and the trace has transfers.
+bool phasedGroup(const AnalysisState& s, const OpGroup& group) {
+  bool phased = group.library.rfind("ringside-", 0) == 0 ||
+                (group.library == "gloo" && group.op == "allreduce");
+  return phased && group.ranks.size() >= 2 && s.out->transfers > 0;
+}
+
 // Links of a phased (op, library) group's ranks that carried bytes, but none for that group.
 void idleLinksOfGroups(AnalysisState& s, const std::set<std::pair<int, int>>& existing,
                        const std::map<std::pair<int, int>, size_t>& used_link) {
   Analysis* out = s.out;
   for (size_t g = 0; g < s.groups.size(); ++g) {
     const OpGroup& group = s.groups[g];
-    bool phased = group.library.rfind("ringside-", 0) == 0 ||
-                  (group.library == "gloo" && group.op == "allreduce");
-    if (!phased || group.ranks.size() < 2 || out->transfers == 0) continue;
+    if (!phasedGroup(s, group)) continue;
     for (const auto& [src, dst] : existing) {
       if (!group.ranks.count(src) || !group.ranks.count(dst)) continue;
       auto it = used_link.find({src, dst});
@@ -188,6 +204,49 @@ void idleLinksOfGroups(AnalysisState& s, const std::set<std::pair<int, int>>& ex
       if (s.groups_of_link[it->second].count(static_cast<int>(g))) continue;
       out->idle_links.push_back(
           {src, dst, group.op + " " + group.library, capacityOf(s, src, dst)});
+    }
+  }
+}
+
+// Pairs of hosts (no topology, 2+ hosts): idle for the whole trace when no rank of one sent to a
+// rank of the other; idle during a phased group when they carried bytes, none for that group,
+// and the group has ranks on both.
+void hostIdleLinks(AnalysisState& s) {
+  Analysis* out = s.out;
+  if (!hostLevelLinks(s) || out->transfers == 0) return;
+  const size_t n = out->hosts.size();
+  std::map<std::pair<int, int>, std::pair<int64_t, std::set<int>>> used;  // bytes, groups
+  for (size_t li = 0; li < s.links.size() && li < out->links.size(); ++li) {
+    const int32_t pair = s.links[li].host_pair;
+    if (pair < 0) continue;
+    const HostPairAcc& acc = s.host_pairs[static_cast<size_t>(pair)];
+    auto& [bytes, groups] = used[{acc.src_host, acc.dst_host}];
+    bytes += out->links[li].bytes;
+    groups.insert(s.groups_of_link[li].begin(), s.groups_of_link[li].end());
+  }
+  auto idle = [out](int src, int dst, std::string where) {
+    IdleLink l;
+    l.where = std::move(where);
+    l.src_host = src;
+    l.dst_host = dst;
+    out->idle_links.push_back(std::move(l));
+  };
+  for (int a = 0; a < static_cast<int>(n); ++a) {
+    for (int b = 0; b < static_cast<int>(n); ++b) {
+      auto it = used.find({a, b});
+      if (a != b && (it == used.end() || it->second.first == 0)) idle(a, b, "whole trace");
+    }
+  }
+  for (size_t g = 0; g < s.groups.size(); ++g) {
+    const OpGroup& group = s.groups[g];
+    if (!phasedGroup(s, group)) continue;
+    std::set<int> hosts;
+    for (int r : group.ranks) hosts.insert(s.hostOf(r));
+    for (const auto& [pair, traffic] : used) {
+      const auto& [bytes, groups] = traffic;
+      if (pair.first == pair.second || bytes == 0 || groups.count(static_cast<int>(g))) continue;
+      if (hosts.count(pair.first) && hosts.count(pair.second))
+        idle(pair.first, pair.second, group.op + " " + group.library);
     }
   }
 }
@@ -216,6 +275,7 @@ void findIdleLinks(AnalysisState& s) {
   }
   if (capacity_total > 0) out->capacity_used_share = capacity_bytes / capacity_total;
   idleLinksOfGroups(s, existing, used_link);
+  hostIdleLinks(s);
 }
 
 }  // namespace ringside::analyzer::detail

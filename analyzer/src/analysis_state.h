@@ -8,6 +8,8 @@
 //   transfers  pass 2 over transfers: per-link accumulators, channels, the fit's sums, and
 //              the phase buffers (analysis_phases.cpp folds them into PhaseStats)
 //   gpu        gpu_analysis.cpp: GPU times of collectives, per-GPU stats
+//   hosts      analysis_hosts.cpp: each rank's host (before pass 2); later the link scopes,
+//              per-host sums and the host x host traffic matrix
 //   links      LinkStats, traffic matrix, channel traffic, existing and idle links
 //   model      the alpha-beta model and each instance's expected time
 //   ranks      RankStats and op buckets
@@ -101,7 +103,14 @@ struct SideAcc {
 
 struct LinkAcc {
   int src = -1, dst = -1;
+  int32_t host_pair = -1;  // index into AnalysisState::host_pairs; -1: a rank's host unknown
   SideAcc send, recv;
+};
+
+// The busy time of all rank links from one host to another (fed in order of start, as links).
+struct HostPairAcc {
+  int src_host = -1, dst_host = -1;
+  IntervalUnion send_busy, recv_busy;
 };
 
 struct RankAcc {
@@ -183,6 +192,13 @@ struct AnalysisState {
   std::vector<OpGroup> groups;
   std::vector<int32_t> group_of;  // per instance: index into groups
 
+  // hosts
+  std::vector<std::pair<int, int>> host_of_rank;  // (rank, index into out->hosts), by rank
+  std::vector<HostPairAcc> host_pairs;
+  std::map<std::pair<int, int>, int32_t> host_pair_index;  // (src host, dst host) -> host_pairs
+  int hostOf(int rank) const;                             // -1: unknown
+  int32_t hostPair(int src, int dst);                     // -1: a host unknown
+
   // transfers
   PhaseNames phase_names;
   std::vector<LinkAcc> links;
@@ -206,6 +222,7 @@ struct AnalysisState {
 
 // The stages, in the order analyze() calls them. A false return carries *error.
 void readMeta(AnalysisState& s);           // analysis_instances.cpp
+void findHosts(AnalysisState& s);          // analysis_hosts.cpp: hosts, clock model
 bool readInstances(AnalysisState& s);      // analysis_instances.cpp: pass 1
 bool findTimeRange(AnalysisState& s);      // analysis_instances.cpp
 void groupInstances(AnalysisState& s);     // analysis_instances.cpp
@@ -218,12 +235,14 @@ void findIdleLinks(AnalysisState& s);      // analysis_links.cpp
 void fitModel(AnalysisState& s);           // analysis_model.cpp
 void buildRanks(AnalysisState& s);         // analysis_ranks.cpp
 void buildOpBuckets(AnalysisState& s);     // analysis_ranks.cpp
+void buildHosts(AnalysisState& s);         // analysis_hosts.cpp: sums, host traffic
 void addFindings(AnalysisState& s);        // analysis_findings.cpp
 void warnSkippedRows(AnalysisState& s);    // analysis_instances.cpp
 
 // Shared by stages.
 bool glooRingAllreduce(const CollectiveInstance& c);
 std::string linkName(int src, int dst);  // "0->1"
+std::string idleLinkName(const Analysis& a, const IdleLink& l);  // "0->1" or "hostA->hostB"
 
 // Nearest-rank percentile of a sorted vector.
 template <typename T>

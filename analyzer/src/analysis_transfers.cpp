@@ -93,6 +93,7 @@ int TransferPass::linkIndex(int src, int dst) {
     s_.links.emplace_back();
     s_.links.back().src = src;
     s_.links.back().dst = dst;
+    s_.links.back().host_pair = s_.hostPair(src, dst);
     s_.max_rank = std::max({s_.max_rank, src, dst});
   }
   if (dense != nullptr) *dense = it->second;
@@ -167,6 +168,10 @@ void TransferPass::add(const TransferRow& row) {
   ++side.messages;
   side.bytes += row.bytes;
   if (done) side.busy.add(row.start_ns, row.end_ns);
+  if (done && link.host_pair >= 0) {
+    HostPairAcc& pair = s_.host_pairs[static_cast<size_t>(link.host_pair)];
+    (send ? pair.send_busy : pair.recv_busy).add(row.start_ns, row.end_ns);
+  }
   addToBins(side, row.start_ns, end, row.bytes);
   int recorder = send ? row.src_rank : row.dst_rank;
   if (recorder >= 0) s_.rank_acc[recorder].events.add(row.start_ns, end);

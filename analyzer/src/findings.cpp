@@ -27,6 +27,9 @@ const std::vector<FindingRule>& findingRules() {
        "NCCL kernels take >= 5% of a GPU's span and overlap compute < 25% of their time"},
       {"cupti-busy", "warning", "another tool held CUPTI on some rank: no GPU activity there"},
       {"dropped-gpu-records", "warning", "some rank dropped GPU activity records (buffers full)"},
+      {"clock-uncertainty", "warning",
+       "a rank would be a straggler, but its median skew is within the clock uncertainty between "
+       "hosts (2+ clock domains)"},
   };
   return rules;
 }

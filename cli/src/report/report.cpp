@@ -37,7 +37,8 @@ std::vector<OptionSpec> reportSpecs(ReportCliOptions* o) {
          return true;
        }},
       {"csv-table", 0, "NAME",
-       "csv: op_buckets (default), collectives, links, idle_links, phases, ranks, stragglers, gpus, channels",
+       "csv: op_buckets (default), collectives, links, idle_links, phases, ranks, stragglers, "
+       "gpus, channels, hosts, host_traffic, clocks",
        [o](std::string_view v, std::string* e) {
          for (const std::string& id : csvTableIds()) {
            if (id == v) {

@@ -101,7 +101,8 @@ std::string linksJson(const analyzer::Analysis& a) {
                    .dbl("busy_gbps", l.busy_gbps).known("capacity_gbps", l.capacity_gbps)
                    .known("capacity_share", l.capacity_share)
                    .dbl("busy_share_of_collectives", l.busy_share_of_collectives)
-                   .boolean("from_recv", l.from_recv).field("gbps_per_bin", bins.done())
+                   .boolean("from_recv", l.from_recv).str("scope", analyzer::linkScopeName(l.scope))
+                   .field("gbps_per_bin", bins.done())
                    .done());
   }
   return links.done();
@@ -117,11 +118,75 @@ std::string trafficJson(const analyzer::Analysis& a) {
   return traffic.done();
 }
 
+// A host's name as a JSON string; null for no host.
+std::string hostJson(const analyzer::Analysis& a, int host) {
+  if (host < 0 || static_cast<size_t>(host) >= a.hosts.size()) return "null";
+  return format::jsonString(a.hosts[static_cast<size_t>(host)].name);
+}
+
+std::string hostsJson(const analyzer::Analysis& a) {
+  Json hosts = Json::array();
+  for (const analyzer::HostStats& h : a.hosts) {
+    hosts.item(Json::object().str("name", h.name).field("ranks", intArray(h.ranks))
+                   .num("comm_ns", h.comm_ns).num("wait_ns", h.wait_ns)
+                   .num("sent_intra_bytes", h.sent_intra_bytes)
+                   .num("sent_inter_bytes", h.sent_inter_bytes)
+                   .num("recv_intra_bytes", h.recv_intra_bytes)
+                   .num("recv_inter_bytes", h.recv_inter_bytes).done());
+  }
+  return hosts.done();
+}
+
+// [src host][dst host] like "traffic", one matrix per figure.
+std::string hostTrafficJson(const analyzer::Analysis& a) {
+  auto matrix = [&a](int64_t analyzer::HostTraffic::*field) {
+    Json rows = Json::array();
+    for (const auto& row : a.host_traffic) {
+      Json r = Json::array();
+      for (const analyzer::HostTraffic& t : row) r.item(std::to_string(t.*field));
+      rows.item(r.done());
+    }
+    return rows.done();
+  };
+  return Json::object()
+      .field("bytes", matrix(&analyzer::HostTraffic::bytes))
+      .field("messages", matrix(&analyzer::HostTraffic::messages))
+      .field("busy_ns", matrix(&analyzer::HostTraffic::busy_ns))
+      .done();
+}
+
+// The clock model, for traces with 2+ clock domains.
+std::string clockJson(const analyzer::Analysis& a) {
+  const storage::ClockModel& m = a.clock;
+  Json domains = Json::array();
+  for (const storage::ClockDomain& d : m.domains) {
+    domains.item(Json::object().num("id", d.id).str("host", d.host).str("boot_id", d.boot_id)
+                     .field("ranks", intArray(std::vector<int>(d.ranks.begin(), d.ranks.end())))
+                     .str("method", d.method).num("offset_ns", d.offset_ns)
+                     .dbl("drift_ppm", d.drift_ppm).num("uncertainty_ns", d.uncertainty_ns)
+                     .num("bounds", d.bounds).num("violated", d.violated)
+                     .num("anchors", d.anchors).num("segments", d.segments).done());
+  }
+  Json notes = Json::array();
+  for (const std::string& line : clockNotes(a)) notes.item(format::jsonString(line));
+  return Json::object().str("method", m.method).field("domains", domains.done())
+      .num("max_uncertainty_ns", m.maxUncertaintyNs()).num("bounds", m.bounds)
+      .num("violated", m.violated).num("messages_checked", m.messages_checked)
+      .num("messages_before_sent", m.messages_before_sent).field("notes", notes.done())
+      .done();
+}
+
 std::string idleLinksJson(const analyzer::Analysis& a) {
   Json idle = Json::array();
   for (const analyzer::IdleLink& l : a.idle_links) {
-    idle.item(Json::object().num("src", l.src).num("dst", l.dst).str("where", l.where)
-                  .known("capacity_gbps", l.capacity_gbps).done());
+    // A pair of hosts: src and dst are null, src_host and dst_host name the hosts.
+    bool hosts = l.src_host >= 0 && l.dst_host >= 0;
+    idle.item(Json::object()
+                  .field("src", hosts ? "null" : std::to_string(l.src))
+                  .field("dst", hosts ? "null" : std::to_string(l.dst)).str("where", l.where)
+                  .known("capacity_gbps", l.capacity_gbps)
+                  .field("src_host", hosts ? hostJson(a, l.src_host) : "null")
+                  .field("dst_host", hosts ? hostJson(a, l.dst_host) : "null").done());
   }
   return idle.done();
 }
@@ -167,7 +232,7 @@ std::string ranksJson(const analyzer::Analysis& a) {
                                 a.cut_off_ranks.end();
     ranks.item(Json::object().num("rank", r.rank).num("span_ns", r.span_ns)
                    .num("comm_ns", r.comm_ns).num("wait_ns", r.wait_ns).boolean("cut_off", cut)
-                   .done());
+                   .field("host", hostJson(a, r.host)).done());
   }
   return ranks.done();
 }
@@ -226,6 +291,9 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
                            .num("bin_ns", a.bin_ns)
                            .done());
   root.num("transfers", a.transfers);
+  // Only a trace whose ranks ran on 2+ clocks has a clock section.
+  if (a.clock.domains.size() >= 2) root.field("clock", clockJson(a));
+  root.field("hosts", hostsJson(a));
 
   size_t cap = ctx.json_collective_cap;
   size_t collectives_shown = capped(a.collectives.size(), cap);
@@ -241,6 +309,7 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
                  ? "null"
                  : Json::object().num("src", bottleneck->src).num("dst", bottleneck->dst).done());
   root.field("traffic", trafficJson(a));
+  root.field("host_traffic", hostTrafficJson(a));
   root.field("idle_links", idleLinksJson(a));
 
   // Phases are several per collective: four times the collectives' cap.

@@ -22,6 +22,12 @@ std::string rawDouble(double v) { return v < 0 ? "" : format::fixed(v, 6); }
 
 bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
+std::string hostName(const Analysis& a, int host) {
+  if (host < 0 || static_cast<size_t>(host) >= a.hosts.size()) return "";
+  const std::string& name = a.hosts[static_cast<size_t>(host)].name;
+  return name.empty() ? "(unnamed)" : name;
+}
+
 void opBuckets(const Analysis& a, Units u, ReportTable* t) {
   t->title = "Collectives by op and size";
   bool h = u == Units::kHuman;
@@ -87,6 +93,10 @@ void links(const Analysis& a, Units u, size_t limit, ReportTable* t) {
                 {"peak_gbps", "peak GB/s"},  {"busy_gbps", "busy GB/s"},
                 {"capacity_gbps", "cap GB/s"}, {"busy_share_of_collectives", "busy in coll"}};
   if (h) t->columns.erase(t->columns.begin() + 1);
+  // intra-host (memory, loopback, shared memory) or inter-host (network): a human table says so
+  // where there are 2+ hosts, CSV always (last column).
+  bool scope = !h || a.hosts.size() >= 2;
+  if (scope) t->columns.push_back({"scope", "scope", false});
   std::vector<const analyzer::LinkStats*> sorted;
   for (const analyzer::LinkStats& l : a.links) sorted.push_back(&l);
   std::stable_sort(sorted.begin(), sorted.end(),
@@ -105,6 +115,10 @@ void links(const Analysis& a, Units u, size_t limit, ReportTable* t) {
            rawDouble(l->mean_gbps), rawDouble(l->peak_gbps), rawDouble(l->busy_gbps),
            rawDouble(l->capacity_gbps), rawDouble(l->busy_share_of_collectives)};
     }
+    if (scope) {
+      std::string name = analyzer::linkScopeName(l->scope);
+      r.push_back(h && l->scope != analyzer::LinkScope::kUnknown ? name.substr(0, 5) : name);
+    }
     t->rows.push_back(std::move(r));
   }
   if (t->rows.size() < sorted.size())
@@ -117,12 +131,20 @@ void idleLinks(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->columns = {{"src", "link", false}, {"dst", "", false}, {"where", "idle during", false},
                 {"capacity_gbps", "cap GB/s"}};
   if (h) t->columns.erase(t->columns.begin() + 1);
+  // A pair of hosts (no topology file, 2+ hosts) has no rank ids: CSV names its hosts.
+  if (!h) t->columns.insert(t->columns.end(), {{"src_host", "", false}, {"dst_host", "", false}});
   for (const analyzer::IdleLink& l : a.idle_links) {
     if (limit != 0 && t->rows.size() >= limit) break;
+    bool hosts = l.src_host >= 0 && l.dst_host >= 0;
     if (h) {
-      t->rows.push_back({num(l.src) + "->" + num(l.dst), l.where, formatGbps(l.capacity_gbps)});
+      std::string name = hosts ? hostName(a, l.src_host) + "->" + hostName(a, l.dst_host) +
+                                     " (hosts)"
+                               : num(l.src) + "->" + num(l.dst);
+      t->rows.push_back({name, l.where, formatGbps(l.capacity_gbps)});
     } else {
-      t->rows.push_back({num(l.src), num(l.dst), l.where, rawDouble(l.capacity_gbps)});
+      t->rows.push_back({hosts ? "" : num(l.src), hosts ? "" : num(l.dst), l.where,
+                         rawDouble(l.capacity_gbps), hostName(a, l.src_host),
+                         hostName(a, l.dst_host)});
     }
   }
   if (t->rows.size() < a.idle_links.size())
@@ -143,13 +165,31 @@ void phases(const Analysis& a, Units u, ReportTable* t) {
   }
 }
 
+// Ranks grouped by host (in the order of Analysis::hosts), by rank within a host.
+std::vector<const analyzer::RankStats*> ranksByHost(const Analysis& a) {
+  std::vector<const analyzer::RankStats*> sorted;
+  for (const analyzer::RankStats& r : a.ranks) sorted.push_back(&r);
+  auto key = [](const analyzer::RankStats* r) {
+    return std::make_pair(r->host < 0 ? INT32_MAX : r->host, r->rank);
+  };
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](auto* x, auto* y) { return key(x) < key(y); });
+  return sorted;
+}
+
 void ranks(const Analysis& a, Units u, ReportTable* t) {
   t->title = "Ranks";
   bool h = u == Units::kHuman;
+  // Human tables name the host only where there are 2+; CSV always has the column (last).
+  bool by_host = h && a.hosts.size() >= 2;
+  if (by_host) t->title = "Ranks (grouped by host)";
   t->columns = {{"rank", "rank"},        {"span_ns", "span"},       {"comm_ns", "in collectives"},
                 {"comm_share", "comm %"}, {"rest_ns", "rest"},      {"wait_ns", "waiting"},
                 {"wait_share", "wait %"}, {"state", "state", false}};
-  for (const analyzer::RankStats& r : a.ranks) {
+  if (by_host) t->columns.insert(t->columns.begin() + 1, {"host", "host", false});
+  if (!h) t->columns.push_back({"host", "host", false});
+  for (const analyzer::RankStats* rs : ranksByHost(a)) {
+    const analyzer::RankStats& r = *rs;
     bool cut = r.cut_off || contains(a.cut_off_ranks, r.rank);
     int64_t rest = std::max<int64_t>(0, r.span_ns - r.comm_ns);
     std::string state = cut ? (h ? "CUT OFF" : "cut_off") : (h ? "" : "ok");
@@ -157,16 +197,96 @@ void ranks(const Analysis& a, Units u, ReportTable* t) {
       t->rows.push_back({num(r.rank), format::duration(r.span_ns), format::duration(r.comm_ns),
                          percent(r.comm_ns, r.span_ns), format::duration(rest),
                          format::duration(r.wait_ns), percent(r.wait_ns, r.comm_ns), state});
+      if (by_host) t->rows.back().insert(t->rows.back().begin() + 1, hostName(a, r.host));
     } else {
       auto share = [](int64_t p, int64_t w) {
         return w > 0 ? format::fixed(static_cast<double>(p) / static_cast<double>(w), 6) : "";
       };
       t->rows.push_back({num(r.rank), num(r.span_ns), num(r.comm_ns), share(r.comm_ns, r.span_ns),
-                         num(rest), num(r.wait_ns), share(r.wait_ns, r.comm_ns), state});
+                         num(rest), num(r.wait_ns), share(r.wait_ns, r.comm_ns), state,
+                         hostName(a, r.host)});
     }
   }
   for (int m : a.missing_ranks) {
     t->rows.push_back({num(m), "", "", "", "", "", "", h ? "MISSING" : "missing"});
+    if (by_host || !h) t->rows.back().insert(t->rows.back().begin() + (h ? 1 : 8), "");
+  }
+}
+
+// Per host: its ranks, their time in collectives, and the bytes they moved inside it and out.
+void hostTable(const Analysis& a, Units u, ReportTable* t) {
+  t->title = "Hosts";
+  bool h = u == Units::kHuman;
+  t->columns = {{"host", "host", false},        {"ranks", "ranks", false},
+                {"comm_ns", "in collectives"},  {"wait_ns", "waiting"},
+                {"sent_intra_bytes", "sent intra"}, {"sent_inter_bytes", "sent inter"},
+                {"recv_intra_bytes", "recv intra"}, {"recv_inter_bytes", "recv inter"}};
+  for (size_t i = 0; i < a.hosts.size(); ++i) {
+    const analyzer::HostStats& x = a.hosts[i];
+    std::string ranks = analyzer::formatRankList(x.ranks);
+    if (h) {
+      t->rows.push_back({hostName(a, static_cast<int>(i)), ranks, format::duration(x.comm_ns),
+                         format::duration(x.wait_ns), format::bytes(x.sent_intra_bytes),
+                         format::bytes(x.sent_inter_bytes), format::bytes(x.recv_intra_bytes),
+                         format::bytes(x.recv_inter_bytes)});
+    } else {
+      t->rows.push_back({hostName(a, static_cast<int>(i)), ranks, num(x.comm_ns), num(x.wait_ns),
+                         num(x.sent_intra_bytes), num(x.sent_inter_bytes),
+                         num(x.recv_intra_bytes), num(x.recv_inter_bytes)});
+    }
+  }
+}
+
+// The host x host matrix as a list: every pair of hosts that carried bytes.
+void hostTrafficTable(const Analysis& a, Units u, ReportTable* t) {
+  t->title = "Traffic between hosts";
+  bool h = u == Units::kHuman;
+  t->columns = {{"src_host", "from", false}, {"dst_host", "to", false}, {"scope", "scope", false},
+                {"bytes", "bytes"},          {"messages", "msgs"},      {"busy_ns", "busy"}};
+  for (size_t s = 0; s < a.host_traffic.size(); ++s) {
+    for (size_t d = 0; d < a.host_traffic[s].size(); ++d) {
+      const analyzer::HostTraffic& x = a.host_traffic[s][d];
+      if (x.bytes == 0 && x.messages == 0) continue;
+      std::string scope = s == d ? "intra-host" : "inter-host";
+      t->rows.push_back({hostName(a, static_cast<int>(s)), hostName(a, static_cast<int>(d)), scope,
+                         h ? format::bytes(x.bytes) : num(x.bytes),
+                         h ? format::count(x.messages) : num(x.messages),
+                         h ? format::duration(x.busy_ns) : num(x.busy_ns)});
+    }
+  }
+  if (a.host_traffic.empty() && a.hosts.size() >= 2)
+    t->note = "left out for this many ranks; the links table lists every link";
+}
+
+// "+1.20 ms", "-35.0 us", "0 ns".
+std::string signedDuration(int64_t ns) {
+  if (ns == 0) return "0 ns";
+  int64_t magnitude = ns < 0 ? (ns == INT64_MIN ? INT64_MAX : -ns) : ns;
+  return (ns < 0 ? "-" : "+") + format::duration(magnitude);
+}
+
+// The clock domains of a trace with 2+ (docs/clock-alignment.md).
+void clockTable(const Analysis& a, Units u, ReportTable* t) {
+  t->title = "Clocks (one domain per kernel clock, mapped onto the reference)";
+  bool h = u == Units::kHuman;
+  t->columns = {{"domain", "domain"},        {"host", "host", false},
+                {"ranks", "ranks", false},   {"method", "method", false},
+                {"offset_ns", "offset"},     {"drift_ppm", "drift ppm"},
+                {"uncertainty_ns", "uncertainty"}, {"bounds", "bounds"},
+                {"violated", "violated"}};
+  if (a.clock.domains.size() < 2) return;
+  for (const storage::ClockDomain& d : a.clock.domains) {
+    std::vector<int> ranks(d.ranks.begin(), d.ranks.end());
+    if (h) {
+      t->rows.push_back({num(d.id), d.host, analyzer::formatRankList(ranks), d.method,
+                         signedDuration(d.offset_ns), format::fixed(d.drift_ppm, 2),
+                         "±" + format::duration(std::max<int64_t>(0, d.uncertainty_ns)),
+                         format::count(d.bounds), format::count(d.violated)});
+    } else {
+      t->rows.push_back({num(d.id), d.host, analyzer::formatRankList(ranks), d.method,
+                         num(d.offset_ns), format::fixed(d.drift_ppm, 6), num(d.uncertainty_ns),
+                         num(d.bounds), num(d.violated)});
+    }
   }
 }
 
@@ -246,7 +366,8 @@ void channelTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
 const std::vector<std::string>& csvTableIds() {
   static const std::vector<std::string> ids = {"op_buckets", "collectives", "links",
                                                "idle_links", "phases",      "ranks",
-                                               "stragglers", "gpus",        "channels"};
+                                               "stragglers", "gpus",        "channels",
+                                               "hosts",      "host_traffic", "clocks"};
   return ids;
 }
 
@@ -263,6 +384,9 @@ bool buildReportTable(const Analysis& a, const std::string& id, Units units, siz
   else if (id == "stragglers") stragglerTable(a, units, out);
   else if (id == "gpus") gpuTable(a, units, out);
   else if (id == "channels") channelTable(a, units, limit, out);
+  else if (id == "hosts") hostTable(a, units, out);
+  else if (id == "host_traffic") hostTrafficTable(a, units, out);
+  else if (id == "clocks") clockTable(a, units, out);
   else return false;
   return true;
 }
@@ -338,6 +462,49 @@ std::string reportHeadline(const Analysis& a) {
   s += "; " + format::count(static_cast<int64_t>(a.collectives.size())) + " collectives, " +
        format::count(a.transfers) + " transfers over " + format::duration(a.end_ns - a.start_ns);
   return s;
+}
+
+}  // namespace ringside::cli
+
+namespace ringside::cli {
+
+std::vector<std::string> clockNotes(const Analysis& a) {
+  std::vector<std::string> out;
+  const storage::ClockModel& m = a.clock;
+  if (m.domains.size() < 2) return out;
+  const int64_t worst = m.maxUncertaintyNs();
+  out.push_back(std::to_string(m.domains.size()) + " clock domains on one time line (" +
+                (m.method.empty() ? std::string("?") : m.method) + "), uncertainty up to ±" +
+                format::duration(worst) + "; " + format::count(m.violated) + " of " +
+                format::count(m.bounds) + " bounds not met");
+  if (m.messages_checked > 0) {
+    out.push_back(format::count(m.messages_before_sent) + " of " +
+                  format::count(m.messages_checked) +
+                  " messages between domains still appear to arrive before they were sent");
+  }
+  // The effects reported: arrival skews and collective durations (their medians).
+  std::vector<int64_t> skews, durations;
+  for (const analyzer::CollectiveInstance& c : a.collectives) {
+    if (c.ranks >= 2) skews.push_back(c.arrival_skew_ns);
+    durations.push_back(c.duration_ns);
+  }
+  auto median = [](std::vector<int64_t>& v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? int64_t{-1} : v[(v.size() - 1) / 2];
+  };
+  const int64_t skew = median(skews), duration = median(durations);
+  std::vector<std::string> smaller;
+  if (skew >= 0 && worst > skew) smaller.push_back("the median arrival skew (" +
+                                                   format::duration(skew) + ")");
+  if (duration >= 0 && worst > duration) smaller.push_back("the median collective duration (" +
+                                                           format::duration(duration) + ")");
+  if (!smaller.empty()) {
+    std::string what = smaller[0] + (smaller.size() > 1 ? " and " + smaller[1] : "");
+    out.push_back("warning: the clock uncertainty ±" + format::duration(worst) +
+                  " is larger than " + what +
+                  ": differences between hosts that small are within the clock error");
+  }
+  return out;
 }
 
 }  // namespace ringside::cli

@@ -22,7 +22,8 @@ struct ReportColumn {
 };
 
 struct ReportTable {
-  std::string id;     // op_buckets, collectives, links, idle_links, phases, ranks, stragglers
+  std::string id;     // op_buckets, collectives, links, idle_links, phases, ranks, stragglers,
+                      // gpus, channels, hosts, host_traffic, clocks
   std::string title;  // "Collectives by op and size"
   std::vector<ReportColumn> columns;
   std::vector<std::vector<std::string>> rows;
@@ -65,6 +66,11 @@ const analyzer::LinkStats* bottleneckLink(const analyzer::Analysis& a);
 std::string sizeRange(int64_t lo, int64_t hi);
 // "1.23" GB/s (3 significant digits), "-" when negative/unknown.
 std::string formatGbps(double gbps);
+// The clock section's lines for a trace with 2+ clock domains (none otherwise): the domains'
+// summary, the messages that still appear to arrive before they were sent, and a warning when the
+// largest uncertainty exceeds the median arrival skew or collective duration.
+std::vector<std::string> clockNotes(const analyzer::Analysis& a);
+
 // One-line header facts: "3 ranks (0-2) · 48 collectives · 640 transfers · 12.3 ms".
 std::string reportHeadline(const analyzer::Analysis& a);
 

@@ -162,11 +162,14 @@ std::string renderTableCsv(const ReportTable& t) {
 
 std::vector<ReportTable> humanTables(const analyzer::Analysis& a, size_t limit) {
   std::vector<ReportTable> out;
-  for (const char* id : {"op_buckets", "stragglers", "ranks", "links", "idle_links", "phases", "gpus",
-                         "channels"}) {
-    // The GPU tables only where the trace has GPU data (NCCL with CUPTI).
-    if ((std::string_view(id) == "gpus" && a.gpus.empty()) ||
-        (std::string_view(id) == "channels" && a.channel_traffic.empty()))
+  for (const char* id : {"op_buckets", "stragglers", "hosts", "ranks", "links", "host_traffic",
+                         "idle_links", "phases", "gpus", "channels"}) {
+    // The GPU tables only where the trace has GPU data (NCCL with CUPTI); the host tables only
+    // where the ranks ran on 2+ hosts.
+    std::string_view name(id);
+    if ((name == "gpus" && a.gpus.empty()) ||
+        (name == "channels" && a.channel_traffic.empty()) ||
+        ((name == "hosts" || name == "host_traffic") && a.hosts.size() < 2))
       continue;
     ReportTable t;
     buildReportTable(a, id, Units::kHuman, limit, &t);
@@ -210,6 +213,12 @@ std::string formatReportText(const analyzer::Analysis& a, const ReportContext& c
   const size_t W = kReportWidth;
   std::string out = wrapText("ringside report: " + ctx.trace, W, "", "  ");
   out += wrapText(reportHeadline(a), W, "", "  ");
+  if (a.clock.domains.size() >= 2) {
+    ReportTable clocks;
+    buildReportTable(a, "clocks", Units::kHuman, 0, &clocks);
+    out += "\n" + renderTableText(clocks, W);
+    for (const std::string& line : clockNotes(a)) out += wrapText(line, W, "  ", "    ");
+  }
   out += "\nFindings\n";
   if (a.findings.empty()) out += "  no findings: nothing stood out\n";
   for (const analyzer::Finding& f : a.findings) {
@@ -230,7 +239,15 @@ std::string formatReportText(const analyzer::Analysis& a, const ReportContext& c
 
 std::string formatReportMarkdown(const analyzer::Analysis& a, const ReportContext& ctx) {
   std::string out = "# ringside report: " + mdCell(ctx.trace) + "\n\n" + mdCell(reportHeadline(a)) +
-                    "\n\n## Findings\n\n";
+                    "\n\n";
+  if (a.clock.domains.size() >= 2) {
+    ReportTable clocks;
+    buildReportTable(a, "clocks", Units::kHuman, 0, &clocks);
+    out += renderTableMarkdown(clocks);
+    for (const std::string& line : clockNotes(a)) out += "- " + mdCell(line) + "\n";
+    out += "\n";
+  }
+  out += "## Findings\n\n";
   if (a.findings.empty()) out += "No findings: nothing stood out.\n";
   for (const analyzer::Finding& f : a.findings) {
     out += "- **" + severityTag(f.severity) + "** (" + mdCell(f.rule) + "): " + mdCell(f.message);

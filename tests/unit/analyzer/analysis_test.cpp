@@ -291,6 +291,129 @@ TEST(AnalysisTest, GlooRingPhasesInferred) {
   EXPECT_EQ(a.idle_links.size(), 3u);
 }
 
+// Two hosts: ranks 0, 1 on "a", 2, 3 on "b"; the ring 0->1->2->3->0 crosses hosts at 1->2, 3->0.
+TEST(AnalysisTest, HostsLinkScopesAndHostTraffic) {
+  TraceBuilder t(4);
+  t.hosts_ = {"a", "a", "b", "b"};
+  ringTrace(&t);
+  Analysis a = run(t.build());
+  ASSERT_EQ(a.hosts.size(), 2u);
+  EXPECT_EQ(a.hosts[0].name, "a");
+  EXPECT_EQ(a.hosts[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(a.hosts[1].name, "b");
+  EXPECT_EQ(a.hosts[1].ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(a.hostOf(1), 0);
+  EXPECT_EQ(a.hostOf(3), 1);
+  EXPECT_EQ(a.hostOf(7), -1);
+  EXPECT_EQ(findLink(a, 0, 1)->scope, LinkScope::kIntraHost);
+  EXPECT_EQ(findLink(a, 1, 2)->scope, LinkScope::kInterHost);
+  EXPECT_EQ(findLink(a, 2, 3)->scope, LinkScope::kIntraHost);
+  EXPECT_EQ(findLink(a, 3, 0)->scope, LinkScope::kInterHost);
+  EXPECT_STREQ(linkScopeName(LinkScope::kInterHost), "inter-host");
+  // Per host: each sends 6000 B inside and 6000 B out, and receives the same.
+  for (const HostStats& h : a.hosts) {
+    EXPECT_EQ(h.sent_intra_bytes, 6000);
+    EXPECT_EQ(h.sent_inter_bytes, 6000);
+    EXPECT_EQ(h.recv_intra_bytes, 6000);
+    EXPECT_EQ(h.recv_inter_bytes, 6000);
+  }
+  EXPECT_EQ(a.hosts[0].comm_ns, 2600 + 2500);  // ranks 0 and 1 entered at 1000 and 1100
+  EXPECT_EQ(a.hosts[0].wait_ns, 600 + 500);
+  ASSERT_EQ(a.host_traffic.size(), 2u);
+  EXPECT_EQ(a.host_traffic[0][1].bytes, 6000);
+  EXPECT_EQ(a.host_traffic[0][1].messages, 6);
+  EXPECT_EQ(a.host_traffic[0][1].busy_ns, 6 * 210);  // link 1->2's recv rows
+  EXPECT_EQ(a.host_traffic[0][0].busy_ns, 6 * 210 + 50);  // 0->1: rank 0's step 4 is 50 ns longer
+  EXPECT_EQ(a.host_traffic[1][0].bytes, 6000);
+  // Idle: the host meshes (0->1 and 1->0, 2->3 and 3->2) less the used ones; both host pairs
+  // carried bytes. The rank pairs between hosts (0->2, 0->3, ...) are no candidates.
+  ASSERT_EQ(a.idle_links.size(), 2u);
+  for (const IdleLink& l : a.idle_links) {
+    EXPECT_EQ(l.src_host, -1);
+    EXPECT_TRUE((l.src == 1 && l.dst == 0) || (l.src == 3 && l.dst == 2)) << l.src << l.dst;
+  }
+  // No clock model in the trace: nothing about clocks.
+  EXPECT_LE(a.clock.domains.size(), 1u);
+  EXPECT_EQ(findRule(a, "clock-uncertainty"), nullptr);
+}
+
+// Three hosts of one rank each, ring 0->1->2->0: the reverse host pairs are idle.
+TEST(AnalysisTest, IdleHostPairs) {
+  TraceBuilder t(3);
+  t.hosts_ = {"x", "y", "z"};
+  for (int r = 0; r < 3; ++r) {
+    t.colls.push_back({1, r, 0, "allreduce", "ringside-ring", 300, 100, 1000});
+    t.xfers.push_back({1, r, (r + 1) % 3, "send", 100, 200, 300, "reduce-scatter", 0});
+  }
+  Analysis a = run(t.build());
+  ASSERT_EQ(a.idle_links.size(), 3u);
+  for (const IdleLink& l : a.idle_links) {
+    EXPECT_EQ(l.src, -1);
+    EXPECT_EQ(l.where, "whole trace");
+    EXPECT_EQ(l.src_host, (l.dst_host + 1) % 3);  // y->x, z->y, x->z
+  }
+  EXPECT_EQ(a.host_traffic[0][1].bytes, 100);
+  EXPECT_EQ(a.host_traffic[1][0].bytes, 0);
+}
+
+storage::ClockModel twoDomains(int64_t uncertainty_ns) {
+  storage::ClockModel m;
+  storage::ClockDomain ref;
+  ref.id = 0;
+  ref.host = "a";
+  ref.ranks = {0, 1};
+  storage::ClockDomain other;
+  other.id = 1;
+  other.host = "b";
+  other.ranks = {2, 3};
+  other.method = "evidence";
+  other.offset_ns = 123456;
+  other.uncertainty_ns = uncertainty_ns;
+  m.domains = {ref, other};
+  m.rank_domain = {{0, 0}, {1, 0}, {2, 1}, {3, 1}};
+  m.method = "evidence";
+  return m;
+}
+
+Analysis runWithClock(const std::string& path, const storage::ClockModel& clock) {
+  std::string error;
+  auto reader = storage::TraceReader::open(path, &error);
+  EXPECT_NE(reader, nullptr) << error;
+  AnalysisOptions options;
+  options.clock = &clock;
+  Analysis a;
+  EXPECT_TRUE(analyze(*reader, options, &a, &error)) << error;
+  return a;
+}
+
+// Rank 3 (domain 1) enters 600 ns after rank 0 (domain 0): a straggler only when the clocks'
+// uncertainty between them (0 + the other domain's) is less than that.
+TEST(AnalysisTest, SkewWithinClockUncertaintyIsNoStraggler) {
+  TraceBuilder t(4);
+  t.hosts_ = {"a", "a", "b", "b"};
+  ringTrace(&t);
+  std::string path = t.build();
+  EXPECT_EQ(clockUncertaintyNs(twoDomains(1000), 0, 3), 1000);
+  EXPECT_EQ(clockUncertaintyNs(twoDomains(1000), 2, 3), 0);
+  EXPECT_EQ(clockUncertaintyNs(storage::ClockModel{}, 0, 3), 0);
+
+  Analysis within = runWithClock(path, twoDomains(1000));
+  EXPECT_EQ(within.clock.domains.size(), 2u);
+  EXPECT_EQ(findRule(within, "straggler"), nullptr);
+  const Finding* f = findRule(within, "clock-uncertainty");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, "warning");
+  EXPECT_NE(f->message.find("rank 3"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("not a straggler"), std::string::npos) << f->message;
+  EXPECT_NE(f->evidence.find("600 ns"), std::string::npos) << f->evidence;
+
+  Analysis beyond = runWithClock(path, twoDomains(100));
+  EXPECT_EQ(findRule(beyond, "clock-uncertainty"), nullptr);
+  const Finding* s = findRule(beyond, "straggler");
+  ASSERT_NE(s, nullptr);
+  EXPECT_NE(s->evidence.find("beyond the clock uncertainty"), std::string::npos) << s->evidence;
+}
+
 // Idle per (op, library) group: two rings in opposite directions in two collectives.
 TEST(AnalysisTest, IdleLinksPerGroup) {
   TraceBuilder t(3);
@@ -475,7 +598,7 @@ TEST(DiffTest, PairCollectivesByOpSizeAndFirstStart) {
 
 TEST(FindingRulesTest, OneTableOfUniqueRules) {
   const std::vector<FindingRule>& rules = findingRules();
-  ASSERT_EQ(rules.size(), 12u);
+  ASSERT_EQ(rules.size(), 13u);
   bool warnings_started = false;
   for (size_t i = 0; i < rules.size(); ++i) {
     EXPECT_TRUE(rules[i].severity == "problem" || rules[i].severity == "warning") << rules[i].id;

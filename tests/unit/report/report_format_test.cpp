@@ -388,3 +388,115 @@ TEST(DiffHtml, SelfContainedWithColoredRowsAndSpeedupChart) {
 
 }  // namespace
 }  // namespace ringside::cli
+
+namespace ringside::cli {
+namespace {
+
+// handBuilt() with rank 0 on host "a", rank 1 on "b": one inter-host link, an idle host pair.
+analyzer::Analysis twoHosts() {
+  analyzer::Analysis a = handBuilt();
+  a.hosts = {{"a", {0}, 40000, 0, 0, 65536, 0, 0}, {"b", {1}, 40000, 2000, 0, 0, 0, 65536}};
+  a.ranks[0].host = 0;
+  a.ranks[1].host = 1;
+  a.links[0].scope = analyzer::LinkScope::kInterHost;
+  a.host_traffic = {{{}, {65536, 1, 30000}}, {{}, {}}};
+  analyzer::IdleLink idle;
+  idle.where = "whole trace";
+  idle.src_host = 1;
+  idle.dst_host = 0;
+  a.idle_links = {idle};
+  return a;
+}
+
+// Two clock domains; rank 1's host is 5 us uncertain, more than the 2 us skew of the collective.
+storage::ClockModel twoClocks() {
+  storage::ClockModel m;
+  storage::ClockDomain ref, other;
+  ref.id = 0;
+  ref.host = "a";
+  ref.ranks = {0};
+  other.id = 1;
+  other.host = "b";
+  other.ranks = {1};
+  other.method = "evidence";
+  other.offset_ns = -1'500'000;
+  other.drift_ppm = 12.5;
+  other.uncertainty_ns = 5000;
+  other.bounds = 40;
+  other.violated = 1;
+  m.domains = {ref, other};
+  m.rank_domain = {{0, 0}, {1, 1}};
+  m.method = "evidence";
+  m.bounds = 40;
+  m.violated = 1;
+  m.messages_checked = 20;
+  m.messages_before_sent = 3;
+  return m;
+}
+
+TEST(ReportHosts, SingleHostAddsNothing) {
+  analyzer::Analysis a = handBuilt();
+  a.hosts = {{"h", {0, 1}}};
+  std::string text = formatReportText(a, {"t"});
+  EXPECT_EQ(text.find("Hosts"), std::string::npos) << text;
+  EXPECT_EQ(text.find("scope"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Clocks"), std::string::npos) << text;
+  EXPECT_EQ(formatReportJson(a, {"t"}).find("\"clock\""), std::string::npos);
+  EXPECT_TRUE(clockNotes(a).empty());
+  EXPECT_EQ(formatReportHtml(a, {"t"}).find("host-matrix"), std::string::npos);
+}
+
+TEST(ReportHosts, GroupsRanksAndClassifiesLinks) {
+  analyzer::Analysis a = twoHosts();
+  std::string text = formatReportText(a, {"t"});
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_LE(line.size(), kReportWidth) << line;
+  for (const char* want : {"Hosts", "Ranks (grouped by host)", "Traffic between hosts",
+                           "inter-host", "b->a (hosts)", "scope"}) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  }
+  std::string md = formatReportMarkdown(a, {"t"});
+  EXPECT_NE(md.find("## Hosts"), std::string::npos);
+  std::string json = formatReportJson(a, {"t"});
+  EXPECT_TRUE(JsonCheck(json).ok()) << json;
+  for (const char* key : {"\"hosts\":[{\"name\":\"a\",\"ranks\":[0]", "\"scope\":\"inter-host\"",
+                          "\"host\":\"b\"", "\"host_traffic\":{\"bytes\":[[0,65536],[0,0]]",
+                          "\"src\":null,\"dst\":null", "\"src_host\":\"b\",\"dst_host\":\"a\""}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
+  }
+  EXPECT_NE(formatReportHtml(a, {"t"}).find("class=\"host-matrix\""), std::string::npos);
+  ReportTable t;
+  ASSERT_TRUE(buildReportTable(a, "links", Units::kRaw, 0, &t));
+  EXPECT_EQ(renderTableCsv(t).find("src,dst,bytes"), 0u);
+  EXPECT_NE(renderTableCsv(t).find(",inter-host\n"), std::string::npos) << renderTableCsv(t);
+  ASSERT_TRUE(buildReportTable(a, "hosts", Units::kRaw, 0, &t));
+  EXPECT_NE(renderTableCsv(t).find("b,1,40000,2000,0,0,0,65536"), std::string::npos)
+      << renderTableCsv(t);
+}
+
+TEST(ReportHosts, ClockSectionWithTwoDomains) {
+  analyzer::Analysis a = twoHosts();
+  a.clock = twoClocks();
+  std::string text = formatReportText(a, {"t"});
+  for (const char* want : {"Clocks", "evidence", "-1.50 ms", "±5.0 us", "12.50",
+                           "3 of 20 messages between domains still appear to arrive before",
+                           "warning: the clock uncertainty ±5.0 us is larger than the median "
+                           "arrival skew (2.0 us)"}) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  }
+  EXPECT_LT(text.find("Clocks"), text.find("Findings"));
+  std::string json = formatReportJson(a, {"t"});
+  EXPECT_TRUE(JsonCheck(json).ok()) << json;
+  for (const char* key : {"\"clock\":{\"method\":\"evidence\"", "\"max_uncertainty_ns\":5000",
+                          "\"messages_before_sent\":3", "\"offset_ns\":-1500000"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
+  }
+  EXPECT_NE(formatReportHtml(a, {"t"}).find("messages between domains"), std::string::npos);
+  // An uncertainty below the skew and the durations: no warning.
+  a.clock.domains[1].uncertainty_ns = 500;
+  for (const std::string& line : clockNotes(a)) EXPECT_EQ(line.find("warning"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ringside::cli

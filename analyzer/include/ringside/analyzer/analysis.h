@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ringside/analyzer/collective_math.h"  // busbwFactor, size buckets
+#include "ringside/storage/clock_model.h"
 
 namespace ringside::storage {
 class TraceReader;
@@ -33,6 +34,9 @@ struct AnalysisOptions {
   // Optional window on the trace clock (ns); idle links and utilization use it.
   int64_t window_start_ns = std::numeric_limits<int64_t>::min();
   int64_t window_end_ns = std::numeric_limits<int64_t>::max();
+  // Optional: the clock model to judge the trace with instead of the reader's clockModel() (the
+  // times are still the reader's). For tests, and tools that fit a model of their own.
+  const storage::ClockModel* clock = nullptr;
   std::function<void(double fraction)> progress;  // 0..1, now and then
   // Optional: called (on analyze()'s thread) for every send or recv transfer row inside the
   // window, with the index in Analysis::collectives of the instance it belongs to (-1 if none),
@@ -78,8 +82,14 @@ struct OpBucket {
   double mean_busbw_gbps = 0;
 };
 
+// Where a link's two ranks run (RankInfo::host of their rank files). Intra-host traffic goes
+// through memory, loopback or shared memory; inter-host traffic crosses the network.
+enum class LinkScope { kUnknown, kIntraHost, kInterHost };
+const char* linkScopeName(LinkScope scope);  // "unknown", "intra-host", "inter-host"
+
 struct LinkStats {
   int src = -1, dst = -1;
+  LinkScope scope = LinkScope::kUnknown;  // unknown: a rank without a rank file (or peer -1)
   int64_t bytes = 0, messages = 0;
   int64_t busy_ns = 0;                 // union of its transfers' [start, end]; from the recv rows
                                        // when any were recorded (a send ends at the socket buffer)
@@ -94,12 +104,15 @@ struct LinkStats {
                                        // (no send rows recorded)
 };
 
-// A link that exists (topology, or the full mesh of a host's ranks) but
+// A link that exists (topology, or the full mesh of a host's ranks, or a pair of hosts) but
 // carried no bytes in the window or during a collective.
 struct IdleLink {
   int src = -1, dst = -1;
   std::string where;  // "whole trace", or "allreduce comm/seq"
   double capacity_gbps = -1;
+  // A pair of hosts (no topology file, 2+ hosts): no rank of src_host sent to a rank of
+  // dst_host. Indexes into Analysis::hosts; src and dst are then -1.
+  int src_host = -1, dst_host = -1;
 };
 
 // A phase of one collective on one rank.
@@ -121,6 +134,25 @@ struct RankStats {
   int64_t comm_ns = 0;      // inside collectives (union)
   int64_t wait_ns = 0;      // inside collectives before the last rank arrived (at most the call's own host time)
   bool cut_off = false;
+  int host = -1;            // index into Analysis::hosts; -1: no rank file names its host
+};
+
+// The ranks of one host (RankInfo::host), and what they did.
+struct HostStats {
+  std::string name;                 // as the rank files give it ("" when they name none)
+  std::vector<int> ranks;           // ascending
+  int64_t comm_ns = 0;              // sum over its ranks of RankStats::comm_ns
+  int64_t wait_ns = 0;              // sum over its ranks of RankStats::wait_ns
+  int64_t sent_intra_bytes = 0;     // bytes its ranks sent to ranks of the same host
+  int64_t sent_inter_bytes = 0;     // bytes its ranks sent to ranks of other hosts
+  int64_t recv_intra_bytes = 0;     // bytes its ranks received from the same host
+  int64_t recv_inter_bytes = 0;     // bytes its ranks received from other hosts
+};
+
+// Traffic from one host to another (or to itself): the sum of its rank links.
+struct HostTraffic {
+  int64_t bytes = 0, messages = 0;
+  int64_t busy_ns = 0;  // union of the busy times of the rank links between the two hosts
 };
 
 // NCCL transfers per directed link and channel (schema v2 transfer.channel).
@@ -168,6 +200,10 @@ struct Analysis {
   std::vector<OpBucket> op_buckets;
   std::vector<LinkStats> links;                 // every directed link that carried bytes
   std::vector<std::vector<int64_t>> traffic;    // [src][dst] bytes, world_size x world_size
+  // Hosts, in order of their lowest rank; the ranks of each. One host: no inter-host links.
+  std::vector<HostStats> hosts;
+  // [src host][dst host], hosts x hosts; left out (empty) when the rank matrix is (large worlds).
+  std::vector<std::vector<HostTraffic>> host_traffic;
   std::vector<IdleLink> idle_links;
   std::vector<PhaseStats> phases;
   std::vector<RankStats> ranks;
@@ -183,7 +219,17 @@ struct Analysis {
   std::vector<GpuStats> gpus;                   // per rank and device, by rank
   std::vector<ChannelTraffic> channel_traffic;  // by src, dst, channel
   int64_t gpu_activities = 0;                   // gpu_activity rows read in the window
+  // The clock model the trace was read with (storage/clock_model.h): empty or one domain when
+  // every rank shares one clock. Reports show it only with 2+ domains.
+  storage::ClockModel clock;
+
+  // Index into hosts of `rank`'s host, -1 if unknown (ranks is sorted by rank).
+  int hostOf(int rank) const;
 };
+
+// How far two ranks' times can be off against each other because they come from different clock
+// domains: the sum of the two domains' uncertainty_ns; 0 for one domain (or one clock).
+int64_t clockUncertaintyNs(const storage::ClockModel& clock, int rank_a, int rank_b);
 
 bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analysis* out,
              std::string* error);
