@@ -4,9 +4,9 @@ Each emulated host is a process tree in its own time namespace (`unshare --time 
 --monotonic S --boottime S`: its own CLOCK_MONOTONIC, hours from the others', as another
 machine's), with its own hostname (`--uts`) and, through Debian's libfaketime, a wall clock off
 by milliseconds (FAKETIME="+0.008", FAKETIME_DONT_FAKE_MONOTONIC=1), optionally stepped while it
-runs (FAKETIME read from a file that changes) or running fast (FAKETIME="+0 x1.00002" without
-DONT_FAKE_MONOTONIC: libfaketime then scales every clock of the process, monotonic included,
-from the moment it loaded).
+runs (FAKETIME read from a file that changes), and optionally a monotonic clock that runs fast
+(clock_rate.cpp, a clock_gettime shim: raw = t0 + (real - t0) * rate, t0 given by the test;
+libfaketime's own rate rebases CLOCK_MONOTONIC onto its fake wall clock, which no host does).
 
 The truth: host i's raw monotonic time is true + offset_i (+ the drift term); the reference
 time line is host 0's clock. truth_f(host, raw) is what aligned - raw must be.
@@ -56,35 +56,40 @@ class Host:
         self.step = step          # (after_s, new_wall): the wall clock steps while running
         self.spawned_mono_ns = None  # the root namespace's monotonic time at spawn
 
+    def t0_ns(self):
+        """Where a drifting clock starts to drift, on the host's own monotonic clock."""
+        return self.spawned_mono_ns + self.mono_s * 1_000_000_000
+
 
 def _monotonic_ns():
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
 
-def spawn(host, argv, env, scratch, log):
+def spawn(host, argv, env, scratch, log, rate_lib=None):
     """Starts argv as host `host`; returns the Popen."""
     lib = faketime_lib()
     env = dict(env)
     preload = env.get("LD_PRELOAD", "")
     env["LD_PRELOAD"] = ((lib or "") + " " + preload).strip()
+    host.spawned_mono_ns = _monotonic_ns()
     if host.rate is not None:
-        env["FAKETIME"] = "%s x%.8f" % (host.wall, host.rate)
-        env.pop("FAKETIME_DONT_FAKE_MONOTONIC", None)
+        # The shim first: it reads the clocks through libfaketime (wall) and libc (monotonic).
+        env["LD_PRELOAD"] = rate_lib + " " + env["LD_PRELOAD"]
+        env["RINGSIDE_TEST_CLOCK_RATE"] = "%.8f" % host.rate
+        env["RINGSIDE_TEST_CLOCK_T0_NS"] = str(host.t0_ns())
+    env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+    if host.step is not None:
+        # Read again every second: the step lands within a second of the file's change.
+        stamp = os.path.join(scratch, "faketime-%s" % host.name)
+        with open(stamp, "w") as f:
+            f.write(host.wall + "\n")
+        env["FAKETIME_TIMESTAMP_FILE"] = stamp
+        env["FAKETIME_CACHE_DURATION"] = "1"
+        env.pop("FAKETIME", None)
     else:
-        env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
-        if host.step is not None:
-            # Read again every second: the step lands within a second of the file's change.
-            stamp = os.path.join(scratch, "faketime-%s" % host.name)
-            with open(stamp, "w") as f:
-                f.write(host.wall + "\n")
-            env["FAKETIME_TIMESTAMP_FILE"] = stamp
-            env["FAKETIME_CACHE_DURATION"] = "1"
-            env.pop("FAKETIME", None)
-        else:
-            env["FAKETIME"] = host.wall
+        env["FAKETIME"] = host.wall
     cmd = ["unshare", "--time", "--fork", "--monotonic", str(host.mono_s), "--boottime",
            str(host.mono_s), "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', host.name] + argv
-    host.spawned_mono_ns = _monotonic_ns()
     return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
@@ -103,9 +108,9 @@ def truth_f(hosts, host, raw_ns):
     ref = hosts[0]
     f = (ref.mono_s - host.mono_s) * 1_000_000_000
     if host.rate is not None:
-        # libfaketime: raw = S + (real - S) * rate, S = real time when it loaded (~ the spawn).
-        s = host.spawned_mono_ns + host.mono_s * 1_000_000_000
-        real = s + (raw_ns - s) / host.rate
+        # clock_rate.cpp: raw = t0 + (real - t0) * rate.
+        t0 = host.t0_ns()
+        real = t0 + (raw_ns - t0) / host.rate
         f += real - raw_ns
     return f
 

@@ -9,7 +9,7 @@ knows the truth, and checks what `ringside merge` aligned:
               arrival skews like those of the same job on one clock; figures with call bounds
               only and with the wall clocks alone are printed.
   drift-step  a 60+ s run: host 1's wall clock steps by +0.5 s midway (NTP stepping it), host 2's
-              clock runs 20 ppm fast (1.2 ms over the run): within 100 us at the start and at
+              monotonic clock runs 20 ppm fast (1.2 ms over the run; clock_rate.cpp): within 100 us at the start and at
               the end.
   one-clock   ranks of one host: the model is the identity, every aligned time equals the
               recorded one to the nanosecond.
@@ -50,6 +50,7 @@ class Ctx:
         self.ringside = args.ringside
         self.preload = args.preload
         self.sample = args.gloo_sample
+        self.rate_lib = args.clock_rate_lib
         self.scratch = tempfile.mkdtemp(prefix="ringside-clock-")
         self.port = 29700 + os.getpid() % 200
 
@@ -69,7 +70,8 @@ class Ctx:
         started = time.monotonic()
         for h in hosts:
             log = open(os.path.join(out, "%s.log" % h.name), "w")
-            procs.append(cc.spawn(h, argv, self.env(h.index, len(hosts), ranks, name), out, log))
+            procs.append(cc.spawn(h, argv, self.env(h.index, len(hosts), ranks, name), out, log,
+                                  self.rate_lib))
         deadline = started + timeout
         while any(p.poll() is None for p in procs):
             cc.apply_steps(hosts, out, started)
@@ -204,6 +206,9 @@ def scenario_drift_step(ctx):
     check(abs(drift + 20) < 2, "the 20 ppm fast clock is seen (%.2f ppm)" % drift)
     anchors = db.execute("SELECT count(*) FROM clock_anchor_data WHERE rank = 1").fetchone()[0]
     check(anchors >= 50, "wall-clock anchors about once a second (%d on h1)" % anchors)
+    jump = db.execute("SELECT max(unix_ns - clock_ns) - min(unix_ns - clock_ns) FROM clock_anchor_data"
+                      " WHERE rank = 1").fetchone()[0]
+    check(jump > 400_000_000, "h1's wall clock stepped while recording (%.3f s)" % (jump / 1e9))
 
 
 def scenario_one_clock(ctx):
@@ -230,6 +235,7 @@ def main():
     p.add_argument("--ringside", required=True)
     p.add_argument("--preload", required=True)
     p.add_argument("--gloo-sample", required=True)
+    p.add_argument("--clock-rate-lib", required=True)
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()
     why = cc.can_run()
