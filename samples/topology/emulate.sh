@@ -153,6 +153,7 @@ cmd_down() {
     [[ -n "$pids" ]] && kill $pids 2>/dev/null || true
     ip netns del "$n" 2>/dev/null || true
   done
+  rmdir /etc/netns 2>/dev/null || true  # only when no other namespace has files there
   if [[ -n "$(our_namespaces)" ]]; then
     echo "emulate.sh: could not delete: $(our_namespaces | tr '\n' ' ')" >&2
     return 1
