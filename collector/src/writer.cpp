@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -79,6 +80,8 @@ struct TransferKeyHash {
   }
 };
 
+constexpr int64_t kAnchorEveryNs = 1000000000;  // a wall-clock anchor about once a second
+
 class Writer {
  public:
   void run();
@@ -106,7 +109,10 @@ class Writer {
   uint64_t identity_gen_ = 0;
   Identity identity_;
   int64_t last_commit_ns_ = 0;
+  int64_t last_anchor_ns_ = 0;  // 0: none taken yet
   uint64_t unmatched_done_ = 0;
+  std::string boot_id_;          // which kernel clock this is (clock domains, align/)
+  int64_t timens_offset_ns_ = 0;
   std::unordered_map<TransferKey, std::deque<Event>, TransferKeyHash> posts_;
   std::unordered_map<TransferKey, std::deque<Event>, TransferKeyHash> dones_;
   std::vector<Ring*> rings_;
@@ -146,7 +152,63 @@ void Writer::fail(const char* what) {
   g_.state.store(static_cast<int>(State::kDisabled), std::memory_order_release);
 }
 
+// CLOCK_REALTIME read between two readings of CLOCK_MONOTONIC; the tightest of a few tries (a
+// preemption between the readings widens one).
+storage::ClockAnchorRow takeAnchor() {
+  storage::ClockAnchorRow best;
+  best.spread_ns = INT64_MAX;
+  for (int i = 0; i < 3; ++i) {
+    timespec a{}, w{}, b{};
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    clock_gettime(CLOCK_REALTIME, &w);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    const int64_t t0 = static_cast<int64_t>(a.tv_sec) * 1000000000 + a.tv_nsec;
+    const int64_t t1 = static_cast<int64_t>(b.tv_sec) * 1000000000 + b.tv_nsec;
+    const int64_t spread = (t1 - t0) / 2;
+    if (spread < best.spread_ns) {
+      best.clock_ns = t0 + spread;
+      best.unix_ns = static_cast<int64_t>(w.tv_sec) * 1000000000 + w.tv_nsec;
+      best.spread_ns = spread;
+    }
+  }
+  return best;
+}
+
+// The kernel's boot id ("" if unreadable): ranks with the same one and the same time namespace
+// offset read one CLOCK_MONOTONIC.
+std::string readBootId() {
+  char buf[64] = {};
+  FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "re");
+  if (f == nullptr) return {};
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  std::string id(buf, n);
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return id;
+}
+
+// CLOCK_MONOTONIC's offset in this process's time namespace (0 outside one, or if unreadable):
+// the line "monotonic <seconds> <nanoseconds>" of /proc/self/timens_offsets (Linux 5.6+).
+int64_t readTimensOffsetNs() {
+  FILE* f = std::fopen("/proc/self/timens_offsets", "re");
+  if (f == nullptr) return 0;
+  char line[128];
+  int64_t out = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    char name[32] = {};
+    long long sec = 0, nsec = 0;
+    if (std::sscanf(line, "%31s %lld %lld", name, &sec, &nsec) == 3 &&
+        std::strcmp(name, "monotonic") == 0) {
+      out = static_cast<int64_t>(sec) * 1000000000 + nsec;
+    }
+  }
+  std::fclose(f);
+  return out;
+}
+
 bool Writer::open() {
+  boot_id_ = readBootId();
+  timens_offset_ns_ = readTimensOffsetNs();
   std::string err;
   if (!makeDirs(g_.config.dir, &err)) {
     logWarning("tracing disabled: cannot create the rank file folder %s (the job continues)", err.c_str());
@@ -385,6 +447,8 @@ void Writer::drain(bool final_pass) {
         info.start_unix_ns = g_.start_unix_ns;
         info.command_line = identity_.command_line;
         info.identity_source = identity_.source;
+        info.boot_id = boot_id_;
+        info.timens_offset_ns = timens_offset_ns_;
         if (ensureBatch() && !out_->setRank(info)) fail("cannot write");
       }
     }
@@ -437,6 +501,16 @@ void Writer::commit(bool final_flush, int signal) {
     dones_.clear();
   }
   if (!ensureBatch()) return;
+  // Wall-clock anchors (align/ places hosts' clocks on one time line with them): at the first
+  // commit, about once a second (NTP's slewing and steps show) and at the end.
+  const int64_t now = nowNs();
+  if (last_anchor_ns_ == 0 || final_flush || now - last_anchor_ns_ >= kAnchorEveryNs) {
+    last_anchor_ns_ = now;
+    if (!out_->addClockAnchor(takeAnchor())) {
+      fail("cannot write");
+      return;
+    }
+  }
   Counters c = counters();
   bool ok = out_->setMeta("events_emitted", std::to_string(c.emitted)) &&
             out_->setMeta("events_recorded", std::to_string(c.recorded)) &&

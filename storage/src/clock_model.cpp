@@ -70,7 +70,13 @@ int64_t ClockMap::map(int32_t rank, int64_t t) const {
   auto it = std::upper_bound(pieces.begin(), pieces.end(), t,
                              [](int64_t v, const Piece& p) { return v < p.lo; });
   const Piece& p = it == pieces.begin() ? *it : *(it - 1);
-  const double drift = std::round((static_cast<double>(t) - static_cast<double>(p.ref)) * p.rate);
+  // As the views compute it in SQL: the integer difference (a double when it overflows), times
+  // the rate, rounded half away from zero.
+  int64_t diff = 0;
+  const double span = __builtin_sub_overflow(t, p.ref, &diff)
+                          ? static_cast<double>(t) - static_cast<double>(p.ref)
+                          : static_cast<double>(diff);
+  const double drift = std::round(span * p.rate);
   // Saturate: a damaged trace's times must not overflow.
   const double shifted = static_cast<double>(t) + static_cast<double>(p.offset) + drift;
   if (!(shifted < 9.2e18)) return INT64_MAX;
@@ -80,10 +86,3 @@ int64_t ClockMap::map(int32_t rank, int64_t t) const {
 
 }  // namespace ringside::storage
 
-namespace ringside::storage {
-bool storeClockModel(const std::string& path, const ClockModel& model, std::string* error) {
-  (void)model;
-  if (error) *error = path + ": storing a clock model is not built yet";
-  return false;
-}
-}  // namespace ringside::storage

@@ -1,4 +1,4 @@
-// storage/src/columns.h — the one list of every table's columns (schema version 2).
+// storage/src/columns.h — the one list of every table's columns (schema version 3).
 //
 // Each table's columns are declared once, here, as an X-macro: X(name, declaration, since,
 // comment). Everything that names columns by position is derived from these lists: the CREATE
@@ -61,7 +61,10 @@ struct TableDef {
     "the same instant on CLOCK_REALTIME, ns since 1970 (aligns hosts)")                      \
   X(command_line, "TEXT", 1, "argv joined by spaces")                                        \
   X(identity_source, "TEXT", 1, "where rank/world_size came from: gloo, env, none")          \
-  X(file, "TEXT", 1, "basename of the rank file the row came from")
+  X(file, "TEXT", 1, "basename of the rank file the row came from")                          \
+  X(boot_id, "TEXT", 3, "kernel boot id of the host (v3); NULL if unknown")                  \
+  X(timens_offset_ns, "INTEGER", 3,                                                          \
+    "CLOCK_MONOTONIC offset of the process's time namespace, ns (v3)")
 
 // One call of a collective (or point-to-point) operation on one rank.
 #define RINGSIDE_COLLECTIVE_COLUMNS(X)                                                          \
@@ -155,6 +158,43 @@ struct TableDef {
   X(key, "TEXT PRIMARY KEY", 1, "see docs/schema.md for the keys") \
   X(value, "TEXT", 1, "always text; numbers in decimal")
 
+// Wall-clock anchors of a rank (v3): CLOCK_REALTIME read between two readings of the rank's
+// clock, at trace start, about once a second and at the end.
+#define RINGSIDE_CLOCK_ANCHOR_COLUMNS(X)                                                      \
+  X(rank, "INTEGER", 3, "recording rank")                                                     \
+  X(clock_ns, "INTEGER NOT NULL", 3, "midpoint of two readings of the rank's clock, ns")      \
+  X(unix_ns, "INTEGER NOT NULL", 3, "CLOCK_REALTIME between them, ns since 1970")             \
+  X(spread_ns, "INTEGER", 3, "half the time between the two readings, ns")
+
+// The clock model of a merged trace (v3, docs/clock-alignment.md): one row per clock domain.
+#define RINGSIDE_CLOCK_DOMAIN_COLUMNS(X)                                                      \
+  X(id, "INTEGER PRIMARY KEY", 3, "domain id; 0 is the reference time line")                 \
+  X(host, "TEXT", 3, "host name of its first rank")                                          \
+  X(boot_id, "TEXT", 3, "kernel boot id of its ranks; NULL if unknown")                      \
+  X(method, "TEXT", 3, "reference, evidence or wall-clock")                                  \
+  X(offset_ns, "INTEGER", 3, "aligned minus raw time at the domain's first event, ns")        \
+  X(drift_ppm, "REAL", 3, "rate of its clock against the reference, ppm")                   \
+  X(uncertainty_ns, "INTEGER", 3, "residual uncertainty of its mapping, +/- ns")             \
+  X(bounds, "INTEGER", 3, "bounds from matched calls and messages that constrained it")      \
+  X(violated, "INTEGER", 3, "bounds the fitted mapping could not meet")                      \
+  X(anchors, "INTEGER", 3, "wall-clock anchors its ranks recorded")                          \
+  X(segments, "INTEGER", 3, "pieces of its mapping (clock_segment rows)")
+
+// Which clock domain each rank is in (v3).
+#define RINGSIDE_CLOCK_RANK_COLUMNS(X)                          \
+  X(rank, "INTEGER PRIMARY KEY", 3, "rank (world)")             \
+  X(domain, "INTEGER NOT NULL", 3, "clock_domain.id")
+
+// A domain's mapping, piecewise: aligned = t + offset_ns + round((t - ref_ns) * rate) for raw
+// times lo_ns <= t < hi_ns (v3).
+#define RINGSIDE_CLOCK_SEGMENT_COLUMNS(X)                                                     \
+  X(domain, "INTEGER NOT NULL", 3, "clock_domain.id")                                        \
+  X(lo_ns, "INTEGER NOT NULL", 3, "first raw time the piece covers, ns")                      \
+  X(hi_ns, "INTEGER NOT NULL", 3, "raw time the next piece starts, ns")                      \
+  X(ref_ns, "INTEGER NOT NULL", 3, "raw time at which the offset is offset_ns")              \
+  X(offset_ns, "INTEGER NOT NULL", 3, "aligned minus raw time at ref_ns, ns")                \
+  X(rate, "REAL NOT NULL", 3, "drift: change of the offset per ns of raw time")
+
 #define RINGSIDE_COLUMN_ENUMERATOR(name, decl, since, comment) name,
 #define RINGSIDE_COLUMN_ENTRY(name, decl, since, comment) Column{#name, decl, since, comment},
 
@@ -181,6 +221,10 @@ RINGSIDE_TABLE(GpuActivityTable, "gpu_activity_data", RINGSIDE_GPU_ACTIVITY_COLU
 RINGSIDE_TABLE(CommunicatorTable, "communicator_data", RINGSIDE_COMMUNICATOR_COLUMNS, 2,
                "UNIQUE(rank, comm_sid)", 12, 38)
 RINGSIDE_TABLE(MetaTable, "meta", RINGSIDE_META_COLUMNS, 1, "", 5, 27)
+RINGSIDE_TABLE(ClockAnchorTable, "clock_anchor_data", RINGSIDE_CLOCK_ANCHOR_COLUMNS, 3, "", 9, 30)
+RINGSIDE_TABLE(ClockDomainTable, "clock_domain", RINGSIDE_CLOCK_DOMAIN_COLUMNS, 3, "", 14, 38)
+RINGSIDE_TABLE(ClockRankTable, "clock_rank", RINGSIDE_CLOCK_RANK_COLUMNS, 3, "", 6, 30)
+RINGSIDE_TABLE(ClockSegmentTable, "clock_segment", RINGSIDE_CLOCK_SEGMENT_COLUMNS, 3, "", 9, 30)
 
 #undef RINGSIDE_TABLE
 #undef RINGSIDE_COLUMN_ENTRY
@@ -190,7 +234,8 @@ RINGSIDE_TABLE(MetaTable, "meta", RINGSIDE_META_COLUMNS, 1, "", 5, 27)
 inline constexpr const TableDef* kTables[] = {
     &StringTable::kDef,        &RankTable::kDef,          &CollectiveTable::kDef,
     &TransferTable::kDef,      &CollectiveGpuTable::kDef, &GpuActivityTable::kDef,
-    &CommunicatorTable::kDef,  &MetaTable::kDef};
+    &CommunicatorTable::kDef,  &MetaTable::kDef,          &ClockAnchorTable::kDef,
+    &ClockDomainTable::kDef,   &ClockRankTable::kDef,     &ClockSegmentTable::kDef};
 
 // A set of a table's columns (bit i: column i); every table has fewer than 64 columns.
 using ColumnSet = uint64_t;

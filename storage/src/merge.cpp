@@ -251,6 +251,8 @@ struct TableCopies {
                                 {Act::rank, Fill::kFileRankIfUnknown},
                                 {Act::collective_id, Fill::kCollectiveId}}};
   const TableCopy communicator{Comm::kDef, {{Comm::rank, Fill::kFileRankIfUnknown}}};
+  const TableCopy anchor{detail::ClockAnchorTable::kDef,
+                         {{detail::ClockAnchorTable::rank, Fill::kFileRankIfUnknown}}};
 };
 
 class Merger {
@@ -271,7 +273,8 @@ class Merger {
   bool finish();
   // Finalizes every output statement (before the output connection can close).
   void finalizeStatements() {
-    for (Stmt* st : {&ins_coll_, &ins_xfer_, &ins_str_, &ins_rank_, &ins_meta_, &ins_cgpu_, &ins_act_, &ins_comm_})
+    for (Stmt* st : {&ins_coll_, &ins_xfer_, &ins_str_, &ins_rank_, &ins_meta_, &ins_cgpu_, &ins_act_,
+                     &ins_comm_, &ins_anchor_})
       st->reset();
   }
   // Closes the output and deletes the temporary file (the journal is kept in memory).
@@ -294,7 +297,8 @@ class Merger {
   fileio::OutputFile file_;
   std::string tmp_;  // file_'s temporary path, which SQLite opens by name
   Db out_;
-  Stmt ins_coll_, ins_xfer_, ins_str_, ins_rank_, ins_meta_, ins_cgpu_, ins_act_, ins_comm_;
+  Stmt ins_coll_, ins_xfer_, ins_str_, ins_rank_, ins_meta_, ins_cgpu_, ins_act_, ins_comm_,
+      ins_anchor_;
   std::unordered_map<std::string, int64_t> out_sids_;
   int64_t next_sid_ = 1;
   int64_t next_collective_id_ = 1;
@@ -369,6 +373,7 @@ bool Merger::openOutput() {
       {&ins_str_, detail::insertSql(detail::StringTable::kDef)},
       {&ins_rank_, detail::insertSql(c.rank.def, "INSERT", c.rank.written)},
       {&ins_meta_, detail::insertSql(detail::MetaTable::kDef, "INSERT OR REPLACE")},
+      {&ins_anchor_, detail::insertSql(c.anchor.def, "INSERT", c.anchor.written)},
   };
   for (const Prep& p : preps) {
     *p.stmt = detail::prepare(raw, p.sql, &why);
@@ -473,6 +478,10 @@ bool Merger::InputCopy::run() {
   if (!open() || !copyStrings() || !moveCollectiveIds() || !copyRankAndMeta() || !copyCalls())
     return false;
   if (src_version_ >= 2 && !copyGpuTables()) return false;
+  if (src_version_ >= 3 && !copyTable(m_.copies_.anchor, " ORDER BY clock_ns",
+                                      m_.ins_anchor_.get(), "clock anchors", false, nullptr)) {
+    return false;
+  }
   if (!detail::exec(m_.out_.get(), "COMMIT", nullptr)) return writeFailed("cannot commit");
   detail::exec(src_, "COMMIT", nullptr);
   if (lo_ <= hi_) m_.next_collective_id_ += hi_ - lo_ + 1;

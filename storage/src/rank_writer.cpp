@@ -25,6 +25,7 @@
 namespace ringside::storage {
 namespace {
 
+using detail::ClockAnchorTable;
 using detail::CollectiveGpuTable;
 using detail::CollectiveTable;
 using detail::CommunicatorTable;
@@ -67,10 +68,7 @@ class SqliteRankWriter final : public RankWriter {
   bool addCollectiveGpu(const CollectiveGpuRow& row) override;
   bool addGpuActivity(const GpuActivityRow& row) override;
   bool addCommunicator(const CommunicatorRow& row) override;
-  bool addClockAnchor(const ClockAnchorRow& row) override {
-    (void)row;
-    return true;
-  }
+  bool addClockAnchor(const ClockAnchorRow& row) override;
   bool commit() override;
   bool close() override;
   const std::string& error() const override { return error_; }
@@ -111,7 +109,7 @@ class SqliteRankWriter final : public RankWriter {
 
   Stmt begin_, commit_, rollback_;
   Stmt insert_collective_, insert_transfer_, insert_string_, upsert_meta_, delete_rank_, insert_rank_;
-  Stmt upsert_collective_gpu_, insert_gpu_activity_, upsert_communicator_;
+  Stmt upsert_collective_gpu_, insert_gpu_activity_, upsert_communicator_, insert_anchor_;
 
   InternMap strings_;
   int64_t next_sid_ = 1;
@@ -223,6 +221,7 @@ bool SqliteRankWriter::init(std::string* error) {
       {&upsert_meta_, detail::insertSql(MetaTable::kDef, "INSERT OR REPLACE")},
       {&delete_rank_, "DELETE FROM rank"},
       {&insert_rank_, detail::insertSql(RankTable::kDef)},
+      {&insert_anchor_, detail::insertSql(ClockAnchorTable::kDef)},
   };
   for (const Prep& p : preps) {
     *p.stmt = detail::prepare(db, p.sql, &why);
@@ -286,6 +285,8 @@ bool SqliteRankWriter::writeRank(const RankInfo& info) {
   bindText(st, param(T::identity_source), info.identity_source);
   const std::string file = detail::baseName(path_);
   bindText(st, param(T::file), file);
+  bindText(st, param(T::boot_id), info.boot_id);
+  sqlite3_bind_int64(st, param(T::timens_offset_ns), info.timens_offset_ns);
   const bool ok = stepDone(st, "cannot store the rank row");
   sqlite3_clear_bindings(st);
   if (ok) rank_ = info.rank;
@@ -483,6 +484,20 @@ bool SqliteRankWriter::addCommunicator(const CommunicatorRow& row) {
   });
 }
 
+bool SqliteRankWriter::addClockAnchor(const ClockAnchorRow& row) {
+  return guarded("addClockAnchor", [&]() -> bool {
+    if (failed_) return false;
+    if (!in_batch_) return misuse("addClockAnchor() outside begin()/commit()");
+    using T = ClockAnchorTable;
+    sqlite3_stmt* st = insert_anchor_.get();
+    detail::bindNullable(st, param(T::rank), rank_ < 0 ? kNone : rank_);
+    sqlite3_bind_int64(st, param(T::clock_ns), row.clock_ns);
+    sqlite3_bind_int64(st, param(T::unix_ns), row.unix_ns);
+    sqlite3_bind_int64(st, param(T::spread_ns), row.spread_ns);
+    return stepDone(st, "cannot store a clock anchor");
+  });
+}
+
 bool SqliteRankWriter::commit() {
   return guarded("commit", [&]() -> bool {
     if (failed_) return false;
@@ -503,7 +518,7 @@ void SqliteRankWriter::closeQuietly() noexcept {
     // unlock the parent's live database. Leak the handles instead.
     for (Stmt* st : {&begin_, &commit_, &rollback_, &insert_collective_, &insert_transfer_, &insert_string_,
                      &upsert_meta_, &delete_rank_, &insert_rank_, &upsert_collective_gpu_,
-                     &insert_gpu_activity_, &upsert_communicator_}) {
+                     &insert_gpu_activity_, &upsert_communicator_, &insert_anchor_}) {
       (void)st->release();
     }
     (void)db_.release();
@@ -523,6 +538,7 @@ void SqliteRankWriter::closeQuietly() noexcept {
   upsert_collective_gpu_.reset();
   insert_gpu_activity_.reset();
   upsert_communicator_.reset();
+  insert_anchor_.reset();
   db_.reset();
 }
 

@@ -22,4 +22,11 @@ extern const char* const kMergedIndexSql;
 // transaction on an empty database.
 bool createSchema(sqlite3* db, std::string* error);
 
+// Creates the views (after the tables they read exist).
+bool createViews(sqlite3* db, std::string* error);
+
+// Brings a trace of an older version up to kSchemaVersion in place: missing tables created,
+// missing columns added, views recreated, user_version stamped. Run inside a transaction.
+bool upgradeSchema(sqlite3* db, int from_version, std::string* error);
+
 }  // namespace ringside::storage::detail

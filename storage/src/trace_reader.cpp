@@ -53,8 +53,11 @@ int32_t toInt32(int64_t v) {
 
 class SqliteTraceReader final : public TraceReader {
  public:
-  SqliteTraceReader(std::string path, Db db, int version)
-      : path_(std::move(path)), db_(std::move(db)), version_(version) {}
+  SqliteTraceReader(std::string path, Db db, int version, bool raw_times)
+      : path_(std::move(path)), db_(std::move(db)), version_(version) {
+    if (version_ >= 3) loadClockModel();
+    if (!raw_times) map_ = ClockMap(model_);
+  }
 
   int schemaVersion() const override { return version_; }
   std::vector<RankInfo> ranks() override;
@@ -74,13 +77,9 @@ class SqliteTraceReader final : public TraceReader {
   bool forEachCommunicator(const std::function<bool(int32_t, const CommunicatorRow&)>& fn,
                            std::string* error) override;
   const ClockModel& clockModel() override { return model_; }
-  bool timesAligned() const override { return false; }
+  bool timesAligned() const override { return !map_.identity(); }
   bool forEachClockAnchor(const std::function<bool(int32_t, const ClockAnchorRow&)>& fn,
-                          std::string* error) override {
-    (void)fn;
-    (void)error;
-    return true;
-  }
+                          std::string* error) override;
 
  private:
   // The one read loop of every forEach*: runs `sql`, calls `row` on each result row until it
@@ -104,6 +103,15 @@ class SqliteTraceReader final : public TraceReader {
   }
   int64_t count(const char* sql);
   bool loadStrings(std::string* error);
+  void loadClockModel();
+  // The aligned time of `rank`'s raw time t (kNone stays kNone).
+  int64_t align(int32_t rank, int64_t t) const {
+    return t == kNone ? t : map_.map(rank, t);
+  }
+  // One transfer row from a statement whose columns are kTransferRead.
+  TransferRow transferRow(sqlite3_stmt* s) const;
+  bool forEachTransferAligned(const std::function<bool(const TransferRow&)>& fn,
+                              std::string* error);
   std::string_view str(int64_t sid) const {
     if (sid == kNone) return {};
     // Writers number strings densely from 1: a flat table, the map only for stray ids.
@@ -123,7 +131,32 @@ class SqliteTraceReader final : public TraceReader {
   std::unordered_map<int64_t, std::string> strings_;
   std::vector<std::string_view> dense_strings_;  // [sid] -> strings_[sid] for sid < size
   ClockModel model_;
+  ClockMap map_;  // identity unless the trace's model moves some times
 };
+
+// Transfer columns read: all but rank (the recording rank is implied by side), rank last for the
+// aligned reads, which need it.
+constexpr ColumnSet kTransferRead = detail::kAllColumns;
+constexpr int transferAt(int column) { return detail::indexIn(kTransferRead, column); }
+
+TransferRow SqliteTraceReader::transferRow(sqlite3_stmt* s) const {
+  using T = TransferTable;
+  TransferRow r;
+  r.id = sqlite3_column_int64(s, transferAt(T::id));
+  r.collective_id = detail::columnNullable(s, transferAt(T::collective_id));
+  r.src_rank = toInt32(detail::columnNullable(s, transferAt(T::src_rank)));
+  r.dst_rank = toInt32(detail::columnNullable(s, transferAt(T::dst_rank)));
+  r.bytes = sqlite3_column_int64(s, transferAt(T::bytes));
+  r.start_ns = sqlite3_column_int64(s, transferAt(T::start_ns));
+  r.end_ns = detail::columnNullable(s, transferAt(T::end_ns));
+  r.side = str(detail::columnNullable(s, transferAt(T::side_sid)));
+  r.phase = str(detail::columnNullable(s, transferAt(T::phase_sid)));
+  r.step = toInt32(detail::columnNullable(s, transferAt(T::step)));
+  r.chunk = toInt32(detail::columnNullable(s, transferAt(T::chunk)));
+  r.slot = detail::columnNullable(s, transferAt(T::slot));
+  r.channel = toInt32(detail::columnNullable(s, transferAt(T::channel)));
+  return r;
+}
 
 int64_t SqliteTraceReader::count(const char* sql) {
   int64_t n = 0;
@@ -158,6 +191,8 @@ std::vector<RankInfo> SqliteTraceReader::ranks() {
       r.start_unix_ns = sqlite3_column_int64(s, T::start_unix_ns);
       r.command_line = columnText(s, T::command_line);
       r.identity_source = columnText(s, T::identity_source);
+      r.boot_id = columnText(s, T::boot_id, kMaxNameBytes);
+      r.timens_offset_ns = sqlite3_column_int64(s, T::timens_offset_ns);
       out.push_back(std::move(r));
     }
   } catch (...) {
@@ -220,8 +255,8 @@ bool SqliteTraceReader::forEachCollective(const std::function<bool(const Collect
                  r.dtype = str(detail::columnNullable(s, T::dtype_sid));
                  r.reduce_op = str(detail::columnNullable(s, T::reduce_op_sid));
                  r.algorithm = str(detail::columnNullable(s, T::algorithm_sid));
-                 r.start_ns = sqlite3_column_int64(s, T::start_ns);
-                 r.end_ns = detail::columnNullable(s, T::end_ns);
+                 r.start_ns = align(r.rank, sqlite3_column_int64(s, T::start_ns));
+                 r.end_ns = align(r.rank, detail::columnNullable(s, T::end_ns));
                  r.root = toInt32(detail::columnNullable(s, T::root));
                  r.tid = toInt32(sqlite3_column_int64(s, T::tid));
                  r.status = toInt32(sqlite3_column_int64(s, T::status));
@@ -246,8 +281,8 @@ bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const C
                  r.comm = str(detail::columnNullable(s, at(T::comm_sid)));
                  r.seq = sqlite3_column_int64(s, at(T::seq));
                  r.op = str(detail::columnNullable(s, at(T::op_sid)));
-                 r.start_ns = sqlite3_column_int64(s, at(T::start_ns));
-                 r.end_ns = detail::columnNullable(s, at(T::end_ns));
+                 r.start_ns = align(r.rank, sqlite3_column_int64(s, at(T::start_ns)));
+                 r.end_ns = align(r.rank, detail::columnNullable(s, at(T::end_ns)));
                  r.status = toInt32(sqlite3_column_int64(s, at(T::status)));
                  return fn(r);
                },
@@ -255,42 +290,134 @@ bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const C
 }
 
 bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferRow&)>& fn, std::string* error) {
-  using T = TransferTable;
-  // TransferRow has no rank (the recording rank is implied by side).
-  static constexpr ColumnSet kRead = detail::kAllColumns & ~columns({T::rank});
-  constexpr auto at = [](int column) { return detail::indexIn(kRead, column); };
-  return visit(detail::selectOnlySql(T::kDef, version_, " ORDER BY start_ns, id", kRead),
-               "transfers",
-               [&](sqlite3_stmt* s) {
-                 TransferRow r;
-                 r.id = sqlite3_column_int64(s, at(T::id));
-                 r.collective_id = detail::columnNullable(s, at(T::collective_id));
-                 r.src_rank = toInt32(detail::columnNullable(s, at(T::src_rank)));
-                 r.dst_rank = toInt32(detail::columnNullable(s, at(T::dst_rank)));
-                 r.bytes = sqlite3_column_int64(s, at(T::bytes));
-                 r.start_ns = sqlite3_column_int64(s, at(T::start_ns));
-                 r.end_ns = detail::columnNullable(s, at(T::end_ns));
-                 r.side = str(detail::columnNullable(s, at(T::side_sid)));
-                 r.phase = str(detail::columnNullable(s, at(T::phase_sid)));
-                 r.step = toInt32(detail::columnNullable(s, at(T::step)));
-                 r.chunk = toInt32(detail::columnNullable(s, at(T::chunk)));
-                 r.slot = detail::columnNullable(s, at(T::slot));
-                 r.channel = toInt32(detail::columnNullable(s, at(T::channel)));
-                 return fn(r);
-               },
-               error);
+  if (timesAligned()) return forEachTransferAligned(fn, error);
+  return visit(detail::selectOnlySql(TransferTable::kDef, version_, " ORDER BY start_ns, id",
+                                     kTransferRead),
+               "transfers", [&](sqlite3_stmt* s) { return fn(transferRow(s)); }, error);
+}
+
+// Aligned order: one cursor per recording rank (the merged index transfer_by_rank_time gives
+// each its rows in raw order, which the rank's monotone mapping keeps), merged on aligned
+// (start_ns, id).
+bool SqliteTraceReader::forEachTransferAligned(const std::function<bool(const TransferRow&)>& fn,
+                                               std::string* error) {
+  try {
+    if (!loadStrings(error)) return false;
+    std::vector<int64_t> ranks;
+    bool null_rank = false;
+    {
+      Stmt st = detail::prepare(db_.get(), "SELECT DISTINCT rank FROM transfer_data", nullptr);
+      if (!st) return readError(error, "cannot read transfers");
+      int rc;
+      while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+        if (sqlite3_column_type(st.get(), 0) == SQLITE_NULL) {
+          null_rank = true;
+        } else {
+          ranks.push_back(sqlite3_column_int64(st.get(), 0));
+        }
+      }
+      if (rc != SQLITE_DONE) return readError(error, "cannot read transfers");
+    }
+    struct Cursor {
+      Stmt st;
+      int32_t rank;
+      TransferRow row;
+    };
+    std::vector<Cursor> cursors;
+    cursors.reserve(ranks.size() + 1);
+    const std::string by_rank =
+        detail::selectOnlySql(TransferTable::kDef, version_, " WHERE rank = ?1 ORDER BY start_ns, id",
+                              kTransferRead);
+    auto addCursor = [&](Stmt st, int32_t rank) {
+      cursors.push_back({std::move(st), rank, {}});
+    };
+    for (int64_t rank : ranks) {
+      Stmt st = detail::prepare(db_.get(), by_rank, nullptr);
+      if (!st) return readError(error, "cannot read transfers");
+      sqlite3_bind_int64(st.get(), 1, rank);
+      addCursor(std::move(st), toInt32(rank));
+    }
+    if (null_rank) {
+      Stmt st = detail::prepare(
+          db_.get(),
+          detail::selectOnlySql(TransferTable::kDef, version_,
+                                " WHERE rank IS NULL ORDER BY start_ns, id", kTransferRead),
+          nullptr);
+      if (!st) return readError(error, "cannot read transfers");
+      addCursor(std::move(st), -1);
+    }
+    // Advances cursor i; false at its end (or on error, which *failed says).
+    bool failed = false;
+    auto advance = [&](size_t i) {
+      Cursor& c = cursors[i];
+      const int rc = sqlite3_step(c.st.get());
+      if (rc == SQLITE_ROW) {
+        c.row = transferRow(c.st.get());
+        c.row.start_ns = align(c.rank, c.row.start_ns);
+        c.row.end_ns = align(c.rank, c.row.end_ns);
+        return true;
+      }
+      if (rc != SQLITE_DONE) failed = true;
+      return false;
+    };
+    // Min-heap of cursor indexes on (start_ns, id).
+    auto later = [&](size_t a, size_t b) {
+      const TransferRow& x = cursors[a].row;
+      const TransferRow& y = cursors[b].row;
+      return x.start_ns != y.start_ns ? x.start_ns > y.start_ns : x.id > y.id;
+    };
+    std::vector<size_t> heap;
+    for (size_t i = 0; i < cursors.size(); ++i) {
+      if (advance(i)) heap.push_back(i);
+      if (failed) return readError(error, "cannot read transfers");
+    }
+    std::make_heap(heap.begin(), heap.end(), later);
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      const size_t i = heap.back();
+      if (!fn(cursors[i].row)) return true;
+      if (advance(i)) {
+        std::push_heap(heap.begin(), heap.end(), later);
+      } else {
+        heap.pop_back();
+        if (failed) return readError(error, "cannot read transfers");
+      }
+    }
+    return true;
+  } catch (const std::bad_alloc&) {
+    if (error) *error = path_ + ": out of memory while reading transfers";
+    return false;
+  }
 }
 
 bool SqliteTraceReader::forEachCollectiveGpu(const std::function<bool(const CollectiveGpuRow&)>& fn,
                                              std::string* error) {
   if (version_ < 2) return true;
   using T = CollectiveGpuTable;
+  // GPU rows name no rank: aligned reads take it from the call they belong to.
+  std::unordered_map<int64_t, int32_t> rank_of;
+  if (timesAligned()) {
+    Stmt st = detail::prepare(db_.get(),
+                              "SELECT c.id, c.rank FROM collective_gpu_data AS g"
+                              " JOIN collective_data AS c ON c.id = g.collective_id",
+                              nullptr);
+    if (!st) return readError(error, "cannot read collective GPU rows");
+    while (sqlite3_step(st.get()) == SQLITE_ROW) {
+      rank_of[sqlite3_column_int64(st.get(), 0)] =
+          toInt32(detail::columnNullable(st.get(), 1));
+    }
+  }
+  auto rankOf = [&](int64_t id) {
+    auto it = rank_of.find(id);
+    return it == rank_of.end() ? -1 : it->second;
+  };
   return visit(selectSql(T::kDef, version_, " ORDER BY collective_id"), "collective GPU rows",
                [&](sqlite3_stmt* s) {
                  CollectiveGpuRow r;
                  r.collective_id = sqlite3_column_int64(s, T::collective_id);
-                 r.gpu_start_ns = detail::columnNullable(s, T::gpu_start_ns);
-                 r.gpu_end_ns = detail::columnNullable(s, T::gpu_end_ns);
+                 const int32_t rank = rank_of.empty() ? -1 : rankOf(r.collective_id);
+                 r.gpu_start_ns = align(rank, detail::columnNullable(s, T::gpu_start_ns));
+                 r.gpu_end_ns = align(rank, detail::columnNullable(s, T::gpu_end_ns));
                  r.algorithm = str(detail::columnNullable(s, T::algorithm_sid));
                  r.protocol = str(detail::columnNullable(s, T::protocol_sid));
                  r.channels = toInt32(detail::columnNullable(s, T::channels));
@@ -313,8 +440,8 @@ bool SqliteTraceReader::forEachGpuActivity(const std::function<bool(int32_t, con
                  const int32_t rank = toInt32(detail::columnNullable(s, T::rank));
                  r.kind = str(detail::columnNullable(s, T::kind_sid));
                  r.name = str(detail::columnNullable(s, T::name_sid));
-                 r.start_ns = sqlite3_column_int64(s, T::start_ns);
-                 r.end_ns = detail::columnNullable(s, T::end_ns);
+                 r.start_ns = align(rank, sqlite3_column_int64(s, T::start_ns));
+                 r.end_ns = align(rank, detail::columnNullable(s, T::end_ns));
                  r.device = toInt32(detail::columnNullable(s, T::device));
                  r.stream = detail::columnNullable(s, T::stream);
                  r.bytes = detail::columnNullable(s, T::bytes);
@@ -340,14 +467,121 @@ bool SqliteTraceReader::forEachCommunicator(const std::function<bool(int32_t, co
                  r.comm_rank = toInt32(detail::columnNullable(s, T::comm_rank));
                  r.comm_size = toInt32(detail::columnNullable(s, T::comm_size));
                  r.parent = str(detail::columnNullable(s, T::parent_sid));
-                 r.created_ns = detail::columnNullable(s, T::created_ns);
-                 r.ended_ns = detail::columnNullable(s, T::ended_ns);
+                 r.created_ns = align(rank, detail::columnNullable(s, T::created_ns));
+                 r.ended_ns = align(rank, detail::columnNullable(s, T::ended_ns));
                  r.end_state = str(detail::columnNullable(s, T::end_state_sid));
                  const std::string topology = columnText(s, T::topology, kMaxTopologyBytes);
                  r.topology = topology;
                  return fn(rank, r);
                },
                error);
+}
+
+bool SqliteTraceReader::forEachClockAnchor(
+    const std::function<bool(int32_t, const ClockAnchorRow&)>& fn, std::string* error) {
+  if (version_ < 3) return true;
+  using T = detail::ClockAnchorTable;
+  return visit(selectSql(T::kDef, version_, " ORDER BY rank, clock_ns"), "clock anchors",
+               [&](sqlite3_stmt* s) {
+                 ClockAnchorRow r;
+                 const int32_t rank = toInt32(detail::columnNullable(s, T::rank));
+                 r.clock_ns = sqlite3_column_int64(s, T::clock_ns);
+                 r.unix_ns = sqlite3_column_int64(s, T::unix_ns);
+                 r.spread_ns = sqlite3_column_int64(s, T::spread_ns);
+                 return fn(rank, r);
+               },
+               nullptr) ||
+         readError(error, "cannot read clock anchors");
+}
+
+// The model tables are small (a row per domain, rank and piece); a damaged file's are cut at
+// kMaxModelRows rows each, and a model that does not hold together reads as none (identity).
+void SqliteTraceReader::loadClockModel() {
+  constexpr int64_t kMaxModelRows = 1 << 22;
+  try {
+    using D = detail::ClockDomainTable;
+    using R = detail::ClockRankTable;
+    using S = detail::ClockSegmentTable;
+    ClockModel m;
+    const std::string limit = " LIMIT " + std::to_string(kMaxModelRows);
+    {
+      Stmt st = detail::prepare(db_.get(), selectSql(D::kDef, version_, " ORDER BY id" + limit),
+                                nullptr);
+      if (!st) return;
+      while (sqlite3_step(st.get()) == SQLITE_ROW) {
+        sqlite3_stmt* s = st.get();
+        ClockDomain d;
+        d.id = toInt32(sqlite3_column_int64(s, D::id));
+        d.host = columnText(s, D::host, kMaxNameBytes);
+        d.boot_id = columnText(s, D::boot_id, kMaxNameBytes);
+        d.method = columnText(s, D::method, kMaxNameBytes);
+        d.offset_ns = sqlite3_column_int64(s, D::offset_ns);
+        d.drift_ppm = sqlite3_column_double(s, D::drift_ppm);
+        d.uncertainty_ns = sqlite3_column_int64(s, D::uncertainty_ns);
+        d.bounds = sqlite3_column_int64(s, D::bounds);
+        d.violated = sqlite3_column_int64(s, D::violated);
+        d.anchors = sqlite3_column_int64(s, D::anchors);
+        d.segments = toInt32(sqlite3_column_int64(s, D::segments));
+        m.domains.push_back(std::move(d));
+      }
+    }
+    if (m.domains.empty()) return;
+    {
+      Stmt st = detail::prepare(db_.get(), selectSql(R::kDef, version_, " ORDER BY rank" + limit),
+                                nullptr);
+      if (!st) return;
+      while (sqlite3_step(st.get()) == SQLITE_ROW) {
+        const int32_t rank = toInt32(sqlite3_column_int64(st.get(), R::rank));
+        const int32_t domain = toInt32(sqlite3_column_int64(st.get(), R::domain));
+        m.rank_domain.emplace_back(rank, domain);
+      }
+    }
+    {
+      std::unordered_map<int32_t, size_t> index;
+      for (size_t i = 0; i < m.domains.size(); ++i) index.emplace(m.domains[i].id, i);
+      for (const auto& [rank, domain] : m.rank_domain) {
+        auto it = index.find(domain);
+        if (it != index.end()) m.domains[it->second].ranks.push_back(rank);
+      }
+    }
+    {
+      Stmt st = detail::prepare(
+          db_.get(), selectSql(S::kDef, version_, " ORDER BY domain, lo_ns" + limit), nullptr);
+      if (!st) return;
+      while (sqlite3_step(st.get()) == SQLITE_ROW) {
+        sqlite3_stmt* s = st.get();
+        ClockSegment g;
+        g.domain = toInt32(sqlite3_column_int64(s, S::domain));
+        g.lo_ns = sqlite3_column_int64(s, S::lo_ns);
+        g.hi_ns = sqlite3_column_int64(s, S::hi_ns);
+        g.ref_ns = sqlite3_column_int64(s, S::ref_ns);
+        g.offset_ns = sqlite3_column_int64(s, S::offset_ns);
+        g.rate = sqlite3_column_double(s, S::rate);
+        // A rate beyond 1 % is no clock (a damaged file): drop the piece.
+        if (!(g.rate > -0.01 && g.rate < 0.01)) continue;
+        m.segments.push_back(g);
+      }
+    }
+    const auto meta_map = meta();
+    auto metaInt = [&](const char* key) -> int64_t {
+      auto it = meta_map.find(key);
+      if (it == meta_map.end()) return 0;
+      try {
+        return std::stoll(it->second);
+      } catch (...) {
+        return 0;
+      }
+    };
+    auto mit = meta_map.find("clock_method");
+    m.method = mit != meta_map.end() ? mit->second : "evidence";
+    m.bounds = metaInt("clock_bounds");
+    m.violated = metaInt("clock_bounds_violated");
+    m.messages_checked = metaInt("clock_messages_checked");
+    m.messages_before_sent = metaInt("clock_messages_before_sent");
+    model_ = std::move(m);
+  } catch (...) {
+    model_ = ClockModel{};
+  }
 }
 
 }  // namespace
@@ -362,7 +596,7 @@ std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, const Tr
     int version = 0;
     Db db = detail::openTraceReadOnly(path, &version, error, options.quick_check);
     if (!db) return nullptr;
-    return std::make_unique<SqliteTraceReader>(path, std::move(db), version);
+    return std::make_unique<SqliteTraceReader>(path, std::move(db), version, options.raw_times);
   } catch (...) {
     if (error) *error = path + ": out of memory";
     return nullptr;

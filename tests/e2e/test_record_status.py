@@ -84,7 +84,8 @@ def mount_tmpfs(mnt, options):
 def full_disk(ctx):
     ctx.need_gloo_sample()
     mnt = ctx.mkdir("tiny")
-    ok, why = mount_tmpfs(mnt, "size=1m")
+    # 2 MiB: two rank files of schema v3 (16 KiB pages, 12 tables, the WAL) need about 1 MiB.
+    ok, why = mount_tmpfs(mnt, "size=2m")
     if not ok:
         u.skip(f"cannot mount a tmpfs here ({why}); needs root and mount permission")
     try:

@@ -32,6 +32,24 @@ std::vector<OptionSpec> mergeSpecs(MergeCliOptions* o) {
          return storeText(&o->run_id)(value, error);
        }},
       {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
+      {"realign", 0, "",
+       "the INPUT is a merged trace: fit its clock model again and store it in place "
+       "(docs/clock-alignment.md)",
+       setFlag(&o->realign)},
+      {"clock-evidence", 0, "LIST",
+       "bounds that align the hosts' clocks: calls,messages (default), calls, messages, none "
+       "(wall clocks only)",
+       [o](std::string_view value, std::string* error) {
+         o->calls_evidence = value == "calls" || value == "calls,messages" ||
+                             value == "messages,calls";
+         o->messages_evidence = value == "messages" || value == "calls,messages" ||
+                                value == "messages,calls";
+         if (!o->calls_evidence && !o->messages_evidence && value != "none") {
+           *error = "--clock-evidence takes calls,messages, calls, messages or none";
+           return false;
+         }
+         return true;
+       }},
   };
 }
 
@@ -128,6 +146,32 @@ std::string defaultMergeOutput(const std::vector<std::string>& inputs) {
   return "merged.sqlite";
 }
 
+align::AlignOptions alignOptions(const MergeCliOptions& options) {
+  align::AlignOptions o;
+  o.use_calls = options.calls_evidence;
+  o.use_messages = options.messages_evidence;
+  return o;
+}
+
+// `merge --realign TRACE`: the clock model again (e.g. a trace merged by an older ringside, or
+// after changing how alignment works); the rows stay as they are.
+int runRealign(const MergeCliOptions& options) {
+  if (options.inputs.size() != 1) {
+    return fail(kPrefix, "--realign takes one merged trace", kExitUsage);
+  }
+  if (!options.output.empty()) {
+    return fail(kPrefix, "--realign changes the trace in place; leave out -o", kExitUsage);
+  }
+  const std::string& trace = options.inputs.front();
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(trace, ec))) {
+    return fail(kPrefix, trace + ": not a regular file (a merged trace)");
+  }
+  if (!alignClocks(trace, kPrefix, alignOptions(options))) return kExitDataError;
+  std::cerr << kPrefix << "clock model of " << trace << " written\n";
+  return kExitOk;
+}
+
 std::string mergeHelp() {
   MergeCliOptions scratch;
   return "Usage: ringside merge [options] INPUT...\n"
@@ -135,6 +179,8 @@ std::string mergeHelp() {
          "Merges rank files into one trace, as `ringside record` does after a job. An INPUT is\n"
          "a rank file or a folder of them (e.g. the one kept by `record --keep-rank-files`).\n"
          "Rank files of different runs (meta run_id) are never merged into one trace.\n"
+         "The merged trace gets a clock model that puts every host's times on one time line\n"
+         "(docs/clock-alignment.md); `merge --realign TRACE` fits it again in place.\n"
          "Exit status: 0 merged, 1 an input or the output could not be used, 2 bad usage.\n"
          "\n" +
          formatOptionsHelp(mergeSpecs(&scratch));
@@ -144,6 +190,7 @@ int runMerge(std::span<const std::string> args) {
   MergeCliOptions options;
   if (int code = parseVerbArgs(args, parseMergeArgs, mergeHelp, kPrefix, &options); code >= 0)
     return code;
+  if (options.realign) return runRealign(options);
   if (options.output.empty()) options.output = defaultMergeOutput(options.inputs);
 
   std::string error;
@@ -210,7 +257,7 @@ int runMerge(std::span<const std::string> args) {
   } else if (first_of_run.size() == 1) {
     merge.extra_meta.emplace_back("run_id", first_of_run.begin()->first);
   }
-  storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix);
+  storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix, alignOptions(options));
   if (!result.ok) return fail(kPrefix, std::string("merge failed: ") + result.error);
   std::cerr << kPrefix << "wrote " << options.output << " (" << result.ranks << " rank"
             << (result.ranks == 1 ? "" : "s") << ")\n";

@@ -16,6 +16,9 @@ struct MergeCliOptions {
   bool quiet = false;
   bool run_id_set = false;  // --run-id: only the rank files of that run
   std::string run_id;
+  bool realign = false;
+  bool calls_evidence = true;     // --clock-evidence: which bounds align the clocks
+  bool messages_evidence = true;  // --realign TRACE: fit and store the clock model of a merged trace again
   std::vector<std::string> inputs;  // rank files and/or folders of them
 };
 

@@ -1,5 +1,7 @@
 #include "record/merge_runner.h"
 
+
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <system_error>
 
 #include "record/summary_text.h"
+#include "ringside/align/align.h"
 #include "ringside/analyzer/summary.h"
 #include "ringside/storage/trace_reader.h"
 
@@ -81,7 +84,23 @@ bool readRunId(const std::string& file, std::string* run_id, std::string* error)
   return true;
 }
 
-storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix) {
+bool alignClocks(const std::string& trace, std::string_view prefix,
+                 const align::AlignOptions& options) {
+  storage::ClockModel model;
+  align::AlignStats stats;
+  std::string error;
+  if (!align::realignTrace(trace, options, &model, &stats, &error)) {
+    // The trace stays usable: its times read as recorded (one clock per host).
+    std::cerr << prefix << "clock alignment failed, times stay as recorded: " << error << "\n";
+    return false;
+  }
+  const std::string line = align::describeModel(model);
+  if (!line.empty()) std::cerr << prefix << line << "\n";
+  return true;
+}
+
+storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix,
+                                       const align::AlignOptions& align_options) {
   storage::MergeResult result;
   {
     ProgressLine progress;
@@ -91,6 +110,7 @@ storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::strin
   // A failed merge is told in one line by the caller; its warnings would only bury it.
   if (result.ok) {
     for (const std::string& warning : result.warnings) std::cerr << prefix << warning << "\n";
+    alignClocks(options.output, prefix, align_options);
   }
   return result;
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ringside/align/align.h"
 #include "ringside/storage/merge.h"
 
 namespace ringside::cli {
@@ -19,10 +20,16 @@ bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std:
 // none). Returns false and fills *error (naming the file) when the file cannot be opened.
 bool readRunId(const std::string& file, std::string* run_id, std::string* error);
 
+// Fits the merged trace's clock model (align/) and stores it in the trace; prints one line when
+// the trace spans several clock domains, or why alignment failed (the trace stays usable).
+bool alignClocks(const std::string& trace, std::string_view prefix,
+                 const align::AlignOptions& options = {});
+
 // storage::mergeRankFiles with a "\r...%" line on stderr when stderr is a
 // terminal and the merge takes longer than half a second. After a successful
 // merge, prints the merger's warnings, each prefixed with `prefix`.
-storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix);
+storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix,
+                                       const align::AlignOptions& align_options = {});
 
 // Opens `trace`, summarizes it and prints the summary to stderr. A failure is
 // reported as one line (prefixed) and returns false; it never throws.

@@ -100,7 +100,7 @@ class GpuTablesTest : public TempDirTest {
 
 TEST_F(GpuTablesTest, RankFileRoundTripAndUpsertsFillWithoutErasing) {
   const std::string f = write(1, 1);
-  EXPECT_EQ(sqlInt(f, "PRAGMA user_version"), 2);
+  EXPECT_EQ(sqlInt(f, "PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(sqlInt(f, "SELECT count(*) FROM collective WHERE protocol = 'LL128' AND channels = 4"
                       " AND algorithm = 'ring' AND group_id = 7 AND stream = 0 AND device = 1"
                       " AND gpu_end_ns - gpu_start_ns = 450"), 2);
@@ -202,7 +202,7 @@ TEST_F(GpuTablesTest, VersionOneFilesStayReadable) {
   o.output = path("merged-v1.sqlite");
   const MergeResult m = mergeRankFiles(o);
   ASSERT_TRUE(m.ok) << m.error;
-  EXPECT_EQ(sqlInt(o.output, "PRAGMA user_version"), 2);
+  EXPECT_EQ(sqlInt(o.output, "PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(sqlInt(o.output, "SELECT count(*) FROM transfer WHERE channel IS NULL"), 2);
 }
 

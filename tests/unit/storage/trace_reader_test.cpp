@@ -58,7 +58,7 @@ TEST_F(TraceReaderTest, NewerSchemaVersion) {
   const std::string file = path("newer.sqlite");
   writeRankFile(file, RankFileSpec{});
   sqlExec(file, "PRAGMA user_version=7");
-  EXPECT_EQ(refuse(file), file + ": trace schema version 7 is newer than this ringside (2); upgrade ringside");
+  EXPECT_EQ(refuse(file), file + ": trace schema version 7 is newer than this ringside (" + std::to_string(kSchemaVersion) + "); upgrade ringside");
 }
 
 TEST_F(TraceReaderTest, MissingTable) {
