@@ -25,7 +25,8 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          o->master_set = true;
          return storeText(&o->master_addr)(value, error);
        }},
-      {"master-port", 0, "PORT", "MASTER_PORT for --ranks (default: a free port; 29500 with --nnodes)",
+      {"master-port", 0, "PORT",
+       "MASTER_PORT for --ranks (default: a free port; 29500 with --nnodes)",
        [o](std::string_view value, std::string* error) {
          o->master_set = true;
          return storeInteger(&o->master_port, 1, 65535)(value, error);
