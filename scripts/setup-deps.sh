@@ -17,6 +17,8 @@ PACKAGES=(
   libglfw3-dev libimgui-dev zlib1g-dev xvfb xauth mesa-utils libgl1-mesa-dri xdotool
   # `ringside report --format html` screenshot test (tests/e2e_report)
   chromium
+  # wall clocks of emulated hosts (tests/e2e_clock: libfaketime)
+  faketime
 )
 
 missing=()

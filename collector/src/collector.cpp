@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "ringside/collector/gpu.h"
+#include "ringside/collector/run_id.h"
 
 namespace ringside::collector {
 namespace detail {
@@ -113,8 +114,10 @@ void readConfig(detail::Config* c) {
   c->exit_timeout_ms = static_cast<int>(envU64("RINGSIDE_EXIT_TIMEOUT_MS", 3000, 0, 600000));
   const char* v = std::getenv("RINGSIDE_VERBOSE");
   c->verbose = v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+  // `ringside record` sets RINGSIDE_RUN_ID; a job started without it (LD_PRELOAD exported
+  // under srun or mpirun) takes its launcher's job id, the same in every process of the job.
   const char* run = std::getenv("RINGSIDE_RUN_ID");
-  c->run_id = run != nullptr ? run : "";
+  c->run_id = run != nullptr && *run != '\0' ? run : launcherRunId();
 }
 
 uint64_t ringCapacityFor(uint64_t cap_bytes) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "internal.h"
+#include "ringside/collector/run_id.h"
 #include "ringside/storage/privacy.h"
 
 namespace ringside::collector::detail {
@@ -74,3 +75,25 @@ std::string commandLine() {
 }
 
 }  // namespace ringside::collector::detail
+
+namespace ringside::collector {
+
+std::string launcherRunId() {
+  auto get = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v != nullptr ? v : "";
+  };
+  // torchrun's default rendezvous id is "none" on every job: it names no run.
+  if (std::string id = get("TORCHELASTIC_RUN_ID"); !id.empty() && id != "none")
+    return "torchelastic:" + id;
+  if (std::string ns = get("PMIX_NAMESPACE"); !ns.empty()) return "pmix:" + ns;
+  if (std::string job = get("OMPI_MCA_ess_base_jobid"); !job.empty()) return "ompi:" + job;
+  if (std::string job = get("SLURM_JOB_ID"); !job.empty()) {
+    // Each srun is a step of its own: two sruns of one allocation are two runs.
+    std::string step = get("SLURM_STEP_ID");
+    return "slurm:" + job + (step.empty() ? "" : "." + step);
+  }
+  return "";
+}
+
+}  // namespace ringside::collector

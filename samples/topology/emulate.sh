@@ -11,6 +11,9 @@
 #
 #   emulate.sh up     --case slow-link|square [--prefix rs] [--rate 200mbit] ...
 #   emulate.sh run    --case ... [--out DIR] [--algo ring,tree] [--sizes 1M,4M] [--keep]
+#   emulate.sh run-job [--case square] [--ranks-per-host 2] [--out DIR] -- CMD [ARGS...]
+#                     one `ringside record --nnodes 4 --node-rank i --ranks R` per host running
+#                     CMD (MASTER_ADDR: host 0), merged into DIR/trace.sqlite
 #   emulate.sh status [--prefix rs]
 #   emulate.sh down   [--prefix rs]
 #   emulate.sh topology --case ...   (prints the matching topology file)
@@ -20,8 +23,15 @@
 #   square     4-host full mesh, all links equal: the ring uses the 4 sides
 #              (h0-h1-h2-h3-h0), the double binary tree also the diagonals h0-h2, h1-h3
 #
+# Clocks (run, run-job): --clocks gives every host a clock of its own: a time namespace
+# whose CLOCK_MONOTONIC and CLOCK_BOOTTIME are hours off the others' (--mono-offsets-s,
+# default 3600,14400,25200,36000), a wall clock some milliseconds off (--wall-offsets-ms,
+# default 0,8,-5,13), and with --drift I:PPM host I's monotonic clock PPM ppm fast (negative:
+# slow), through libringside_clockshift.so (--clockshift PATH; found next to ringside's lib/).
+# The truth goes to DIR/clock-truth.json (docs/multi-node.md, "The emulated cluster").
+#
 # Exit status: 0 ok, 1 the bench or a step failed, 2 bad usage, 77 this machine
-# cannot emulate (not root, no network namespaces, no tc, no veth/netem).
+# cannot emulate (not root, no network namespaces, no tc, no veth/netem, no time namespaces).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -29,7 +39,7 @@ REPO="$(cd "$HERE/../.." && pwd)"
 N=4
 
 usage() {
-  sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -41,8 +51,18 @@ CMD="${1:-}"
 shift
 CASE="" PREFIX="rs" RATE="200mbit" SLOW_RATE="" DELAY=0 BURST=64kb OUT="" ALGO="ring,tree"
 SIZES="1M,4M" ITERS=3 WARMUP=1 KEEP=0 RINGSIDE="" PORT=29500 TIMEOUT_S=60
+CLOCKS=0 MONO_OFFSETS="3600,14400,25200,36000" WALL_OFFSETS="0,8,-5,13" DRIFT="" CLOCKSHIFT=""
+RANKS_PER_HOST=2 JOB=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    --clocks) CLOCKS=1; shift ;;
+    --mono-offsets-s) MONO_OFFSETS="$2"; shift 2 ;;
+    --wall-offsets-ms) WALL_OFFSETS="$2"; shift 2 ;;
+    --drift) DRIFT="$2"; shift 2 ;;
+    --clockshift) CLOCKSHIFT="$2"; shift 2 ;;
+    --ranks-per-host) RANKS_PER_HOST="$2"; shift 2 ;;
+    --port) PORT="$2"; shift 2 ;;
+    --) shift; JOB=("$@"); break ;;
     --case) CASE="$2"; shift 2 ;;
     --prefix) PREFIX="$2"; shift 2 ;;
     --rate) RATE="$2"; shift 2 ;;
@@ -62,6 +82,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ "$PREFIX" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--prefix must be 1-40 letters, digits or _"
+[[ "$RANKS_PER_HOST" =~ ^[1-9][0-9]?$ ]] || die "--ranks-per-host must be 1..99"
 
 ns() { echo "${PREFIX}-h$1"; }
 ident() { echo "10.201.0.$(($1 + 1))"; }
@@ -125,12 +146,14 @@ slow_default() {
 cmd_down() {
   local n
   for n in $(our_namespaces); do
+    rm -rf "/etc/netns/$n"
     # Processes still inside (a crashed run) would keep the namespace's links alive.
     local pids
     pids="$(ip netns pids "$n" 2>/dev/null || true)"
     [[ -n "$pids" ]] && kill $pids 2>/dev/null || true
     ip netns del "$n" 2>/dev/null || true
   done
+  rmdir /etc/netns 2>/dev/null || true  # only when no other namespace has files there
   if [[ -n "$(our_namespaces)" ]]; then
     echo "emulate.sh: could not delete: $(our_namespaces | tr '\n' ' ')" >&2
     return 1
@@ -151,6 +174,13 @@ cmd_up() {
   [[ -z "$(our_namespaces)" ]] || die "namespaces with prefix '$PREFIX' exist already (emulate.sh down --prefix $PREFIX)"
   local i j k
   for ((i = 0; i < N; i++)); do
+    # `ip netns exec` mounts /etc/netns/<ns>/hosts over /etc/hosts: each emulated host's name
+    # resolves to its identity address (PyTorch's Gloo binds to what its hostname resolves to).
+    mkdir -p "/etc/netns/$(ns $i)"
+    {
+      echo "127.0.0.1 localhost"
+      for ((j = 0; j < N; j++)); do echo "$(ident $j) h$j"; done
+    } >"/etc/netns/$(ns $i)/hosts"
     ip netns add "$(ns $i)"
     ip -n "$(ns $i)" link set lo up
     ip -n "$(ns $i)" addr add "$(ident $i)/32" dev lo
@@ -230,12 +260,100 @@ topology_file() {
   done
 }
 
-cmd_run() {
+# ---------------------------------------------------------------------------- clocks
+
+# Entry $2 (0-based) of the comma-separated list $1.
+list_item() { echo "$1" | cut -d, -f"$(($2 + 1))"; }
+mono_offset_s() { if ((CLOCKS)); then list_item "$MONO_OFFSETS" "$1"; else echo 0; fi; }
+wall_offset_ns() {
+  if ((CLOCKS)); then awk -v ms="$(list_item "$WALL_OFFSETS" "$1")" 'BEGIN { printf "%d", ms * 1e6 }'
+  else echo 0; fi
+}
+drift_ppm() {
+  if [[ -n "$DRIFT" && "${DRIFT%%:*}" == "$1" ]]; then echo "${DRIFT#*:}"; else echo 0; fi
+}
+
+check_clocks() {
+  if ((!CLOCKS)); then
+    [[ -z "$DRIFT" ]] || die "--drift needs --clocks"
+    return 0
+  fi
+  local i
+  for ((i = 0; i < N; i++)); do
+    [[ "$(list_item "$MONO_OFFSETS" $i)" =~ ^[0-9]+$ ]] ||
+      die "--mono-offsets-s needs $N whole numbers of seconds >= 0, e.g. 3600,14400,25200,36000"
+    [[ "$(list_item "$WALL_OFFSETS" $i)" =~ ^-?[0-9]+(\.[0-9]+)?$ ]] ||
+      die "--wall-offsets-ms needs $N numbers of milliseconds, e.g. 0,8,-5,13"
+  done
+  [[ -z "$DRIFT" || "$DRIFT" =~ ^[0-3]:-?[0-9]+(\.[0-9]+)?$ ]] || die "--drift takes HOST:PPM, e.g. 2:20"
+  unshare --time --fork --monotonic 1 --boottime 1 true 2>/dev/null ||
+    cannot "time namespaces are not available (unshare --time failed: Linux >= 5.6 and root needed)"
+  if [[ -z "$CLOCKSHIFT" ]]; then
+    local d c
+    d="$(dirname "$RINGSIDE")"
+    for c in "$d/../lib/libringside_clockshift.so" "$d/libringside_clockshift.so"; do
+      [[ -f "$c" ]] && { CLOCKSHIFT="$(cd "$(dirname "$c")" && pwd)/$(basename "$c")"; break; }
+    done
+  fi
+  [[ -f "$CLOCKSHIFT" ]] || die "libringside_clockshift.so not found (build target ringside_clockshift, or --clockshift PATH)"
+}
+
+# The CLOCK_MONOTONIC origin of host $1's drift, in the host's own clock; set by write_truth.
+declare -a ORIGIN_NS=()
+
+# DIR/clock-truth.json: what each emulated host's clocks are, against the machine's own.
+# $1: ranks per host (host i runs ranks i*$1 .. i*$1+$1-1).
+write_truth() {
+  local per=$1 now i r
+  now="$(python3 -c 'import time; print(time.monotonic_ns())')"
+  {
+    echo "{"
+    echo '  "version": 1,'
+    echo '  "reference": "CLOCK_MONOTONIC and CLOCK_REALTIME of the machine (the root time namespace)",'
+    echo '  "model": "host monotonic = t + monotonic_offset_ns + (t + monotonic_offset_ns - rate_origin_ns) * rate_ppm / 1e6, t the reference monotonic; host boottime likewise with boottime_offset_ns; host wall = reference wall + wall_offset_ns",'
+    echo '  "hosts": ['
+    for ((i = 0; i < N; i++)); do
+      local off_ns=$(($(mono_offset_s $i) * 1000000000))
+      ORIGIN_NS[$i]=$((now + off_ns))
+      local ranks=""
+      for ((r = i * per; r < (i + 1) * per; r++)); do ranks+="${ranks:+, }$r"; done
+      printf '    {"host": "h%d", "index": %d, "ranks": [%s], "monotonic_offset_ns": %d, "boottime_offset_ns": %d, "wall_offset_ns": %d, "rate_ppm": %s, "rate": %s, "rate_origin_ns": %d}%s\n' \
+        $i $i "$ranks" $off_ns $off_ns "$(wall_offset_ns $i)" "$(drift_ppm $i)" \
+        "$(awk -v p="$(drift_ppm $i)" 'BEGIN { printf "%.9f", 1 + p / 1e6 }')" "${ORIGIN_NS[$i]}" \
+        "$( ((i < N - 1)) && echo ,)"
+    done
+    echo '  ]'
+    echo "}"
+  } >"$OUT/clock-truth.json"
+}
+
+# Runs CMD as emulated host $1: its network namespace, its own UTS namespace (hostname h<i>),
+# with --clocks its own time namespace and clock shifts.
+host_exec() {
+  local i=$1
+  shift
+  local pre=(ip netns exec "$(ns $i)" unshare --uts --fork) vars=()
+  if ((CLOCKS)); then
+    local s
+    s="$(mono_offset_s $i)"
+    pre+=(--time --monotonic "$s" --boottime "$s")
+    vars=(LD_PRELOAD="$CLOCKSHIFT${LD_PRELOAD:+:$LD_PRELOAD}" RINGSIDE_CLOCKSHIFT_WALL_NS="$(wall_offset_ns $i)"
+      RINGSIDE_CLOCKSHIFT_PPM="$(drift_ppm $i)" RINGSIDE_CLOCKSHIFT_ORIGIN_NS="${ORIGIN_NS[$i]}")
+  fi
+  "${pre[@]}" env -u RINGSIDE_BENCH_PORT -u TORCHELASTIC_USE_AGENT_STORE -u GLOO_SOCKET_IFNAME \
+    "${vars[@]}" sh -c 'hostname "$0" && exec "$@"' "h$i" "$@"
+}
+
+# ------------------------------------------------------------------------------- runs
+
+# Finds ringside, makes OUT, brings the namespaces up (and down at exit) unless they are.
+prepare_run() {
   check_case
   [[ -n "$RINGSIDE" ]] || for c in "$REPO/build/bin/ringside" "$REPO/build-topo/bin/ringside"; do
     [[ -x "$c" ]] && { RINGSIDE="$c"; break; }
   done
   [[ -x "$RINGSIDE" ]] || die "no ringside binary (build it, or give --ringside PATH)"
+  check_clocks
   [[ -n "$OUT" ]] || OUT="$(mktemp -d /tmp/ringside-topo-XXXXXX)"
   mkdir -p "$OUT"
   OUT="$(cd "$OUT" && pwd)"
@@ -246,8 +364,12 @@ cmd_run() {
   fi
   if ((created && !KEEP)); then trap 'cmd_down || true' EXIT; fi
   trap 'exit 130' INT TERM
+}
 
+cmd_run() {
+  prepare_run
   topology_file >"$OUT/topology.txt"
+  write_truth 1
   snapshot >"$OUT/counters-before.txt"
   local trace="$OUT/trace.sqlite" i pids=() rc=0
   rm -rf "$trace" "$trace.ranks"
@@ -256,9 +378,7 @@ cmd_run() {
     # ($trace.ranks on the shared filesystem), so rank 0 can merge all four.
     # Own UTS namespace per rank with hostname h<i>: the trace's rank.host names the
     # emulated host, as in the topology files (node h<i> ranks <i>).
-    ip netns exec "$(ns $i)" unshare --uts env -u RINGSIDE_BENCH_PORT -u TORCHELASTIC_USE_AGENT_STORE \
-      -u GLOO_SOCKET_IFNAME RANK=$i WORLD_SIZE=$N MASTER_ADDR="$(ident 0)" MASTER_PORT=$PORT \
-      sh -c 'hostname "$0" && exec "$@"' "h$i" \
+    host_exec $i env RANK=$i WORLD_SIZE=$N MASTER_ADDR="$(ident 0)" MASTER_PORT=$PORT \
       "$RINGSIDE" bench --algo "$ALGO" --sizes "$SIZES" --iters "$ITERS" --warmup "$WARMUP" \
       --timeout-s "$TIMEOUT_S" --json "$OUT/bench.json" -o "$trace" -f \
       >"$OUT/rank$i.out" 2>"$OUT/rank$i.err" &
@@ -281,11 +401,40 @@ cmd_run() {
   return $rc
 }
 
+# CMD on every host under `ringside record --nnodes`, as a user runs a job over 4 machines
+# (docs/multi-node.md), then one merge of the 4 node folders.
+cmd_run_job() {
+  ((${#JOB[@]} > 0)) || die "run-job needs the job's command after --"
+  [[ -n "$CASE" ]] || CASE=square
+  prepare_run
+  write_truth "$RANKS_PER_HOST"
+  local trace="$OUT/trace.sqlite" i pids=() rc=0 run_id
+  run_id="emulate-$(date +%Y%m%d-%H%M%S)-$$"
+  rm -rf "$trace" "$trace.ranks"
+  for ((i = 0; i < N; i++)); do
+    host_exec $i "$RINGSIDE" record --nnodes $N --node-rank $i --ranks "$RANKS_PER_HOST" \
+      --master-addr "$(ident 0)" --master-port "$PORT" --run-id "$run_id" -o "$trace" \
+      --grace-s 10 -q -- "${JOB[@]}" >"$OUT/host$i.out" 2>"$OUT/host$i.err" &
+    pids[$i]=$!
+  done
+  for ((i = 0; i < N; i++)); do
+    wait "${pids[$i]}" || { echo "host h$i failed (exit $?): $(tail -3 "$OUT/host$i.err")" >&2; rc=1; }
+  done
+  "$RINGSIDE" merge -q -f "$trace.ranks" -o "$trace" 2>"$OUT/merge.err" ||
+    { echo "merge failed: $(cat "$OUT/merge.err")" >&2; rc=1; }
+  echo "run id: $run_id"
+  echo "trace: $trace"
+  echo "truth: $OUT/clock-truth.json"
+  echo "out:   $OUT"
+  return $rc
+}
+
 case "$CMD" in
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
   run) cmd_run ;;
+  run-job) cmd_run_job ;;
   topology) check_case; topology_file ;;
   *) echo "emulate.sh: unknown command '$CMD'" >&2; usage ;;
 esac

@@ -1,5 +1,6 @@
 #include "record/merge_cmd.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -7,6 +8,7 @@
 #include <system_error>
 
 #include "record/merge_runner.h"
+#include "ringside/analyzer/summary.h"
 #include "ringside/fileio/output_file.h"
 #include "ringside/storage/trace_reader.h"
 
@@ -57,7 +59,29 @@ bool samePath(const fs::path& a, const fs::path& b) {
   return fs::weakly_canonical(a, ec1) == fs::weakly_canonical(b, ec2) && !ec1 && !ec2;
 }
 
-// Expands folders into their rank files; reports a missing input or an empty folder.
+// Whether `name` is a node folder of `record --nnodes`: "node-" and digits.
+bool isNodeFolderName(const std::string& name) {
+  return name.size() > 5 && name.compare(0, 5, "node-") == 0 &&
+         name.find_first_not_of("0123456789", 5) == std::string::npos;
+}
+
+// The node folders (node-K) directly inside `dir`, in node order.
+std::vector<fs::path> nodeFolders(const std::string& dir) {
+  std::vector<std::pair<long, fs::path>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (isNodeFolderName(name) && entry.is_directory(ec) && name.size() < 15)
+      found.emplace_back(std::stol(name.substr(5)), entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<fs::path> out;
+  for (auto& [node, path] : found) out.push_back(std::move(path));
+  return out;
+}
+
+// Expands folders into their rank files (a folder's own and those of its node-K folders, as
+// `record --nnodes` lays them out); reports a missing input or an empty folder.
 bool expandInputs(const MergeCliOptions& options, std::vector<std::string>* files,
                   std::string* error) {
   for (const std::string& input : options.inputs) {
@@ -73,6 +97,11 @@ bool expandInputs(const MergeCliOptions& options, std::vector<std::string>* file
     }
     std::vector<std::string> found;
     if (!listRankFiles(input, &found, error)) return false;
+    for (const fs::path& node : nodeFolders(input)) {
+      std::vector<std::string> of_node;
+      if (!listRankFiles(node.string(), &of_node, error)) return false;
+      found.insert(found.end(), of_node.begin(), of_node.end());
+    }
     size_t before = files->size();
     for (std::string& file : found) {
       // A re-merge into the same folder must not read its own output.
@@ -80,7 +109,7 @@ bool expandInputs(const MergeCliOptions& options, std::vector<std::string>* file
       files->push_back(std::move(file));
     }
     if (files->size() == before) {
-      *error = input + ": no rank files (*.sqlite) in this folder";
+      *error = input + ": no rank files (*.sqlite) in this folder or its node-K folders";
       return false;
     }
   }
@@ -222,10 +251,22 @@ int runMerge(std::span<const std::string> args) {
   merge.output = options.output;
   merge.overwrite = options.force;
   merge.skipped_inputs = std::move(skipped);
+  // The run's id on the trace, as `record` writes it (one run at most, checked above).
+  if (options.run_id_set) {
+    merge.extra_meta.emplace_back("run_id", options.run_id);
+  } else if (first_of_run.size() == 1) {
+    merge.extra_meta.emplace_back("run_id", first_of_run.begin()->first);
+  }
   storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix, alignOptions(options));
   if (!result.ok) return fail(kPrefix, std::string("merge failed: ") + result.error);
   std::cerr << kPrefix << "wrote " << options.output << " (" << result.ranks << " rank"
             << (result.ranks == 1 ? "" : "s") << ")\n";
+  if (options.quiet && !result.missing_ranks.empty()) {
+    // The summary says it otherwise. A node's folder left out is the usual cause.
+    std::cerr << kPrefix << "missing rank(s) " << analyzer::formatRankList(result.missing_ranks)
+              << " of " << result.world_size
+              << " (no rank file: a node's folder not given, or the rank wrote nothing)\n";
+  }
   if (!options.quiet) printTraceSummary(options.output, kPrefix);
   return kExitOk;
 }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "record/merge_runner.h"
 #include "record/rank_folder_lock.h"
 #include "record/record_options.h"
+#include "ringside/collector/run_id.h"
 #include "ringside/fileio/output_file.h"
 #include "ringside/storage/privacy.h"
 
@@ -72,7 +74,7 @@ int findFreePort(const std::string& addr, std::string* error) {
   return port;
 }
 
-std::string runId(std::time_t now) {
+std::string newRunId(std::time_t now) {
   char stamp[32];
   std::tm local{};
   localtime_r(&now, &local);
@@ -81,6 +83,28 @@ std::string runId(std::time_t now) {
   char suffix[16];
   std::snprintf(suffix, sizeof suffix, "%08x", random());
   return std::string(stamp) + "-" + std::to_string(getpid()) + "-" + suffix;
+}
+
+// The run id all rank files of this run carry (meta run_id): --run-id, else RINGSIDE_RUN_ID,
+// else the launcher's job id (srun or mpirun started this `record`), else for one node of a
+// job over several what every node shares, MASTER_ADDR:MASTER_PORT (each node's files go into
+// a node folder that must start empty, so a later run with the same address never mixes in);
+// else a new one. "" with *error when the nodes would not agree.
+std::string chooseRunId(const RecordOptions& options, int port, std::string* error) {
+  if (options.run_id_set) return options.run_id;
+  if (const char* env = std::getenv("RINGSIDE_RUN_ID"); env != nullptr && *env != '\0') {
+    if (!validRunId(env, error)) {
+      *error = "RINGSIDE_RUN_ID: " + *error;
+      return "";
+    }
+    return env;
+  }
+  if (std::string id = collector::launcherRunId(); !id.empty()) return id;
+  if (!isMultiNode(options)) return newRunId(std::time(nullptr));
+  if (options.ranks > 0) return "nodes:" + options.master_addr + ":" + std::to_string(port);
+  *error = "--nnodes without --ranks: give --run-id ID, the same on every node (the launcher's "
+           "own job id was not found)";
+  return "";
 }
 
 // Pick the output: refuses to overwrite a file the user named; a default
@@ -168,16 +192,19 @@ std::vector<ChildSpec> buildChildren(const RecordOptions& options,
     children.push_back({options.command, env, -1});
     return children;
   }
-  std::string n = std::to_string(options.ranks);
-  for (int rank = 0; rank < options.ranks; ++rank) {
+  // torchrun's numbering: node K's local rank l is RANK K * ranks + l of nnodes * ranks.
+  const int nodes = std::max(options.nnodes, 1);
+  const int node = std::max(options.node_rank, 0);
+  const std::string world = std::to_string(nodes * options.ranks);
+  for (int local = 0; local < options.ranks; ++local) {
+    const int rank = node * options.ranks + local;
     ChildSpec child{options.command, env, rank};
-    std::string r = std::to_string(rank);
-    for (const char* key : {"RANK", "LOCAL_RANK", "ROLE_RANK"}) setEnvVar(&child.env, key, r);
-    for (const char* key : {"WORLD_SIZE", "LOCAL_WORLD_SIZE", "ROLE_WORLD_SIZE"}) {
-      setEnvVar(&child.env, key, n);
-    }
-    setEnvVar(&child.env, "GROUP_RANK", "0");
-    setEnvVar(&child.env, "GROUP_WORLD_SIZE", "1");
+    for (const char* key : {"RANK", "ROLE_RANK"}) setEnvVar(&child.env, key, std::to_string(rank));
+    setEnvVar(&child.env, "LOCAL_RANK", std::to_string(local));
+    for (const char* key : {"WORLD_SIZE", "ROLE_WORLD_SIZE"}) setEnvVar(&child.env, key, world);
+    setEnvVar(&child.env, "LOCAL_WORLD_SIZE", std::to_string(options.ranks));
+    setEnvVar(&child.env, "GROUP_RANK", std::to_string(node));
+    setEnvVar(&child.env, "GROUP_WORLD_SIZE", std::to_string(nodes));
     setEnvVar(&child.env, "MASTER_ADDR", options.master_addr);
     setEnvVar(&child.env, "MASTER_PORT", std::to_string(port));
     // Tells the preload library these torchrun-style variables came from us.
@@ -323,6 +350,7 @@ struct FinishedJob {
   bool created_dir = false;  // we made it: removed again when empty
   std::set<std::string> before;  // rank files that were there before the job
   std::string run_id;
+  fs::path nodes_dir;  // one node of several: the folder of the node folders (dir's parent)
 };
 
 // "ringside merge DIR -o OUT ...": how to merge the kept rank files later, ready to paste.
@@ -390,6 +418,15 @@ void finishRecording(const RecordOptions& options, const FinishedJob& job, RankF
   // `ringside merge DIR` would refuse a folder that also holds another run's files, or take
   // files without a run id from before this run: name the run.
   const bool others_there = !other_runs.empty() || !job.before.empty();
+  if (isMultiNode(options)) {
+    // The other nodes may still be writing: merging is for whoever knows they are all done.
+    std::cerr << kPrefix << "node " << options.node_rank << " of " << options.nnodes << ": "
+              << files.size() << " rank file(s) in " << dir
+              << "; when every node is done, merge them with: "
+              << shellJoin({"ringside", "merge", job.nodes_dir.string(), "-o", options.output})
+              << " (add each node's folder where they are not on one shared file system)\n";
+    return;
+  }
   const std::string later = laterMergeCommand(options, job, others_there, unreadable);
   if (options.no_merge) {
     std::cerr << kPrefix << files.size() << " rank file(s) in " << dir
@@ -443,7 +480,10 @@ int runRecord(std::span<const std::string> args) {
   if (options.redact) ::setenv("RINGSIDE_REDACT", "1", 1);
   if (options.share) ::setenv("RINGSIDE_SHARE", "1", 1);
   std::string error;
-  if (!resolveOutput(&options, &error)) return fail(kPrefix, error, kExitUsage);
+  // One node of several given only --dir: the trace is for the later merge to name.
+  const bool output_given = !options.output.empty();
+  if ((output_given || !isMultiNode(options)) && !resolveOutput(&options, &error))
+    return fail(kPrefix, error, kExitUsage);
   if (options.master_set && options.ranks == 0) {
     std::cerr << kPrefix << "--master-addr/--master-port only apply with --ranks; ignored\n";
   }
@@ -456,6 +496,20 @@ int runRecord(std::span<const std::string> args) {
   if (options.dir.empty()) options.dir = options.output + ".ranks";
   FinishedJob job;
   job.dir = fs::absolute(options.dir, ec).lexically_normal();
+  if (!job.dir.has_filename()) job.dir = job.dir.parent_path();  // "runs/x/" is "runs/x"
+  bool created_nodes_dir = false;
+  if (isMultiNode(options)) {
+    // Each node writes into a folder of its own below the one given: nodes sharing a file
+    // system never take each other's lock, and `ringside merge DIR` finds every node-K.
+    job.nodes_dir = job.dir;
+    created_nodes_dir = makeRankFolder(job.nodes_dir, &ec);
+    if (ec) {
+      return fail(kPrefix, "cannot write rank files to " + job.nodes_dir.string() + ": " +
+                               ec.message(), kExitUsage);
+    }
+    job.dir = job.nodes_dir / ("node-" + std::to_string(options.node_rank));
+    if (!output_given) options.output = job.nodes_dir.string() + ".sqlite";
+  }
   const std::string dir = job.dir.string();
   // Only a folder we created is removed again.
   job.created_dir = makeRankFolder(job.dir, &ec);
@@ -474,17 +528,27 @@ int runRecord(std::span<const std::string> args) {
       return fail(kPrefix, error, kExitUsage);
     case RankFolderLock::Outcome::kCannotWrite:
       if (job.created_dir) fs::remove(job.dir, ec);
+      if (created_nodes_dir) fs::remove(job.nodes_dir, ec);
       return fail(kPrefix, error, kExitUsage);
   }
   // Giving up before the job: nothing of ours is left behind.
   auto giveUp = [&](int status) {
     lock.release();
-    if (job.created_dir) fs::remove(job.dir, ec);  // only when empty
+    if (job.created_dir) fs::remove(job.dir, ec);        // only when empty
+    if (created_nodes_dir) fs::remove(job.nodes_dir, ec);  // only when empty (other nodes)
     return fail(kPrefix, error, status);
   };
   // Rank files already there belong to another run: leave them out of this trace.
   std::vector<std::string> before;
   if (!listRankFiles(dir, &before, &error)) return giveUp(kExitUsage);
+  if (!before.empty() && isMultiNode(options)) {
+    // `ringside merge` of the nodes' folders would take them in (the run id derived from
+    // MASTER_ADDR:MASTER_PORT may well be the same as last time).
+    error = dir + " already holds " + std::to_string(before.size()) +
+            " rank file(s) of an earlier run; merge or move them first, or record into another "
+            "--dir";
+    return giveUp(kExitUsage);
+  }
   if (!before.empty()) {
     std::cerr << kPrefix << dir << " already holds " << before.size()
               << " rank file(s) of another run; they are left out of this trace\n";
@@ -492,12 +556,15 @@ int runRecord(std::span<const std::string> args) {
   job.before.insert(before.begin(), before.end());
 
   int port = options.master_port;
-  if (options.ranks > 0 && port == 0) {
+  if (options.ranks > 0 && port == 0 && isMultiNode(options)) {
+    port = kDefaultMultiNodePort;  // as torchrun: every node must find the same one
+  } else if (options.ranks > 0 && port == 0) {
     port = findFreePort(options.master_addr, &error);
     if (port == 0) return giveUp(kExitDataError);
   }
 
-  job.run_id = runId(std::time(nullptr));
+  job.run_id = chooseRunId(options, port, &error);
+  if (job.run_id.empty()) return giveUp(kExitUsage);
   std::vector<std::string> env = recordEnvironment(options, preload, job.dir, job.run_id);
 
   SuperviseOptions supervise;

@@ -1,5 +1,7 @@
 #include "record/record_options.h"
 
+#include <algorithm>
+
 #include "ringside/collector/collector.h"
 
 namespace ringside::cli {
@@ -23,7 +25,8 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          o->master_set = true;
          return storeText(&o->master_addr)(value, error);
        }},
-      {"master-port", 0, "PORT", "MASTER_PORT for --ranks (default: a free port)",
+      {"master-port", 0, "PORT",
+       "MASTER_PORT for --ranks (default: a free port; 29500 with --nnodes)",
        [o](std::string_view value, std::string* error) {
          o->master_set = true;
          return storeInteger(&o->master_port, 1, 65535)(value, error);
@@ -58,11 +61,62 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
        setFlag(&o->share)},
       {"no-merge", 0, "", "leave the rank files unmerged (merge later with `ringside merge`)",
        setFlag(&o->no_merge)},
+      {"nnodes", 0, "N",
+       "the job spans N nodes, one `record` each (--ranks: ranks per node)",
+       storeInteger(&o->nnodes, 1, kMaxNodes)},
+      {"node-rank", 0, "K",
+       "with --nnodes: this node, 0..N-1 (RANK = K * ranks + local rank)",
+       storeInteger(&o->node_rank, 0, kMaxNodes - 1)},
+      {"run-id", 0, "ID",
+       "the run id of the rank files, the same on every node (RINGSIDE_RUN_ID)",
+       [o](std::string_view value, std::string* error) {
+         o->run_id_set = true;
+         o->run_id = std::string(value);
+         return validRunId(value, error);
+       }},
       {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
   };
 }
 
+// --nnodes and --node-rank: both or neither (one node), K below N, and a trace name every
+// node can be given alike (the default one holds the time, which differs between nodes).
+bool checkNodeOptions(const RecordOptions& o, std::string* error) {
+  if (o.node_rank >= 0 && o.nnodes == 0) {
+    *error = "--node-rank needs --nnodes N";
+    return false;
+  }
+  if (o.nnodes > 1 && o.node_rank < 0) {
+    *error = "--nnodes " + std::to_string(o.nnodes) + " needs --node-rank K (0.." +
+             std::to_string(o.nnodes - 1) + "), this node's number";
+    return false;
+  }
+  if (o.node_rank >= std::max(o.nnodes, 1)) {
+    *error = "--node-rank " + std::to_string(o.node_rank) + " must be below --nnodes " +
+             std::to_string(o.nnodes);
+    return false;
+  }
+  if (o.nnodes > 1 && o.output.empty() && o.dir.empty()) {
+    *error = "--nnodes: give -o TRACE.sqlite or --dir DIR, the same on every node";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+bool validRunId(std::string_view id, std::string* error) {
+  if (id.empty() || id.size() > 256) {
+    *error = "a run id has 1 to 256 characters";
+    return false;
+  }
+  for (char c : id) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+      *error = "a run id has no spaces or control characters";
+      return false;
+    }
+  }
+  return true;
+}
 
 ParseStatus parseRecordArgs(std::span<const std::string> args, RecordOptions* out,
                             std::string* error) {
@@ -78,7 +132,7 @@ ParseStatus parseRecordArgs(std::span<const std::string> args, RecordOptions* ou
     *error = "the command to record is an empty string";
     return ParseStatus::kError;
   }
-  return ParseStatus::kOk;
+  return checkNodeOptions(*out, error) ? ParseStatus::kOk : ParseStatus::kError;
 }
 
 std::string recordHelp() {
@@ -98,13 +152,21 @@ std::string recordHelp() {
          "exists, a folder that cannot be written, or another recording into the same rank\n"
          "folder; 1 when ringside cannot start it (no preload library, no free port).\n"
          "Put '--' before CMD when CMD starts with '-'.\n"
+         "A job over several machines: one `record --nnodes N --node-rank K` per node, each\n"
+         "writing into DIR/node-K (DIR: --dir, or <output>.ranks) and merging nothing; the\n"
+         "last line says which `ringside merge` to run once every node is done. The run id\n"
+         "(--run-id, RINGSIDE_RUN_ID, else the launcher's job id: torchrun, Open MPI, Slurm;\n"
+         "else with --ranks from MASTER_ADDR:MASTER_PORT) must be the same on every node.\n"
+         "See docs/multi-node.md.\n"
          "\n" +
          formatOptionsHelp(recordSpecs(&scratch)) +
          "\n"
          "Examples:\n"
          "  ringside record -- torchrun --nproc-per-node 4 train.py\n"
          "  ringside record --ranks 2 -o run.sqlite python3 allreduce.py\n"
-         "  ringside record --ranks 4 --allreduce tree -o tree.sqlite -- python3 train.py\n";
+         "  ringside record --ranks 4 --allreduce tree -o tree.sqlite -- python3 train.py\n"
+         "  ringside record --nnodes 2 --node-rank 0 --ranks 4 --master-addr node0 \\\n"
+         "      -o /shared/run.sqlite -- python3 train.py        (and --node-rank 1 on node1)\n";
 }
 
 }  // namespace ringside::cli

@@ -4,6 +4,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "options.h"
@@ -11,6 +12,9 @@
 namespace ringside::cli {
 
 inline constexpr int kMaxLocalRanks = 1024;
+inline constexpr int kMaxNodes = 65536;
+// torchrun's default master port, for a job over several nodes (each must know it).
+inline constexpr int kDefaultMultiNodePort = 29500;
 
 struct RecordOptions {
   std::string output;  // "" = ringside-YYYYmmdd-HHMMSS.sqlite in the current folder
@@ -29,6 +33,12 @@ struct RecordOptions {
   bool redact = false;    // RINGSIDE_REDACT: command lines stored without their arguments
   bool share = false;     // RINGSIDE_SHARE: files and folders get the umask's modes, not 0600/0700
   double grace_s = 30.0;             // --ranks: how long the others may run after one failed
+  // A job over several machines, torchrun's meanings: --ranks is ranks per node, RANK is
+  // node_rank * ranks + local rank. 0 = one node (and no node folder).
+  int nnodes = 0;
+  int node_rank = -1;  // -1 = not given
+  std::string run_id;  // --run-id: "" = RINGSIDE_RUN_ID, the launcher's job id or a new one
+  bool run_id_set = false;
   std::vector<std::string> command;  // CMD ARGS...
 };
 
@@ -37,5 +47,12 @@ ParseStatus parseRecordArgs(std::span<const std::string> args, RecordOptions* ou
                             std::string* error);
 
 std::string recordHelp();
+
+// Whether the options describe one node of a job over several (--nnodes N with N > 1).
+inline bool isMultiNode(const RecordOptions& options) { return options.nnodes > 1; }
+
+// A run id given on the command line or in RINGSIDE_RUN_ID: 1..256 printable characters
+// without spaces. False (with *error) otherwise.
+bool validRunId(std::string_view id, std::string* error);
 
 }  // namespace ringside::cli

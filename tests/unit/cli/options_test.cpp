@@ -117,6 +117,36 @@ TEST(RecordArgs, OtherOptions) {
   EXPECT_EQ(record({"-o", "", "ls"}).status, ParseStatus::kError);
 }
 
+TEST(RecordArgs, Nodes) {
+  Parsed p = record({"--nnodes", "4", "--node-rank", "3", "--ranks", "2", "-o", "t.sqlite",
+                     "--run-id", "job-7", "ls"});
+  ASSERT_EQ(p.status, ParseStatus::kOk) << p.error;
+  EXPECT_EQ(p.options.nnodes, 4);
+  EXPECT_EQ(p.options.node_rank, 3);
+  EXPECT_TRUE(isMultiNode(p.options));
+  EXPECT_TRUE(p.options.run_id_set);
+  EXPECT_EQ(p.options.run_id, "job-7");
+  // One node: no node-rank needed, and nothing changes.
+  p = record({"--nnodes", "1", "ls"});
+  ASSERT_EQ(p.status, ParseStatus::kOk) << p.error;
+  EXPECT_FALSE(isMultiNode(p.options));
+  EXPECT_EQ(record({"--dir", "d", "--nnodes", "2", "--node-rank", "1", "ls"}).status,
+            ParseStatus::kOk);
+  for (std::vector<std::string> bad :
+       {std::vector<std::string>{"--nnodes", "2", "-o", "t.sqlite", "ls"},
+        {"--node-rank", "0", "-o", "t.sqlite", "ls"},
+        {"--nnodes", "2", "--node-rank", "2", "-o", "t.sqlite", "ls"},
+        {"--nnodes", "2", "--node-rank", "0", "ls"},
+        {"--nnodes", "0", "ls"},
+        {"--run-id", "", "ls"},
+        {"--run-id", "a\tb", "ls"},
+        {"--run-id", std::string(257, 'x'), "ls"}}) {
+    Parsed q = record(bad);
+    EXPECT_EQ(q.status, ParseStatus::kError) << bad[0] << " " << bad[1];
+    EXPECT_EQ(q.error.find('\n'), std::string::npos) << q.error;
+  }
+}
+
 TEST(RecordArgs, Defaults) {
   Parsed p = record({"ls"});
   ASSERT_EQ(p.status, ParseStatus::kOk);
@@ -136,7 +166,8 @@ TEST(RecordArgs, Help) {
   std::string help = recordHelp();
   for (const char* option :
        {"--output", "--ranks", "--dir", "--keep-rank-files", "--master-addr", "--master-port",
-        "--quiet", "--buffer-mb", "--no-merge", "--force", "--grace-s", "--help"}) {
+        "--quiet", "--buffer-mb", "--no-merge", "--force", "--grace-s", "--nnodes",
+        "--node-rank", "--run-id", "--help"}) {
     EXPECT_NE(help.find(option), std::string::npos) << option;
   }
   std::istringstream lines(help);

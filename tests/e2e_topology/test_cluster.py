@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""tests/e2e_topology: the emulated cluster with a clock per host (cluster.py, emulate.sh
+--clocks), recorded and merged as a user records a job over 4 machines.
+
+Scenarios:
+  ddp-clocks    the DDP sample, 4 hosts x 2 ranks, one `record --nnodes 4` per host, host h2's
+                monotonic clock 20 ppm fast: 8 ranks on 4 host names, each where the truth
+                says, every rank's clock hours off the others' as the truth says, one run id
+  bench-clocks  `ringside bench` one rank per host with clocks of their own: 4 ranks, 4 hosts
+
+The clock alignment's accuracy is checked elsewhere (once alignment exists) on the same runs:
+cluster.run_job / cluster.run_bench.
+Exit 77 (skipped) when this machine cannot emulate (not root, no namespaces, no time
+namespaces) or has no PyTorch (ddp-clocks). Standard library only.
+"""
+import argparse
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cluster  # noqa: E402
+
+SKIP = 77
+
+
+def fail(why):
+    raise AssertionError(why)
+
+
+def check(cond, why):
+    if not cond:
+        fail(why)
+    print("ok: " + why)
+
+
+def check_run(run, world, per_host):
+    check(run.truth is not None and len(run.truth["hosts"]) == 4, "clock-truth.json has 4 hosts")
+    want_hosts = run.host_of_rank()
+    check(sorted(want_hosts) == list(range(world)), f"the truth places ranks 0..{world - 1}")
+    rows = cluster.trace_ranks(run.trace)
+    check([r[0] for r in rows] == list(range(world)), f"the trace has ranks 0..{world - 1}")
+    check({r: h for r, h, _, _ in rows} == want_hosts, "each rank on the host the truth says")
+    check(len({h for _, h, _, _ in rows}) == 4, "4 host names")
+    # Every rank started within the same minute of the machine's clock: its start on its
+    # host's monotonic clock, less the host's offset, agrees with the others'.
+    offset = {h["host"]: h["monotonic_offset_ns"] for h in run.truth["hosts"]}
+    starts = [s - offset[h] for _, h, s, _ in rows]
+    check(max(starts) - min(starts) < 60e9,
+          "ranks' monotonic clocks are off by their host's offset (hours), as the truth says")
+    check(len({offset[h] for _, h, _, _ in rows}) == 4, "4 different monotonic offsets")
+    db = sqlite3.connect(f"file:{run.trace}?mode=ro", uri=True)
+    try:
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        n = db.execute("SELECT count(*) FROM collective").fetchone()[0]
+    finally:
+        db.close()
+    check((meta.get("missing_ranks") or "") == "", "no rank missing")
+    check(n > 0, f"{n} collectives recorded")
+    return meta
+
+
+def ddp_clocks(args, out):
+    probe = subprocess.run([args.python, "-c", "import torch.distributed as d; "
+                            "assert d.is_gloo_available()"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        raise cluster.Skip(f"{args.python} has no PyTorch with Gloo (python3-torch)")
+    run = cluster.run_job(args.ringside, [args.python, args.ddp_sample, "--steps", "3"],
+                          out=out, ranks_per_host=2, prefix="rsc1", port=29651,
+                          drift=(2, 20), clockshift=args.clockshift)
+    meta = check_run(run, 8, 2)
+    check(meta.get("run_id", "").startswith("emulate-"), "one run id for the 4 nodes' files")
+    h2 = run.truth["hosts"][2]
+    check(h2["rate_ppm"] == 20 and h2["ranks"] == [4, 5], "the truth names h2's 20 ppm drift")
+
+
+def bench_clocks(args, out):
+    run = cluster.run_bench(args.ringside, out=out, prefix="rsc2", port=29661, sizes="1M",
+                            iters=2, clockshift=args.clockshift)
+    check_run(run, 4, 1)
+
+
+SCENARIOS = {"ddp-clocks": ddp_clocks, "bench-clocks": bench_clocks}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
+    p.add_argument("--ringside", required=True)
+    p.add_argument("--clockshift", default="")
+    p.add_argument("--python", default="/usr/bin/python3")
+    p.add_argument("--ddp-sample", default=os.path.join(cluster.REPO, "samples", "ddp_train.py"))
+    p.add_argument("--keep", action="store_true")
+    args = p.parse_args()
+    out = tempfile.mkdtemp(prefix=f"ringside-cluster-{args.scenario}-")
+    status = 1
+    try:
+        SCENARIOS[args.scenario](args, out)
+        print(f"PASS {args.scenario}")
+        status = 0
+    except cluster.Skip as e:
+        print(f"SKIP {args.scenario}: {e}")
+        status = SKIP
+    except AssertionError as e:
+        print(f"FAIL {args.scenario}: {e}")
+    if status == 1 or args.keep:
+        print(f"output kept: {out}")
+    else:
+        shutil.rmtree(out, ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
