@@ -5,8 +5,9 @@ Each emulated host is a process tree in its own time namespace (`unshare --time 
 machine's), with its own hostname (`--uts`) and, through Debian's libfaketime, a wall clock off
 by milliseconds (FAKETIME="+0.008", FAKETIME_DONT_FAKE_MONOTONIC=1), optionally stepped while it
 runs (FAKETIME read from a file that changes), and optionally a monotonic clock that runs fast
-(clock_rate.cpp, a clock_gettime shim: raw = t0 + (real - t0) * rate, t0 given by the test;
-libfaketime's own rate rebases CLOCK_MONOTONIC onto its fake wall clock, which no host does).
+(samples/topology/clockshift.cpp, a clock_gettime shim: raw = t0 + (real - t0) * rate, t0 given
+by the test; libfaketime's own rate rebases CLOCK_MONOTONIC onto its fake wall clock, which no
+host does).
 
 The truth: host i's raw monotonic time is true + offset_i (+ the drift term); the reference
 time line is host 0's clock. truth_f(host, raw) is what aligned - raw must be.
@@ -75,8 +76,8 @@ def spawn(host, argv, env, scratch, log, rate_lib=None):
     if host.rate is not None:
         # The shim first: it reads the clocks through libfaketime (wall) and libc (monotonic).
         env["LD_PRELOAD"] = rate_lib + " " + env["LD_PRELOAD"]
-        env["RINGSIDE_TEST_CLOCK_RATE"] = "%.8f" % host.rate
-        env["RINGSIDE_TEST_CLOCK_T0_NS"] = str(host.t0_ns())
+        env["RINGSIDE_CLOCKSHIFT_PPM"] = "%.6f" % ((host.rate - 1) * 1e6)
+        env["RINGSIDE_CLOCKSHIFT_ORIGIN_NS"] = str(host.t0_ns())
     env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
     if host.step is not None:
         # Read again every second: the step lands within a second of the file's change.
@@ -108,7 +109,7 @@ def truth_f(hosts, host, raw_ns):
     ref = hosts[0]
     f = (ref.mono_s - host.mono_s) * 1_000_000_000
     if host.rate is not None:
-        # clock_rate.cpp: raw = t0 + (real - t0) * rate.
+        # clockshift.cpp: raw = t0 + (real - t0) * rate.
         t0 = host.t0_ns()
         real = t0 + (raw_ns - t0) / host.rate
         f += real - raw_ns

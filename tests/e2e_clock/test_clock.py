@@ -9,7 +9,7 @@ knows the truth, and checks what `ringside merge` aligned:
               arrival skews like those of the same job on one clock; figures with call bounds
               only and with the wall clocks alone are printed.
   drift-step  a 60+ s run: host 1's wall clock steps by +0.5 s midway (NTP stepping it), host 2's
-              monotonic clock runs 20 ppm fast (1.2 ms over the run; clock_rate.cpp): within 100 us at the start and at
+              monotonic clock runs 20 ppm fast (1.2 ms over the run; clockshift.cpp): within 100 us at the start and at
               the end.
   one-clock   ranks of one host: the model is the identity, every aligned time equals the
               recorded one to the nanosecond.
@@ -50,7 +50,7 @@ class Ctx:
         self.ringside = args.ringside
         self.preload = args.preload
         self.sample = args.gloo_sample
-        self.rate_lib = args.clock_rate_lib
+        self.rate_lib = args.clockshift
         self.scratch = tempfile.mkdtemp(prefix="ringside-clock-")
         self.port = 29700 + os.getpid() % 200
 
@@ -235,7 +235,7 @@ def main():
     p.add_argument("--ringside", required=True)
     p.add_argument("--preload", required=True)
     p.add_argument("--gloo-sample", required=True)
-    p.add_argument("--clock-rate-lib", required=True)
+    p.add_argument("--clockshift", required=True)
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()
     why = cc.can_run()
