@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <tuple>
 
 #include "internal.h"
 #include "ringside/format/units.h"
@@ -20,6 +21,7 @@ using detail::Mapping;
 using detail::Point;
 
 constexpr int kRefineRounds = 4;
+constexpr int kTightRounds = 3;
 
 // The wall clocks' estimate of f for domain `d` against the reference: per anchor of d, its
 // monotonic-to-wall offset minus the reference's at the nearest wall time; the median of those.
@@ -45,12 +47,15 @@ struct Points {
   std::vector<Point> lower, upper;
 };
 
-// Every domain's bounds given the mappings of the `usable` others (Jacobi: all from `f`).
+// Every domain's bounds given the mappings of the `usable` others (Jacobi: all from `f`). A bound
+// against domain A is loosened by A's own uncertainty `u[A]` (0 for the reference): the truth then
+// meets every bound, so a domain known only roughly never pulls a well-known one off.
 std::vector<Points> boundsFor(const Evidence& ev, const std::vector<Mapping>& f,
-                              const std::vector<char>& usable) {
+                              const std::vector<char>& usable, const std::vector<double>& u) {
   std::vector<Points> out(f.size());
   constexpr double kInf = std::numeric_limits<double>::infinity();
   auto aligned = [&](int32_t d, int64_t t) { return static_cast<double>(t) + f[static_cast<size_t>(d)].at(t); };
+  auto err = [&](int32_t d) { return u[static_cast<size_t>(d)]; };
   for (int64_t i = 0; i < ev.instances(); ++i) {
     // The two latest enters and the two earliest exits among usable domains (to leave one out).
     double e1 = -kInf, e2 = -kInf, x1 = kInf, x2 = kInf;
@@ -59,7 +64,7 @@ std::vector<Points> boundsFor(const Evidence& ev, const std::vector<Mapping>& f,
       const detail::Mark& m = ev.marks[k];
       if (!usable[static_cast<size_t>(m.domain)]) continue;
       if (m.enter != INT64_MIN) {
-        const double e = aligned(m.domain, m.enter);
+        const double e = aligned(m.domain, m.enter) - err(m.domain);
         if (e > e1) {
           e2 = e1;
           e1 = e;
@@ -69,7 +74,7 @@ std::vector<Points> boundsFor(const Evidence& ev, const std::vector<Mapping>& f,
         }
       }
       if (m.exit != INT64_MAX) {
-        const double x = aligned(m.domain, m.exit);
+        const double x = aligned(m.domain, m.exit) + err(m.domain);
         if (x < x1) {
           x2 = x1;
           x1 = x;
@@ -96,11 +101,11 @@ std::vector<Points> boundsFor(const Evidence& ev, const std::vector<Mapping>& f,
   for (const detail::Message& m : ev.representatives) {
     if (usable[static_cast<size_t>(m.from)]) {
       out[static_cast<size_t>(m.to)].lower.push_back(
-          {m.received, aligned(m.from, m.sent) - static_cast<double>(m.received)});
+          {m.received, aligned(m.from, m.sent) - err(m.from) - static_cast<double>(m.received)});
     }
     if (usable[static_cast<size_t>(m.to)]) {
       out[static_cast<size_t>(m.from)].upper.push_back(
-          {m.sent, aligned(m.to, m.received) - static_cast<double>(m.sent)});
+          {m.sent, aligned(m.to, m.received) + err(m.to) - static_cast<double>(m.sent)});
     }
   }
   return out;
@@ -203,9 +208,13 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
     // both sides against domains already placed.
     std::vector<char> placed(n, 0);
     if (n > 0) placed[0] = 1;
+    // How far each placed domain's mapping may be from the truth: twice the half-width of its
+    // window (the line's slope is free too); 0 for the reference.
+    std::vector<double> u(n, 0);
+    auto spread = [](const Fit& fit) { return 2 * std::max(0.0, fit.slack); };
     for (bool progress = true; progress;) {
       progress = false;
-      const std::vector<Points> pts = boundsFor(ev, f, placed);
+      const std::vector<Points> pts = boundsFor(ev, f, placed, u);
       std::vector<size_t> now;
       for (size_t d = 1; d < n; ++d) {
         if (placed[d] || pts[d].lower.empty() || pts[d].upper.empty()) continue;
@@ -214,23 +223,49 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
         methods[d] = "evidence";
         now.push_back(d);
       }
-      for (size_t d : now) placed[d] = 1;
+      for (size_t d : now) {
+        placed[d] = 1;
+        u[d] = spread(fits[d]);
+      }
       progress = !now.empty();
     }
-    // Refine: every placed domain against all the others, from the previous round's mappings.
-    for (int round = 0; round < kRefineRounds && n > 2; ++round) {
-      const std::vector<Points> pts = boundsFor(ev, f, placed);
+    // Refine: every placed domain against all the others, from the previous round's mappings,
+    // first with bounds loosened by the others' uncertainty, then (when the evidence allows it)
+    // with the bounds as they are, so that no message ends up received before it was sent.
+    auto refine = [&](double looseness) {
+      std::vector<double> loose = u;
+      for (double& x : loose) x *= looseness;
+      const std::vector<Points> pts = boundsFor(ev, f, placed, loose);
       std::vector<Mapping> next = f;
+      std::vector<double> next_u = u;
+      std::vector<Fit> next_fits = fits;
+      bool feasible = true;
       for (size_t d = 1; d < n; ++d) {
         if (!placed[d]) continue;
-        fits[d] = detail::fitMapping(pts[d].lower, pts[d].upper, prior[d]);
-        next[d] = fits[d].map;
+        next_fits[d] = detail::fitMapping(pts[d].lower, pts[d].upper, prior[d]);
+        next[d] = next_fits[d].map;
+        next_u[d] = spread(next_fits[d]);
+        feasible = feasible && next_fits[d].violated == 0;
       }
+      return std::make_tuple(std::move(next), std::move(next_u), std::move(next_fits), feasible);
+    };
+    for (int round = 0; round < kRefineRounds && n > 2; ++round) {
+      auto [next, next_u, next_fits, feasible] = refine(1.0);
+      (void)feasible;
       f = std::move(next);
+      u = std::move(next_u);
+      fits = std::move(next_fits);
+    }
+    for (int round = 0; round < kTightRounds && n > 1; ++round) {
+      auto [next, next_u, next_fits, feasible] = refine(0.0);
+      if (!feasible) break;  // the loosened model stands
+      f = std::move(next);
+      fits = std::move(next_fits);
+      // u stays: the tight fit's window is narrower than what it knows of the others
     }
     // The rest: bounds on one side only, or none (a rank that made no collective): the wall
     // clock, moved as little as the one-sided bounds require.
-    const std::vector<Points> pts = boundsFor(ev, f, placed);
+    const std::vector<Points> pts = boundsFor(ev, f, placed, u);
     for (size_t d = 1; d < n; ++d) {
       bounds[d] = static_cast<int64_t>(pts[d].lower.size() + pts[d].upper.size());
       if (placed[d]) continue;

@@ -10,7 +10,8 @@ namespace {
 
 constexpr double kMaxRate = 1e-3;        // 1000 ppm: beyond any clock NTP would keep
 constexpr int kSearchSteps = 90;         // golden-section steps: 2e-3 * 0.618^90 ~ 1e-22
-constexpr double kNearBestNs = 1000.0;   // slack given up to keep the drift small
+constexpr double kNearBestNs = 1000.0;   // slack always given up to keep the drift small
+constexpr double kNearBestShare = 0.25;  // and this share of the best slack
 constexpr int kMaxDepth = 3;             // pieces: at most 2^3
 constexpr size_t kMinPointsToSplit = 64;
 
@@ -36,8 +37,9 @@ struct Line {
 };
 
 // Both sides present: maximize the slack over the rate (a concave function of it), then take the
-// rate nearest 0 whose slack is within kNearBestNs of the best (few bounds over a short time
-// leave the drift loose; clocks NTP keeps run within a few ppm of each other).
+// rate nearest 0 whose slack is within max(kNearBestNs, kNearBestShare x best) of the best: bounds
+// over a short time leave the drift loose (a wide window allows any slope), and clocks NTP keeps
+// run within a few ppm of each other; over a long run the window pins the drift down.
 Line fitLine(const std::vector<Point>& lower, const std::vector<Point>& upper, int64_t ref) {
   auto slackAt = [&](double r) { return window(lower, upper, r, ref).slack(); };
   const double phi = (std::sqrt(5.0) - 1) / 2;
@@ -61,7 +63,7 @@ Line fitLine(const std::vector<Point>& lower, const std::vector<Point>& upper, i
   }
   double best_rate = (a + b) / 2;
   const double best = slackAt(best_rate);
-  const double good_enough = best - std::max(kNearBestNs, 0.01 * std::fabs(best));
+  const double good_enough = best - std::max(kNearBestNs, kNearBestShare * std::fabs(best));
   double rate = best_rate;
   if (slackAt(0) >= good_enough) {
     rate = 0;
