@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "internal.h"
+#include "joint.h"
 #include "ringside/format/units.h"
 
 namespace ringside::align {
@@ -21,7 +22,7 @@ using detail::Mapping;
 using detail::Point;
 
 constexpr int kRefineRounds = 4;
-constexpr int kTightRounds = 3;
+constexpr int kJointRounds = 2;
 
 // The wall clocks' estimate of f for domain `d` against the reference: per anchor of d, its
 // monotonic-to-wall offset minus the reference's at the nearest wall time; the median of those.
@@ -230,8 +231,7 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
       progress = !now.empty();
     }
     // Refine: every placed domain against all the others, from the previous round's mappings,
-    // first with bounds loosened by the others' uncertainty, then (when the evidence allows it)
-    // with the bounds as they are, so that no message ends up received before it was sent.
+    // with bounds loosened by the others' uncertainty (this settles each domain's drift).
     auto refine = [&](double looseness) {
       std::vector<double> loose = u;
       for (double& x : loose) x *= looseness;
@@ -256,12 +256,20 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
       u = std::move(next_u);
       fits = std::move(next_fits);
     }
-    for (int round = 0; round < kTightRounds && n > 1; ++round) {
-      auto [next, next_u, next_fits, feasible] = refine(0.0);
-      if (!feasible) break;  // the loosened model stands
-      f = std::move(next);
-      fits = std::move(next_fits);
-      // u stays: the tight fit's window is narrower than what it knows of the others
+    // Then all bounds between placed domains at once (chains through several domains, as a
+    // ring's one-way messages make, tighten every domain on them).
+    for (int round = 0; round < kJointRounds && n > 1; ++round) {
+      std::vector<double> half;
+      if (!detail::jointOffsets(ev, &f, placed, &half)) break;
+      for (size_t d = 1; d < n; ++d) {
+        if (placed[d] && half[d] >= 0) fits[d].slack = half[d];
+      }
+    }
+    {
+      const std::vector<Points> exact = boundsFor(ev, f, placed, std::vector<double>(n, 0));
+      for (size_t d = 1; d < n; ++d) {
+        if (placed[d]) fits[d].violated = detail::countViolated(exact[d].lower, exact[d].upper, f[d]);
+      }
     }
     // The rest: bounds on one side only, or none (a rank that made no collective): the wall
     // clock, moved as little as the one-sided bounds require.

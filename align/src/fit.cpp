@@ -80,14 +80,6 @@ Line fitLine(const std::vector<Point>& lower, const std::vector<Point>& upper, i
   return {w.middle(), rate, w.slack()};
 }
 
-int64_t countViolated(const std::vector<Point>& lower, const std::vector<Point>& upper,
-                      const Mapping& m) {
-  int64_t n = 0;
-  for (const Point& p : lower) n += m.at(p.t) < p.v - 0.5 ? 1 : 0;
-  for (const Point& p : upper) n += m.at(p.t) > p.v + 0.5 ? 1 : 0;
-  return n;
-}
-
 int64_t firstTime(const std::vector<Point>& lower, const std::vector<Point>& upper) {
   int64_t t = INT64_MAX;
   for (const Point& p : lower) t = std::min(t, p.t);
@@ -131,6 +123,14 @@ Fit fitTwoSided(const std::vector<Point>& lower, const std::vector<Point>& upper
 }
 
 }  // namespace
+
+int64_t countViolated(const std::vector<Point>& lower, const std::vector<Point>& upper,
+                      const Mapping& m) {
+  int64_t n = 0;
+  for (const Point& p : lower) n += m.at(p.t) < p.v - 0.5 ? 1 : 0;
+  for (const Point& p : upper) n += m.at(p.t) > p.v + 0.5 ? 1 : 0;
+  return n;
+}
 
 Fit fitMapping(std::vector<Point> lower, std::vector<Point> upper, double prior) {
   Fit fit;

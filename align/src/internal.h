@@ -102,4 +102,8 @@ struct Fit {
 // meet them. With bounds on one side only, the estimate `prior` moved just enough to meet them.
 Fit fitMapping(std::vector<Point> lower, std::vector<Point> upper, double prior);
 
+// Bounds of `lower`/`upper` that mapping `m` does not meet (by more than half a nanosecond).
+int64_t countViolated(const std::vector<Point>& lower, const std::vector<Point>& upper,
+                      const Mapping& m);
+
 }  // namespace ringside::align::detail

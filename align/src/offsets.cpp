@@ -1,0 +1,133 @@
+// align/src/offsets.cpp — joint offsets: every bound between two domains at once.
+//
+// The per-domain fits (align.cpp) place each domain against the others one at a time; bounds
+// that chain through several domains (a ring's messages go one way: h0 -> h1 -> ... -> h0) tighten
+// each domain only through its neighbours. Here, with the mappings' shapes fixed, the remaining
+// corrections d satisfy difference constraints d_B - d_A >= c_AB, one per pair of domains (the
+// tightest of its bounds). With d_0 = 0, the smallest feasible d_B is the longest path 0 -> B and
+// the largest is minus the longest path B -> 0 (Bellman-Ford both ways); the feasible set is
+// convex and holds both, so the midpoint of every domain's interval is feasible at once, and half
+// the interval is what the evidence leaves unknown.
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "joint.h"
+
+namespace ringside::align::detail {
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+struct Edge {
+  int32_t from, to;
+  double c;  // d_to - d_from >= c
+};
+
+// Longest paths from node 0; false when a positive cycle makes them unbounded (the bounds
+// contradict each other).
+bool longestPaths(size_t n, const std::vector<Edge>& edges, bool reversed, std::vector<double>* dist) {
+  dist->assign(n, kNegInf);
+  (*dist)[0] = 0;
+  for (size_t round = 0; round <= n; ++round) {
+    bool changed = false;
+    for (const Edge& e : edges) {
+      const int32_t a = reversed ? e.to : e.from;
+      const int32_t b = reversed ? e.from : e.to;
+      const double via = (*dist)[static_cast<size_t>(a)] + e.c;
+      if ((*dist)[static_cast<size_t>(a)] > kNegInf && via > (*dist)[static_cast<size_t>(b)] + 0.5) {
+        (*dist)[static_cast<size_t>(b)] = via;
+        changed = true;
+      }
+    }
+    if (!changed) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool jointOffsets(const Evidence& ev, std::vector<Mapping>* f, const std::vector<char>& placed,
+                  std::vector<double>* half_width) {
+  const size_t n = f->size();
+  std::unordered_map<uint64_t, double> tightest;
+  auto aligned = [&](int32_t d, int64_t t) {
+    return static_cast<double>(t) + (*f)[static_cast<size_t>(d)].at(t);
+  };
+  auto bound = [&](int32_t a, int32_t b, double c) {  // d_b - d_a >= c
+    if (a == b || !placed[static_cast<size_t>(a)] || !placed[static_cast<size_t>(b)]) return;
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
+    auto [it, added] = tightest.try_emplace(key, c);
+    if (!added && c > it->second) it->second = c;
+  };
+  // Calls: per instance the latest entry binds every other domain's exit, and the earliest exit
+  // every other domain's entry (the two extremes, so that a domain is not bound by itself).
+  for (int64_t i = 0; i < ev.instances(); ++i) {
+    const uint32_t lo = ev.begin[static_cast<size_t>(i)], hi = ev.begin[static_cast<size_t>(i) + 1];
+    int64_t e1 = -1, e2 = -1, x1 = -1, x2 = -1;  // mark indexes
+    double ve1 = kNegInf, ve2 = kNegInf, vx1 = -kNegInf, vx2 = -kNegInf;
+    for (uint32_t k = lo; k < hi; ++k) {
+      const Mark& m = ev.marks[k];
+      if (!placed[static_cast<size_t>(m.domain)]) continue;
+      if (m.enter != INT64_MIN) {
+        const double v = aligned(m.domain, m.enter);
+        if (v > ve1) {
+          e2 = e1, ve2 = ve1, e1 = k, ve1 = v;
+        } else if (v > ve2) {
+          e2 = k, ve2 = v;
+        }
+      }
+      if (m.exit != INT64_MAX) {
+        const double v = aligned(m.domain, m.exit);
+        if (v < vx1) {
+          x2 = x1, vx2 = vx1, x1 = k, vx1 = v;
+        } else if (v < vx2) {
+          x2 = k, vx2 = v;
+        }
+      }
+    }
+    for (uint32_t k = lo; k < hi; ++k) {
+      const Mark& b = ev.marks[k];
+      const int64_t ek = static_cast<int64_t>(k) == e1 ? e2 : e1;
+      const int64_t xk = static_cast<int64_t>(k) == x1 ? x2 : x1;
+      if (ek >= 0 && b.exit != INT64_MAX) {
+        const Mark& a = ev.marks[static_cast<size_t>(ek)];
+        // aligned_b(exit) + d_b >= aligned_a(enter) + d_a
+        bound(a.domain, b.domain, aligned(a.domain, a.enter) - aligned(b.domain, b.exit));
+      }
+      if (xk >= 0 && b.enter != INT64_MIN) {
+        const Mark& x = ev.marks[static_cast<size_t>(xk)];
+        bound(b.domain, x.domain, aligned(b.domain, b.enter) - aligned(x.domain, x.exit));
+      }
+    }
+  }
+  for (const Message& m : ev.representatives) {
+    bound(m.from, m.to, aligned(m.from, m.sent) - aligned(m.to, m.received));
+  }
+  std::vector<Edge> edges;
+  edges.reserve(tightest.size());
+  for (const auto& [key, c] : tightest) {
+    edges.push_back({static_cast<int32_t>(key >> 32), static_cast<int32_t>(key & 0xffffffffu), c});
+  }
+  std::vector<double> low, high;
+  if (!longestPaths(n, edges, false, &low) || !longestPaths(n, edges, true, &high)) return false;
+  half_width->assign(n, -1);
+  for (size_t d = 1; d < n; ++d) {
+    if (!placed[d]) continue;
+    const double lo = low[d];
+    const double hi = high[d] > kNegInf ? -high[d] : std::numeric_limits<double>::infinity();
+    double shift = 0;
+    if (lo > kNegInf && std::isfinite(hi)) {
+      shift = (lo + hi) / 2;
+      (*half_width)[d] = (hi - lo) / 2;
+    } else if (lo > kNegInf) {
+      shift = std::max(0.0, lo);
+    } else if (std::isfinite(hi)) {
+      shift = std::min(0.0, hi);
+    }
+    for (Piece& p : (*f)[d].pieces) p.offset += shift;
+  }
+  return true;
+}
+
+}  // namespace ringside::align::detail
