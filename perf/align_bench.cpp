@@ -197,8 +197,11 @@ int main(int argc, char** argv) {
   const double total = std::chrono::duration<double>(Clock::now() - started).count();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  std::printf("align: %.2f s (fit %.2f s, the rest reading ranks and storing), peak RSS %.0f MiB\n",
-              total, stats.seconds, static_cast<double>(ru.ru_maxrss) / 1024.0);
+  std::printf("align: %.2f s (reading calls %.2f s, reading and pairing messages %.2f s, fitting "
+              "%.2f s, the rest opening and storing), peak RSS %.0f MiB\n",
+              total, stats.read_calls_seconds, stats.read_messages_seconds,
+              stats.seconds - stats.read_calls_seconds - stats.read_messages_seconds,
+              static_cast<double>(ru.ru_maxrss) / 1024.0);
   std::printf("evidence: %lld calls across domains, %lld messages between domains; %s\n",
               static_cast<long long>(stats.instances), static_cast<long long>(stats.messages),
               ringside::align::describeModel(model).c_str());

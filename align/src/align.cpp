@@ -191,10 +191,17 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
     if (!detail::findDomains(raw, &domains, error)) return false;
     const size_t n = domains.list.size();
     Evidence ev;
+    auto since = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+    auto phase = std::chrono::steady_clock::now();
     if (n > 1 && options.use_calls && !detail::gatherCalls(raw, domains, &ev, error)) return false;
+    const double read_calls = since(phase);
+    phase = std::chrono::steady_clock::now();
     if (n > 1 && options.use_messages && !detail::gatherMessages(raw, domains, &ev, error)) {
       return false;
     }
+    const double read_messages = since(phase);
     std::vector<Mapping> f(n);
     std::vector<Fit> fits(n);
     std::vector<std::string> methods(n, "wall-clock");
@@ -293,8 +300,9 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
     if (stats != nullptr) {
       stats->instances = ev.instances();
       stats->messages = static_cast<int64_t>(ev.messages.size());
-      stats->seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      stats->seconds = since(started);
+      stats->read_calls_seconds = read_calls;
+      stats->read_messages_seconds = read_messages;
     }
     return true;
   } catch (const std::bad_alloc&) {

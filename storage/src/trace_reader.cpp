@@ -67,6 +67,8 @@ class SqliteTraceReader final : public TraceReader {
   bool forEachCollective(const std::function<bool(const CollectiveRow&)>& fn, std::string* error) override;
   bool forEachCollectiveTiming(const std::function<bool(const CollectiveRow&)>& fn, std::string* error) override;
   bool forEachTransfer(const std::function<bool(const TransferRow&)>& fn, std::string* error) override;
+  bool forEachTransferUnordered(const std::function<bool(int32_t, const TransferRow&)>& fn,
+                                std::string* error) override;
   int64_t gpuActivityCount() override {
     return version_ >= 2 ? count("SELECT count(*) FROM gpu_activity_data") : 0;
   }
@@ -285,6 +287,20 @@ bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const C
                  r.end_ns = align(r.rank, detail::columnNullable(s, at(T::end_ns)));
                  r.status = toInt32(sqlite3_column_int64(s, at(T::status)));
                  return fn(r);
+               },
+               error);
+}
+
+bool SqliteTraceReader::forEachTransferUnordered(
+    const std::function<bool(int32_t, const TransferRow&)>& fn, std::string* error) {
+  return visit(detail::selectOnlySql(TransferTable::kDef, version_, "", kTransferRead), "transfers",
+               [&](sqlite3_stmt* s) {
+                 TransferRow r = transferRow(s);
+                 const int32_t rank =
+                     toInt32(detail::columnNullable(s, transferAt(TransferTable::rank)));
+                 r.start_ns = align(rank, r.start_ns);
+                 r.end_ns = align(rank, r.end_ns);
+                 return fn(rank, r);
                },
                error);
 }

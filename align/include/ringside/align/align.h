@@ -33,7 +33,9 @@ struct AlignOptions {
 struct AlignStats {
   int64_t instances = 0;  // matched calls that spanned 2+ domains
   int64_t messages = 0;   // matched messages between domains
-  double seconds = 0;     // time the fit took
+  double seconds = 0;     // time the fit took, in all
+  double read_calls_seconds = 0;     // of which reading the calls
+  double read_messages_seconds = 0;  // and reading and pairing the messages
 };
 
 // Fits the clock model of the trace `raw` (opened with TraceOpenOptions::raw_times).

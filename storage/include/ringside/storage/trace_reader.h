@@ -73,6 +73,11 @@ class TraceReader {
   // Visit rows ordered by (start_ns).
   virtual bool forEachTransfer(const std::function<bool(const TransferRow&)>& fn,
                                std::string* error) = 0;
+  // Visit every row in no particular order (storage order: a plain scan, several times faster on
+  // a large merged trace than the time order), times mapped as forEachTransfer maps them. `rank`
+  // is the recording rank.
+  virtual bool forEachTransferUnordered(
+      const std::function<bool(int32_t rank, const TransferRow&)>& fn, std::string* error) = 0;
   // Schema v2 tables (a version-1 file visits nothing and succeeds).
   // Ordered by collective_id.
   virtual bool forEachCollectiveGpu(const std::function<bool(const CollectiveGpuRow&)>& fn,
