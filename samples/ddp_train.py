@@ -46,7 +46,14 @@ def parse_args(argv):
     p.add_argument("--report-step-time", action="store_true",
                    help="rank 0 prints 'step_time_ms X': the mean wall time of the steps after "
                         "the first two (for perf/overhead.py)")
+    p.add_argument("--slow-rank", type=int, default=-1, metavar="R",
+                   help="rank R computes --slow-ms longer before each backward: a straggler, as a "
+                        "slower GPU or a busier host makes one (for demonstrations and tests)")
+    p.add_argument("--slow-ms", type=float, default=0.0, metavar="MS",
+                   help="how much longer rank --slow-rank computes per step (default 0)")
     args = p.parse_args(argv)
+    if args.slow_ms < 0:
+        p.error("--slow-ms must be >= 0")
     if args.steps < 1:
         p.error("--steps must be >= 1")
     if args.bucket_cap_mb <= 0:
@@ -141,6 +148,8 @@ def main(argv):
         yb = y_mine[b * args.batch_size:(b + 1) * args.batch_size]
         opt.zero_grad(set_to_none=True)
         loss = loss_fn(ddp(xb), yb)
+        if rank == args.slow_rank and args.slow_ms > 0:
+            time.sleep(args.slow_ms / 1000.0)  # the straggler's extra compute
         loss.backward()  # DDP all-reduces the gradient buckets here
         opt.step()
         if pending is not None and pending.get(timeout=60) != pool_work(step):

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <new>
-#include <tuple>
 
 #include "internal.h"
 #include "joint.h"
@@ -22,7 +21,7 @@ using detail::Mapping;
 using detail::Point;
 
 constexpr int kRefineRounds = 4;
-constexpr int kJointRounds = 2;
+constexpr int kJointRounds = 3;
 
 // The wall clocks' estimate of f for domain `d` against the reference: per anchor of d, its
 // monotonic-to-wall offset minus the reference's at the nearest wall time; the median of those.
@@ -239,29 +238,18 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
     }
     // Refine: every placed domain against all the others, from the previous round's mappings,
     // with bounds loosened by the others' uncertainty (this settles each domain's drift).
-    auto refine = [&](double looseness) {
-      std::vector<double> loose = u;
-      for (double& x : loose) x *= looseness;
-      const std::vector<Points> pts = boundsFor(ev, f, placed, loose);
+    for (int round = 0; round < kRefineRounds && n > 2; ++round) {
+      const std::vector<Points> pts = boundsFor(ev, f, placed, u);
       std::vector<Mapping> next = f;
       std::vector<double> next_u = u;
-      std::vector<Fit> next_fits = fits;
-      bool feasible = true;
       for (size_t d = 1; d < n; ++d) {
         if (!placed[d]) continue;
-        next_fits[d] = detail::fitMapping(pts[d].lower, pts[d].upper, prior[d]);
-        next[d] = next_fits[d].map;
-        next_u[d] = spread(next_fits[d]);
-        feasible = feasible && next_fits[d].violated == 0;
+        fits[d] = detail::fitMapping(pts[d].lower, pts[d].upper, prior[d]);
+        next[d] = fits[d].map;
+        next_u[d] = spread(fits[d]);
       }
-      return std::make_tuple(std::move(next), std::move(next_u), std::move(next_fits), feasible);
-    };
-    for (int round = 0; round < kRefineRounds && n > 2; ++round) {
-      auto [next, next_u, next_fits, feasible] = refine(1.0);
-      (void)feasible;
       f = std::move(next);
       u = std::move(next_u);
-      fits = std::move(next_fits);
     }
     // Then all bounds between placed domains at once (chains through several domains, as a
     // ring's one-way messages make, tighten every domain on them).
@@ -270,6 +258,18 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
       if (!detail::jointOffsets(ev, &f, placed, &half)) break;
       for (size_t d = 1; d < n; ++d) {
         if (placed[d] && half[d] >= 0) fits[d].slack = half[d];
+      }
+      if (round + 1 == kJointRounds) break;
+      // Each domain's line again against the others as they now stand, bounds not loosened:
+      // kept where it meets them all (its drift then rests on exact bounds).
+      const std::vector<Points> exact = boundsFor(ev, f, placed, std::vector<double>(n, 0));
+      for (size_t d = 1; d < n; ++d) {
+        if (!placed[d]) continue;
+        Fit tight = detail::fitMapping(exact[d].lower, exact[d].upper, prior[d]);
+        if (tight.two_sided && tight.violated == 0) {
+          f[d] = tight.map;
+          fits[d] = tight;
+        }
       }
     }
     {

@@ -11,7 +11,7 @@ namespace {
 constexpr double kMaxRate = 1e-3;        // 1000 ppm: beyond any clock NTP would keep
 constexpr int kSearchSteps = 90;         // golden-section steps: 2e-3 * 0.618^90 ~ 1e-22
 constexpr double kNearBestNs = 1000.0;   // slack always given up to keep the drift small
-constexpr double kNearBestShare = 0.25;  // and this share of the best slack
+constexpr double kNearBestShare = 0.5;   // and this share of the best slack
 constexpr int kMaxDepth = 3;             // pieces: at most 2^3
 constexpr size_t kMinPointsToSplit = 64;
 

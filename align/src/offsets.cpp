@@ -60,10 +60,25 @@ bool jointOffsets(const Evidence& ev, std::vector<Mapping>* f, const std::vector
     auto [it, added] = tightest.try_emplace(key, c);
     if (!added && c > it->second) it->second = c;
   };
-  // Calls: per instance the latest entry binds every other domain's exit, and the earliest exit
-  // every other domain's entry (the two extremes, so that a domain is not bound by itself).
+  // Calls: every pair of domains of an instance; in an instance of many domains, the latest entry
+  // binds every other domain's exit and the earliest exit every other domain's entry (the two
+  // extremes as aligned now, so that a domain is not bound by itself).
+  constexpr uint32_t kAllPairsUpTo = 32;  // marks per instance: every pair below, extremes above
   for (int64_t i = 0; i < ev.instances(); ++i) {
     const uint32_t lo = ev.begin[static_cast<size_t>(i)], hi = ev.begin[static_cast<size_t>(i) + 1];
+    if (hi - lo <= kAllPairsUpTo) {
+      for (uint32_t k = lo; k < hi; ++k) {
+        const Mark& b = ev.marks[k];
+        if (b.exit == INT64_MAX) continue;
+        for (uint32_t j = lo; j < hi; ++j) {
+          const Mark& a = ev.marks[j];
+          if (j == k || a.enter == INT64_MIN) continue;
+          // aligned_b(exit) + d_b >= aligned_a(enter) + d_a
+          bound(a.domain, b.domain, aligned(a.domain, a.enter) - aligned(b.domain, b.exit));
+        }
+      }
+      continue;
+    }
     int64_t e1 = -1, e2 = -1, x1 = -1, x2 = -1;  // mark indexes
     double ve1 = kNegInf, ve2 = kNegInf, vx1 = -kNegInf, vx2 = -kNegInf;
     for (uint32_t k = lo; k < hi; ++k) {

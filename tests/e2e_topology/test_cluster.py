@@ -16,6 +16,7 @@ Exit 77 (skipped) when this machine cannot emulate (not root, no namespaces, no 
 namespaces) or has no PyTorch (ddp-clocks). Standard library only.
 """
 import argparse
+import json
 import os
 import shutil
 import sqlite3
@@ -113,6 +114,14 @@ def check_alignment(run):
     return skews
 
 
+def stragglers(ringside, trace):
+    """The report's stragglers (JSON): [(rank, times_last)], most skew first."""
+    r = subprocess.run([ringside, "report", trace, "--format", "json"], capture_output=True,
+                       text=True, timeout=120)
+    check(r.returncode == 0, "report --format json on " + os.path.basename(trace))
+    return [(s["rank"], s["times_last"]) for s in json.loads(r.stdout).get("stragglers", [])]
+
+
 def one_clock_skews(args, out, job):
     trace = os.path.join(out, "one-clock.sqlite")
     r = subprocess.run([args.ringside, "record", "--ranks", "8", "-o", trace, "-q", "--"] + job,
@@ -120,11 +129,12 @@ def one_clock_skews(args, out, job):
     check(r.returncode == 0, "the same job on one clock (record --ranks 8): " + r.stderr[-300:])
     db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
     try:
-        return [row[0] for row in db.execute(
+        skews = [row[0] for row in db.execute(
             "SELECT max(start_ns) - min(start_ns) FROM collective WHERE op = 'allreduce'"
             " GROUP BY comm, seq HAVING count(*) > 1")]
     finally:
         db.close()
+    return skews, trace
 
 
 def median(values):
@@ -137,18 +147,24 @@ def ddp_clocks(args, out):
                             "assert d.is_gloo_available()"], capture_output=True, text=True)
     if probe.returncode != 0:
         raise cluster.Skip(f"{args.python} has no PyTorch with Gloo (python3-torch)")
-    job = [args.python, args.ddp_sample, "--steps", "3"]
+    # Rank 5 (on h2, the drifting host) computes 40 ms longer per step: a real straggler, which
+    # both runs must name, and no clock-made one.
+    job = [args.python, args.ddp_sample, "--steps", "4", "--slow-rank", "5", "--slow-ms", "40"]
     run = cluster.run_job(args.ringside, job,
                           out=out, ranks_per_host=2, prefix="rsc1", port=29651,
                           drift=(2, 20), clockshift=args.clockshift)
     meta = check_run(run, 8, 2)
     skews = check_alignment(run)
-    one = one_clock_skews(args, out, job)
+    one, one_trace = one_clock_skews(args, out, job)
     m, m1 = median(skews), median(one)
     print("median all-reduce arrival skew: aligned %.1f us, one clock %.1f us" % (m / 1e3, m1 / 1e3))
     # Same job, same machine: the skews are of one size (scheduling on 2 cores varies them).
     check(m <= 3 * m1 + 2 * LIMIT_NS and m1 <= 3 * m + 2 * LIMIT_NS,
           "arrival skews agree with the run on one clock")
+    multi, single = stragglers(args.ringside, run.trace), stragglers(args.ringside, one_trace)
+    print("stragglers (rank, times last): 4 hosts %s; one clock %s" % (multi[:3], single[:3]))
+    check(multi and single and multi[0][0] == 5 and single[0][0] == 5,
+          "both runs name rank 5 the straggler")
     check(meta.get("run_id", "").startswith("emulate-"), "one run id for the 4 nodes' files")
     h2 = run.truth["hosts"][2]
     check(h2["rate_ppm"] == 20 and h2["ranks"] == [4, 5], "the truth names h2's 20 ppm drift")
