@@ -26,23 +26,28 @@ struct Edge {
 
 // Longest paths from node 0; false when a positive cycle makes them unbounded (the bounds
 // contradict each other).
-bool longestPaths(size_t n, const std::vector<Edge>& edges, bool reversed, std::vector<double>* dist) {
-  dist->assign(n, kNegInf);
-  (*dist)[0] = 0;
-  for (size_t round = 0; round <= n; ++round) {
-    bool changed = false;
+bool longestPaths(size_t n, const std::vector<Edge>& edges, bool reversed, std::vector<double>* out) {
+  std::vector<double> dist(n + 1, kNegInf);  // one spare, so that dist[0] always exists
+  double* first = dist.data();
+  if (first == nullptr) return false;  // (never: n + 1 > 0; says so to GCC's null checks)
+  *first = 0;
+  bool settled = false;
+  for (size_t round = 0; round <= n && !settled; ++round) {
+    settled = true;
     for (const Edge& e : edges) {
-      const int32_t a = reversed ? e.to : e.from;
-      const int32_t b = reversed ? e.from : e.to;
-      const double via = (*dist)[static_cast<size_t>(a)] + e.c;
-      if ((*dist)[static_cast<size_t>(a)] > kNegInf && via > (*dist)[static_cast<size_t>(b)] + 0.5) {
-        (*dist)[static_cast<size_t>(b)] = via;
-        changed = true;
+      const auto a = static_cast<size_t>(reversed ? e.to : e.from);
+      const auto b = static_cast<size_t>(reversed ? e.from : e.to);
+      if (a >= n || b >= n || dist[a] == kNegInf) continue;
+      const double via = dist[a] + e.c;
+      if (via > dist[b] + 0.5) {
+        dist[b] = via;
+        settled = false;
       }
     }
-    if (!changed) return true;
   }
-  return false;
+  dist.resize(n);
+  *out = std::move(dist);
+  return settled;
 }
 
 }  // namespace

@@ -58,7 +58,10 @@ class Ctx:
         env = {k: v for k, v in os.environ.items() if not k.startswith("RINGSIDE_")}
         env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(self.port), RINGSIDE_DIR=ranks_dir, RINGSIDE_RUN_ID=run_id,
-                   LD_PRELOAD=self.preload)
+                   LD_PRELOAD=self.preload,
+                   # The Gloo sample's file store: a folder of this job's own (a store left by
+                   # an earlier run on the same port would fail the rendezvous).
+                   GLOO_STORE_DIR=os.path.join(os.path.dirname(ranks_dir), "gloo-store"))
         return env
 
     def run_job(self, name, hosts, argv, timeout):
