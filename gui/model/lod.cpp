@@ -125,10 +125,23 @@ std::vector<LaneLayout> layoutLanes(const TimelineModel& model, const std::vecto
       if (pinned == (pass == 0)) order.push_back(i);
     }
   }
+  // Folded host groups hide their rank lanes.
+  std::vector<char> host_folded;
+  for (size_t i = 0; i < model.lanes.size(); ++i) {
+    const Lane& lane = model.lanes[i];
+    if (lane.kind != LaneKind::kHost || lane.host < 0) continue;
+    if (static_cast<size_t>(lane.host) >= host_folded.size()) host_folded.resize(static_cast<size_t>(lane.host) + 1, 0);
+    host_folded[static_cast<size_t>(lane.host)] = i < flags.size() && flags[i].collapsed ? 1 : 0;
+  }
   float y = top;
   for (size_t i : order) {
     const Lane& lane = model.lanes[i];
-    const LaneFlags f = i < flags.size() ? flags[i] : LaneFlags{};
+    LaneFlags f = i < flags.size() ? flags[i] : LaneFlags{};
+    if (lane.kind == LaneKind::kRank && lane.host >= 0 &&
+        static_cast<size_t>(lane.host) < host_folded.size() && host_folded[static_cast<size_t>(lane.host)] &&
+        !f.pinned) {
+      f.hidden = true;
+    }
     LaneLayout& l = out[i];
     l.y = y;
     l.header = options.line;
@@ -139,7 +152,7 @@ std::vector<LaneLayout> layoutLanes(const TimelineModel& model, const std::vecto
       continue;
     }
     float body = 0;
-    if (!l.collapsed) {
+    if (!l.collapsed && lane.kind != LaneKind::kHost) {  // a host lane is its header only
       body = lane.kind == LaneKind::kRank ? options.line * static_cast<float>(lane.rows.size())
                                           : options.counter_height;
     }
@@ -201,7 +214,7 @@ FrameGeometry buildFrameGeometry(const TimelineModel& model, const std::vector<L
         g.rows.push_back({static_cast<int>(i), static_cast<int>(r), y0, y0 + l.row_height,
                           lodEvents(lane.rows[r], axis, min_px)});
       }
-    } else {
+    } else if (lane.kind == LaneKind::kLink) {
       g.counters.push_back({static_cast<int>(i), l.y + l.header, l.y + l.height,
                             downsampleCounter(lane.counter, axis)});
     }

@@ -155,9 +155,30 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   std::map<int, size_t> lane_of_rank;
+  // 2+ hosts: the ranks of each host together, after a header lane that folds them.
+  const bool by_host = a.hosts.size() >= 2;
+  if (by_host) {
+    std::stable_sort(ranks.begin(), ranks.end(), [&a](int x, int y) {
+      const int hx = a.hostOf(x), hy = a.hostOf(y);
+      return (hx < 0 ? INT32_MAX : hx) < (hy < 0 ? INT32_MAX : hy);
+    });
+  }
+  int last_host = -2;
   for (int r : ranks) {
+    const int host = by_host ? a.hostOf(r) : -1;
+    if (by_host && host != last_host && host >= 0) {
+      const analyzer::HostStats& h = a.hosts[static_cast<size_t>(host)];
+      Lane header;
+      header.kind = LaneKind::kHost;
+      header.host = host;
+      header.name = "host " + (h.name.empty() ? std::string("?") : h.name) + " (" +
+                    std::to_string(h.ranks.size()) + (h.ranks.size() == 1 ? " rank)" : " ranks)");
+      out->lanes.push_back(std::move(header));
+    }
+    last_host = host;
     Lane lane;
     lane.kind = LaneKind::kRank;
+    lane.host = host;
     lane.rank = r;
     lane.name = "rank " + std::to_string(r);
     lane.rows.resize(2);

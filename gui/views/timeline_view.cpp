@@ -118,7 +118,9 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
     const LaneLayout& l = layout[i];
     if (l.height <= 0 || l.y > clip_max.y || l.y + l.height < clip_min.y) continue;  // hidden / culled
     dl->AddRectFilled(ImVec2(origin.x, l.y), ImVec2(plot_x + plot_w, l.y + l.height), lane_bg);
-    ImU32 swatch = lane.kind == LaneKind::kRank ? rankColor(lane.rank) : rankColor(lane.src, 0.6f);
+    ImU32 swatch = lane.kind == LaneKind::kRank   ? rankColor(lane.rank)
+                   : lane.kind == LaneKind::kHost ? dim
+                                                  : rankColor(lane.src, 0.6f);
     dl->AddRectFilled(ImVec2(origin.x, l.y), ImVec2(origin.x + 6, l.y + l.height), swatch);
     std::string name = std::string(l.collapsed ? "+ " : "- ") + lane.name + (flags_[i].pinned ? "  [pin]" : "");
     dl->AddText(ImVec2(origin.x + 10, l.y + 2), text, name.c_str());

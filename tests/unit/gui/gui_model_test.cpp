@@ -60,6 +60,47 @@ TEST(TimelineModel, LanesPerRankThenPerLinkSorted) {
   EXPECT_EQ(m.end_ns, 1000);
 }
 
+// Ranks of a trace of 2+ hosts come in host groups, each after a host lane that folds them.
+TEST(TimelineModel, RanksGroupedByHostFoldTogether) {
+  analyzer::Analysis a;
+  a.world_size = 4;
+  a.ranks_present = {0, 1, 2, 3};
+  a.start_ns = 0;
+  a.end_ns = 1000;
+  a.bin_ns = 100;
+  a.hosts.resize(2);
+  a.hosts[0].name = "h0";
+  a.hosts[0].ranks = {0, 2};
+  a.hosts[1].name = "h1";
+  a.hosts[1].ranks = {1, 3};
+  for (int r = 0; r < 4; ++r) {
+    analyzer::RankStats rs;
+    rs.rank = r;
+    rs.host = r % 2;
+    a.ranks.push_back(rs);
+  }
+  TimelineModel m;
+  buildTimeline(a, {{0, "w", 0, "allreduce", 0, 100, false}, {3, "w", 0, "allreduce", 5, 100, false}}, &m);
+  ASSERT_EQ(m.lanes.size(), 6u);
+  EXPECT_EQ(m.lanes[0].kind, LaneKind::kHost);
+  EXPECT_EQ(m.lanes[0].name, "host h0 (2 ranks)");
+  EXPECT_EQ(m.lanes[1].name, "rank 0");
+  EXPECT_EQ(m.lanes[2].name, "rank 2");
+  EXPECT_EQ(m.lanes[3].name, "host h1 (2 ranks)");
+  EXPECT_EQ(m.lanes[4].name, "rank 1");
+  EXPECT_EQ(m.lanes[5].name, "rank 3");
+  EXPECT_EQ(m.lanes[5].rows[0].events.size(), 1u);
+  // Folding h0 hides ranks 0 and 2; h1's stay.
+  std::vector<bool> folded(m.lanes.size(), false);
+  folded[0] = true;
+  const std::vector<LaneLayout> l = layoutLanes(m, folded, 0);
+  EXPECT_GT(l[0].height, 0);
+  EXPECT_EQ(l[1].height, 0);
+  EXPECT_EQ(l[2].height, 0);
+  EXPECT_GT(l[4].height, 0);
+  EXPECT_FLOAT_EQ(l[3].height, l[3].header);  // a host lane is its header only
+}
+
 TEST(TimelineModel, SelectionFindsTheCollectiveOnEveryRank) {
   TimelineModel m = threeCollectives();
   auto refs = m.eventsOfCollective(1);

@@ -19,7 +19,8 @@
 
 namespace ringside::gui {
 
-enum class LaneKind { kRank, kLink };
+// kHost: the header of a host's group of rank lanes (traces of 2+ hosts): folding it hides them.
+enum class LaneKind { kRank, kLink, kHost };
 
 // One interval on a row: a collective call on a rank, or one phase of it.
 struct TimelineEvent {
@@ -59,8 +60,9 @@ struct Counter {
 
 struct Lane {
   LaneKind kind = LaneKind::kRank;
-  std::string name;        // "rank 3", "0 -> 1"
+  std::string name;        // "rank 3", "0 -> 1", "host h1 (2 ranks)"
   int rank = -1;           // kRank
+  int host = -1;           // kRank, kHost: index into analysis.hosts when the trace has 2+ hosts
   int src = -1, dst = -1;  // kLink
   std::vector<EventRow> rows;  // kRank: collectives, phases
   Counter counter;             // kLink: bytes/s
@@ -76,7 +78,9 @@ struct CollectiveLink {
 struct TimelineModel {
   std::string path;
   analyzer::Analysis analysis;
-  std::vector<Lane> lanes;          // ranks first (by rank), then links (by src, dst)
+  // Ranks first (by rank; with 2+ hosts grouped by host, each group after its kHost lane), then
+  // links (by src, dst).
+  std::vector<Lane> lanes;
   std::vector<std::string> labels;  // interned op and phase names
   int64_t start_ns = 0, end_ns = 0; // the whole trace
   // Links per collective instance: collective_links[links_begin[c] .. links_begin[c + 1]),
