@@ -136,8 +136,7 @@ class SqliteTraceReader final : public TraceReader {
   ClockMap map_;  // identity unless the trace's model moves some times
 };
 
-// Transfer columns read: all but rank (the recording rank is implied by side), rank last for the
-// aligned reads, which need it.
+// Transfer columns read: all of them (the aligned and unordered reads need the recording rank).
 constexpr ColumnSet kTransferRead = detail::kAllColumns;
 constexpr int transferAt(int column) { return detail::indexIn(kTransferRead, column); }
 
@@ -334,6 +333,23 @@ bool SqliteTraceReader::forEachTransferAligned(const std::function<bool(const Tr
       }
       if (rc != SQLITE_DONE) return readError(error, "cannot read transfers");
     }
+    // A damaged trace naming more recording ranks than any real job has: one cursor each would
+    // cost memory per rank, so its rows come in recorded order, mapped (nearly aligned order).
+    constexpr size_t kMaxCursors = 1 << 15;
+    if (ranks.size() > kMaxCursors) {
+      return visit(detail::selectOnlySql(TransferTable::kDef, version_, " ORDER BY start_ns, id",
+                                         kTransferRead),
+                   "transfers",
+                   [&](sqlite3_stmt* s) {
+                     TransferRow r = transferRow(s);
+                     const int32_t rank =
+                         toInt32(detail::columnNullable(s, transferAt(TransferTable::rank)));
+                     r.start_ns = align(rank, r.start_ns);
+                     r.end_ns = align(rank, r.end_ns);
+                     return fn(r);
+                   },
+                   error);
+    }
     struct Cursor {
       Stmt st;
       int32_t rank;
@@ -513,7 +529,7 @@ bool SqliteTraceReader::forEachClockAnchor(
 // The model tables are small (a row per domain, rank and piece); a damaged file's are cut at
 // kMaxModelRows rows each, and a model that does not hold together reads as none (identity).
 void SqliteTraceReader::loadClockModel() {
-  constexpr int64_t kMaxModelRows = 1 << 22;
+  constexpr int64_t kMaxModelRows = 1 << 20;
   try {
     using D = detail::ClockDomainTable;
     using R = detail::ClockRankTable;
