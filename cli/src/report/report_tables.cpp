@@ -1,6 +1,7 @@
 #include "report/report_tables.h"
 
 #include <algorithm>
+#include <cinttypes>
 #include <map>
 
 #include "ringside/analyzer/summary.h"
@@ -259,9 +260,15 @@ void hostTrafficTable(const Analysis& a, Units u, ReportTable* t) {
 }
 
 // "+1.20 ms", "-35.0 us", "0 ns".
+// A clock offset: hours apart with microseconds still visible (a domain 2 h minus 9 us off must
+// not read "-1h59m"), so seconds with six decimals from 1 s up.
 std::string signedDuration(int64_t ns) {
   if (ns == 0) return "0 ns";
   int64_t magnitude = ns < 0 ? (ns == INT64_MIN ? INT64_MAX : -ns) : ns;
+  if (magnitude >= 1000000000) {
+    return format::printf("%c%" PRId64 ".%06" PRId64 " s", ns < 0 ? '-' : '+',
+                          magnitude / 1000000000, (magnitude % 1000000000) / 1000);
+  }
   return (ns < 0 ? "-" : "+") + format::duration(magnitude);
 }
 
