@@ -53,48 +53,24 @@ struct Points {
 std::vector<Points> boundsFor(const Evidence& ev, const std::vector<Mapping>& f,
                               const std::vector<char>& usable, const std::vector<double>& u) {
   std::vector<Points> out(f.size());
-  constexpr double kInf = std::numeric_limits<double>::infinity();
   auto aligned = [&](int32_t d, int64_t t) { return static_cast<double>(t) + f[static_cast<size_t>(d)].at(t); };
   auto err = [&](int32_t d) { return u[static_cast<size_t>(d)]; };
   for (int64_t i = 0; i < ev.instances(); ++i) {
-    // The two latest enters and the two earliest exits among usable domains (to leave one out).
-    double e1 = -kInf, e2 = -kInf, x1 = kInf, x2 = kInf;
-    int32_t e1d = -1, x1d = -1;
-    for (uint32_t k = ev.begin[static_cast<size_t>(i)]; k < ev.begin[static_cast<size_t>(i) + 1]; ++k) {
-      const detail::Mark& m = ev.marks[k];
-      if (!usable[static_cast<size_t>(m.domain)]) continue;
-      if (m.enter != INT64_MIN) {
-        const double e = aligned(m.domain, m.enter) - err(m.domain);
-        if (e > e1) {
-          e2 = e1;
-          e1 = e;
-          e1d = m.domain;
-        } else if (e > e2) {
-          e2 = e;
-        }
-      }
-      if (m.exit != INT64_MAX) {
-        const double x = aligned(m.domain, m.exit) + err(m.domain);
-        if (x < x1) {
-          x2 = x1;
-          x1 = x;
-          x1d = m.domain;
-        } else if (x < x2) {
-          x2 = x;
-        }
-      }
-    }
+    const detail::Extremes x = detail::extremesOf(
+        ev, i, usable,
+        [&](const detail::Mark& m) { return aligned(m.domain, m.enter) - err(m.domain); },
+        [&](const detail::Mark& m) { return aligned(m.domain, m.exit) + err(m.domain); });
     for (uint32_t k = ev.begin[static_cast<size_t>(i)]; k < ev.begin[static_cast<size_t>(i) + 1]; ++k) {
       const detail::Mark& m = ev.marks[k];
       Points& p = out[static_cast<size_t>(m.domain)];
-      const double e_other = e1d == m.domain ? e2 : e1;
-      const double x_other = x1d == m.domain ? x2 : x1;
+      const detail::Extremes::Best& e_other = x.enterOtherThan(k);
+      const detail::Extremes::Best& x_other = x.exitOtherThan(k);
       // aligned(exit of m) >= latest other enter; aligned(enter of m) <= earliest other exit.
-      if (m.exit != INT64_MAX && e_other > -kInf) {
-        p.lower.push_back({m.exit, e_other - static_cast<double>(m.exit)});
+      if (m.exit != INT64_MAX && e_other.mark >= 0) {
+        p.lower.push_back({m.exit, e_other.value - static_cast<double>(m.exit)});
       }
-      if (m.enter != INT64_MIN && x_other < kInf) {
-        p.upper.push_back({m.enter, x_other - static_cast<double>(m.enter)});
+      if (m.enter != INT64_MIN && x_other.mark >= 0) {
+        p.upper.push_back({m.enter, x_other.value - static_cast<double>(m.enter)});
       }
     }
   }

@@ -61,6 +61,48 @@ struct Evidence {
   int64_t instances() const { return static_cast<int64_t>(begin.size()) - 1; }
 };
 
+// Of one matched call (instance i), the two latest entries and the two earliest exits among the
+// `usable` domains, valued by enter_value(mark) and exit_value(mark) (aligned times, perhaps
+// loosened): the latest entry other than a domain's own is what that domain's exit must follow,
+// the earliest other exit what its entry must precede. A call has one mark per domain.
+struct Extremes {
+  struct Best {
+    int64_t mark = -1;  // index into Evidence::marks; -1: none
+    double value = 0;
+  };
+  Best enter[2], exit[2];  // [0] the extreme, [1] the runner-up
+  const Best& enterOtherThan(uint32_t k) const {
+    return enter[0].mark == static_cast<int64_t>(k) ? enter[1] : enter[0];
+  }
+  const Best& exitOtherThan(uint32_t k) const {
+    return exit[0].mark == static_cast<int64_t>(k) ? exit[1] : exit[0];
+  }
+};
+
+template <typename EnterValue, typename ExitValue>
+Extremes extremesOf(const Evidence& ev, int64_t i, const std::vector<char>& usable,
+                    EnterValue enter_value, ExitValue exit_value) {
+  Extremes x;
+  auto keep = [](Extremes::Best* best, int64_t mark, double value, bool later) {
+    const auto better = [&](const Extremes::Best& b) {
+      return b.mark < 0 || (later ? value > b.value : value < b.value);
+    };
+    if (better(best[0])) {
+      best[1] = best[0];
+      best[0] = {mark, value};
+    } else if (better(best[1])) {
+      best[1] = {mark, value};
+    }
+  };
+  for (uint32_t k = ev.begin[static_cast<size_t>(i)]; k < ev.begin[static_cast<size_t>(i) + 1]; ++k) {
+    const Mark& m = ev.marks[k];
+    if (!usable[static_cast<size_t>(m.domain)]) continue;
+    if (m.enter != INT64_MIN) keep(x.enter, k, enter_value(m), true);
+    if (m.exit != INT64_MAX) keep(x.exit, k, exit_value(m), false);
+  }
+  return x;
+}
+
 bool gatherCalls(storage::TraceReader& raw, const Domains& domains, Evidence* out,
                  std::string* error);
 bool gatherMessages(storage::TraceReader& raw, const Domains& domains, Evidence* out,

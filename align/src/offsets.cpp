@@ -84,40 +84,21 @@ bool jointOffsets(const Evidence& ev, std::vector<Mapping>* f, const std::vector
       }
       continue;
     }
-    int64_t e1 = -1, e2 = -1, x1 = -1, x2 = -1;  // mark indexes
-    double ve1 = kNegInf, ve2 = kNegInf, vx1 = -kNegInf, vx2 = -kNegInf;
-    for (uint32_t k = lo; k < hi; ++k) {
-      const Mark& m = ev.marks[k];
-      if (!placed[static_cast<size_t>(m.domain)]) continue;
-      if (m.enter != INT64_MIN) {
-        const double v = aligned(m.domain, m.enter);
-        if (v > ve1) {
-          e2 = e1, ve2 = ve1, e1 = k, ve1 = v;
-        } else if (v > ve2) {
-          e2 = k, ve2 = v;
-        }
-      }
-      if (m.exit != INT64_MAX) {
-        const double v = aligned(m.domain, m.exit);
-        if (v < vx1) {
-          x2 = x1, vx2 = vx1, x1 = k, vx1 = v;
-        } else if (v < vx2) {
-          x2 = k, vx2 = v;
-        }
-      }
-    }
+    const Extremes x = extremesOf(
+        ev, i, placed, [&](const Mark& m) { return aligned(m.domain, m.enter); },
+        [&](const Mark& m) { return aligned(m.domain, m.exit); });
     for (uint32_t k = lo; k < hi; ++k) {
       const Mark& b = ev.marks[k];
-      const int64_t ek = static_cast<int64_t>(k) == e1 ? e2 : e1;
-      const int64_t xk = static_cast<int64_t>(k) == x1 ? x2 : x1;
-      if (ek >= 0 && b.exit != INT64_MAX) {
-        const Mark& a = ev.marks[static_cast<size_t>(ek)];
+      const Extremes::Best& e = x.enterOtherThan(k);
+      const Extremes::Best& l = x.exitOtherThan(k);
+      if (e.mark >= 0 && b.exit != INT64_MAX) {
         // aligned_b(exit) + d_b >= aligned_a(enter) + d_a
-        bound(a.domain, b.domain, aligned(a.domain, a.enter) - aligned(b.domain, b.exit));
+        bound(ev.marks[static_cast<size_t>(e.mark)].domain, b.domain,
+              e.value - aligned(b.domain, b.exit));
       }
-      if (xk >= 0 && b.enter != INT64_MIN) {
-        const Mark& x = ev.marks[static_cast<size_t>(xk)];
-        bound(b.domain, x.domain, aligned(b.domain, b.enter) - aligned(x.domain, x.exit));
+      if (l.mark >= 0 && b.enter != INT64_MIN) {
+        bound(b.domain, ev.marks[static_cast<size_t>(l.mark)].domain,
+              aligned(b.domain, b.enter) - l.value);
       }
     }
   }

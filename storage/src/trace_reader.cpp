@@ -112,6 +112,8 @@ class SqliteTraceReader final : public TraceReader {
   }
   // One transfer row from a statement whose columns are kTransferRead.
   TransferRow transferRow(sqlite3_stmt* s) const;
+  // The same with its times mapped onto the time line through its recording rank (*rank).
+  TransferRow alignedTransferRow(sqlite3_stmt* s, int32_t* rank) const;
   bool forEachTransferAligned(const std::function<bool(const TransferRow&)>& fn,
                               std::string* error);
   std::string_view str(int64_t sid) const {
@@ -156,6 +158,14 @@ TransferRow SqliteTraceReader::transferRow(sqlite3_stmt* s) const {
   r.chunk = toInt32(detail::columnNullable(s, transferAt(T::chunk)));
   r.slot = detail::columnNullable(s, transferAt(T::slot));
   r.channel = toInt32(detail::columnNullable(s, transferAt(T::channel)));
+  return r;
+}
+
+TransferRow SqliteTraceReader::alignedTransferRow(sqlite3_stmt* s, int32_t* rank) const {
+  TransferRow r = transferRow(s);
+  *rank = toInt32(detail::columnNullable(s, transferAt(TransferTable::rank)));
+  r.start_ns = align(*rank, r.start_ns);
+  r.end_ns = align(*rank, r.end_ns);
   return r;
 }
 
@@ -294,11 +304,8 @@ bool SqliteTraceReader::forEachTransferUnordered(
     const std::function<bool(int32_t, const TransferRow&)>& fn, std::string* error) {
   return visit(detail::selectOnlySql(TransferTable::kDef, version_, "", kTransferRead), "transfers",
                [&](sqlite3_stmt* s) {
-                 TransferRow r = transferRow(s);
-                 const int32_t rank =
-                     toInt32(detail::columnNullable(s, transferAt(TransferTable::rank)));
-                 r.start_ns = align(rank, r.start_ns);
-                 r.end_ns = align(rank, r.end_ns);
+                 int32_t rank = -1;
+                 const TransferRow r = alignedTransferRow(s, &rank);
                  return fn(rank, r);
                },
                error);
@@ -341,18 +348,13 @@ bool SqliteTraceReader::forEachTransferAligned(const std::function<bool(const Tr
                                          kTransferRead),
                    "transfers",
                    [&](sqlite3_stmt* s) {
-                     TransferRow r = transferRow(s);
-                     const int32_t rank =
-                         toInt32(detail::columnNullable(s, transferAt(TransferTable::rank)));
-                     r.start_ns = align(rank, r.start_ns);
-                     r.end_ns = align(rank, r.end_ns);
-                     return fn(r);
+                     int32_t rank = -1;
+                     return fn(alignedTransferRow(s, &rank));
                    },
                    error);
     }
     struct Cursor {
       Stmt st;
-      int32_t rank;
       TransferRow row;
     };
     std::vector<Cursor> cursors;
@@ -360,14 +362,12 @@ bool SqliteTraceReader::forEachTransferAligned(const std::function<bool(const Tr
     const std::string by_rank =
         detail::selectOnlySql(TransferTable::kDef, version_, " WHERE rank = ?1 ORDER BY start_ns, id",
                               kTransferRead);
-    auto addCursor = [&](Stmt st, int32_t rank) {
-      cursors.push_back({std::move(st), rank, {}});
-    };
+    auto addCursor = [&](Stmt st) { cursors.push_back({std::move(st), {}}); };
     for (int64_t rank : ranks) {
       Stmt st = detail::prepare(db_.get(), by_rank, nullptr);
       if (!st) return readError(error, "cannot read transfers");
       sqlite3_bind_int64(st.get(), 1, rank);
-      addCursor(std::move(st), toInt32(rank));
+      addCursor(std::move(st));
     }
     if (null_rank) {
       Stmt st = detail::prepare(
@@ -376,7 +376,7 @@ bool SqliteTraceReader::forEachTransferAligned(const std::function<bool(const Tr
                                 " WHERE rank IS NULL ORDER BY start_ns, id", kTransferRead),
           nullptr);
       if (!st) return readError(error, "cannot read transfers");
-      addCursor(std::move(st), -1);
+      addCursor(std::move(st));
     }
     // Advances cursor i; false at its end (or on error, which *failed says).
     bool failed = false;
@@ -384,9 +384,8 @@ bool SqliteTraceReader::forEachTransferAligned(const std::function<bool(const Tr
       Cursor& c = cursors[i];
       const int rc = sqlite3_step(c.st.get());
       if (rc == SQLITE_ROW) {
-        c.row = transferRow(c.st.get());
-        c.row.start_ns = align(c.rank, c.row.start_ns);
-        c.row.end_ns = align(c.rank, c.row.end_ns);
+        int32_t rank = -1;
+        c.row = alignedTransferRow(c.st.get(), &rank);
         return true;
       }
       if (rc != SQLITE_DONE) failed = true;
