@@ -110,7 +110,8 @@ class SqliteTraceReader final : public TraceReader {
   int64_t align(int32_t rank, int64_t t) const {
     return t == kNone ? t : map_.map(rank, t);
   }
-  // One transfer row from a statement whose columns are kTransferRead.
+  // One transfer row from a statement whose columns are kRead (kTransferRead or kTransferPlain).
+  template <ColumnSet kRead>
   TransferRow transferRow(sqlite3_stmt* s) const;
   // The same with its times mapped onto the time line through its recording rank (*rank).
   TransferRow alignedTransferRow(sqlite3_stmt* s, int32_t* rank) const;
@@ -138,31 +139,35 @@ class SqliteTraceReader final : public TraceReader {
   ClockMap map_;  // identity unless the trace's model moves some times
 };
 
-// Transfer columns read: all of them (the aligned and unordered reads need the recording rank).
+// Transfer columns read: all of them where times are mapped (the recording rank says how), all but
+// that rank for the plain time-ordered read (TransferRow has no rank: side implies it).
 constexpr ColumnSet kTransferRead = detail::kAllColumns;
+constexpr ColumnSet kTransferPlain = kTransferRead & ~detail::columns({TransferTable::rank});
 constexpr int transferAt(int column) { return detail::indexIn(kTransferRead, column); }
 
+template <ColumnSet kRead>
 TransferRow SqliteTraceReader::transferRow(sqlite3_stmt* s) const {
   using T = TransferTable;
+  constexpr auto at = [](int column) { return detail::indexIn(kRead, column); };
   TransferRow r;
-  r.id = sqlite3_column_int64(s, transferAt(T::id));
-  r.collective_id = detail::columnNullable(s, transferAt(T::collective_id));
-  r.src_rank = toInt32(detail::columnNullable(s, transferAt(T::src_rank)));
-  r.dst_rank = toInt32(detail::columnNullable(s, transferAt(T::dst_rank)));
-  r.bytes = sqlite3_column_int64(s, transferAt(T::bytes));
-  r.start_ns = sqlite3_column_int64(s, transferAt(T::start_ns));
-  r.end_ns = detail::columnNullable(s, transferAt(T::end_ns));
-  r.side = str(detail::columnNullable(s, transferAt(T::side_sid)));
-  r.phase = str(detail::columnNullable(s, transferAt(T::phase_sid)));
-  r.step = toInt32(detail::columnNullable(s, transferAt(T::step)));
-  r.chunk = toInt32(detail::columnNullable(s, transferAt(T::chunk)));
-  r.slot = detail::columnNullable(s, transferAt(T::slot));
-  r.channel = toInt32(detail::columnNullable(s, transferAt(T::channel)));
+  r.id = sqlite3_column_int64(s, at(T::id));
+  r.collective_id = detail::columnNullable(s, at(T::collective_id));
+  r.src_rank = toInt32(detail::columnNullable(s, at(T::src_rank)));
+  r.dst_rank = toInt32(detail::columnNullable(s, at(T::dst_rank)));
+  r.bytes = sqlite3_column_int64(s, at(T::bytes));
+  r.start_ns = sqlite3_column_int64(s, at(T::start_ns));
+  r.end_ns = detail::columnNullable(s, at(T::end_ns));
+  r.side = str(detail::columnNullable(s, at(T::side_sid)));
+  r.phase = str(detail::columnNullable(s, at(T::phase_sid)));
+  r.step = toInt32(detail::columnNullable(s, at(T::step)));
+  r.chunk = toInt32(detail::columnNullable(s, at(T::chunk)));
+  r.slot = detail::columnNullable(s, at(T::slot));
+  r.channel = toInt32(detail::columnNullable(s, at(T::channel)));
   return r;
 }
 
 TransferRow SqliteTraceReader::alignedTransferRow(sqlite3_stmt* s, int32_t* rank) const {
-  TransferRow r = transferRow(s);
+  TransferRow r = transferRow<kTransferRead>(s);
   *rank = toInt32(detail::columnNullable(s, transferAt(TransferTable::rank)));
   r.start_ns = align(*rank, r.start_ns);
   r.end_ns = align(*rank, r.end_ns);
@@ -314,8 +319,9 @@ bool SqliteTraceReader::forEachTransferUnordered(
 bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferRow&)>& fn, std::string* error) {
   if (timesAligned()) return forEachTransferAligned(fn, error);
   return visit(detail::selectOnlySql(TransferTable::kDef, version_, " ORDER BY start_ns, id",
-                                     kTransferRead),
-               "transfers", [&](sqlite3_stmt* s) { return fn(transferRow(s)); }, error);
+                                     kTransferPlain),
+               "transfers", [&](sqlite3_stmt* s) { return fn(transferRow<kTransferPlain>(s)); },
+               error);
 }
 
 // Aligned order: one cursor per recording rank (the merged index transfer_by_rank_time gives
