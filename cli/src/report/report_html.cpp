@@ -382,7 +382,8 @@ std::string formatReportHtml(const Analysis& a, const ReportContext& ctx) {
   if (a.findings.empty()) out += "<li>No findings: nothing stood out.</li>";
   for (const auto& f : a.findings)
     out += "<li><span class=\"" + esc(f.severity) + "\">" + esc(f.severity) + "</span> " + esc(f.message) +
-           "<br><span class=\"ev\">" + esc(f.rule) + ": " + esc(f.evidence) + "</span></li>";
+           "<br><span class=\"ev\">" + esc(f.rule) + ": " + esc(f.evidence) + "</span>" +
+           (f.action.empty() ? "" : "<br><b>Try:</b> " + esc(f.action)) + "</li>";
   for (const auto& w : a.warnings) out += "<li><span class=\"info\">note</span> " + esc(w) + "</li>";
   out += "</ul>\n<h2>Phase timeline (representative collectives, one lane per rank)</h2>" + phaseTimeline(a);
   out += "\n<h2>Bus bandwidth vs size</h2>" + busbwChart(a);

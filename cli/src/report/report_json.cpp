@@ -268,7 +268,8 @@ std::string findingsJson(const analyzer::Analysis& a) {
   Json findings = Json::array();
   for (const analyzer::Finding& f : a.findings) {
     findings.item(Json::object().str("severity", f.severity).str("rule", f.rule)
-                      .str("message", f.message).str("evidence", f.evidence).done());
+                      .str("message", f.message).str("evidence", f.evidence)
+                      .str("try", f.action).num("cost_ns", f.cost_ns).done());
   }
   return findings.done();
 }

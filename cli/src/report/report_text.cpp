@@ -224,8 +224,9 @@ std::string formatReportText(const analyzer::Analysis& a, const ReportContext& c
   for (const analyzer::Finding& f : a.findings) {
     std::string tag = "[" + severityTag(f.severity) + "] ";
     out += wrapText(f.message, W, "  " + tag, std::string(2 + tag.size(), ' '));
-    if (!f.evidence.empty()) out += wrapText(f.evidence, W, std::string(2 + tag.size(), ' '),
-                                             std::string(2 + tag.size(), ' '));
+    const std::string indent(2 + tag.size(), ' ');
+    if (!f.evidence.empty()) out += wrapText(f.evidence, W, indent, indent);
+    if (!f.action.empty()) out += wrapText("try: " + f.action, W, indent, indent + "     ");
   }
   for (const std::string& w : a.warnings) out += wrapText(w, W, "  [note] ", "         ");
   for (const ReportTable& t : humanTables(a, kHumanTableRows)) {
@@ -252,6 +253,7 @@ std::string formatReportMarkdown(const analyzer::Analysis& a, const ReportContex
   for (const analyzer::Finding& f : a.findings) {
     out += "- **" + severityTag(f.severity) + "** (" + mdCell(f.rule) + "): " + mdCell(f.message);
     if (!f.evidence.empty()) out += " — " + mdCell(f.evidence);
+    if (!f.action.empty()) out += " *Try:* " + mdCell(f.action);
     out += "\n";
   }
   for (const std::string& w : a.warnings) out += "- note: " + mdCell(w) + "\n";

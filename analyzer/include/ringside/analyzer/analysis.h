@@ -188,6 +188,11 @@ struct Finding {
   std::string rule;         // the rule's id: straggler, slow-link, idle-links, low-busbw, ...
   std::string message;      // one line, fits 100 columns
   std::string evidence;     // numbers behind it
+  std::string action;       // "try" line: what to change or run next; empty when none
+  // Time at stake: what the cause costs the job over the trace (summed over ranks where the
+  // rule says so, docs/analyzer.md), ns; -1 when the rule cannot put a time on it. Findings
+  // are ordered by severity, then by this, largest first.
+  int64_t cost_ns = -1;
 };
 
 struct Analysis {
