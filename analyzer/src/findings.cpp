@@ -46,8 +46,12 @@ namespace detail {
 Finding makeFinding(std::string_view rule, std::string message, std::string evidence) {
   // Every caller names a rule of the table; an unknown one would be a bug, shown loudly.
   const FindingRule* known = findingRule(rule);
-  return {std::string(known ? known->severity : "problem"), std::string(rule), std::move(message),
-          std::move(evidence)};
+  Finding f;
+  f.severity = known ? known->severity : "problem";
+  f.rule = rule;
+  f.message = std::move(message);
+  f.evidence = std::move(evidence);
+  return f;
 }
 
 void droppedFinding(const std::map<int, int64_t>& dropped, std::string_view rule,

@@ -44,8 +44,8 @@ analyzer::Analysis handBuilt() {
   a.ranks = {{0, 5'000'000, 40000, 0, false}, {1, 4'000'000, 40000, 2000, true}};
   a.findings = {{"problem", "cut-off", "rank 1 was cut off: its trace ends before the job did, "
                  "so everything after its last flush is missing from this report and more words",
-                 "end_state missing"},
-                {"warning", "straggler", "rank 1 is a straggler", "1/1"}};
+                 "end_state missing", "", -1},
+                {"warning", "straggler", "rank 1 is a straggler", "1/1", "", -1}};
   a.warnings = {"a warning with \"quotes\""};
   return a;
 }
@@ -291,7 +291,8 @@ analyzer::Analysis hostile() {
   analyzer::Analysis a = handBuilt();
   a.collectives[0].comm = kHostile;
   a.phases[0].comm = kHostile;
-  a.findings.push_back({"warning", "straggler", std::string("rank 1 on ") + kHostile, kHostile});
+  a.findings.push_back({"warning", "straggler", std::string("rank 1 on ") + kHostile, kHostile,
+                        std::string("try ") + kHostile, -1});
   a.warnings.push_back(kHostile);
   return a;
 }
