@@ -6,6 +6,7 @@
 #include <map>
 
 #include "analysis_state.h"
+#include "ringside/analyzer/collective_math.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::analyzer {
@@ -137,8 +138,10 @@ void buildHosts(AnalysisState& s) {
     l.scope = src == dst ? LinkScope::kIntraHost : LinkScope::kInterHost;
     HostStats& from = out->hosts[static_cast<size_t>(src)];
     HostStats& to = out->hosts[static_cast<size_t>(dst)];
-    (src == dst ? from.sent_intra_bytes : from.sent_inter_bytes) += l.bytes;
-    (src == dst ? to.recv_intra_bytes : to.recv_inter_bytes) += l.bytes;
+    int64_t& sent = src == dst ? from.sent_intra_bytes : from.sent_inter_bytes;
+    int64_t& received = src == dst ? to.recv_intra_bytes : to.recv_inter_bytes;
+    sent = addSaturated(sent, l.bytes);
+    received = addSaturated(received, l.bytes);
   }
   hostTraffic(s);
 }

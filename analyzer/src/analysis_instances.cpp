@@ -17,11 +17,15 @@ void RowIndex::finish() {
   if (!std::is_sorted(sorted_.begin(), sorted_.end())) std::sort(sorted_.begin(), sorted_.end());
   // Merged traces number collective rows densely: then a flat table replaces the search.
   if (sorted_.empty()) return;
+  // Row ids are whatever the trace holds: differences are taken unsigned (no overflow).
   dense_base_ = sorted_.front().first;
-  int64_t extent = sorted_.back().first - dense_base_ + 1;
-  if (extent > 0 && extent <= 4 * static_cast<int64_t>(sorted_.size()) + 1024) {
-    dense_.assign(static_cast<size_t>(extent), -1);
-    for (const auto& [id, index] : sorted_) dense_[static_cast<size_t>(id - dense_base_)] = index;
+  uint64_t extent = static_cast<uint64_t>(sorted_.back().first) - static_cast<uint64_t>(dense_base_);
+  if (extent < 4 * static_cast<uint64_t>(sorted_.size()) + 1024) {
+    dense_.assign(static_cast<size_t>(extent) + 1, -1);
+    for (const auto& [id, index] : sorted_) {
+      dense_[static_cast<size_t>(static_cast<uint64_t>(id) - static_cast<uint64_t>(dense_base_))] =
+          index;
+    }
     sorted_.clear();
     sorted_.shrink_to_fit();
   }
@@ -29,9 +33,9 @@ void RowIndex::finish() {
 
 int32_t RowIndex::find(int64_t row_id) const {
   if (!dense_.empty()) {
-    int64_t at = row_id - dense_base_;
-    return at >= 0 && at < static_cast<int64_t>(dense_.size()) ? dense_[static_cast<size_t>(at)]
-                                                               : -1;
+    if (row_id < dense_base_) return -1;
+    uint64_t at = static_cast<uint64_t>(row_id) - static_cast<uint64_t>(dense_base_);
+    return at < dense_.size() ? dense_[static_cast<size_t>(at)] : -1;
   }
   auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::make_pair(row_id, INT32_MIN));
   return it != sorted_.end() && it->first == row_id ? it->second : -1;
@@ -73,6 +77,12 @@ void warnSkippedRows(AnalysisState& s) {
     std::string more = rows.count > 1 ? " (" + std::to_string(rows.count) + " such rows)" : "";
     s.out->warnings.push_back(rows.first + " is outside the times a trace can hold (0 to 2^62 "
                               "ns); skipped" + more);
+  }
+  if (s.skipped_bytes.count > 0) {
+    const auto& rows = s.skipped_bytes;
+    std::string more = rows.count > 1 ? " (" + std::to_string(rows.count) + " such rows)" : "";
+    s.out->warnings.push_back(rows.first + " is outside the sizes a call can have (0 to 256 "
+                              "TiB); skipped" + more);
   }
 }
 
@@ -149,6 +159,10 @@ bool InstancePass::add(const CollectiveRow& row) {
     bool bad_start = row.start_ns < 0 || row.start_ns > s_.kMaxTimeNs;
     s_.skipped_times.add("collectives", row.id, bad_start ? "start_ns" : "end_ns",
                          bad_start ? row.start_ns : row.end_ns);
+    return true;
+  }
+  if (!s_.bytesOk(row.bytes)) {
+    s_.skipped_bytes.add("collectives", row.id, "bytes", row.bytes);
     return true;
   }
   int64_t end = std::max(row.start_ns, row.end_ns);

@@ -183,6 +183,11 @@ struct AnalysisState {
   bool timesOk(int64_t start, int64_t end) const {
     return start >= 0 && start <= kMaxTimeNs && end <= kMaxTimeNs;
   }
+  // Byte counts no call or message can have (negative, or above 256 TiB): skipped, so that
+  // sums, size buckets and rates stay in range.
+  static constexpr int64_t kMaxBytes = int64_t{1} << 48;
+  SkippedRows skipped_bytes;
+  static bool bytesOk(int64_t bytes) { return bytes >= 0 && bytes <= kMaxBytes; }
 
   // instances
   std::vector<std::vector<Arrival>> arrivals;  // per instance

@@ -6,6 +6,7 @@
 
 #include "analysis_phases.h"
 #include "analysis_state.h"
+#include "ringside/analyzer/collective_math.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::analyzer::detail {
@@ -138,6 +139,10 @@ void TransferPass::add(const TransferRow& row) {
                          bad_start ? row.start_ns : row.end_ns);
     return;
   }
+  if (!s_.bytesOk(row.bytes)) {
+    s_.skipped_bytes.add("transfers", row.id, "bytes", row.bytes);
+    return;
+  }
   // -1: the peer is unknown. Other ranks the trace does not support are skipped.
   for (auto [column, rank] : {std::pair{"src_rank", row.src_rank}, {"dst_rank", row.dst_rank}}) {
     if (rank != -1 && !s_.rankOk(rank)) {
@@ -161,12 +166,12 @@ void TransferPass::add(const TransferRow& row) {
   if (row.channel >= 0) {
     auto& channel =
         (send ? s_.channel_send : s_.channel_recv)[{row.src_rank, row.dst_rank, row.channel}];
-    channel.first += row.bytes;
+    channel.first = addSaturated(channel.first, row.bytes);
     ++channel.second;
   }
   SideAcc& side = send ? link.send : link.recv;
   ++side.messages;
-  side.bytes += row.bytes;
+  side.bytes = addSaturated(side.bytes, row.bytes);
   if (done) side.busy.add(row.start_ns, row.end_ns);
   if (done && link.host_pair >= 0) {
     HostPairAcc& pair = s_.host_pairs[static_cast<size_t>(link.host_pair)];
@@ -180,14 +185,15 @@ void TransferPass::add(const TransferRow& row) {
     if (side.instances.empty() || side.instances.back() != instance)
       side.instances.push_back(instance);
     GroupTraffic& traffic = side.group({s_.group_of[static_cast<size_t>(instance)], phase});
-    traffic.bytes += row.bytes;
+    traffic.bytes = addSaturated(traffic.bytes, row.bytes);
     if (done) traffic.busy.add(row.start_ns, row.end_ns);
   }
   if (send && done) {
     s_.fit.add(static_cast<double>(row.bytes), static_cast<double>(row.end_ns - row.start_ns));
   }
   if (send && instance >= 0) {
-    s_.out->collectives[static_cast<size_t>(instance)].sent_bytes += row.bytes;
+    int64_t& sent = s_.out->collectives[static_cast<size_t>(instance)].sent_bytes;
+    sent = addSaturated(sent, row.bytes);
     phases_.addSend(instance, row, phase, end);
   }
 }

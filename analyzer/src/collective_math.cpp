@@ -1,5 +1,7 @@
 #include "ringside/analyzer/collective_math.h"
 
+#include <cstdint>
+
 namespace ringside::analyzer {
 
 int64_t sizeBucketLo(int64_t bytes) {
@@ -11,7 +13,8 @@ int64_t sizeBucketLo(int64_t bytes) {
 
 int64_t sizeBucketHi(int64_t bytes) {
   int64_t lo = sizeBucketLo(bytes);
-  return lo == 0 ? 1 : lo * 2;
+  if (lo == 0) return 1;
+  return lo > INT64_MAX / 2 ? INT64_MAX : lo * 2;
 }
 
 int ceilLog2(int n) {

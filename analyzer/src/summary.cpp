@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "interval_union.h"
+#include "ringside/analyzer/collective_math.h"
 #include "ringside/storage/trace_reader.h"
 #include "trace_meta.h"
 
@@ -37,7 +38,7 @@ struct SideAcc {
   IntervalUnion busy;
   void add(const TransferRow& row) {
     ++messages;
-    bytes += row.bytes;
+    bytes = addSaturated(bytes, row.bytes);
     if (row.end_ns != storage::kNone && row.end_ns >= row.start_ns)
       busy.add(row.start_ns, row.end_ns);
   }
@@ -155,14 +156,20 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
   bool ok = reader.forEachCollective(
       [&](const CollectiveRow& row) {
         ++out->collectives;
-        int64_t duration = std::max<int64_t>(0, row.end_ns - row.start_ns);
+        // Unsigned: a damaged row's times may be any two int64_t values.
+        int64_t duration =
+            row.end_ns <= row.start_ns
+                ? 0
+                : static_cast<int64_t>(std::min<uint64_t>(
+                      static_cast<uint64_t>(row.end_ns) - static_cast<uint64_t>(row.start_ns),
+                      INT64_MAX));
         auto key = std::make_pair(std::string(row.op), std::string(row.library));
         auto [it, inserted] = ops.try_emplace(key);
         OpTotals& op = it->second;
         if (inserted) std::tie(op.op, op.library) = key;
         ++op.calls;
-        op.bytes += row.bytes;
-        op.time_ns += duration;
+        op.bytes = addSaturated(op.bytes, row.bytes);
+        op.time_ns = addSaturated(op.time_ns, duration);
 
         RankAcc& rank = ranks[row.rank];
         ++rank.calls;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "meta_values.h"
+#include "ringside/analyzer/collective_math.h"
 
 namespace ringside::analyzer::detail {
 namespace {
@@ -132,7 +133,7 @@ std::string skippedInputsNote(const std::vector<std::string>& skipped) {
 
 std::string droppedTotal(const std::map<int, int64_t>& dropped, std::string_view what) {
   int64_t total = 0;
-  for (const auto& [rank, n] : dropped) total += n;
+  for (const auto& [rank, n] : dropped) total = addSaturated(total, n);
   return std::to_string(total) + " " + std::string(what);
 }
 

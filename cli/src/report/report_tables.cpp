@@ -438,7 +438,7 @@ const analyzer::LinkStats* bottleneckLink(const Analysis& a) {
   for (const auto& l : a.links) most = std::max(most, l.bytes);
   const analyzer::LinkStats* worst = nullptr;
   for (const auto& l : a.links) {
-    if (l.bytes * 10 < most || l.busy_ns <= 0) continue;
+    if (l.bytes < most / 10 || l.busy_ns <= 0) continue;
     double rate = static_cast<double>(l.bytes) / static_cast<double>(l.busy_ns);
     if (worst == nullptr ||
         rate < static_cast<double>(worst->bytes) / static_cast<double>(worst->busy_ns))
@@ -448,8 +448,9 @@ const analyzer::LinkStats* bottleneckLink(const Analysis& a) {
 }
 
 std::string sizeRange(int64_t lo, int64_t hi) {
-  if (hi <= lo + 1) return format::bytes(lo);
-  if (lo > 0 && hi == lo * 2) return format::bytes(lo);
+  // lo and hi come from a trace's sizes: no arithmetic here may overflow.
+  if (hi <= lo || (lo < INT64_MAX && hi == lo + 1)) return format::bytes(lo);
+  if (lo > 0 && lo <= INT64_MAX / 2 && hi == lo * 2) return format::bytes(lo);
   return format::bytes(lo) + "-" + format::bytes(hi);
 }
 

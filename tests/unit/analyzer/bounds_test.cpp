@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ringside/analyzer/analysis.h"
+#include "ringside/analyzer/collective_math.h"
 #include "ringside/analyzer/topology.h"
 #include "temp_dir.h"
 #include "trace_builder.h"
@@ -71,6 +72,39 @@ TEST(BoundsTest, TimesSpanningMoreThanInt64AreBinnedInRange) {
   EXPECT_TRUE(hasWarning(a, "is outside the times a trace can hold (0 to 2^62 ns); skipped (3 "
                             "such rows)"))
       << testing::PrintToString(a.warnings);
+}
+
+// Sizes no call can have (found by fuzzing with a build that traps on signed overflow: the
+// size buckets, byte sums and the dropped-events total overflowed).
+TEST(BoundsTest, BytesNoCallCanHaveAreSkippedWithOneWarning) {
+  TraceBuilder t(2);
+  t.colls = {{1, 0, 0, "allreduce", "gloo", INT64_MAX, 100, 200},
+             {1, 1, 0, "allreduce", "gloo", INT64_MAX, 120, 210},
+             {2, 0, 1, "allreduce", "gloo", 1000, 300, 400},
+             {2, 1, 1, "allreduce", "gloo", -5, 300, 400}};
+  t.xfers = {{2, 0, 1, "send", int64_t{1} << 62, 310, 390, ""},
+             {2, 0, 1, "send", 1000, 310, 390, ""}};
+  std::string error;
+  auto reader = storage::TraceReader::open(t.build(), &error);
+  ASSERT_NE(reader, nullptr) << error;
+  Analysis a;
+  ASSERT_TRUE(analyze(*reader, AnalysisOptions{}, &a, &error)) << error;
+  EXPECT_EQ(a.transfers, 1);
+  ASSERT_EQ(a.collectives.size(), 1u);
+  EXPECT_EQ(a.collectives[0].bytes, 1000);
+  EXPECT_TRUE(hasWarning(a, "is outside the sizes a call can have (0 to 256 TiB); skipped (4 "
+                            "such rows)"))
+      << testing::PrintToString(a.warnings);
+}
+
+TEST(BoundsTest, SaturatingArithmeticOnSizes) {
+  EXPECT_EQ(addSaturated(INT64_MAX - 1, 5), INT64_MAX);
+  EXPECT_EQ(addSaturated(INT64_MIN + 1, -5), INT64_MIN);
+  EXPECT_EQ(addSaturated(40, 2), 42);
+  EXPECT_EQ(sizeBucketLo(int64_t{1} << 62), int64_t{1} << 62);
+  EXPECT_EQ(sizeBucketHi(int64_t{1} << 62), INT64_MAX);
+  EXPECT_EQ(sizeBucketHi(INT64_MAX), INT64_MAX);
+  EXPECT_EQ(sizeBucketHi(27168), 32768);
 }
 
 TEST(BoundsTest, TopologyMustBeARegularFileOfAtMost16MiB) {

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "report/report_format.h"
+#include "report/report_tables.h"
 
 namespace ringside::cli {
 namespace {
@@ -295,6 +296,14 @@ analyzer::Analysis hostile() {
                         std::string("try ") + kHostile, -1});
   a.warnings.push_back(kHostile);
   return a;
+}
+
+// Size ranges come from a trace's sizes; extreme ones once overflowed (found by fuzzing).
+TEST(ReportTables, SizeRangesOfExtremeSizesDoNotOverflow) {
+  EXPECT_EQ(sizeRange(INT64_MAX, INT64_MAX), sizeRange(INT64_MAX, 0));
+  EXPECT_FALSE(sizeRange(int64_t{1} << 62, INT64_MAX).empty());
+  EXPECT_FALSE(sizeRange(INT64_MIN, INT64_MAX).empty());
+  EXPECT_EQ(sizeRange(16384, 32768), sizeRange(16384, 16385));
 }
 
 TEST(ReportText, EscapesControlCharactersFromTheTrace) {

@@ -8,7 +8,15 @@
 
 namespace ringside::analyzer {
 
-// Power-of-two size bucket [lo, hi) of a byte count; 0 bytes -> [0, 1).
+// a + b, held at INT64_MAX / INT64_MIN instead of overflowing: sums of byte counts read from
+// a trace (a damaged one may hold any value).
+inline int64_t addSaturated(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+// Power-of-two size bucket [lo, hi) of a byte count; 0 bytes -> [0, 1); hi held at INT64_MAX.
 int64_t sizeBucketLo(int64_t bytes);
 int64_t sizeBucketHi(int64_t bytes);
 
