@@ -1,3 +1,4 @@
+#include "ringside/storage/privacy.h"
 #include "ringside/bench/worker.h"
 
 #include <arpa/inet.h>
@@ -385,7 +386,8 @@ class BenchRank {
   // temporary file created exclusively beside it (ringside/fileio/output_file.h).
   bool writeJson() {
     std::string error;
-    if (!fileio::writeOutputFile(o_.json, benchJson(run_), /*overwrite=*/true, &error)) {
+    if (!fileio::writeOutputFile(o_.json, benchJson(run_), /*overwrite=*/true, &error,
+                                 /*sync=*/true, storage::outputFileMode())) {
       std::cerr << "ringside bench: --json: " << error << "\n";
       return false;
     }

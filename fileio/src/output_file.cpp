@@ -280,9 +280,9 @@ void OutputFile::discard() {
 }
 
 bool writeOutputFile(const std::string& path, std::string_view bytes, bool overwrite,
-                     std::string* error, bool sync) {
+                     std::string* error, bool sync, mode_t mode) {
   OutputFile out;
-  return out.create(path, overwrite, error, 0666, sync) && out.write(bytes, error) &&
+  return out.create(path, overwrite, error, mode, sync) && out.write(bytes, error) &&
          out.commit(error);
 }
 

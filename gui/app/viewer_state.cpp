@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "ringside/storage/privacy.h"
 #include "ringside/fileio/output_file.h"
 #include "ringside/format/json.h"
 
@@ -112,7 +113,8 @@ std::string viewerStartFailedJson(const std::string& error) {
 bool writeFileAtomically(const std::string& path, const std::string& text) {
   std::string error;
   // Not fsynced: a live view for scripts, rewritten up to 10 times a second from the render loop.
-  if (fileio::writeOutputFile(path, text, /*overwrite=*/true, &error, /*sync=*/false)) return true;
+  if (fileio::writeOutputFile(path, text, /*overwrite=*/true, &error, /*sync=*/false,
+                              storage::outputFileMode())) return true;
   // Said once per viewer: the state is rewritten up to 10 times a second.
   static bool said = false;
   if (!said) std::cerr << "ringside view: --state-out: " << error << "\n";

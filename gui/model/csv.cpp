@@ -1,3 +1,4 @@
+#include "ringside/storage/privacy.h"
 #include "ringside/gui/csv.h"
 
 #include "ringside/fileio/output_file.h"
@@ -10,7 +11,8 @@ bool writeTextFile(const std::string& path, const std::string& text, std::string
     return false;
   }
   // Replaces an earlier file (as always), but only a regular one, never through a link.
-  return fileio::writeOutputFile(path, text, /*overwrite=*/true, error);
+  return fileio::writeOutputFile(path, text, /*overwrite=*/true, error, /*sync=*/true,
+                                 storage::outputFileMode());
 }
 
 }  // namespace ringside::gui

@@ -1,3 +1,4 @@
+#include "ringside/storage/privacy.h"
 #include "ringside/gui/png_writer.h"
 
 #include <zlib.h>
@@ -95,7 +96,7 @@ bool writePng(const std::string& path, const std::vector<uint8_t>& pixels, int w
   // Replaces an earlier screenshot, but only a regular file, never through a link.
   return fileio::writeOutputFile(
       path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-      /*overwrite=*/true, error);
+      /*overwrite=*/true, error, /*sync=*/true, storage::outputFileMode());
 }
 
 }  // namespace ringside::gui

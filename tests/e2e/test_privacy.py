@@ -2,7 +2,8 @@
 
 Scenarios:
   privacy-modes   under umask 022 the trace and rank files are 0600 and the rank folder 0700;
-                  with --share they follow the umask (0644, 0755)
+                  with --share they follow the umask (0644, 0755); what report -o, diff -o,
+                  export and the CSV tables write from it is 0600 too (0644 with RINGSIDE_SHARE)
   privacy-redact  --redact: no trace of `--api-key=SECRET` (on record's command line) or of the
                   traced processes' program folder in any file written (trace, rank files, -wal,
                   -shm); without it both are there
@@ -47,6 +48,23 @@ def privacy_modes(ctx):
     u.check_eq(oct(mode(ranks)), oct(0o755), "mode of the rank folder with --share")
     for f in u.rank_files(ranks):
         u.check_eq(oct(mode(f)), oct(0o644), f"mode of {f} with --share")
+
+    # Reports and exports quote the trace (host names, the command line): private as well.
+    for share in (False, True):
+        env = dict(os.environ)
+        env.pop("RINGSIDE_SHARE", None)
+        if share:
+            env["RINGSIDE_SHARE"] = "1"
+        tag = "shared" if share else "private"
+        outs = {
+            "report": ["report", trace, "--format", "json", "-o", ctx.path(tag + "-r.json")],
+            "diff": ["diff", trace, trace, "-o", ctx.path(tag + "-d.txt")],
+            "export": ["export", "--perfetto", trace, "-o", ctx.path(tag + "-p.json")],
+        }
+        for verb, argv in outs.items():
+            u.run([ctx.ringside, *argv], env=env, timeout=60).expect(0)
+            want = 0o644 if share else 0o600
+            u.check_eq(oct(mode(argv[-1])), oct(want), f"mode of {verb}'s output ({tag})")
 
 
 def files_holding(folder, needle):

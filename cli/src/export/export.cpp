@@ -9,6 +9,7 @@
 
 #include "export/export_perfetto.h"
 #include "report/report_input.h"
+#include "ringside/storage/privacy.h"
 #include "ringside/fileio/output_file.h"
 
 namespace ringside::cli {
@@ -83,7 +84,7 @@ int runExport(std::span<const std::string> args) {
   // Written to a temporary file beside the target and renamed, so a failed export leaves no
   // half file (fileio's rules: no links followed, only a regular file replaced).
   fileio::OutputFile out;
-  if (!out.create(options.output, options.force, &error)) return fail(kPrefix, error);
+  if (!out.create(options.output, options.force, &error, storage::outputFileMode())) return fail(kPrefix, error);
   if (!writePerfettoTrace(*reader, out.stream(), &counts, &error)) {
     // A failed write (full disk) stops the export too: name the output's error, not the trace.
     if (std::string why; !out.stream() && !out.commit(&why)) return fail(kPrefix, why);

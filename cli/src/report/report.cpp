@@ -9,6 +9,7 @@
 
 #include "report/report_format.h"
 #include "report/report_input.h"
+#include "ringside/storage/privacy.h"
 #include "ringside/analyzer/analysis.h"
 #include "ringside/analyzer/topology.h"
 #include "ringside/fileio/output_file.h"
@@ -57,7 +58,8 @@ std::vector<OptionSpec> reportSpecs(ReportCliOptions* o) {
 bool writeOutput(const std::string& path, const std::string& text, std::string* error) {
   if (path.empty() || path == "-") return fileio::writeStandardOutput(text, error);
   // Reports replace an earlier report of the same name (no --force), but only a regular file.
-  return fileio::writeOutputFile(path, text, /*overwrite=*/true, error);
+  return fileio::writeOutputFile(path, text, /*overwrite=*/true, error, /*sync=*/true,
+                                 storage::outputFileMode());
 }
 
 bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,

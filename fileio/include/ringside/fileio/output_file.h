@@ -75,9 +75,10 @@ class OutputFile {
   std::unique_ptr<std::ostream> stream_;
 };
 
-// create() + write() + commit() in one call.
+// create() + write() + commit() in one call. Callers that write what a trace holds pass
+// storage::outputFileMode() (0600 unless RINGSIDE_SHARE).
 bool writeOutputFile(const std::string& path, std::string_view bytes, bool overwrite,
-                     std::string* error, bool sync = true);
+                     std::string* error, bool sync = true, mode_t mode = 0666);
 
 // Writes all of `bytes` to standard output (after flushing std::cout and stdio);
 // *error = "cannot write standard output: <reason>" on failure.
