@@ -138,7 +138,9 @@ std::string rate(double bytes_per_second, int digits) {
 }
 
 std::string count(int64_t count) {
-  std::string digits = std::to_string(count < 0 ? -count : count);
+  // The magnitude unsigned: -INT64_MIN does not fit an int64_t.
+  uint64_t magnitude = count < 0 ? 0 - static_cast<uint64_t>(count) : static_cast<uint64_t>(count);
+  std::string digits = std::to_string(magnitude);
   std::string out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';

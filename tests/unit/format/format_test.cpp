@@ -80,6 +80,8 @@ TEST(Units, RatesCountsJoin) {
   EXPECT_EQ(count(999), "999");
   EXPECT_EQ(count(1000), "1,000");
   EXPECT_EQ(count(1234567), "1,234,567");
+  EXPECT_EQ(count(INT64_MIN), "-9,223,372,036,854,775,808");  // once overflowed (fuzzing)
+  EXPECT_EQ(count(INT64_MAX), "9,223,372,036,854,775,807");
   EXPECT_EQ(count(-1234), "-1,234");
   EXPECT_EQ(join({}, ","), "");
   EXPECT_EQ(join({0, 2, 3}, ", "), "0, 2, 3");
