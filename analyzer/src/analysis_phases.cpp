@@ -90,11 +90,15 @@ void PhaseBuilder::addPhaseRows(const CollectiveInstance& c, const std::vector<S
     p.seq = c.seq;
     p.rank = key.first;
     p.phase = s_.phase_names.name(key.second);
-    p.start_ns = ext.first;
+    // A phase's time counts from the moment the last rank entered the call: before that, a
+    // rank's first sends sit waiting for its late peers, which is waiting, not moving data
+    // (docs/metrics.md). The wait is kept beside it.
+    p.start_ns = std::max(ext.first, std::min(c.last_start_ns, ext.second));
     p.end_ns = ext.second;
+    p.wait_ns = p.start_ns - ext.first;
     const auto& steps = step_end[key];
     p.steps = static_cast<int>(steps.size());
-    int64_t prev = ext.first;
+    int64_t prev = p.start_ns;
     for (const auto& [step, end] : steps) {
       int64_t gap = end - prev;
       if (p.slowest_step < 0 || gap > p.slowest_step_ns) {

@@ -6,21 +6,31 @@
 #include <tuple>
 
 #include "analysis_state.h"
+#include "ringside/analyzer/collective_math.h"
 
 namespace ringside::analyzer::detail {
 
 void buildRanks(AnalysisState& s) {
   Analysis* out = s.out;
-  std::map<int, int64_t> wait;
+  // Per rank its waiting intervals; a union, not a sum: concurrent calls (DDP's bucket
+  // all-reduces) wait at the same time, and a sum would exceed the time in collectives.
+  std::map<int, std::vector<std::pair<int64_t, int64_t>>> waits;
   for (size_t i = 0; i < out->collectives.size(); ++i) {
     for (const Arrival& a : s.arrivals[i]) {
       // A rank waits inside its call for the last one to arrive, but never longer than it
       // stayed in the call: an asynchronous call (NCCL's enqueue) returns before the others
       // arrive, and its waiting happens on the GPU, not on the host.
-      int64_t w = out->collectives[i].last_start_ns - a.start_ns;
-      if (a.host_ns >= 0) w = std::min(w, a.host_ns);
-      wait[a.rank] += std::max<int64_t>(0, w);
+      int64_t until = out->collectives[i].last_start_ns;
+      if (a.host_ns >= 0) until = std::min(until, a.start_ns + a.host_ns);
+      if (until > a.start_ns) waits[a.rank].emplace_back(a.start_ns, until);
     }
+  }
+  std::map<int, int64_t> wait;
+  for (auto& [rank, intervals] : waits) {
+    std::sort(intervals.begin(), intervals.end());
+    IntervalUnion u;
+    for (const auto& [from, to] : intervals) u.add(from, to);
+    wait[rank] = u.total();
   }
   std::set<int> cut(out->cut_off_ranks.begin(), out->cut_off_ranks.end());
   for (const auto& [rank, acc] : s.rank_acc) {
@@ -40,14 +50,25 @@ namespace {
 OpBucket opBucket(const Analysis& a, const std::vector<size_t>& members) {
   OpBucket b;
   std::vector<int64_t> durations;
+  std::vector<std::pair<int64_t, int64_t>> intervals;
   double busbw = 0;
+  b.min_bytes = INT64_MAX;
   for (size_t i : members) {
-    durations.push_back(a.collectives[i].duration_ns);
-    busbw += a.collectives[i].busbw_gbps;
+    const CollectiveInstance& c = a.collectives[i];
+    durations.push_back(c.duration_ns);
+    if (c.gpu_timed) intervals.emplace_back(c.gpu_start_ns, c.gpu_end_ns);
+    else intervals.emplace_back(c.last_start_ns, std::max(c.last_start_ns, c.last_end_ns));
+    busbw += c.busbw_gbps;
+    b.min_bytes = std::min(b.min_bytes, c.bytes);
+    b.max_bytes = std::max(b.max_bytes, c.bytes);
   }
   std::sort(durations.begin(), durations.end());
+  std::sort(intervals.begin(), intervals.end());
+  IntervalUnion wall;
+  for (const auto& [from, to] : intervals) wall.add(from, to);
+  b.wall_ns = wall.total();
   b.count = static_cast<int64_t>(durations.size());
-  for (int64_t d : durations) b.total_ns += d;
+  for (int64_t d : durations) b.total_ns = addSaturated(b.total_ns, d);
   b.p50_ns = percentile(durations, 0.5);
   b.p90_ns = percentile(durations, 0.9);
   b.p99_ns = percentile(durations, 0.99);
@@ -71,6 +92,23 @@ void buildOpBuckets(AnalysisState& s) {
     b.size_hi = sizeBucketHi(b.size_lo);
     out->op_buckets.push_back(std::move(b));
   }
+  // Per op over all sizes.
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> by_op;
+  for (size_t i = 0; i < out->collectives.size(); ++i) {
+    by_op[{out->collectives[i].op, out->collectives[i].library}].push_back(i);
+  }
+  for (const auto& [key, members] : by_op) {
+    OpBucket b = opBucket(*out, members);
+    OpStats o;
+    std::tie(o.op, o.library) = key;
+    o.count = b.count;
+    o.wall_ns = b.wall_ns;
+    o.total_ns = b.total_ns;
+    for (size_t i : members) o.bytes = addSaturated(o.bytes, out->collectives[i].bytes);
+    out->ops.push_back(std::move(o));
+  }
+  std::stable_sort(out->ops.begin(), out->ops.end(),
+                   [](const OpStats& x, const OpStats& y) { return x.wall_ns > y.wall_ns; });
 }
 
 }  // namespace ringside::analyzer::detail

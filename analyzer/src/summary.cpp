@@ -1,14 +1,16 @@
 // analyzer/summary.cpp — the run summary, in one streaming pass.
 //
-// Memory: per-(op, library), per-rank and per-link accumulators only. The
-// interval unions rely on the reader's order: collectives by (rank, start_ns),
-// transfers by start_ns, so each union only has to remember its open interval.
+// Memory: per-(op, library), per-rank and per-link accumulators, and one small
+// record per collective instance (the per-op figures are the analyzer's: counted
+// and timed per instance, docs/metrics.md). The per-rank interval unions rely on
+// the reader's order: collectives by (rank, start_ns), transfers by start_ns.
 #include "ringside/analyzer/summary.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "interval_union.h"
@@ -47,6 +49,68 @@ struct SideAcc {
 struct LinkAcc {
   SideAcc send;
   SideAcc recv;
+};
+
+// One collective instance (communicator, sequence number), as the analyzer matches them.
+struct InstanceAcc {
+  int op = -1;             // index into the op list
+  int64_t bytes = 0;       // max over ranks
+  int64_t last_start = 0;  // the last rank's entry
+  int64_t last_end = 0;    // the last rank's return
+};
+
+// The instances of the trace, matched by (comm, seq) and grouped per (op, library).
+class InstanceTable {
+ public:
+  void add(const CollectiveRow& row) {
+    int comm = id(comms_, row.comm);
+    int op = id(ops_, std::string(row.op) + '\n' + std::string(row.library));
+    uint64_t key = (static_cast<uint64_t>(comm) << 40) ^ static_cast<uint64_t>(row.seq);
+    int64_t end = std::max(row.start_ns, row.end_ns);
+    auto [it, fresh] = instances_.try_emplace(key);
+    InstanceAcc& c = it->second;
+    if (fresh) {
+      c = {op, row.bytes, row.start_ns, end};
+      return;
+    }
+    c.bytes = std::max(c.bytes, row.bytes);
+    c.last_start = std::max(c.last_start, row.start_ns);
+    c.last_end = std::max(c.last_end, end);
+  }
+  // Per (op, library): instances, payload, the union and the sum of their times.
+  void totals(std::map<std::pair<std::string, std::string>, OpTotals>* ops) const {
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> spans(ops_.size());
+    std::vector<OpTotals> per_op(ops_.size());
+    for (const auto& [key, c] : instances_) {
+      OpTotals& t = per_op[static_cast<size_t>(c.op)];
+      ++t.calls;
+      t.bytes = addSaturated(t.bytes, c.bytes);
+      int64_t end = std::max(c.last_start, c.last_end);
+      t.sum_ns = addSaturated(t.sum_ns, end - c.last_start);
+      spans[static_cast<size_t>(c.op)].emplace_back(c.last_start, end);
+    }
+    for (const auto& [name, index] : ops_) {
+      OpTotals& t = per_op[static_cast<size_t>(index)];
+      auto& s = spans[static_cast<size_t>(index)];
+      std::sort(s.begin(), s.end());
+      IntervalUnion u;
+      for (const auto& [from, to] : s) u.add(from, to);
+      t.time_ns = u.total();
+      size_t cut = name.find('\n');
+      t.op = name.substr(0, cut);
+      t.library = name.substr(cut + 1);
+      (*ops)[{t.op, t.library}] = t;
+    }
+  }
+
+ private:
+  static int id(std::map<std::string, int, std::less<>>& ids, std::string_view name) {
+    auto it = ids.find(name);
+    if (it == ids.end()) it = ids.emplace(std::string(name), static_cast<int>(ids.size())).first;
+    return it->second;
+  }
+  std::map<std::string, int, std::less<>> comms_, ops_;
+  std::unordered_map<uint64_t, InstanceAcc> instances_;
 };
 
 // One line for all drops: per rank counts when few ranks dropped, else the worst one.
@@ -117,10 +181,13 @@ void addTotals(const std::vector<storage::RankInfo>& infos,
   });
   addRankTotals(infos, ranks, out);
   for (const auto& [key, acc] : links) {
+    // As the analyzer counts a link (docs/metrics.md): bytes and messages from the sending
+    // side when recorded, busy time from the receiving side when recorded.
     bool from_recv = acc.send.messages == 0;
     const SideAcc& side = from_recv ? acc.recv : acc.send;
-    out->links.push_back(
-        {key.first, key.second, side.messages, side.bytes, side.busy.total(), from_recv});
+    int64_t recv_busy = acc.recv.busy.total();
+    out->links.push_back({key.first, key.second, side.messages, side.bytes,
+                          recv_busy > 0 ? recv_busy : side.busy.total(), from_recv});
   }
   std::sort(out->links.begin(), out->links.end(), [](const LinkTotals& a, const LinkTotals& b) {
     return std::tie(b.bytes, b.messages, a.src, a.dst) <
@@ -151,25 +218,18 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
   addMetaFindings(reader.meta(), infos, out);
 
   std::map<std::pair<std::string, std::string>, OpTotals> ops;
+  InstanceTable instances;
   std::map<int, RankAcc> ranks;
   for (const storage::RankInfo& info : infos) ranks[info.rank];
   bool ok = reader.forEachCollective(
       [&](const CollectiveRow& row) {
         ++out->collectives;
-        // Unsigned: a damaged row's times may be any two int64_t values.
-        int64_t duration =
-            row.end_ns <= row.start_ns
-                ? 0
-                : static_cast<int64_t>(std::min<uint64_t>(
-                      static_cast<uint64_t>(row.end_ns) - static_cast<uint64_t>(row.start_ns),
-                      INT64_MAX));
-        auto key = std::make_pair(std::string(row.op), std::string(row.library));
-        auto [it, inserted] = ops.try_emplace(key);
-        OpTotals& op = it->second;
-        if (inserted) std::tie(op.op, op.library) = key;
-        ++op.calls;
-        op.bytes = addSaturated(op.bytes, row.bytes);
-        op.time_ns = addSaturated(op.time_ns, duration);
+        // Rows the analyzer would skip (times or sizes no trace can hold) are skipped here too.
+        if (row.start_ns < 0 || row.start_ns > (int64_t{1} << 62) ||
+            row.end_ns > (int64_t{1} << 62) || row.bytes < 0 || row.bytes > (int64_t{1} << 48)) {
+          return true;
+        }
+        instances.add(row);
 
         RankAcc& rank = ranks[row.rank];
         ++rank.calls;
@@ -197,6 +257,7 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
       error);
   if (!ok) return false;
 
+  instances.totals(&ops);
   addTotals(infos, std::move(ops), ranks, links, out);
   return true;
 }

@@ -81,7 +81,8 @@ namespace {
 
 // "%.*g unit", or "%.0f unit" when digits is 0.
 std::string significant(int digits, double value, const char* unit) {
-  if (digits == 0) return printf("%.0f %s", value, unit);
+  // %g switches to an exponent at 10^digits and above: whole numbers there ("1234 GB/s").
+  if (digits == 0 || std::fabs(value) >= std::pow(10.0, digits)) return printf("%.0f %s", value, unit);
   return printf("%.*g %s", digits, value, unit);
 }
 

@@ -198,12 +198,19 @@ RangeStats rangeStats(const TimelineModel& model, int64_t t0, int64_t t1) {
       row.rank = lane.rank;
       const EventRow& er = lane.rows[0];
       auto first = std::lower_bound(er.max_end_prefix.begin(), er.max_end_prefix.end(), t0);
+      // Time inside calls is a union (docs/metrics.md): concurrent calls (DDP's buckets)
+      // overlap, and a sum would exceed the range. Events come in order of start.
+      int64_t covered_to = t0;
       for (size_t i = static_cast<size_t>(first - er.max_end_prefix.begin()); i < er.events.size(); ++i) {
         const TimelineEvent& e = er.events[i];
         if (e.start_ns >= t1) break;
         if (e.end_ns <= t0 && e.end_ns != e.start_ns) continue;
         if (e.start_ns >= t0) ++row.calls;
-        row.busy_ns += std::max<int64_t>(0, std::min(e.end_ns, t1) - std::max(e.start_ns, t0));
+        int64_t from = std::max(e.start_ns, covered_to), to = std::min(e.end_ns, t1);
+        if (to > from) {
+          row.busy_ns += to - from;
+          covered_to = to;
+        }
       }
       r.ranks.push_back(row);
     } else if (lane.kind == LaneKind::kLink) {

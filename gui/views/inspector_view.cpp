@@ -142,9 +142,9 @@ void drawFindings(const TimelineModel& model, const char* id, InspectAction* act
       // The rule's own line from the analyzer's table says when it fires.
       const analyzer::FindingRule* rule = analyzer::findingRule(f.rule);
       std::string what = rule != nullptr ? ": " + std::string(rule->description) : "";
-      std::string action = f.action.empty() ? "" : "\ntry: " + f.action;
+      std::string try_line = f.action.empty() ? "" : "\ntry: " + f.action;
       ImGui::SetTooltip("%s%s\n%s%s\n(click: select and zoom to it)", f.rule.c_str(), what.c_str(),
-                        f.evidence.c_str(), action.c_str());
+                        f.evidence.c_str(), try_line.c_str());
     }
     if (clicked) *action = actionFor(model, findingTarget(a, f));
     ImGui::PopID();

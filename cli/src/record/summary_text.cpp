@@ -126,15 +126,16 @@ std::string formatSummary(const analyzer::Summary& summary) {
     out += "no collective calls recorded\n";
   } else {
     out += "\n";
+    // Calls are instances (matched across ranks), as in `ringside report` (docs/metrics.md).
     out += format::printf("%-20s %-12s %10s %11s %12s %11s\n", "op", "library", "calls", "bytes",
-                          "total time", "avg/call");
+                          "time", "mean/call");
     size_t shown = std::min(summary.ops.size(), kMaxOps);
     for (size_t i = 0; i < shown; ++i) {
       const analyzer::OpTotals& op = summary.ops[i];
       out += format::printf("%-20s %-12s %10s %11s %12s %11s\n", fit(op.op, 20).c_str(),
                             fit(op.library, 12).c_str(), format::count(op.calls).c_str(),
                             format::bytes(op.bytes).c_str(), format::duration(op.time_ns).c_str(),
-                            format::duration(op.calls > 0 ? op.time_ns / op.calls : 0).c_str());
+                            format::duration(op.calls > 0 ? op.sum_ns / op.calls : 0).c_str());
     }
     if (summary.ops.size() > shown) {
       out += format::printf("... %zu more op/library pairs\n", summary.ops.size() - shown);

@@ -141,9 +141,9 @@ std::string linkHeatmap(const Analysis& a) {
   double H = top + row * static_cast<double>(a.links.size()) + 44;
   std::string out =
       "<svg width=\"1100\" height=\"" + n(H) +
-      "\" class=\"link-heatmap\"><text x=\"8\" y=\"16\">GB/s per link and time bin (" +
+      "\" class=\"link-heatmap\"><text x=\"8\" y=\"16\">rate per link and time bin (" +
       esc(format::duration(a.bin_ns)) + " each), darkest = " + esc(formatGbps(peak)) +
-      " GB/s</text>";
+      "</text>";
   for (size_t i = 0; i < a.links.size(); ++i) {
     const auto& l = a.links[i];
     double y = top + row * static_cast<double>(i);
@@ -160,7 +160,7 @@ std::string linkHeatmap(const Analysis& a) {
     out += "<rect x=\"" + n(left + 20.0 * k) + "\" y=\"" + n(ly - 9) + "\" width=\"20\" height=\"10\" fill=\"" +
            svg::heat(k / 10.0) + "\" stroke=\"#ccc\"/>";
   out += "<text x=\"" + n(left + 230) + "\" y=\"" + n(ly) + "\">0 → " + esc(formatGbps(peak)) +
-         " GB/s; time runs left to right over " + esc(format::duration(a.end_ns - a.start_ns)) +
+         "; time runs left to right over " + esc(format::duration(a.end_ns - a.start_ns)) +
          "</text></svg>";
   return out;
 }
@@ -331,7 +331,7 @@ std::string busbwChart(const Analysis& a) {
   auto X = [&](double bytes) { return left + pw * (std::log2(bytes) - lx0) / (lx1 - lx0); };
   auto Y = [&](double g) { return top + ph * (1 - g / ymax); };
   std::string out = "<svg width=\"" + n(W) + "\" height=\"" + n(H) +
-                    "\" class=\"busbw\"><text x=\"8\" y=\"16\">bus bandwidth (GB/s) vs message size; dots: measured, lines: model</text>";
+                    "\" class=\"busbw\"><text x=\"8\" y=\"16\">bus bandwidth vs message size; dots: measured, lines: model</text>";
   out += "<line x1=\"" + n(left) + "\" y1=\"" + n(top + ph) + "\" x2=\"" + n(left + pw) + "\" y2=\"" + n(top + ph) + "\" stroke=\"#444\"/>";
   out += "<line x1=\"" + n(left) + "\" y1=\"" + n(top) + "\" x2=\"" + n(left) + "\" y2=\"" + n(top + ph) + "\" stroke=\"#444\"/>";
   for (double e = lx0; e <= lx1; e += 1) {

@@ -76,12 +76,24 @@ std::string collectivesJson(const analyzer::Analysis& a, size_t shown) {
   return colls.done();
 }
 
+std::string opsJson(const analyzer::Analysis& a) {
+  Json ops = Json::array();
+  for (const analyzer::OpStats& o : a.ops) {
+    ops.item(Json::object().str("op", o.op).str("library", o.library).num("count", o.count)
+                 .num("bytes", o.bytes).num("wall_ns", o.wall_ns).num("total_ns", o.total_ns)
+                 .done());
+  }
+  return ops.done();
+}
+
 std::string opBucketsJson(const analyzer::Analysis& a) {
   Json buckets = Json::array();
   for (const analyzer::OpBucket& b : a.op_buckets) {
     buckets.item(Json::object()
                      .str("op", b.op).str("library", b.library).num("size_lo", b.size_lo)
-                     .num("size_hi", b.size_hi).num("count", b.count).num("total_ns", b.total_ns)
+                     .num("size_hi", b.size_hi).num("min_bytes", b.min_bytes)
+                     .num("max_bytes", b.max_bytes).num("count", b.count)
+                     .num("total_ns", b.total_ns).num("wall_ns", b.wall_ns)
                      .num("p50_ns", b.p50_ns).num("p90_ns", b.p90_ns).num("p99_ns", b.p99_ns)
                      .num("max_ns", b.max_ns).dbl("mean_busbw_gbps", b.mean_busbw_gbps)
                      .done());
@@ -199,7 +211,7 @@ std::string phasesJson(const analyzer::Analysis& a, size_t shown) {
                     .str("comm", p.comm).num("seq", p.seq).num("rank", p.rank).str("phase", p.phase)
                     .num("start_ns", p.start_ns).num("end_ns", p.end_ns).num("steps", p.steps)
                     .num("slowest_step", p.slowest_step).num("slowest_step_ns", p.slowest_step_ns)
-                    .boolean("inferred", p.inferred)
+                    .boolean("inferred", p.inferred).num("wait_ns", p.wait_ns)
                     .done());
   }
   return phases.done();
@@ -302,6 +314,7 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
   root.num("collectives_total", static_cast<int64_t>(a.collectives.size()));
   root.boolean("collectives_truncated", collectives_shown < a.collectives.size());
   root.field("op_buckets", opBucketsJson(a));
+  root.field("ops", opsJson(a));
 
   root.field("links", linksJson(a));
   const analyzer::LinkStats* bottleneck = bottleneckLink(a);

@@ -32,24 +32,32 @@ std::string hostName(const Analysis& a, int host) {
 void opBuckets(const Analysis& a, Units u, ReportTable* t) {
   t->title = "Collectives by op and size";
   bool h = u == Units::kHuman;
-  t->columns = {{"op", "op", false},           {"library", "library", false},
-                {"size_lo", "size", false},    {"size_hi", "", false},
-                {"count", "count"},            {"total_ns", "total"},
-                {"p50_ns", "p50"},             {"p90_ns", "p90"},
-                {"p99_ns", "p99"},             {"max_ns", "max"},
-                {"mean_busbw_gbps", "busbw GB/s"}};
-  if (h) t->columns.erase(t->columns.begin() + 3);  // size_hi folds into the size range
+  if (h) {
+    // For a person: the calls' actual sizes (one size, or min-max), not the bucket's edges;
+    // the sum of call times and p99 stay in the machine formats (100 columns).
+    t->columns = {{"op", "op", false}, {"library", "library", false}, {"size", "size", false},
+                  {"count", "calls"},  {"wall_ns", "time"},            {"p50_ns", "p50"},
+                  {"p90_ns", "p90"},   {"max_ns", "max"},              {"mean_busbw_gbps", "busbw"}};
+  } else {
+    t->columns = {{"op", "op", false},    {"library", "library", false}, {"size_lo", "size_lo"},
+                  {"size_hi", "size_hi"}, {"min_bytes", "min_bytes"},    {"max_bytes", "max_bytes"},
+                  {"count", "count"},     {"wall_ns", "wall_ns"},        {"total_ns", "total_ns"},
+                  {"p50_ns", "p50_ns"},   {"p90_ns", "p90_ns"},          {"p99_ns", "p99_ns"},
+                  {"max_ns", "max_ns"},   {"mean_busbw_gbps", "mean_busbw_gbps"}};
+  }
   for (const analyzer::OpBucket& b : a.op_buckets) {
     std::vector<std::string> r = {b.op, b.library};
     if (h) {
-      r.push_back(sizeRange(b.size_lo, b.size_hi));
-      r.insert(r.end(),
-               {format::count(b.count), format::duration(b.total_ns), format::duration(b.p50_ns),
-                format::duration(b.p90_ns), format::duration(b.p99_ns), format::duration(b.max_ns),
-                formatGbps(b.mean_busbw_gbps)});
+      r.insert(r.end(), {b.min_bytes == b.max_bytes
+                             ? format::bytes(b.min_bytes)
+                             : format::bytes(b.min_bytes) + "-" + format::bytes(b.max_bytes),
+                         format::count(b.count), format::duration(b.wall_ns),
+                         format::duration(b.p50_ns), format::duration(b.p90_ns),
+                         format::duration(b.max_ns), formatGbps(b.mean_busbw_gbps)});
     } else {
-      r.insert(r.end(), {num(b.size_lo), num(b.size_hi), num(b.count), num(b.total_ns),
-                         num(b.p50_ns), num(b.p90_ns), num(b.p99_ns), num(b.max_ns),
+      r.insert(r.end(), {num(b.size_lo), num(b.size_hi), num(b.min_bytes), num(b.max_bytes),
+                         num(b.count), num(b.wall_ns), num(b.total_ns), num(b.p50_ns),
+                         num(b.p90_ns), num(b.p99_ns), num(b.max_ns),
                          rawDouble(b.mean_busbw_gbps)});
     }
     t->rows.push_back(std::move(r));
@@ -63,7 +71,7 @@ void collectives(const Analysis& a, Units u, size_t limit, ReportTable* t) {
                 {"algorithm", "algo", false}, {"bytes", "bytes"},
                 {"ranks", "ranks"},          {"first_start_ns", "start"},
                 {"duration_ns", "duration"}, {"arrival_skew_ns", "skew"},
-                {"straggler_rank", "last"},  {"busbw_gbps", "busbw GB/s"},
+                {"straggler_rank", "last"},  {"busbw_gbps", "busbw"},
                 {"expected_ns", "model"},    {"failed", "failed", false}};
   bool h = u == Units::kHuman;
   for (const analyzer::CollectiveInstance& c : a.collectives) {
@@ -90,9 +98,9 @@ void links(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   bool h = u == Units::kHuman;
   t->columns = {{"src", "link", false},      {"dst", "", false},
                 {"bytes", "bytes"},          {"messages", "msgs"},
-                {"busy_ns", "busy"},         {"mean_gbps", "mean GB/s"},
-                {"peak_gbps", "peak GB/s"},  {"busy_gbps", "busy GB/s"},
-                {"capacity_gbps", "cap GB/s"}, {"busy_share_of_collectives", "busy in coll"}};
+                {"busy_ns", "busy"},         {"mean_gbps", "mean rate"},
+                {"peak_gbps", "peak rate"},  {"busy_gbps", "busy rate"},
+                {"capacity_gbps", "capacity"}, {"busy_share_of_collectives", "busy in coll"}};
   if (h) t->columns.erase(t->columns.begin() + 1);
   // intra-host (memory, loopback, shared memory) or inter-host (network): a human table says so
   // where there are 2+ hosts, CSV always (last column).
@@ -130,7 +138,7 @@ void idleLinks(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->title = "Idle links";
   bool h = u == Units::kHuman;
   t->columns = {{"src", "link", false}, {"dst", "", false}, {"where", "idle during", false},
-                {"capacity_gbps", "cap GB/s"}};
+                {"capacity_gbps", "capacity"}};
   if (h) t->columns.erase(t->columns.begin() + 1);
   // A pair of hosts (no topology file, 2+ hosts) has no rank ids: CSV names its hosts.
   if (!h) t->columns.insert(t->columns.end(), {{"src_host", "", false}, {"dst_host", "", false}});
@@ -155,14 +163,17 @@ void idleLinks(const Analysis& a, Units u, size_t limit, ReportTable* t) {
 void phases(const Analysis& a, Units u, ReportTable* t) {
   t->title = "Phases (all collectives, all ranks)";
   bool h = u == Units::kHuman;
+  // Phase times count from the last rank's entry; the waiting before it is its own column.
   t->columns = {{"phase", "phase", false}, {"instances", "instances"}, {"total_ns", "total"},
-                {"mean_ns", "mean"},       {"max_ns", "max"},          {"inferred", "inferred"}};
+                {"mean_ns", "mean"},       {"max_ns", "max"},          {"wait_ns", "waited before"},
+                {"inferred", "inferred"}};
   for (const PhaseTotal& p : phaseTotals(a)) {
     int64_t mean = p.instances > 0 ? p.total_ns / p.instances : 0;
     t->rows.push_back(
         {p.phase.empty() ? "(unknown)" : p.phase, h ? format::count(p.instances) : num(p.instances),
          h ? format::duration(p.total_ns) : num(p.total_ns), h ? format::duration(mean) : num(mean),
-         h ? format::duration(p.max_ns) : num(p.max_ns), num(p.inferred)});
+         h ? format::duration(p.max_ns) : num(p.max_ns),
+         h ? format::duration(p.wait_ns) : num(p.wait_ns), num(p.inferred)});
   }
 }
 
@@ -423,6 +434,7 @@ std::vector<PhaseTotal> phaseTotals(const Analysis& a) {
     int64_t d = std::max<int64_t>(0, p.end_ns - p.start_ns);
     ++t.instances;
     t.total_ns += d;
+    t.wait_ns += p.wait_ns;
     t.max_ns = std::max(t.max_ns, d);
     t.inferred += p.inferred ? 1 : 0;
   }
@@ -456,10 +468,9 @@ std::string sizeRange(int64_t lo, int64_t hi) {
 
 std::string formatGbps(double gbps) {
   if (gbps < 0) return "-";
-  if (gbps >= 100) return format::fixed(gbps, 0);
-  if (gbps >= 10) return format::fixed(gbps, 1);
-  if (gbps >= 1) return format::fixed(gbps, 2);
-  return format::fixed(gbps, 3);
+  // Scaled to the figure (B/s ... GB/s, three significant digits): never "0.000" for a slow
+  // link, never an exponent (docs/metrics.md, units).
+  return format::rate(gbps * 1e9, 3);
 }
 
 std::string reportHeadline(const Analysis& a) {

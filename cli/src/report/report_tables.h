@@ -54,6 +54,7 @@ struct PhaseTotal {
   std::string phase;
   int64_t instances = 0;
   int64_t total_ns = 0, max_ns = 0;
+  int64_t wait_ns = 0;   // waiting for the last rank before the phases (not in total_ns)
   int64_t inferred = 0;  // instances inferred from the message pattern
 };
 std::vector<PhaseTotal> phaseTotals(const analyzer::Analysis& a);  // most time first

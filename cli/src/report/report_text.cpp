@@ -193,7 +193,7 @@ std::string linkFacts(const analyzer::Analysis& a) {
            ": " + format::bytes(busiest->bytes) + ", busy " + format::duration(busiest->busy_ns);
   if (const analyzer::LinkStats* b = bottleneckLink(a))
     out += "; bottleneck " + std::to_string(b->src) + "->" + std::to_string(b->dst) + " (" +
-           formatGbps(b->busy_gbps) + " GB/s while busy)";
+           formatGbps(b->busy_gbps) + " while busy)";
   out += "; " + std::to_string(a.idle_links.size()) + " idle link" +
          (a.idle_links.size() == 1 ? "" : "s");
   return out;
@@ -203,8 +203,7 @@ std::string modelLine(const analyzer::Analysis& a) {
   if (a.alpha_s < 0 || a.beta_s_per_byte < 0) return "model: none (no topology, too few sizes to fit)";
   double gbps = a.beta_s_per_byte > 0 ? 1e-9 / a.beta_s_per_byte : -1;
   return "model (" + (a.model_source.empty() ? std::string("?") : a.model_source) + "): alpha " +
-         format::duration(static_cast<int64_t>(a.alpha_s * 1e9)) + ", link " + formatGbps(gbps) +
-         " GB/s";
+         format::duration(static_cast<int64_t>(a.alpha_s * 1e9)) + ", link " + formatGbps(gbps);
 }
 
 }  // namespace

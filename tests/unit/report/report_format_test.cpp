@@ -30,8 +30,8 @@ analyzer::Analysis handBuilt() {
   c.duration_ns = 40000;
   c.busbw_gbps = 1.5;
   a.collectives = {c};
-  a.op_buckets = {{"allreduce", "ringside-ring", 65536, 131072, 1, 40000, 40000, 40000, 40000,
-                   40000, 1.5}};
+  a.op_buckets = {{"allreduce", "ringside-ring", 65536, 131072, 65536, 65536, 1, 40000, 40000,
+                   40000, 40000, 40000, 40000, 1.5}};
   analyzer::LinkStats l;
   l.src = 0;
   l.dst = 1;

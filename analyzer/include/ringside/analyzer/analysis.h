@@ -76,10 +76,22 @@ struct CollectiveInstance {
 struct OpBucket {
   std::string op, library;
   int64_t size_lo = 0, size_hi = 0;  // bytes in [lo, hi)
-  int64_t count = 0;
-  int64_t total_ns = 0;
+  int64_t min_bytes = 0, max_bytes = 0;  // the instances' actual sizes (per-rank payload)
+  int64_t count = 0;                 // instances
+  int64_t total_ns = 0;              // sum of the instances' times (docs/metrics.md)
+  int64_t wall_ns = 0;               // union of the instances' [last entry, last return]
   int64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, max_ns = 0;
   double mean_busbw_gbps = 0;
+};
+
+// Per op and library over all sizes: the figures `ringside record`'s summary prints
+// (docs/metrics.md). Ordered by wall_ns, largest first.
+struct OpStats {
+  std::string op, library;
+  int64_t count = 0;     // instances
+  int64_t bytes = 0;     // sum of the instances' per-rank payloads
+  int64_t wall_ns = 0;   // union of the instances' [last entry, last return]
+  int64_t total_ns = 0;  // sum of the instances' times
 };
 
 // Where a link's two ranks run (RankInfo::host of their rank files). Intra-host traffic goes
@@ -121,18 +133,22 @@ struct PhaseStats {
   int64_t seq = 0;
   int rank = -1;
   std::string phase;        // reduce-scatter, all-gather, reduce, broadcast
+  // From the later of its first message and the last rank's entry, to its last message's end.
   int64_t start_ns = 0, end_ns = 0;
   int steps = 0;
   int slowest_step = -1;    // the step that stalled longest
   int64_t slowest_step_ns = 0;
   bool inferred = false;    // from the message pattern (Gloo) rather than recorded
+  int64_t wait_ns = 0;      // its first message to the last rank's entry: waiting, not in it
 };
 
 struct RankStats {
   int rank = -1;
   int64_t span_ns = 0;      // first to last recorded event
   int64_t comm_ns = 0;      // inside collectives (union)
-  int64_t wait_ns = 0;      // inside collectives before the last rank arrived (at most the call's own host time)
+  // Waiting for late ranks: the union over its calls of [its entry, the last rank's entry]
+  // (cut at its own return); never more than comm_ns (docs/metrics.md).
+  int64_t wait_ns = 0;
   bool cut_off = false;
   int host = -1;            // index into Analysis::hosts; -1: no rank file names its host
 };
@@ -203,6 +219,7 @@ struct Analysis {
   // rank's instances in its order first. Not strictly by first_start_ns (pairCollectives sorts).
   std::vector<CollectiveInstance> collectives;
   std::vector<OpBucket> op_buckets;
+  std::vector<OpStats> ops;
   std::vector<LinkStats> links;                 // every directed link that carried bytes
   std::vector<std::vector<int64_t>> traffic;    // [src][dst] bytes, world_size x world_size
   // Hosts, in order of their lowest rank; the ranks of each. One host: no inter-host links.

@@ -1,8 +1,8 @@
 // analyzer/summary.h — the short run summary `ringside record` prints.
 //
 // Computed in one streaming pass over a trace through storage::TraceReader;
-// holds only per-op, per-rank and per-link aggregates (memory is O(ranks^2),
-// never O(rows)). Nothing here prints: cli/ formats it.
+// holds per-op, per-rank and per-link aggregates and one small record per
+// collective instance (memory O(ranks^2 + instances), never O(transfer rows)). Nothing here prints: cli/ formats it.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +20,12 @@ namespace ringside::analyzer {
 struct OpTotals {
   std::string op;       // allreduce, broadcast, ...
   std::string library;  // gloo, ...
-  int64_t calls = 0;    // summed over ranks
-  int64_t bytes = 0;    // summed over ranks (CollectiveRow::bytes)
-  int64_t time_ns = 0;  // summed over ranks (end - start)
+  // Per instance (one collective matched across ranks by communicator and sequence number),
+  // the analyzer's definitions (docs/metrics.md):
+  int64_t calls = 0;    // instances
+  int64_t bytes = 0;    // sum of the instances' per-rank payloads (max over ranks)
+  int64_t time_ns = 0;  // union of the instances' [last entry, last return]: wall time
+  int64_t sum_ns = 0;   // sum of the instances' times (last return - last entry)
 };
 
 struct RankTotals {
@@ -40,9 +43,9 @@ struct RankTotals {
 struct LinkTotals {
   int src = -1;
   int dst = -1;
-  int64_t messages = 0;    // side = send rows
-  int64_t bytes = 0;       // side = send rows
-  int64_t busy_ns = 0;     // union of [start,end] of its send rows
+  int64_t messages = 0;    // side = send rows (recv rows when it has no send rows)
+  int64_t bytes = 0;       // side = send rows (recv rows when it has no send rows)
+  int64_t busy_ns = 0;     // union of [start,end] of its recv rows (send rows without them)
   bool from_recv = false;  // the link had no send rows: the numbers come from its recv rows
 };
 

@@ -63,7 +63,7 @@ struct RangeOpRow {
 struct RangeRankRow {
   int rank = -1;
   int64_t calls = 0;
-  int64_t busy_ns = 0;  // time inside its calls, clipped to the range
+  int64_t busy_ns = 0;  // time inside its calls (a union), clipped to the range
 };
 struct RangeStats {
   int64_t t0 = 0, t1 = 0;
