@@ -37,7 +37,7 @@ int64_t clockUncertaintyNs(const storage::ClockModel& clock, int rank_a, int ran
     // A rank the model does not name: as uncertain as the least certain domain.
     return clock.maxUncertaintyNs();
   };
-  return uncertainty(a) + uncertainty(b);
+  return addSaturated(uncertainty(a), uncertainty(b));  // a damaged model may hold any value
 }
 
 namespace detail {

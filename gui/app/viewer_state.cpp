@@ -82,6 +82,37 @@ void appendCompare(const CompareView& compare, const TimelineModel& a, const Tim
           ", \"findings_b\": " + num(b.analysis.findings.size()) + "}";
 }
 
+// The figures the viewer shows that `record`'s summary and `report` show too, under the same
+// names and definitions (docs/metrics.md), so a test can check that they agree.
+void appendFigures(const TimelineModel& m, std::string* out) {
+  const analyzer::Analysis& a = m.analysis;
+  *out += ",\n  \"figures\": {\"ops\": [";
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    const analyzer::OpStats& o = a.ops[i];
+    *out += i ? ", {\"op\": " : "{\"op\": ";
+    format::appendJsonString(o.op, out);
+    *out += ", \"library\": ";
+    format::appendJsonString(o.library, out);
+    *out += ", \"count\": " + num(o.count) + ", \"bytes\": " + num(o.bytes) +
+            ", \"wall_ns\": " + num(o.wall_ns) + ", \"total_ns\": " + num(o.total_ns) + "}";
+  }
+  *out += "], \"ranks\": [";
+  for (size_t i = 0; i < a.ranks.size(); ++i) {
+    const analyzer::RankStats& r = a.ranks[i];
+    *out += std::string(i ? ", " : "") + "{\"rank\": " + num(r.rank) + ", \"span_ns\": " +
+            num(r.span_ns) + ", \"comm_ns\": " + num(r.comm_ns) + ", \"wait_ns\": " +
+            num(r.wait_ns) + "}";
+  }
+  *out += "], \"links\": [";
+  for (size_t i = 0; i < a.links.size(); ++i) {
+    const analyzer::LinkStats& l = a.links[i];
+    *out += std::string(i ? ", " : "") + "{\"src\": " + num(l.src) + ", \"dst\": " +
+            num(l.dst) + ", \"bytes\": " + num(l.bytes) + ", \"messages\": " +
+            num(l.messages) + ", \"busy_ns\": " + num(l.busy_ns) + "}";
+  }
+  *out += "]}";
+}
+
 }  // namespace
 
 std::string viewerStateJson(const ViewerStateInput& in) {
@@ -101,6 +132,7 @@ std::string viewerStateJson(const ViewerStateInput& in) {
     appendSelection(m, *in.timeline, &out);
     appendHoverAndSearch(*in.timeline, in.search_query, *in.search, &out);
     appendLanesAndTargets(m, *in.timeline, &out);
+    appendFigures(m, &out);
     if (in.compare != nullptr) appendCompare(*in.compare, m, *in.model_b, &out);
   }
   return out + "\n}\n";

@@ -5,6 +5,8 @@
   input    scripted input with xdotool in a real window: wheel zoom, drag pan, click-select, keys
   errors   corrupt, empty, newer-version and non-trace files: the error shown, one stderr line,
            exit 1 (never a signal), the screenshot and the state file still written
+  agree    one recorded DDP job (several buckets): record's summary, the JSON report and the
+           viewer's state file give the same calls, times, bytes and busy times (docs/metrics.md)
 
 Standard library only. Every scenario runs its viewers on one private Xvfb (xserver.py). Exit 77
 (skipped) with the reason when Xvfb, xdotool or the viewer is missing. --keep leaves the work folder.
@@ -147,6 +149,108 @@ def scenario_ddp(env):
     for rank in range(2):
         assert rows_with_colour(rows, rank_colour(rank)), f"rank {rank} lane colour missing"
     print(f"ddp: lanes {names}")
+
+
+UNITS_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+UNITS_B = {"B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3}
+
+
+def parse_quantity(text, units):
+    value, unit = text.split()
+    return float(value.replace(",", "")) * units[unit]
+
+
+def close(shown, exact, what):
+    """A figure printed with 3-4 significant digits against the exact one."""
+    assert abs(shown - exact) <= max(0.006 * abs(exact), 1.0), f"{what}: shown {shown}, exact {exact}"
+
+
+def parse_summary(text):
+    """record's summary tables: ops, ranks and links, as printed."""
+    ops, ranks, links = [], [], []
+    section = None
+    for line in text.splitlines():
+        if line.startswith("op ") and "library" in line:
+            section = "ops"
+            continue
+        if line.startswith("rank ") and "comm time" in line:
+            section = "ranks"
+            continue
+        if line.startswith("busiest links") or line.startswith("quietest links"):
+            section = "links"
+            continue
+        if not line.strip() or line.startswith("(") or line.startswith("..."):
+            continue
+        f = line.split()
+        if section == "ops" and len(f) >= 8:
+            ops.append({"op": f[0], "library": f[1], "calls": int(f[2].replace(",", "")),
+                        "bytes": parse_quantity(" ".join(f[3:5]), UNITS_B),
+                        "time": parse_quantity(" ".join(f[5:7]), UNITS_NS)})
+        elif section == "ranks" and len(f) >= 9 and f[0].isdigit():
+            ranks.append({"rank": int(f[0]), "comm": parse_quantity(" ".join(f[4:6]), UNITS_NS)})
+        elif section == "links" and len(f) >= 8 and f[1] == "->":
+            links.append({"src": int(f[0]), "dst": int(f[2]),
+                          "bytes": parse_quantity(" ".join(f[3:5]), UNITS_B),
+                          "messages": int(f[5].replace(",", "")),
+                          "busy": parse_quantity(" ".join(f[6:8]), UNITS_NS)})
+    return ops, ranks, links
+
+
+def scenario_agree(env):
+    py = "/usr/bin/python3"
+    if subprocess.run([py, "-c", "import torch"], capture_output=True).returncode != 0:
+        skip("no python3-torch for the DDP sample")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "ddp_train.py")
+    trace = env.path("agree.sqlite")
+    r = subprocess.run([env.ringside, "record", "--ranks", "3", "-o", trace, "--", py, src, "--steps", "4",
+                        "--hidden", "256", "--bucket-cap-mb", "0.1"],
+                       capture_output=True, text=True, timeout=300, cwd=env.work)
+    assert r.returncode == 0, f"record failed: {r.stderr[-2000:]}"
+    ops, ranks, links = parse_summary(r.stdout)
+    assert ops and ranks and links, f"summary not parsed: {r.stdout}"
+    rep = subprocess.run([env.ringside, "report", trace, "--format", "json"], capture_output=True, text=True,
+                         timeout=120)
+    assert rep.returncode == 0, rep.stderr
+    report = json.loads(rep.stdout)
+    state = env.path("agree.json")
+    v = env.view([trace], env.path("agree.png"), ["--state-out", state], size="800x500", frames=2)
+    assert v.returncode == 0, v.stderr
+    figures = json.load(open(state))["figures"]
+
+    # The viewer and the report: the same numbers, exactly.
+    def pick(rows, keys):
+        return [{k: row[k] for k in keys} for row in rows]
+    assert pick(figures["ops"], ["op", "library", "count", "bytes", "wall_ns", "total_ns"]) == \
+        pick(report["ops"], ["op", "library", "count", "bytes", "wall_ns", "total_ns"]), "ops differ"
+    assert pick(figures["ranks"], ["rank", "span_ns", "comm_ns", "wait_ns"]) == \
+        pick(report["ranks"], ["rank", "span_ns", "comm_ns", "wait_ns"]), "ranks differ"
+    assert pick(figures["links"], ["src", "dst", "bytes", "messages", "busy_ns"]) == \
+        pick(report["links"], ["src", "dst", "bytes", "messages", "busy_ns"]), "links differ"
+    # The per-op calls sum the size buckets' calls.
+    for o in report["ops"]:
+        buckets = [b for b in report["op_buckets"] if (b["op"], b["library"]) == (o["op"], o["library"])]
+        assert o["count"] == sum(b["count"] for b in buckets), o
+    # Waiting is part of the time in collectives.
+    for rk in report["ranks"]:
+        assert rk["wait_ns"] <= rk["comm_ns"], rk
+
+    # record's summary and the report: the same figures, as printed.
+    by_op = {(o["op"], o["library"]): o for o in report["ops"]}
+    for o in ops:
+        exact = by_op[(o["op"], o["library"])]
+        assert o["calls"] == exact["count"], (o, exact)
+        close(o["time"], exact["wall_ns"], f"{o['op']} time")
+        close(o["bytes"], exact["bytes"], f"{o['op']} bytes")
+    by_rank = {rk["rank"]: rk for rk in report["ranks"]}
+    for rk in ranks:
+        close(rk["comm"], by_rank[rk["rank"]]["comm_ns"], f"rank {rk['rank']} comm time")
+    by_link = {(l["src"], l["dst"]): l for l in report["links"]}
+    for l in links:
+        exact = by_link[(l["src"], l["dst"])]
+        assert l["messages"] == exact["messages"], (l, exact)
+        close(l["bytes"], exact["bytes"], f"link {l['src']}->{l['dst']} bytes")
+        close(l["busy"], exact["busy_ns"], f"link {l['src']}->{l['dst']} busy")
+    print(f"agree: {len(ops)} ops, {len(ranks)} ranks, {len(links)} links agree in summary, report, viewer")
 
 
 def scenario_input(env):
@@ -304,7 +408,7 @@ def scenario_errors(env):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors"])
+    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree"])
     p.add_argument("--bin", required=True, help="the build's bin folder (ringside, ringside-view)")
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()

@@ -97,6 +97,19 @@ TEST(BoundsTest, BytesNoCallCanHaveAreSkippedWithOneWarning) {
       << testing::PrintToString(a.warnings);
 }
 
+// A damaged clock model's uncertainties (found by fuzzing: their sum overflowed).
+TEST(BoundsTest, ClockUncertaintyOfADamagedModelSaturates) {
+  storage::ClockModel clock;
+  clock.domains.resize(2);
+  clock.domains[0].id = 0;
+  clock.domains[0].uncertainty_ns = INT64_MAX;
+  clock.domains[1].id = 1;
+  clock.domains[1].uncertainty_ns = INT64_MAX;
+  clock.rank_domain = {{0, 0}, {1, 1}};
+  EXPECT_EQ(clockUncertaintyNs(clock, 0, 1), INT64_MAX);
+  EXPECT_EQ(clockUncertaintyNs(clock, 0, 0), 0);
+}
+
 TEST(BoundsTest, SaturatingArithmeticOnSizes) {
   EXPECT_EQ(addSaturated(INT64_MAX - 1, 5), INT64_MAX);
   EXPECT_EQ(addSaturated(INT64_MIN + 1, -5), INT64_MIN);
