@@ -145,15 +145,15 @@ TEST(Inspect, SearchByOpSizeRankTextAndSteppingWraps) {
 TEST(Inspect, FindingsPointAtWhatTheyName) {
   TimelineModel m = model({{"allreduce", 4096}, {"allreduce", 4096}, {"allreduce", 4096}}, {10, 10, 10});
   m.analysis.collectives[2].arrival_skew_ns = 500;  // rank 1's worst
-  FindingTarget t = findingTarget(m.analysis, {"problem", "straggler", "rank 1 is a straggler: last to arrive in 66% of collectives", ""});
+  FindingTarget t = findingTarget(m.analysis, {"problem", "straggler", "rank 1 is a straggler: last to arrive in 66% of collectives", "", "", -1});
   EXPECT_EQ(t.rank, 1);
   EXPECT_EQ(t.collective, 2);
-  t = findingTarget(m.analysis, {"problem", "slow-link", "link 3->0 is the bottleneck: 4x slower than its peers", ""});
+  t = findingTarget(m.analysis, {"problem", "slow-link", "link 3->0 is the bottleneck: 4x slower than its peers", "", "", -1});
   EXPECT_EQ(t.src, 3);
   EXPECT_EQ(t.dst, 0);
   m.analysis.collectives[0].expected_ns = 2;  // 5x slower than the model: the worst
   m.analysis.collectives[1].expected_ns = 5;
-  t = findingTarget(m.analysis, {"warning", "low-busbw", "allreduce gloo: bus bandwidth at 30% of the fitted model", ""});
+  t = findingTarget(m.analysis, {"warning", "low-busbw", "allreduce gloo: bus bandwidth at 30% of the fitted model", "", "", -1});
   EXPECT_EQ(t.collective, 0);
   TimeRange r = rangeAround(m.analysis.collectives[1], 0.5);
   EXPECT_LT(r.t0, 1000);
