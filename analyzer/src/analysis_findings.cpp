@@ -30,7 +30,13 @@ void metaFindings(const AnalysisState& s, std::vector<Finding>* findings) {
                                                      : formatRankList(a.missing_ranks);
     std::string evidence = "world_size=" + std::to_string(a.world_size) + " missing_ranks=" + ranks;
     // A file that exists but could not be read is not a file that was never written.
-    if (s.meta.skipped.empty()) {
+    if (s.meta.rank_file) {
+      findings->push_back(makeFinding(
+          "missing-ranks",
+          "rank(s) " + ranks + " are not in this file: it is one rank's file (merge the job's "
+          "rank files: ringside merge FOLDER -o trace.sqlite)",
+          evidence));
+    } else if (s.meta.skipped.empty()) {
       findings->push_back(
           makeFinding("missing-ranks", "rank(s) " + ranks + " have no trace file", evidence));
     } else {

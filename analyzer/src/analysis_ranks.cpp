@@ -52,13 +52,19 @@ OpBucket opBucket(const Analysis& a, const std::vector<size_t>& members) {
   std::vector<int64_t> durations;
   std::vector<std::pair<int64_t, int64_t>> intervals;
   double busbw = 0;
+  int64_t with_busbw = 0;
   b.min_bytes = INT64_MAX;
   for (size_t i : members) {
     const CollectiveInstance& c = a.collectives[i];
     durations.push_back(c.duration_ns);
     if (c.gpu_timed) intervals.emplace_back(c.gpu_start_ns, c.gpu_end_ns);
     else intervals.emplace_back(c.last_start_ns, std::max(c.last_start_ns, c.last_end_ns));
-    busbw += c.busbw_gbps;
+    // Bus bandwidth needs two ranks: an instance one rank recorded (a rank file read alone)
+    // has none, and would drag the mean to "0 B/s".
+    if (c.ranks >= 2) {
+      busbw += c.busbw_gbps;
+      ++with_busbw;
+    }
     b.min_bytes = std::min(b.min_bytes, c.bytes);
     b.max_bytes = std::max(b.max_bytes, c.bytes);
   }
@@ -73,7 +79,7 @@ OpBucket opBucket(const Analysis& a, const std::vector<size_t>& members) {
   b.p90_ns = percentile(durations, 0.9);
   b.p99_ns = percentile(durations, 0.99);
   b.max_ns = durations.back();
-  b.mean_busbw_gbps = busbw / static_cast<double>(durations.size());
+  b.mean_busbw_gbps = with_busbw > 0 ? busbw / static_cast<double>(with_busbw) : -1;
   return b;
 }
 

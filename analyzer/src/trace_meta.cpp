@@ -2,6 +2,7 @@
 #include "trace_meta.h"
 
 #include <algorithm>
+#include <set>
 
 #include "meta_values.h"
 #include "ringside/analyzer/collective_math.h"
@@ -82,6 +83,17 @@ TraceMeta readTraceMeta(const std::map<std::string, std::string>& meta,
                              " ranks; only the first " + std::to_string(out.missing.size()) +
                              " are shown");
     }
+  }
+  if (meta.find("missing_ranks") == meta.end() && meta.find("merged_at") == meta.end() &&
+      out.world_size > 0) {
+    // A rank file read alone: the world's other ranks are not in it. Said, so that a report
+    // of "1 of 2 ranks" does not go on to "nothing stood out".
+    std::set<int> present;
+    for (const storage::RankInfo& info : infos) present.insert(info.rank);
+    for (int r = 0; r < out.world_size && out.missing.size() < kMaxListedRanks; ++r) {
+      if (present.count(r) == 0) out.missing.push_back(r);
+    }
+    out.rank_file = !out.missing.empty();
   }
   if (auto it = meta.find("cut_off_ranks"); it != meta.end()) {
     out.cut_off = parseRankList(it->second);

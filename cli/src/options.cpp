@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <iostream>
+#include <vector>
 
 namespace ringside::cli {
 namespace {
@@ -22,6 +23,44 @@ const OptionSpec* findShort(std::span<const OptionSpec> specs, char name) {
     if (spec.short_name != 0 && spec.short_name == name) return &spec;
   }
   return nullptr;
+}
+
+// Edit distance (insertions, deletions, substitutions) between two short option names.
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The known long option a mistyped one most likely meant ("--rank" -> "--ranks"): the closest
+// within two edits, or the only one it is a prefix of; nullptr when none is close.
+const OptionSpec* closestLong(std::span<const OptionSpec> specs, std::string_view name) {
+  const OptionSpec* best = nullptr;
+  size_t best_distance = 3;
+  const OptionSpec* prefix_of = nullptr;
+  int prefixes = 0;
+  for (const OptionSpec& spec : specs) {
+    size_t d = editDistance(name, spec.long_name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = &spec;
+    }
+    if (name.size() >= 3 && spec.long_name.starts_with(name)) {
+      prefix_of = &spec;
+      ++prefixes;
+    }
+  }
+  if (best != nullptr && best_distance < name.size()) return best;
+  return prefixes == 1 ? prefix_of : nullptr;
 }
 
 bool apply(const OptionSpec& spec, std::string_view value, std::string* error) {
@@ -75,7 +114,11 @@ ParseStatus parseOptions(std::span<const std::string> args, std::span<const Opti
     }
     if (spec == nullptr) {
       *error = "unknown option '" + arg + "'";
-      if (mode == Positionals::kStopAtFirst) {
+      std::string_view typed = std::string_view(arg).substr(0, arg.find('='));
+      const OptionSpec* meant = typed.starts_with("--") ? closestLong(specs, typed.substr(2)) : nullptr;
+      if (meant != nullptr) {
+        *error += "; did you mean " + displayName(*meant) + "?";
+      } else if (mode == Positionals::kStopAtFirst) {
         *error += " (put '--' before a command that starts with '-')";
       }
       return ParseStatus::kError;

@@ -3,6 +3,7 @@
 // headless.h (--screenshot, --export-csv).
 #include "viewer_app.h"
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -38,6 +39,15 @@ bool openWindow(const ViewerOptions& options, Backend* backend) {
   bopt.dark = !options.light;
   std::string error;
   if (backend->init(bopt, &error)) return true;
+  // Without a window the viewer could not show a missing input: that is the error to name
+  // ("PATH: no such file" rather than "cannot start GLFW").
+  for (const std::string& trace : options.traces) {
+    std::error_code ec;
+    if (!std::filesystem::exists(trace, ec)) {
+      error = trace + ": no such file";
+      break;
+    }
+  }
   std::cerr << "ringside view: " << error << "\n";
   if (!options.state_out.empty())
     writeFileAtomically(options.state_out, viewerStartFailedJson(error));

@@ -130,7 +130,7 @@ bool hardenConnection(sqlite3* db, std::string* error) {
 namespace {
 
 std::string notTrace(const std::string& path, std::string_view why) {
-  return oneLine("not a ringside trace: " + path + ": " + std::string(why));
+  return oneLine(path + ": not a ringside trace (" + std::string(why) + ")");
 }
 
 // Classifies an SQLite failure while first touching a file.
@@ -220,7 +220,7 @@ Db openTraceReadOnly(const std::string& path, int* user_version, std::string* er
   }
   if (app_id != kApplicationId) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "foreign SQLite database (application_id 0x%llx)",
+    std::snprintf(buf, sizeof buf, "foreign SQLite database, application_id 0x%llx",
                   static_cast<unsigned long long>(static_cast<uint32_t>(app_id)));
     err = notTrace(path, buf);
     return nullptr;

@@ -99,6 +99,14 @@ def merge_bad_input(ctx):
     cases.append((ctx.mkdir("a-folder.sqlite"), "a folder"))
     for path, what in cases:
         expect_merge_error(ctx, path, what)
+        # Every verb that reads a trace names the file once, then why ("PATH: not a ringside
+        # trace (...)", not "PATH: not a ringside trace: PATH: ...").
+        for argv in (["report", path], ["diff", path, path],
+                     ["export", "--perfetto", path, "-o", ctx.path("x.json")]):
+            res = u.run([ctx.ringside, *argv], env=u.clean_env(), timeout=60, cwd=ctx.scratch)
+            u.check(res.returncode != 0, f"{argv[0]} of {what} succeeded\n{res.describe()}")
+            line = res.stderr.strip()
+            u.check_eq(line.count(path + ":"), 1, f"{argv[0]} of {what}: the path once in {line!r}")
 
 
 def real_rank_file(ctx):

@@ -379,6 +379,13 @@ def scenario_input(env):
 
 
 def scenario_errors(env):
+    # Without a display, a missing file is the error named (not "cannot start GLFW").
+    no_display = {k: v for k, v in env.env.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    missing = env.path("missing.sqlite")
+    r = subprocess.run([env.ringside, "view", missing], capture_output=True, text=True, timeout=60,
+                       env=no_display, cwd=env.work)
+    assert r.returncode == 1 and r.stderr.strip() == f"ringside view: {missing}: no such file", \
+        (r.returncode, r.stderr)
     good = env.bench("good.sqlite", "ring", ranks=2, sizes="4K", iters=2)
     files = {}
     files["empty"] = env.path("empty.sqlite")

@@ -212,7 +212,8 @@ TEST_F(SummaryTest, SingleRankFile) {
   Summary s = summarizeFile(rankFile(1));
   EXPECT_EQ(s.world_size, 3);
   EXPECT_EQ(s.ranks_present, 1);
-  EXPECT_TRUE(s.missing_ranks.empty());
+  // A rank file read alone: the world's other ranks are not in it (said, not left silent).
+  EXPECT_EQ(s.missing_ranks, (std::vector<int>{0, 2}));
   EXPECT_EQ(s.cut_off_ranks, std::vector<int>{1});  // no end_state
   EXPECT_EQ(s.dropped_events, 0);
   ASSERT_EQ(s.ranks.size(), 1u);

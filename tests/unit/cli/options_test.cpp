@@ -53,6 +53,18 @@ TEST(RecordArgs, UnknownFlag) {
   EXPECT_EQ(p.error.find('\n'), std::string::npos);
 }
 
+// A near miss names the option meant, not the '--' advice ("record --rank 4" once suggested
+// putting '--' before a command).
+TEST(RecordArgs, MistypedOptionSuggestsTheClosest) {
+  Parsed p = record({"--rank", "4", "ls"});
+  EXPECT_EQ(p.status, ParseStatus::kError);
+  EXPECT_EQ(p.error, "unknown option '--rank'; did you mean --ranks?");
+  p = record({"--buffer=4", "ls"});
+  EXPECT_EQ(p.error, "unknown option '--buffer=4'; did you mean --buffer-mb?");
+  p = record({"--zzzzzz", "ls"});
+  EXPECT_EQ(p.error.find("did you mean"), std::string::npos) << p.error;
+}
+
 TEST(RecordArgs, MissingCommand) {
   for (const auto& args :
        std::vector<std::vector<std::string>>{{}, {"--ranks", "2"}, {"--"}, {"-q", "--"}}) {

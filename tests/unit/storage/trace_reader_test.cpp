@@ -39,8 +39,8 @@ TEST_F(TraceReaderTest, RandomBytesAndTextAreNotDatabases) {
   writeBytes(path("noise.sqlite"), noise);
   const std::string text = "rank,op,bytes\n0,allreduce,4096\n";
   writeBytes(path("text.sqlite"), std::vector<char>(text.begin(), text.end()));
-  EXPECT_EQ(refuse(path("noise.sqlite")), "not a ringside trace: " + path("noise.sqlite") + ": file is not a database");
-  EXPECT_EQ(refuse(path("text.sqlite")), "not a ringside trace: " + path("text.sqlite") + ": file is not a database");
+  EXPECT_EQ(refuse(path("noise.sqlite")), path("noise.sqlite") + ": not a ringside trace (file is not a database)");
+  EXPECT_EQ(refuse(path("text.sqlite")), path("text.sqlite") + ": not a ringside trace (file is not a database)");
 }
 
 TEST_F(TraceReaderTest, ForeignSqliteDatabase) {

@@ -81,7 +81,7 @@ struct OpBucket {
   int64_t total_ns = 0;              // sum of the instances' times (docs/metrics.md)
   int64_t wall_ns = 0;               // union of the instances' [last entry, last return]
   int64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, max_ns = 0;
-  double mean_busbw_gbps = 0;
+  double mean_busbw_gbps = 0;        // over instances of 2+ ranks; -1 when there is none
 };
 
 // Per op and library over all sizes: the figures `ringside record`'s summary prints
