@@ -68,7 +68,7 @@ std::string topLevelHelp() {
   out +=
       "\n"
       "Run 'ringside COMMAND --help' for a command's options.\n"
-      "Example: ringside record -- torchrun --nproc-per-node 2 train.py\n";
+      "Example: ringside record --ranks 2 -o run.sqlite -- /usr/bin/python3 train.py\n";
   return out;
 }
 

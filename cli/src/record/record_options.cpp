@@ -161,12 +161,13 @@ std::string recordHelp() {
          "\n" +
          formatOptionsHelp(recordSpecs(&scratch)) +
          "\n"
-         "Examples:\n"
-         "  ringside record -- torchrun --nproc-per-node 4 train.py\n"
-         "  ringside record --ranks 2 -o run.sqlite python3 allreduce.py\n"
-         "  ringside record --ranks 4 --allreduce tree -o tree.sqlite -- python3 train.py\n"
+         "Examples (Debian: /usr/bin/python3 is the python with python3-torch; Debian's torchrun\n"
+         "does not run on it, so let --ranks start the ranks):\n"
+         "  ringside record --ranks 4 -o run.sqlite -- /usr/bin/python3 train.py\n"
+         "  ringside record --ranks 4 --allreduce tree -o tree.sqlite -- /usr/bin/python3 train.py\n"
+         "  ringside record -o run.sqlite -- torchrun --nproc-per-node 4 train.py   (a torchrun that runs)\n"
          "  ringside record --nnodes 2 --node-rank 0 --ranks 4 --master-addr node0 \\\n"
-         "      -o /shared/run.sqlite -- python3 train.py        (and --node-rank 1 on node1)\n";
+         "      -o /shared/run.sqlite -- /usr/bin/python3 train.py   (and --node-rank 1 on node1)\n";
 }
 
 }  // namespace ringside::cli

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "record/record_options.h"
+#include "verbs.h"
 
 namespace ringside::cli {
 namespace {
@@ -63,6 +64,15 @@ TEST(RecordArgs, MistypedOptionSuggestsTheClosest) {
   EXPECT_EQ(p.error, "unknown option '--buffer=4'; did you mean --buffer-mb?");
   p = record({"--zzzzzz", "ls"});
   EXPECT_EQ(p.error.find("did you mean"), std::string::npos) << p.error;
+}
+
+// Examples a Debian user can paste: Debian's python with torch is /usr/bin/python3, and
+// Debian's torchrun does not run on it (README).
+TEST(RecordArgs, HelpExamplesRunOnDebian) {
+  for (const std::string& help : {recordHelp(), topLevelHelp()}) {
+    EXPECT_EQ(help.find(" python3 train.py"), std::string::npos) << help;
+    EXPECT_NE(help.find("/usr/bin/python3 train.py"), std::string::npos) << help;
+  }
 }
 
 TEST(RecordArgs, MissingCommand) {
