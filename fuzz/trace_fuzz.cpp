@@ -8,8 +8,9 @@
 //                       [--max-s SECONDS]
 //       replays the given files, then makes N mutants of the seeds (byte flips, truncation,
 //       zeroed pages, SQL-level edits) and runs each in a forked child with RLIMIT_AS = M MiB
-//       (default 1024) and an alarm of T seconds (default 5). A child killed by a signal is
-//       a crash, one killed by the alarm a hang; their inputs are kept in DIR (default
+//       (default 1024) and T seconds of CPU time (default 5; a wall-clock alarm at 4 T). A
+//       child killed by a signal is a crash, one killed by either limit a hang (confirmed by a
+//       second run); their inputs are kept in DIR (default
 //       ./fuzz-findings). --max-s stops making mutants after that many seconds. Exit status 1
 //       when there was any crash or hang.
 //
@@ -124,7 +125,14 @@ Outcome runChild(const std::string& trace, const std::string& scratch, const Lim
       rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(limits.mem_mb) << 20;
       setrlimit(RLIMIT_AS, &rl);
     }
-    alarm(static_cast<unsigned>(limits.timeout_s));
+    // The time limit is CPU time (SIGXCPU), so that a machine busy with builds does not turn
+    // slow runs into hangs; a wall-clock alarm at four times the limit catches inputs that
+    // block without computing (a FIFO, a lock).
+    rlimit cpu{};
+    cpu.rlim_cur = static_cast<rlim_t>(limits.timeout_s);
+    cpu.rlim_max = static_cast<rlim_t>(limits.timeout_s) + 1;
+    setrlimit(RLIMIT_CPU, &cpu);
+    alarm(static_cast<unsigned>(limits.timeout_s) * 4);
     _exit(runTarget(trace, scratch));
   }
   int status = 0;
@@ -133,7 +141,8 @@ Outcome runChild(const std::string& trace, const std::string& scratch, const Lim
   *signal_out = 0;
   if (WIFSIGNALED(status)) {
     *signal_out = WTERMSIG(status);
-    return WTERMSIG(status) == SIGALRM ? Outcome::kHang : Outcome::kCrash;
+    return WTERMSIG(status) == SIGALRM || WTERMSIG(status) == SIGXCPU ? Outcome::kHang
+                                                                       : Outcome::kCrash;
   }
   int code = WEXITSTATUS(status);
   if (code == kChildException) return Outcome::kException;
@@ -141,9 +150,9 @@ Outcome runChild(const std::string& trace, const std::string& scratch, const Lim
   return Outcome::kOk;
 }
 
-// A hang is confirmed by a second run of the same input: on a machine shared with builds, one
-// run can miss the alarm for want of CPU (a 160 MB mutant took 0.6 s alone and over 5 s under
-// load). *retried counts inputs that timed out once and then finished.
+// A hang is confirmed by a second run of the same input: on a machine shared with builds, a
+// run can miss the wall-clock alarm for want of CPU (a 160 MB mutant took 0.6 s alone and over
+// 5 s of wall time under load). *retried counts inputs that timed out once and then finished.
 Outcome runConfirmed(const std::string& trace, const std::string& scratch, const Limits& limits,
                      int* signal_out, uint64_t* retried) {
   Outcome o = runChild(trace, scratch, limits, signal_out);
