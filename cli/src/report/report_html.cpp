@@ -53,6 +53,16 @@ std::string phaseColor(const std::string& phase) {
   return it == kPhaseOrder.end() ? "#999999" : svg::series(static_cast<size_t>(it - kPhaseOrder.begin()));
 }
 
+// The round step (1, 2 or 5 x 10^k) nearest above `raw`, for axis ticks.
+double niceStep(double raw) {
+  if (!(raw > 0) || !std::isfinite(raw)) return 1;
+  double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (raw <= m * power * (1 + 1e-9)) return m * power;
+  }
+  return 10 * power;
+}
+
 std::string legendItem(double x, double y, const std::string& color, const std::string& label,
                        const std::string& extra = "") {
   return "<rect x=\"" + n(x) + "\" y=\"" + n(y - 9) + "\" width=\"12\" height=\"10\" fill=\"" + color +
@@ -138,7 +148,7 @@ std::string linkHeatmap(const Analysis& a) {
   if (bins == 0) return "<p class=\"note\">No utilization bins.</p>";
   double left = 70, top = 24, row = 16, plot = 1000;
   double cw = plot / static_cast<double>(bins);
-  double H = top + row * static_cast<double>(a.links.size()) + 44;
+  double H = top + row * static_cast<double>(a.links.size()) + 60;
   std::string out =
       "<svg width=\"1100\" height=\"" + n(H) +
       "\" class=\"link-heatmap\"><text x=\"8\" y=\"16\">rate per link and time bin (" +
@@ -155,7 +165,18 @@ std::string linkHeatmap(const Analysis& a) {
              "\"/>";
     }
   }
-  double ly = top + row * static_cast<double>(a.links.size()) + 20;
+  // Time ticks under the rows: 0 and every fifth of the trace, from the trace's start.
+  double axis = top + row * static_cast<double>(a.links.size());
+  const int64_t span = std::max<int64_t>(0, a.end_ns - a.start_ns);
+  for (int k = 0; k <= 5; ++k) {
+    double x = left + plot * k / 5.0;
+    out += "<line x1=\"" + n(x) + "\" y1=\"" + n(axis) + "\" x2=\"" + n(x) + "\" y2=\"" + n(axis + 4) +
+           "\" stroke=\"#444\"/><text class=\"tick\" x=\"" + n(x - (k == 5 ? 40 : k == 0 ? 0 : 18)) +
+           "\" y=\"" + n(axis + 14) + "\">" +
+           esc(format::duration(static_cast<int64_t>(static_cast<double>(span) * k / 5.0))) +
+           "</text>";
+  }
+  double ly = axis + 36;
   for (int k = 0; k <= 10; ++k)
     out += "<rect x=\"" + n(left + 20.0 * k) + "\" y=\"" + n(ly - 9) + "\" width=\"20\" height=\"10\" fill=\"" +
            svg::heat(k / 10.0) + "\" stroke=\"#ccc\"/>";
@@ -195,6 +216,13 @@ std::string trafficMatrix(const Analysis& a) {
              svg::heat(peak > 0 ? static_cast<double>(v) / static_cast<double>(peak) : 0) +
              "\" stroke=\"#ddd\"><title>" + std::to_string(s) + "→" + std::to_string(d) + ": " +
              esc(format::bytes(v)) + "</title></rect>";
+      // The number in the cell where it fits (dark cells get white text).
+      if (cell >= 40 && v > 0) {
+        bool dark = peak > 0 && static_cast<double>(v) / static_cast<double>(peak) > 0.6;
+        out += "<text class=\"cell\" x=\"" + n(left + cell * static_cast<double>(d) + 3) + "\" y=\"" +
+               n(top + cell * static_cast<double>(s) + cell / 2 + 4) + "\" fill=\"" +
+               (dark ? "#fff" : "#000") + "\">" + esc(format::bytes(v)) + "</text>";
+      }
     }
   }
   return out + "</svg>";
@@ -279,14 +307,30 @@ std::string topologyGraph(const Analysis& a) {
     out += "<line x1=\"" + n(x1 + ox + sx) + "\" y1=\"" + n(y1 + oy + sy) + "\" x2=\"" + n(x2 + ox - sx) +
            "\" y2=\"" + n(y2 + oy - sy) + "\" " + style + "><title>" + esc(title) + "</title></line>";
   };
-  for (const auto& l : a.idle_links)
-    edge(l.src, l.dst, "stroke=\"#9e9e9e\" stroke-width=\"1.5\" stroke-dasharray=\"5,4\"",
-         std::to_string(l.src) + "→" + std::to_string(l.dst) + " idle during " + l.where);
-  for (const auto& l : a.links)
+  // A link idle during some ops that carried bytes at other times is drawn as the arrow it is
+  // (its tooltip says when it was idle); only links that never carried a byte are dashed grey,
+  // as the legend says (a dashed line under an arrow read as a blue dashed arrow).
+  std::map<std::pair<int, int>, std::string> idle_during;
+  for (const auto& l : a.idle_links) {
+    std::string& where = idle_during[{l.src, l.dst}];
+    where += (where.empty() ? "" : ", ") + l.where;
+  }
+  std::set<std::pair<int, int>> carried;
+  for (const auto& l : a.links) carried.insert({l.src, l.dst});
+  for (const auto& [key, where] : idle_during) {
+    if (carried.count(key)) continue;
+    edge(key.first, key.second,
+         "stroke=\"#9e9e9e\" stroke-width=\"1.5\" stroke-dasharray=\"5,4\"",
+         std::to_string(key.first) + "→" + std::to_string(key.second) + " idle during " + where);
+  }
+  for (const auto& l : a.links) {
+    auto idle = idle_during.find({l.src, l.dst});
     edge(l.src, l.dst,
          "stroke=\"#1f77b4\" marker-end=\"url(#arr)\" stroke-width=\"" +
              n(1 + 5 * static_cast<double>(l.bytes) / static_cast<double>(peak)) + "\"",
-         std::to_string(l.src) + "→" + std::to_string(l.dst) + ": " + format::bytes(l.bytes));
+         std::to_string(l.src) + "→" + std::to_string(l.dst) + ": " + format::bytes(l.bytes) +
+             (idle == idle_during.end() ? "" : "; idle during " + idle->second));
+  }
   for (int r = 0; r < ranks; ++r) {
     auto [x, y] = pos(r);
     bool cut = std::find(a.cut_off_ranks.begin(), a.cut_off_ranks.end(), r) != a.cut_off_ranks.end();
@@ -325,7 +369,10 @@ std::string busbwChart(const Analysis& a) {
   if (libs.empty()) return "";
   double lx0 = std::floor(std::log2(xmin)), lx1 = std::ceil(std::log2(xmax));
   if (lx1 <= lx0) lx1 = lx0 + 1;
-  ymax = ymax > 0 ? ymax * 1.1 : 1;
+  // Even ticks: a round step (1, 2 or 5 x 10^k) and the axis top a whole number of steps.
+  double step = niceStep(ymax > 0 ? ymax / 4 : 0.25);
+  int ticks = std::max(1, static_cast<int>(std::ceil(ymax / step - 1e-9)));
+  ymax = step * ticks;
   double W = 1100, H = 360, left = 70, right = 220, top = 24, bottom = 40;
   double pw = W - left - right, ph = H - top - bottom;
   auto X = [&](double bytes) { return left + pw * (std::log2(bytes) - lx0) / (lx1 - lx0); };
@@ -334,15 +381,18 @@ std::string busbwChart(const Analysis& a) {
                     "\" class=\"busbw\"><text x=\"8\" y=\"16\">bus bandwidth vs message size; dots: measured, lines: model</text>";
   out += "<line x1=\"" + n(left) + "\" y1=\"" + n(top + ph) + "\" x2=\"" + n(left + pw) + "\" y2=\"" + n(top + ph) + "\" stroke=\"#444\"/>";
   out += "<line x1=\"" + n(left) + "\" y1=\"" + n(top) + "\" x2=\"" + n(left) + "\" y2=\"" + n(top + ph) + "\" stroke=\"#444\"/>";
+  // A label every `every` powers of two, so that labels keep ~48 px apart (no overlap).
+  const int every = std::max(1, static_cast<int>(std::ceil(48.0 / (pw / (lx1 - lx0)))));
   for (double e = lx0; e <= lx1; e += 1) {
     double x = X(std::exp2(e));
     out += "<line x1=\"" + n(x) + "\" y1=\"" + n(top + ph) + "\" x2=\"" + n(x) + "\" y2=\"" +
-           n(top + ph + 4) + "\" stroke=\"#444\"/><text x=\"" + n(x - 14) + "\" y=\"" +
-           n(top + ph + 16) + "\">" + esc(format::bytes(static_cast<int64_t>(std::exp2(e)))) +
-           "</text>";
+           n(top + ph + 4) + "\" stroke=\"#444\"/>";
+    if (static_cast<int64_t>(e - lx0) % every != 0) continue;
+    out += "<text x=\"" + n(x - 14) + "\" y=\"" + n(top + ph + 16) + "\">" +
+           esc(format::bytes(static_cast<int64_t>(std::exp2(e)))) + "</text>";
   }
-  for (int k = 0; k <= 4; ++k) {
-    double g = ymax * k / 4;
+  for (int k = 0; k <= ticks; ++k) {
+    double g = step * k;
     out += "<text x=\"8\" y=\"" + n(Y(g) + 4) + "\">" + esc(formatGbps(g)) + "</text><line x1=\"" + n(left) +
            "\" y1=\"" + n(Y(g)) + "\" x2=\"" + n(left + pw) + "\" y2=\"" + n(Y(g)) + "\" stroke=\"#eee\"/>";
   }
