@@ -1,5 +1,7 @@
 // analyzer/diff.cpp — A/B comparison of two analyses, aligned by order and
 // size (never by wall time: the two runs happened at different times).
+#include <cstdlib>
+#include <cmath>
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -73,9 +75,9 @@ std::string verdict(const DiffRow& row, std::string name_a, std::string name_b) 
   return buf;
 }
 
-// One side of a row: its durations' median and its libraries.
+// One side of a row: its durations' median, spread and libraries.
 struct Side {
-  int64_t count = 0, median_ns = 0;
+  int64_t count = 0, median_ns = 0, p10_ns = 0, p90_ns = 0;
   std::map<std::string, int64_t> libraries;
 };
 
@@ -87,8 +89,30 @@ Side side(const Analysis& x, const std::vector<int>& members) {
     ++out.libraries[x.collectives[static_cast<size_t>(i)].library];
   }
   out.count = static_cast<int64_t>(members.size());
+  std::sort(durations.begin(), durations.end());
+  auto at = [&durations](double p) {  // nearest rank, as the reports' percentiles
+    if (durations.empty()) return int64_t{0};
+    size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(durations.size())));
+    return durations[std::min(durations.size() - 1, k == 0 ? 0 : k - 1)];
+  };
+  out.p10_ns = at(0.1);
+  out.p90_ns = at(0.9);
   out.median_ns = median(std::move(durations));
   return out;
+}
+
+// Why a row gets no verdict: "" when it is judged.
+std::string judgeNote(const DiffRow& row) {
+  if (row.count_a < kMinDiffSamples || row.count_b < kMinDiffSamples) {
+    return "too few calls to judge (" + std::to_string(row.count_a) + " and " +
+           std::to_string(row.count_b) + "; " + std::to_string(kMinDiffSamples) +
+           " per side needed)";
+  }
+  // Each median inside the other side's p10-p90: the runs overlap too much to tell.
+  bool a_in_b = row.median_a_ns >= row.p10_b_ns && row.median_a_ns <= row.p90_b_ns;
+  bool b_in_a = row.median_b_ns >= row.p10_a_ns && row.median_b_ns <= row.p90_a_ns;
+  if (a_in_b && b_in_a) return "inside the run-to-run noise (each median within the other's p10-p90)";
+  return "";
 }
 
 std::map<std::string, int64_t> librariesOf(const Analysis& x) {
@@ -160,14 +184,32 @@ void diff(const Analysis& a, const Analysis& b, const std::string& label_a,
     row.count_b = in_b.count;
     row.median_a_ns = in_a.median_ns;
     row.median_b_ns = in_b.median_ns;
+    row.p10_a_ns = in_a.p10_ns;
+    row.p90_a_ns = in_a.p90_ns;
+    row.p10_b_ns = in_b.p10_ns;
+    row.p90_b_ns = in_b.p90_ns;
     if (in_a.count > 0 && in_b.count > 0 && row.median_b_ns > 0) {
       row.speedup = static_cast<double>(row.median_a_ns) / static_cast<double>(row.median_b_ns);
-      row.verdict = verdict(row, displayLabel(label_a, in_a.libraries),
-                            displayLabel(label_b, in_b.libraries));
-      out->verdicts.push_back(row.verdict);
+      double stake = (static_cast<double>(row.median_a_ns) - static_cast<double>(row.median_b_ns)) *
+                     static_cast<double>(row.count_a);
+      row.at_stake_ns = static_cast<int64_t>(std::clamp(stake, -9e18, 9e18));
+      row.note = judgeNote(row);
+      if (row.note.empty()) {
+        row.verdict = verdict(row, displayLabel(label_a, in_a.libraries),
+                              displayLabel(label_b, in_b.libraries));
+      }
     }
     out->rows.push_back(std::move(row));
   }
+  // Verdicts by the time they change, largest first (not by op name).
+  std::vector<const DiffRow*> judged;
+  for (const DiffRow& r : out->rows) {
+    if (!r.verdict.empty()) judged.push_back(&r);
+  }
+  std::stable_sort(judged.begin(), judged.end(), [](const DiffRow* x, const DiffRow* y) {
+    return std::llabs(x->at_stake_ns) > std::llabs(y->at_stake_ns);
+  });
+  for (const DiffRow* r : judged) out->verdicts.push_back(r->verdict);
   addPhaseAndLinkRows(a, b, out);
 }
 

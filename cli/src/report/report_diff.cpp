@@ -41,23 +41,47 @@ ReportTable rowsTable(const Diff& d, Units units) {
   if (units == Units::kRaw) {
     t.columns = {{"op", "op", false},         {"size_lo", "size_lo"},     {"size_hi", "size_hi"},
                  {"count_a", "count_a"},      {"count_b", "count_b"},     {"median_a_ns", "median_a_ns"},
-                 {"median_b_ns", "median_b_ns"}, {"speedup", "speedup"}, {"verdict", "verdict", false}};
+                 {"p10_a_ns", "p10_a_ns"},    {"p90_a_ns", "p90_a_ns"},   {"median_b_ns", "median_b_ns"},
+                 {"p10_b_ns", "p10_b_ns"},    {"p90_b_ns", "p90_b_ns"},   {"speedup", "speedup"},
+                 {"at_stake_ns", "at_stake_ns"}, {"verdict", "verdict", false}, {"note", "note", false}};
     for (const auto& r : d.rows) {
       t.rows.push_back({r.op, std::to_string(r.size_lo), std::to_string(r.size_hi),
                         std::to_string(r.count_a), std::to_string(r.count_b),
-                        std::to_string(r.median_a_ns), std::to_string(r.median_b_ns),
-                        r.speedup > 0 ? rawDouble(r.speedup) : "", r.verdict});
+                        std::to_string(r.median_a_ns), std::to_string(r.p10_a_ns),
+                        std::to_string(r.p90_a_ns), std::to_string(r.median_b_ns),
+                        std::to_string(r.p10_b_ns), std::to_string(r.p90_b_ns),
+                        r.speedup > 0 ? rawDouble(r.speedup) : "", std::to_string(r.at_stake_ns),
+                        r.verdict, r.note});
     }
     return t;
   }
-  t.columns = {{"op", "op", false},          {"size", "size", false},      {"count_a", "count A"},
-               {"count_b", "count B"},       {"median_a", "median A"},     {"median_b", "median B"},
-               {"speedup", "speedup (A/B)"}};
+  // Counts and spread on both sides: a median of 1 call and one of 20 are not the same evidence.
+  t.columns = {{"op", "op", false},       {"size", "size", false},    {"count_a", "n A"},
+               {"median_a", "median A"},  {"spread_a", "p10-p90 A", false}, {"count_b", "n B"},
+               {"median_b", "median B"},  {"spread_b", "p10-p90 B", false}, {"speedup", "A/B"},
+               {"judged", "", false}};
+  // "0.38-10.5 ms": both ends in the larger one's unit, so the column stays narrow.
+  auto spread = [](int64_t lo, int64_t hi, int64_t count) {
+    if (count <= 0) return std::string("-");
+    double unit = hi >= 1'000'000'000 ? 1e9 : hi >= 1'000'000 ? 1e6 : hi >= 1000 ? 1e3 : 1;
+    const char* name = unit == 1e9 ? "s" : unit == 1e6 ? "ms" : unit == 1e3 ? "us" : "ns";
+    auto fixed = [](double v) {
+      return format::fixed(v, v < 10 ? 2 : v < 100 ? 1 : 0);
+    };
+    return fixed(static_cast<double>(lo) / unit) + "-" + fixed(static_cast<double>(hi) / unit) +
+           " " + name;
+  };
   for (const auto& r : d.rows) {
+    std::string judged = !r.verdict.empty() || r.speedup <= 0 ? ""
+                         : r.note.starts_with("too few") ? "(few calls)"
+                                                          : "(noise)";
     t.rows.push_back({r.op, sizeRange(r.size_lo, r.size_hi), std::to_string(r.count_a),
-                      std::to_string(r.count_b), human(r.median_a_ns, r.count_a),
-                      human(r.median_b_ns, r.count_b), speedupText(r.speedup)});
+                      human(r.median_a_ns, r.count_a), spread(r.p10_a_ns, r.p90_a_ns, r.count_a),
+                      std::to_string(r.count_b), human(r.median_b_ns, r.count_b),
+                      spread(r.p10_b_ns, r.p90_b_ns, r.count_b), speedupText(r.speedup), judged});
   }
+  t.note = "no verdict on (few calls): under " + std::to_string(analyzer::kMinDiffSamples) +
+           " a side; (noise): each median within the other's p10-p90";
   return t;
 }
 
@@ -117,13 +141,17 @@ std::string speedupChart(const Diff& d) {
   for (const auto* r : rows) {
     double lg = std::clamp(std::log2(r->speedup), -extent, extent);
     double w = std::fabs(lg) / extent * (plot / 2);
-    bool faster = r->speedup >= kParFactor, slower = r->speedup <= 1 / kParFactor;
+    // Only judged rows are coloured: a row of few calls or inside the noise stays grey.
+    bool judged = !r->verdict.empty();
+    bool faster = judged && r->speedup >= kParFactor, slower = judged && r->speedup <= 1 / kParFactor;
     std::string color = faster ? "#2e7d32" : slower ? "#c62828" : "#9e9e9e";
     double x = lg >= 0 ? mid : mid - w;
     out += "<text x=\"8\" y=\"" + n(y + 13) + "\">" + esc(r->op + " " + sizeRange(r->size_lo, r->size_hi)) +
            "</text><rect x=\"" + n(x) + "\" y=\"" + n(y) + "\" width=\"" + n(std::max(1.0, w)) +
-           "\" height=\"" + n(bar) + "\" fill=\"" + color + "\"><title>" + esc(r->verdict) +
-           "</title></rect><text x=\"" + n(lg >= 0 ? x + w + 4 : x - 44) + "\" y=\"" + n(y + 13) +
+           "\" height=\"" + n(bar) + "\" fill=\"" + color + "\"><title>" +
+           esc(judged ? r->verdict : r->note) + "</title></rect><text x=\"" +
+           n(lg >= 0 ? std::min(x + w + 4, W - right - 40) : std::max(x - 44, left)) + "\" y=\"" +
+           n(y + 13) +
            "\">" + esc(speedupText(r->speedup)) + "</text>";
     y += bar + gap;
   }
@@ -148,8 +176,10 @@ std::string htmlTable(const ReportTable& t, const Diff* speedup_rows) {
   for (size_t ri = 0; ri < t.rows.size(); ++ri) {
     std::string cls;
     if (speedup_rows != nullptr && ri < speedup_rows->rows.size()) {
-      double s = speedup_rows->rows[ri].speedup;
-      if (s >= kParFactor) cls = " class=\"faster\"";
+      const analyzer::DiffRow& r = speedup_rows->rows[ri];
+      double s = r.speedup;
+      if (r.verdict.empty()) cls = "";  // few calls or noise: not coloured as a result
+      else if (s >= kParFactor) cls = " class=\"faster\"";
       else if (s > 0 && s <= 1 / kParFactor) cls = " class=\"slower\"";
     }
     out += "<tr" + cls + ">";

@@ -366,8 +366,10 @@ std::string formatDiffJson(const analyzer::Diff& d) {
                   .str("op", r.op).num("size_lo", r.size_lo).num("size_hi", r.size_hi)
                   .num("count_a", r.count_a).num("count_b", r.count_b)
                   .num("median_a_ns", r.median_a_ns).num("median_b_ns", r.median_b_ns)
+                  .num("p10_a_ns", r.p10_a_ns).num("p90_a_ns", r.p90_a_ns)
+                  .num("p10_b_ns", r.p10_b_ns).num("p90_b_ns", r.p90_b_ns)
                   .field("speedup", r.speedup > 0 ? format::jsonNumber(r.speedup) : "null")
-                  .str("verdict", r.verdict)
+                  .num("at_stake_ns", r.at_stake_ns).str("verdict", r.verdict).str("note", r.note)
                   .done());
   }
   root.field("rows", rows.done());

@@ -530,7 +530,7 @@ TEST(AnalysisTest, LowBusbwAgainstTopology) {
 
 TEST(DiffTest, VerdictPerSizeBucket) {
   Analysis ring, tree;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 6; ++i) {
     CollectiveInstance c;
     c.op = "allreduce";
     c.library = "ringside-ring";
@@ -554,7 +554,7 @@ TEST(DiffTest, VerdictPerSizeBucket) {
   diff(ring, tree, "runs/a.sqlite", "runs/b.sqlite", &d);
   EXPECT_EQ(d.label_a, "ringside-ring");
   EXPECT_EQ(d.label_b, "ringside-tree");
-  EXPECT_EQ(d.aligned, 5);
+  EXPECT_EQ(d.aligned, 11);
   EXPECT_EQ(d.unmatched_a, 1);
   EXPECT_EQ(d.unmatched_b, 0);
   ASSERT_EQ(d.rows.size(), 2u);
@@ -566,6 +566,41 @@ TEST(DiffTest, VerdictPerSizeBucket) {
   Diff named;
   diff(ring, tree, "ring", "tree", &named);
   EXPECT_EQ(named.rows[0].verdict, "tree 1.8x faster than ring at 4 KiB-8 KiB (allreduce)");
+  // Verdicts by the time at stake: 1 MiB (ring saves 10 us x 6 calls) before 4 KiB (0.8 us x 6).
+  EXPECT_EQ(d.rows[1].at_stake_ns, -60000);
+  EXPECT_EQ(d.rows[0].at_stake_ns, 4800);
+  EXPECT_EQ(d.verdicts[0], d.rows[1].verdict);
+}
+
+// One call per side (two identical Gloo runs once gave "24.8x faster" from one broadcast each):
+// no verdict, and the row says why; overlapping spreads are called noise.
+TEST(DiffTest, NoVerdictFromFewCallsOrInsideTheNoise) {
+  Analysis a, b;
+  CollectiveInstance c;
+  c.op = "broadcast";
+  c.library = "gloo";
+  c.bytes = 8;
+  c.duration_ns = 24800;
+  a.collectives.push_back(c);
+  c.duration_ns = 1000;
+  b.collectives.push_back(c);
+  c.op = "allreduce";
+  c.bytes = 4096;
+  for (int i = 0; i < 10; ++i) {  // both sides spread 100..190 us; medians 150 and 140
+    c.first_start_ns = i;
+    c.duration_ns = 100'000 + 10'000 * i;
+    a.collectives.push_back(c);
+    c.duration_ns = 90'000 + 10'000 * i;
+    b.collectives.push_back(c);
+  }
+  Diff d;
+  diff(a, b, "a", "b", &d);
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_TRUE(d.verdicts.empty()) << testing::PrintToString(d.verdicts);
+  const DiffRow& bcast = d.rows[1].op == "broadcast" ? d.rows[1] : d.rows[0];
+  const DiffRow& ar = d.rows[1].op == "broadcast" ? d.rows[0] : d.rows[1];
+  EXPECT_EQ(bcast.note, "too few calls to judge (1 and 1; 5 per side needed)");
+  EXPECT_EQ(ar.note.rfind("inside the run-to-run noise", 0), 0u) << ar.note;
 }
 
 // The k-th of an (op, size bucket) in order of first start pairs with the k-th of B; the pairs

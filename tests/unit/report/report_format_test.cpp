@@ -220,10 +220,13 @@ analyzer::Diff handBuiltDiff() {
   d.aligned = 6;
   d.unmatched_a = 2;
   analyzer::DiffRow fast{"allreduce", 4096, 8192, 3, 3, 180'000, 100'000, 1.8,
-                         "ringside-tree 1.8x faster than ringside-ring at 4 KiB-8 KiB (allreduce)"};
+                         "ringside-tree 1.8x faster than ringside-ring at 4 KiB-8 KiB (allreduce)",
+                         170'000, 190'000, 95'000, 110'000, 240'000, ""};
   analyzer::DiffRow slow{"allreduce", 1 << 20, 2 << 20, 3, 3, 1'000'000, 2'500'000, 0.4,
-                         "ringside-ring 2.5x faster than ringside-tree at 1 MiB-2 MiB (allreduce)"};
-  analyzer::DiffRow only_a{"broadcast", 64, 128, 2, 0, 5'000, 0, 0, ""};
+                         "ringside-ring 2.5x faster than ringside-tree at 1 MiB-2 MiB (allreduce)",
+                         900'000, 1'100'000, 2'400'000, 2'600'000, -4'500'000, ""};
+  analyzer::DiffRow only_a{"broadcast", 64, 128, 2, 0, 5'000, 0, 0, "", 5'000, 5'000, 0, 0, 0,
+                           ""};
   d.rows = {fast, slow, only_a};
   d.verdicts = {fast.verdict, slow.verdict};
   d.phases = {{"all-gather", 2'000'000, 3'000'000}, {"reduce-scatter", 1'000'000, 0}};
@@ -361,14 +364,19 @@ TEST(DiffCsv, RowsTableWithRawNumbers) {
   std::istringstream in(csv);
   std::string header, line;
   std::getline(in, header);
-  EXPECT_EQ(header, "op,size_lo,size_hi,count_a,count_b,median_a_ns,median_b_ns,speedup,verdict");
+  EXPECT_EQ(header, "op,size_lo,size_hi,count_a,count_b,median_a_ns,p10_a_ns,p90_a_ns,median_b_ns,"
+                    "p10_b_ns,p90_b_ns,speedup,at_stake_ns,verdict,note");
   std::getline(in, line);
-  EXPECT_EQ(line.rfind("allreduce,4096,8192,3,3,180000,100000,1.8000,", 0), 0u) << line;
+  EXPECT_EQ(line.rfind("allreduce,4096,8192,3,3,180000,170000,190000,100000,95000,110000,1.8000,"
+                       "240000,",
+                       0),
+            0u)
+      << line;
   int lines = 1;
   while (std::getline(in, line)) ++lines;
   EXPECT_EQ(lines, 3);
   EXPECT_EQ(csv.find('\r'), std::string::npos);
-  EXPECT_NE(csv.find("broadcast,64,128,2,0,5000,0,,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("broadcast,64,128,2,0,5000,5000,5000,0,0,0,,0,"), std::string::npos) << csv;
 }
 
 TEST(DiffHtml, SelfContainedWithColoredRowsAndSpeedupChart) {

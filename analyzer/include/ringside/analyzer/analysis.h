@@ -264,8 +264,17 @@ struct DiffRow {
   int64_t count_a = 0, count_b = 0;
   int64_t median_a_ns = 0, median_b_ns = 0;
   double speedup = 0;     // median_a / median_b (> 1: B is faster)
-  std::string verdict;    // "tree 1.8x faster below 64 KiB"
+  std::string verdict;    // "tree 1.8x faster below 64 KiB"; empty when not judged
+  int64_t p10_a_ns = 0, p90_a_ns = 0, p10_b_ns = 0, p90_b_ns = 0;  // the spread of each side
+  // What the change is worth: (median A - median B) x A's calls; > 0 when B saves time.
+  int64_t at_stake_ns = 0;
+  // "" when judged; else why not: too few calls on a side (kMinDiffSamples), or the medians'
+  // difference is inside the run-to-run noise (each side's p10-p90 holds the other's median).
+  std::string note;
 };
+
+// Fewer calls than this on either side of a diff row: no verdict (the row says so).
+inline constexpr int64_t kMinDiffSamples = 5;
 struct DiffLinkRow {
   int src = -1, dst = -1;
   int64_t bytes_a = 0, bytes_b = 0, busy_a_ns = 0, busy_b_ns = 0;
@@ -280,7 +289,7 @@ struct Diff {
   std::vector<DiffRow> rows;
   std::vector<DiffPhaseRow> phases;
   std::vector<DiffLinkRow> links;
-  std::vector<std::string> verdicts;  // one per size bucket
+  std::vector<std::string> verdicts;  // judged rows, the most time at stake first
 };
 
 void diff(const Analysis& a, const Analysis& b, const std::string& label_a, const std::string& label_b,
