@@ -67,10 +67,10 @@ void fittedModel(const FitPoints& fit, double* alpha_ns, double* beta_ns, std::s
   const double intercept = (sy - slope * sx) / sw;
   if (!(slope > 0) || !(intercept > 0) || intercept > kFitMaxAlphaNs || 1 / slope < kFitMinGbps ||
       1 / slope > kFitMaxGbps) {
-    *note = "no sane model fits this trace's sends (latency " +
-            format::duration(static_cast<int64_t>(intercept)) + ", " +
-            (slope > 0 ? format::fixed(1 / slope, 3) + " GB/s" : "larger sends not slower") +
-            ")";
+    *note = "no sane model fits this trace's sends: " +
+            (slope > 0 ? "latency " + format::duration(static_cast<int64_t>(intercept)) +
+                             ", link " + format::rate(1e9 / slope, 3)
+                       : std::string("larger sends are not slower"));
     return;
   }
   *alpha_ns = intercept;
