@@ -125,7 +125,7 @@ std::map<std::string, AlgoTotals> allreduceTotals(const Analysis& a, const Model
       if (algo == own) continue;
       t.ratio_lo = std::min(t.ratio_lo, ratio);
       t.ratio_hi = std::max(t.ratio_hi, ratio);
-      if (ratio < 1) t.helped_ns += measured;
+      if (ratio < 0.95) t.helped_ns += measured;  // within 5%: on par
     }
     (m.latencyShare(own, c.ranks, c.bytes) >= 0.5 ? t.latency_bound : t.bandwidth_bound)
         .add(c.bytes);
