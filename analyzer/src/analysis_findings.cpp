@@ -2,6 +2,7 @@
 // live in gpu_analysis.cpp), most important first. Each rule emits through makeFinding(), which
 // takes the severity from the table.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -138,12 +139,18 @@ void stragglerFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   }
 }
 
-// Per phase group: (bytes / busy, link index) of every link that carried bytes for it. Bytes
-// from the send rows, busy time from the recv rows where the group has them (see
-// LinkStats::busy_ns: send-side durations end when the bytes reach the socket buffer).
-std::map<PhaseGroupKey, std::vector<std::pair<double, size_t>>> ratesByPhaseGroup(
-    const AnalysisState& s) {
-  std::map<PhaseGroupKey, std::vector<std::pair<double, size_t>>> rates;
+// One link's traffic for one phase group.
+struct GroupRate {
+  double rate;  // bytes / busy ns (GB/s)
+  size_t link;  // index into s.links
+  int64_t bytes, busy_ns;
+};
+
+// Per phase group: the rate of every link that carried bytes for it. Bytes from the send rows,
+// busy time from the recv rows where the group has them (see LinkStats::busy_ns: send-side
+// durations end when the bytes reach the socket buffer).
+std::map<PhaseGroupKey, std::vector<GroupRate>> ratesByPhaseGroup(const AnalysisState& s) {
+  std::map<PhaseGroupKey, std::vector<GroupRate>> rates;
   for (size_t li = 0; li < s.links.size(); ++li) {
     const SideAcc& recv_side = s.links[li].recv;
     const SideAcc& side = s.links[li].send.messages == 0 ? recv_side : s.links[li].send;
@@ -152,33 +159,48 @@ std::map<PhaseGroupKey, std::vector<std::pair<double, size_t>>> ratesByPhaseGrou
       const GroupTraffic* received = recv_side.findGroup(group);
       if (received != nullptr && received->busy.total() > 0) busy = received->busy.total();
       if (busy > 0 && traffic.bytes > 0) {
-        rates[group].emplace_back(static_cast<double>(traffic.bytes) / static_cast<double>(busy),
-                                  li);
+        rates[group].push_back(
+            {static_cast<double>(traffic.bytes) / static_cast<double>(busy), li, traffic.bytes,
+             busy});
       }
     }
   }
   return rates;
 }
 
-// Slow link: bytes/busy < 1/3 of the median of links of the same phase group.
+// Slow link: bytes/busy < 1/3 of the median of links of the same phase group, with enough bytes
+// to judge a rate by, and further below the median than the group's links spread around it
+// (3 median absolute deviations): a link that is merely the slowest of a noisy group is not one.
 void slowLinkFindings(const AnalysisState& s, std::vector<Finding>* findings) {
+  constexpr int64_t kMinBytes = int64_t{1} << 20;
   std::set<size_t> named;
   for (const auto& [key, list] : ratesByPhaseGroup(s)) {
     if (list.size() < 3) continue;
-    std::vector<double> sorted;
-    for (const auto& [rate, li] : list) sorted.push_back(rate);
+    std::vector<double> sorted, deviations;
+    for (const GroupRate& r : list) sorted.push_back(r.rate);
     std::sort(sorted.begin(), sorted.end());
-    double median = percentile(sorted, 0.5);
-    for (const auto& [rate, li] : list) {
-      if (rate * 3 >= median || !named.insert(li).second) continue;
+    const double median = percentile(sorted, 0.5);
+    for (double rate : sorted) deviations.push_back(std::abs(rate - median));
+    std::sort(deviations.begin(), deviations.end());
+    const double spread = percentile(deviations, 0.5);
+    for (const GroupRate& r : list) {
+      if (r.rate * 3 >= median || median - r.rate <= 3 * spread || r.bytes < kMinBytes) continue;
+      if (!named.insert(r.link).second) continue;
       const OpGroup& group = s.groups[static_cast<size_t>(key.group)];
       std::string where = group.op + " " + group.library +
                           (key.phase < 0 ? "" : " " + s.phase_names.name(key.phase));
-      findings->push_back(makeFinding(
+      Finding f = makeFinding(
           "slow-link",
-          "link " + linkName(s.links[li].src, s.links[li].dst) + " is the bottleneck: " +
-              fixed(median / rate, 1) + "x slower than its peers (" + where + ")",
-          fixed(rate) + " GB/s while busy vs median " + fixed(median) + " GB/s"));
+          "link " + linkName(s.links[r.link].src, s.links[r.link].dst) + " is the bottleneck: " +
+              fixed(median / r.rate, 1) + "x slower than its peers (" + where + ")",
+          format::bytes(r.bytes) + " at " + format::rate(r.rate * 1e9, 3) +
+              " while busy vs median " + format::rate(median * 1e9, 3) + " of " +
+              std::to_string(list.size()) + " links (spread " + format::rate(spread * 1e9, 3) +
+              ")");
+      // The time it was busy beyond what a link at the median rate would have needed.
+      f.cost_ns = std::max<int64_t>(
+          0, r.busy_ns - static_cast<int64_t>(static_cast<double>(r.bytes) / median));
+      findings->push_back(std::move(f));
     }
   }
 }
@@ -189,49 +211,69 @@ void lowBusbwFindings(const Analysis& a, std::vector<Finding>* findings) {
   // term: judge it only where bandwidth, not latency or scheduling, sets the
   // time. A topology's model states both, so it judges every size.
   constexpr int64_t kBandwidthBoundBytes = 64 * 1024;
+  constexpr size_t kMinInstances = 5;
   const int64_t min_bytes = a.model_source == "topology" ? 0 : kBandwidthBoundBytes;
-  std::map<std::pair<std::string, std::string>, std::vector<double>> ratio;
+  struct Judged {
+    std::vector<double> ratios;
+  };
+  std::map<std::pair<std::string, std::string>, Judged> judged;
   for (const CollectiveInstance& c : a.collectives) {
     if (c.expected_ns > 0 && c.duration_ns > 0 && c.op != "barrier" && c.bytes >= min_bytes) {
-      ratio[{c.op, c.library}].push_back(c.expected_ns / static_cast<double>(c.duration_ns));
+      Judged& j = judged[{c.op, c.library}];
+      j.ratios.push_back(c.expected_ns / static_cast<double>(c.duration_ns));
     }
   }
-  for (auto& [key, r] : ratio) {
+  for (auto& [key, j] : judged) {
+    std::vector<double>& r = j.ratios;
     std::sort(r.begin(), r.end());
     double median = percentile(r, 0.5);
-    if (median >= 0.5) continue;
-    findings->push_back(makeFinding("low-busbw",
-                                    key.first + " " + key.second + ": bus bandwidth at " +
-                                        fixed(100 * median, 0) + "% of the " + a.model_source +
-                                        " alpha-beta model",
-                                    "median measured/expected = " + fixed(median, 3) + " over " +
-                                        std::to_string(r.size()) + " instances"));
+    // A single call (the setup broadcast) says nothing about an op's bandwidth.
+    if (median >= 0.5 || r.size() < kMinInstances) continue;
+    Finding f = makeFinding("low-busbw",
+                            key.first + " " + key.second + ": bus bandwidth at " +
+                                fixed(100 * median, 0) + "% of the " + a.model_source +
+                                " alpha-beta model",
+                            "median expected/measured = " + fixed(median, 3) + " over " +
+                                std::to_string(r.size()) + " instances");
+    // No time at stake: the gap to the model is a symptom whose causes (waiting, the algorithm,
+    // small messages) the other findings name and cost.
+    findings->push_back(std::move(f));
   }
 }
 
-// Idle links while others are saturated.
-void idleLinksFinding(const Analysis& a, std::vector<Finding>* findings) {
-  double busiest = 0;
-  int busiest_src = -1, busiest_dst = -1;
+// Idle links, only where they are evidence of lost time: links that a topology file says exist
+// (without one, only pairs of hosts: a host's ranks talk through memory, and a ring uses n of
+// its n(n-1) rank links by design), while the busiest link is loaded and the collectives are
+// bandwidth-bound (more links would help only then). The busiest is the Links table's: most
+// bytes, the first in the analysis' order on a tie.
+void idleLinksFinding(const AnalysisState& s, std::vector<Finding>* findings) {
+  const Analysis& a = *s.out;
+  const LinkStats* busiest = nullptr;
   for (const LinkStats& l : a.links) {
-    double load = l.capacity_share > 0 ? l.capacity_share : l.busy_share_of_collectives;
-    if (load > busiest) {
-      busiest = load;
-      busiest_src = l.src;
-      busiest_dst = l.dst;
-    }
+    if (busiest == nullptr || l.bytes > busiest->bytes) busiest = &l;
   }
-  if (a.idle_links.empty() || busiest < 0.5) return;
+  if (busiest == nullptr) return;
+  const double load =
+      busiest->capacity_share > 0 ? busiest->capacity_share : busiest->busy_share_of_collectives;
+  const bool topology = s.options.topology != nullptr;
+  std::vector<const IdleLink*> idle;
+  for (const IdleLink& l : a.idle_links) {
+    if (topology || l.src_host >= 0) idle.push_back(&l);
+  }
+  const double bandwidth_bound = bandwidthBoundShare(s);
+  if (idle.empty() || load < 0.5 || bandwidth_bound < 0.5) return;
   std::string examples;
-  for (size_t i = 0; i < a.idle_links.size() && i < 4; ++i) {
-    examples += (i ? ", " : "") + idleLinkName(a, a.idle_links[i]);
+  for (size_t i = 0; i < idle.size() && i < 4; ++i) {
+    examples += (i ? ", " : "") + idleLinkName(a, *idle[i]);
   }
-  findings->push_back(makeFinding("idle-links",
-                                  std::to_string(a.idle_links.size()) +
-                                      " link(s) idle while others are saturated (e.g. " + examples +
-                                      ")",
-                                  "busiest " + linkName(busiest_src, busiest_dst) + " at " +
-                                      fixed(100 * busiest, 0) + "% busy"));
+  findings->push_back(makeFinding(
+      "idle-links",
+      std::to_string(idle.size()) + " link(s) idle while others are saturated (e.g. " + examples +
+          ")",
+      "busiest " + linkName(busiest->src, busiest->dst) + " (" + format::bytes(busiest->bytes) +
+          ") at " + fixed(100 * load, 0) + "% busy" +
+          (busiest->capacity_share > 0 ? " of its capacity" : " during its collectives") + "; " +
+          fixed(100 * bandwidth_bound, 0) + "% of the collectives' time bandwidth-bound"));
 }
 
 void failedFinding(const Analysis& a, std::vector<Finding>* findings) {
@@ -254,15 +296,19 @@ void addFindings(AnalysisState& s) {
   metaFindings(s, &findings);
   stragglerFindings(s, &findings);
   slowLinkFindings(s, &findings);
+  algorithmFindings(s, &findings);
+  bucketingFindings(s, &findings);
   lowBusbwFindings(*s.out, &findings);
-  idleLinksFinding(*s.out, &findings);
+  idleLinksFinding(s, &findings);
   droppedFinding(s.meta.dropped, "dropped-events", kDroppedEventsText, &findings);
   // Not a rule of its own (nothing in this trace is wrong): a note that calls were missed.
   if (!s.meta.forked.empty()) s.out->warnings.push_back(forkedChildrenText(s.meta.forked));
   failedFinding(*s.out, &findings);
   gpuFindings(*s.out, s.meta.gpu, &findings);
+  // Problems first, then by the time at stake (unknown last), largest first.
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-    return severityRank(a.severity) < severityRank(b.severity);
+    return std::make_pair(severityRank(a.severity), -a.cost_ns) <
+           std::make_pair(severityRank(b.severity), -b.cost_ns);
   });
 }
 

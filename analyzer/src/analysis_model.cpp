@@ -5,22 +5,10 @@
 
 #include "analysis_state.h"
 #include "ringside/analyzer/topology.h"
+#include "ringside/format/units.h"
 
 namespace ringside::analyzer::detail {
 namespace {
-
-// Latency terms of the alpha-beta model: messages on the critical path.
-int modelSteps(const std::string& op, const std::string& library, int n) {
-  if (n <= 1) return 0;
-  bool tree = library.find("tree") != std::string::npos;
-  if (op == "allreduce") return tree ? 2 * ceilLog2(n) : 2 * (n - 1);
-  if (op == "reducescatter" || op == "allgather" || op == "allgatherv" || op == "alltoall" ||
-      op == "alltoallv") {
-    return n - 1;
-  }
-  if (op == "broadcast" || op == "reduce" || op == "barrier") return ceilLog2(n);
-  return 1;
-}
 
 // The topology's model: the slowest link's bandwidth, the largest latency.
 bool topologyModel(const Topology* topo, Analysis* out) {
@@ -38,53 +26,116 @@ bool topologyModel(const Topology* topo, Analysis* out) {
   return true;
 }
 
-// A least-squares line through the sends' (bytes, duration).
-void fittedModel(const FitSums& fit, double* alpha_ns, double* beta_ns) {
-  if (fit.n < 2) return;
-  double n = static_cast<double>(fit.n);
-  double den = n * fit.xx - fit.x * fit.x;
-  if (den > 0) {
-    double slope = (n * fit.xy - fit.x * fit.y) / den;
-    double intercept = (fit.y - slope * fit.x) / n;
-    if (slope > 0) {
-      *beta_ns = slope;
-      *alpha_ns = std::max(0.0, intercept);
-    }
+// A fit needs this much: sizes with a few sends each, spread wide enough that a latency term
+// and a per-byte term can be told apart, and enough sends in all.
+constexpr int64_t kFitMinSendsPerSize = 3;
+constexpr size_t kFitMinSizes = 3;
+constexpr int64_t kFitMinSpread = 8;  // largest size / smallest size
+constexpr int64_t kFitMinSends = 20;
+// A fitted link faster than this, or slower, or a latency above kFitMaxAlphaNs, is no link.
+constexpr double kFitMinGbps = 0.001, kFitMaxGbps = 10000, kFitMaxAlphaNs = 1e9;
+
+// A line through (bytes, a low duration of that size: the median of its fastest kept sends). Empty *note: alpha and beta are set; else *note says why there is no model.
+void fittedModel(const FitPoints& fit, double* alpha_ns, double* beta_ns, std::string* note) {
+  std::vector<std::pair<double, double>> points;
+  for (const auto& [bytes, size] : fit.by_bytes) {
+    if (size.sends < kFitMinSendsPerSize || size.fastest.empty()) continue;
+    points.emplace_back(static_cast<double>(bytes),
+                        static_cast<double>(size.fastest[(size.fastest.size() - 1) / 2]));
   }
-  // One message size (or small messages slower than large ones): no latency term can be
-  // separated; the whole time is charged to bandwidth.
-  if (*beta_ns <= 0 && fit.x > 0 && fit.y > 0) {
-    *beta_ns = fit.y / fit.x;
-    *alpha_ns = 0;
+  const std::string need = " (needs " + std::to_string(kFitMinSizes) + " message sizes with >= " +
+                           std::to_string(kFitMinSendsPerSize) + " sends each, spanning " +
+                           std::to_string(kFitMinSpread) + "x, and " +
+                           std::to_string(kFitMinSends) + " sends)";
+  const bool spread = points.size() >= 2 && points.front().first > 0 &&
+                      points.back().first >= points.front().first * kFitMinSpread;
+  if (points.size() < kFitMinSizes || !spread || fit.sends < kFitMinSends) {
+    *note = "too few sizes to fit a model: " + std::to_string(fit.sends) + " sends, " +
+            std::to_string(points.size()) + " sizes with >= " +
+            std::to_string(kFitMinSendsPerSize) + " sends" + need;
+    return;
   }
+  // Least squares of the relative error (weights 1/y^2): sizes span decades, and a plain fit
+  // would let the largest size alone set both terms (a negative latency, a slow link).
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : points) {
+    const double w = 1 / std::max(1.0, y * y);
+    sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
+  }
+  const double den = sw * sxx - sx * sx;
+  const double slope = den > 0 ? (sw * sxy - sx * sy) / den : 0;
+  const double intercept = (sy - slope * sx) / sw;
+  if (!(slope > 0) || !(intercept > 0) || intercept > kFitMaxAlphaNs || 1 / slope < kFitMinGbps ||
+      1 / slope > kFitMaxGbps) {
+    *note = "no sane model fits this trace's sends: " +
+            (slope > 0 ? "latency " + format::duration(static_cast<int64_t>(intercept)) +
+                             ", link " + format::rate(1e9 / slope, 3)
+                       : std::string("larger sends are not slower"));
+    return;
+  }
+  *alpha_ns = intercept;
+  *beta_ns = slope;
 }
 
 }  // namespace
+
+int modelSteps(const std::string& op, const std::string& library, int n) {
+  if (n <= 1) return 0;
+  bool tree = library.find("tree") != std::string::npos;
+  if (op == "allreduce") return tree ? 2 * ceilLog2(n) : 2 * (n - 1);
+  if (op == "reducescatter" || op == "allgather" || op == "allgatherv" || op == "alltoall" ||
+      op == "alltoallv") {
+    return n - 1;
+  }
+  if (op == "broadcast" || op == "reduce" || op == "barrier") return ceilLog2(n);
+  return 1;
+}
+
+double ringAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns) {
+  if (n <= 1) return 0;
+  const double steps = 2.0 * (n - 1);
+  return steps * (alpha_ns + static_cast<double>(bytes) / n * beta_ns);
+}
+
+double treeAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns) {
+  if (n <= 1) return 0;
+  // reference/src/tree.cpp: each tree carries half the buffer in chunks of an eighth of that
+  // half, clamped to 32 KiB..256 KiB; a chunk takes 2 x depth steps (up, then down), and the
+  // chunks follow each other one step apart. The two trees run at once on different links.
+  const int64_t half = (bytes + 1) / 2;
+  const int64_t chunk = std::min(half, std::clamp<int64_t>(half / 8, 32 << 10, 256 << 10));
+  const int64_t chunks = chunk > 0 ? (half + chunk - 1) / chunk : 1;
+  const double steps = 2.0 * ceilLog2(n) + static_cast<double>(chunks - 1);
+  return steps * (alpha_ns + static_cast<double>(chunk) * beta_ns);
+}
 
 void fitModel(AnalysisState& s) {
   Analysis* out = s.out;
   s.topology_model = topologyModel(s.options.topology, out);
   if (!s.topology_model) {
-    fittedModel(s.fit, &s.alpha_ns, &s.beta_ns_per_byte);
+    fittedModel(s.fit, &s.alpha_ns, &s.beta_ns_per_byte, &out->model_note);
     if (s.beta_ns_per_byte > 0) {
       out->model_source = "fitted";
       out->alpha_s = s.alpha_ns * 1e-9;
       out->beta_s_per_byte = s.beta_ns_per_byte * 1e-9;
     }
   }
+  s.latency_share.assign(out->collectives.size(), -1.0F);
   for (size_t i = 0; i < out->collectives.size(); ++i) {
     CollectiveInstance& c = out->collectives[i];
     int steps = modelSteps(c.op, c.library, c.ranks);
     double factor = busbwFactor(c.op, c.ranks);
+    double latency_ns = 0;
     if (s.topology_model) {
       if (s.slowest_link_gbps[i] > 0) {
-        c.expected_ns = steps * std::max(0.0, s.slowest_link_latency_s[i]) * 1e9 +
-                        factor * static_cast<double>(c.bytes) / s.slowest_link_gbps[i];
+        latency_ns = steps * std::max(0.0, s.slowest_link_latency_s[i]) * 1e9;
+        c.expected_ns = latency_ns + factor * static_cast<double>(c.bytes) / s.slowest_link_gbps[i];
       }
     } else if (s.beta_ns_per_byte > 0) {
-      c.expected_ns =
-          steps * s.alpha_ns + factor * static_cast<double>(c.bytes) * s.beta_ns_per_byte;
+      latency_ns = steps * s.alpha_ns;
+      c.expected_ns = latency_ns + factor * static_cast<double>(c.bytes) * s.beta_ns_per_byte;
     }
+    if (c.expected_ns > 0) s.latency_share[i] = static_cast<float>(latency_ns / c.expected_ns);
   }
 }
 

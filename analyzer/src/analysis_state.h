@@ -124,16 +124,30 @@ struct OpGroup {
   std::set<int> ranks;  // ranks that recorded any of them
 };
 
-// Least-squares sums over completed sends: x = bytes, y = duration (ns).
-struct FitSums {
-  double x = 0, y = 0, xx = 0, xy = 0;
-  int64_t n = 0;
-  void add(double bytes, double ns) {
-    x += bytes;
-    y += ns;
-    xx += bytes * bytes;
-    xy += bytes * ns;
-    ++n;
+// The fastest completed sends per message size, for the alpha-beta fit: a send's time includes
+// whatever its peer made it wait, so the model is fitted to the fastest few of each size (what the
+// link itself costs), not to all sends. Memory: at most kMaxSizes sizes x kKept durations.
+struct FitPoints {
+  static constexpr size_t kMaxSizes = 4096;  // further sizes are not kept (the first ones fit)
+  static constexpr size_t kKept = 4;         // the fastest sends kept per size
+  struct Size {
+    int64_t sends = 0;
+    std::vector<int64_t> fastest;  // ascending, at most kKept
+  };
+  std::map<int64_t, Size> by_bytes;
+  int64_t sends = 0;
+  void add(int64_t bytes, int64_t ns) {
+    ++sends;
+    auto it = by_bytes.find(bytes);
+    if (it == by_bytes.end()) {
+      if (by_bytes.size() >= kMaxSizes) return;
+      it = by_bytes.emplace(bytes, Size{}).first;
+    }
+    Size& size = it->second;
+    ++size.sends;
+    if (size.fastest.size() == kKept && ns >= size.fastest.back()) return;
+    size.fastest.insert(std::upper_bound(size.fastest.begin(), size.fastest.end(), ns), ns);
+    if (size.fastest.size() > kKept) size.fastest.pop_back();
   }
 };
 
@@ -208,7 +222,7 @@ struct AnalysisState {
   PhaseNames phase_names;
   std::vector<LinkAcc> links;
   ChannelMap channel_send, channel_recv;
-  FitSums fit;
+  FitPoints fit;
 
   // links
   int traffic_ranks = 0;                       // rows (and columns) of Analysis::traffic
@@ -219,6 +233,9 @@ struct AnalysisState {
   // model
   bool topology_model = false;
   double alpha_ns = -1, beta_ns_per_byte = -1;  // fitted model
+  // Per instance: the model's latency terms / its expected time (0..1); -1 without a model.
+  // >= 0.5: latency-bound, else bandwidth-bound.
+  std::vector<float> latency_share;
 
   void progress(double fraction) const {
     if (options.progress) options.progress(fraction);
@@ -242,7 +259,20 @@ void buildRanks(AnalysisState& s);         // analysis_ranks.cpp
 void buildOpBuckets(AnalysisState& s);     // analysis_ranks.cpp
 void buildHosts(AnalysisState& s);         // analysis_hosts.cpp: sums, host traffic
 void addFindings(AnalysisState& s);        // analysis_findings.cpp
+// analysis_algorithm.cpp: the algorithm and bucketing rules, and the share of the collectives'
+// time that is bandwidth-bound under the model (-1 without one), for the idle-links rule.
+void algorithmFindings(const AnalysisState& s, std::vector<Finding>* findings);
+void bucketingFindings(const AnalysisState& s, std::vector<Finding>* findings);
+double bandwidthBoundShare(const AnalysisState& s);
 void warnSkippedRows(AnalysisState& s);    // analysis_instances.cpp
+
+// The alpha-beta model's time of one all-reduce of `bytes` per rank over n ranks (ns), as
+// ringside's own algorithms do it (docs/analyzer.md, "algorithm"): the ring in 2(n-1) steps of
+// bytes/n; the double binary tree in 2 ceil(log2 n) + C - 1 pipeline steps of one chunk.
+double ringAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns);  // analysis_model
+double treeAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns);
+// The messages on an op's critical path, as the model counts them (analysis_model.cpp).
+int modelSteps(const std::string& op, const std::string& library, int n);
 
 // Shared by stages.
 bool glooRingAllreduce(const CollectiveInstance& c);

@@ -189,7 +189,7 @@ void TransferPass::add(const TransferRow& row) {
     if (done) traffic.busy.add(row.start_ns, row.end_ns);
   }
   if (send && done) {
-    s_.fit.add(static_cast<double>(row.bytes), static_cast<double>(row.end_ns - row.start_ns));
+    s_.fit.add(row.bytes, row.end_ns - row.start_ns);
   }
   if (send && instance >= 0) {
     int64_t& sent = s_.out->collectives[static_cast<size_t>(instance)].sent_bytes;

@@ -9,27 +9,57 @@ namespace ringside::analyzer {
 
 const std::vector<FindingRule>& findingRules() {
   static const std::vector<FindingRule> rules = {
-      {"cut-off", "problem",
-       "meta lists cut-off ranks (killed or crashed: their trace ends early)"},
-      {"missing-ranks", "problem", "meta lists missing ranks (no trace file)"},
+      {"cut-off", "problem", "meta lists cut-off ranks (killed or crashed: their trace ends early)",
+       "see why those ranks ended early (their logs, the OOM killer, the scheduler); figures "
+       "after that point are one-sided"},
+      {"missing-ranks", "problem", "meta lists missing ranks (no trace file)",
+       "record every rank (each must start with the preload library) and merge all rank files"},
       {"interposition-inactive", "problem",
-       "a rank's interposition meta starts with \"inactive\" (nothing recorded there)"},
+       "a rank's interposition meta starts with \"inactive\" (nothing recorded there)",
+       "check that the rank's process loads libringside_preload.so and uses Gloo or NCCL"},
       {"straggler", "problem",
-       "one rank entered last in >= 50% of the instances, median skew >= 20% of their duration"},
+       "one rank entered last in >= 50% of the instances, median skew >= 20% of their duration",
+       ""},
       {"slow-link", "problem",
-       "a link's bytes/busy is < 1/3 of the median of its phase group (>= 3 links)"},
+       "a link's bytes/busy is < 1/3 of the median of its phase group (>= 3 links, >= 1 MiB), "
+       "beyond the spread of the others",
+       "check what else loads that path (other jobs, CPU load on its two hosts, the NIC or "
+       "route); measure it alone with ringside bench"},
+      {"algorithm", "warning",
+       "the alpha-beta model predicts another all-reduce algorithm (ring, tree) >= 20% faster "
+       "than the library's over the trace's sizes",
+       ""},
+      {"bucketing", "warning",
+       "bursts of >= 3 all-reduces where one all-reduce of their total size would take >= 20% "
+       "less under the model",
+       ""},
       {"low-busbw", "warning",
-       "an (op, library)'s median expected/measured time is < 0.5 (the alpha-beta model)"},
-      {"idle-links", "warning", "idle links exist while the busiest link is >= 50% loaded"},
-      {"dropped-events", "warning", "some rank dropped events (its event buffers were full)"},
-      {"failed-collectives", "warning", "some collective recorded status != 0 on some rank"},
+       "an (op, library)'s median expected/measured time is < 0.5 (the alpha-beta model), over "
+       ">= 5 instances",
+       "the links could move these bytes faster: look for waiting and CPU load on the ranks, "
+       "and at the algorithm and bucketing findings"},
+      {"idle-links", "warning",
+       "links a topology file (or a second host) provides stay idle while the busiest is >= 50% "
+       "busy and the collectives are bandwidth-bound",
+       "use an algorithm or library that spreads traffic over those links (ringside record "
+       "--allreduce tree), or check why they are unused"},
+      {"dropped-events", "warning", "some rank dropped events (its event buffers were full)",
+       "record again with a larger --buffer-mb (RINGSIDE_BUFFER_MB)"},
+      {"failed-collectives", "warning", "some collective recorded status != 0 on some rank",
+       "see the ranks' logs for the failing calls; their times are not comparable"},
       {"low-overlap", "warning",
-       "NCCL kernels take >= 5% of a GPU's span and overlap compute < 25% of their time"},
-      {"cupti-busy", "warning", "another tool held CUPTI on some rank: no GPU activity there"},
-      {"dropped-gpu-records", "warning", "some rank dropped GPU activity records (buffers full)"},
+       "NCCL kernels take >= 5% of a GPU's span and overlap compute < 25% of their time",
+       "let communication overlap compute (DDP's gradient buckets during backward, NCCL on its "
+       "own stream)"},
+      {"cupti-busy", "warning", "another tool held CUPTI on some rank: no GPU activity there",
+       "record without the other profiler (Nsight Systems, Kineto) holding CUPTI"},
+      {"dropped-gpu-records", "warning", "some rank dropped GPU activity records (buffers full)",
+       "record again with more RINGSIDE_CUPTI_BUFFERS or RINGSIDE_CUPTI_BUFFER_KB, and a larger "
+       "--buffer-mb"},
       {"clock-uncertainty", "warning",
        "a rank would be a straggler, but its median skew is within the clock uncertainty between "
-       "hosts (2+ clock domains)"},
+       "hosts (2+ clock domains)",
+       "synchronize the hosts' clocks (chrony, PTP) to tell late ranks from clock offsets"},
   };
   return rules;
 }
@@ -51,6 +81,7 @@ Finding makeFinding(std::string_view rule, std::string message, std::string evid
   f.rule = rule;
   f.message = std::move(message);
   f.evidence = std::move(evidence);
+  if (known != nullptr) f.action = known->action;
   return f;
 }
 

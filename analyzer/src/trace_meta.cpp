@@ -113,6 +113,16 @@ TraceMeta readTraceMeta(const std::map<std::string, std::string>& meta,
     }
   }
   readRankKeys(by_rank, &out);
+  if (auto it = meta.find("command_line"); it != meta.end()) {
+    out.command_line = it->second;
+  } else {
+    for (const auto& [rank, keys] : by_rank) {
+      if (auto cmd = keys.find("command_line"); cmd != keys.end()) {
+        out.command_line = cmd->second;
+        break;
+      }
+    }
+  }
   return out;
 }
 

@@ -32,6 +32,8 @@ struct TraceMeta {
   // rank -> (wrapped calls, children) of its children forked without exec: not recorded
   std::map<int, std::pair<int64_t, int64_t>> forked;
   GpuMeta gpu;
+  // The job's command line (meta command_line, else the lowest rank's), for try lines.
+  std::string command_line;
   std::vector<std::string> warnings;  // meta values that were implausible or cut
 };
 

@@ -119,6 +119,7 @@ int runReport(std::span<const std::string> args) {
   analyzer::Topology topology;
   analyzer::AnalysisOptions analysis_options;
   analysis_options.bins = options.bins;
+  analysis_options.trace_path = options.trace;
   analyzer::Analysis analysis;
   if (!loadTopologyOption(options.topology, &topology, &analysis_options, &error) ||
       !analyzeTrace(options.trace, analysis_options, &analysis, &error))

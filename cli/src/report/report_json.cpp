@@ -340,6 +340,7 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
 
   root.field("model", Json::object()
                           .str("source", a.model_source)
+                          .str("note", a.model_note)
                           .known("alpha_s", a.alpha_s)
                           .known("beta_s_per_byte", a.beta_s_per_byte)
                           .known("capacity_used_share", a.capacity_used_share)

@@ -449,14 +449,21 @@ const analyzer::LinkStats* bottleneckLink(const Analysis& a) {
   int64_t most = 0;
   for (const auto& l : a.links) most = std::max(most, l.bytes);
   const analyzer::LinkStats* worst = nullptr;
+  std::vector<double> rates;
   for (const auto& l : a.links) {
     if (l.bytes < most / 10 || l.busy_ns <= 0) continue;
     double rate = static_cast<double>(l.bytes) / static_cast<double>(l.busy_ns);
+    rates.push_back(rate);
     if (worst == nullptr ||
         rate < static_cast<double>(worst->bytes) / static_cast<double>(worst->busy_ns))
       worst = &l;
   }
-  return worst;
+  if (worst == nullptr) return nullptr;
+  // Links within 20% of each other have no bottleneck: the slowest is only the noise's pick.
+  std::sort(rates.begin(), rates.end());
+  const double median = rates[(rates.size() - 1) / 2];
+  const double worst_rate = static_cast<double>(worst->bytes) / static_cast<double>(worst->busy_ns);
+  return worst_rate >= 0.8 * median ? nullptr : worst;
 }
 
 std::string sizeRange(int64_t lo, int64_t hi) {

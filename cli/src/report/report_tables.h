@@ -60,7 +60,8 @@ struct PhaseTotal {
 std::vector<PhaseTotal> phaseTotals(const analyzer::Analysis& a);  // most time first
 
 // The link that gates the others: of the links that carried at least a tenth of
-// the busiest one's bytes, the one with the lowest rate while busy. nullptr if none.
+// the busiest one's bytes, the one with the lowest rate while busy; nullptr if none, or if its
+// rate is within 20% of their median (no link gates the others).
 const analyzer::LinkStats* bottleneckLink(const analyzer::Analysis& a);
 
 // "1 KiB-2 KiB" for a bucket; "4 KiB" when it spans one power of two from lo.

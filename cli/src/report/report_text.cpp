@@ -200,7 +200,8 @@ std::string linkFacts(const analyzer::Analysis& a) {
 }
 
 std::string modelLine(const analyzer::Analysis& a) {
-  if (a.alpha_s < 0 || a.beta_s_per_byte < 0) return "model: none (no topology, too few sizes to fit)";
+  if (a.alpha_s < 0 || a.beta_s_per_byte < 0)
+    return "model: none (" + (a.model_note.empty() ? std::string("no topology") : a.model_note) + ")";
   double gbps = a.beta_s_per_byte > 0 ? 1e-9 / a.beta_s_per_byte : -1;
   return "model (" + (a.model_source.empty() ? std::string("?") : a.model_source) + "): alpha " +
          format::duration(static_cast<int64_t>(a.alpha_s * 1e9)) + ", link " + formatGbps(gbps);

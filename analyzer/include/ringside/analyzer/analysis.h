@@ -38,6 +38,9 @@ struct AnalysisOptions {
   // times are still the reader's). For tests, and tools that fit a model of their own.
   const storage::ClockModel* clock = nullptr;
   std::function<void(double fraction)> progress;  // 0..1, now and then
+  // How the findings' try lines name this trace ("ringside diff TRACE tree.sqlite"): the path
+  // the user gave; "TRACE" when empty.
+  std::string trace_path;
   // Optional: called (on analyze()'s thread) for every send or recv transfer row inside the
   // window, with the index in Analysis::collectives of the instance it belongs to (-1 if none),
   // so a caller can keep per-row figures without reading the transfers a second time.
@@ -231,6 +234,8 @@ struct Analysis {
   std::vector<RankStats> ranks;
   double alpha_s = -1, beta_s_per_byte = -1;    // fitted or from the topology; -1 unknown
   std::string model_source;                     // "topology", "fitted", ""
+  // Why there is no model ("too few sizes to fit a model: ..."); empty when there is one.
+  std::string model_note;
   std::vector<Finding> findings;                // most important first
   std::vector<std::string> warnings;
   int64_t transfers = 0;                        // transfer rows read (both sides)

@@ -1,0 +1,193 @@
+// The findings about algorithm, bucketing, the model fit and idle links, on synthetic traces of
+// ring all-reduces whose messages cost exactly alpha + bytes x beta (docs/analyzer.md).
+#include <gtest/gtest.h>
+
+#include "ringside/analyzer/analysis.h"
+#include "ringside/analyzer/findings.h"
+#include "ringside/analyzer/topology.h"
+#include "trace_builder.h"
+
+namespace ringside::analyzer {
+namespace {
+using testing_util::TraceBuilder;
+
+constexpr int64_t kAlphaNs = 5000;    // 5 us per message
+constexpr double kBetaNsPerByte = 0.1;  // 10 GB/s
+
+// Appends one ring all-reduce of `bytes` per rank on 4 ranks at *clock, run by `library`: every
+// rank enters at once, 6 steps of a segment (bytes / 4) each costing alpha + segment x beta,
+// plus `extra_ns` of the library's own overhead. Advances *clock past it by `gap_ns`.
+void ringCall(TraceBuilder* t, int64_t bytes, const std::string& library, int64_t extra_ns,
+              int64_t gap_ns, int64_t* clock, int64_t* seq) {
+  const int64_t segment = bytes / 4;
+  const auto step_ns = static_cast<int64_t>(kAlphaNs + static_cast<double>(segment) * kBetaNsPerByte);
+  const int64_t start = *clock, end = start + 6 * step_ns + extra_ns;
+  for (int r = 0; r < 4; ++r) {
+    t->colls.push_back({*seq + 1, r, *seq, "allreduce", library, bytes, start, end});
+    for (int g = 0; g < 6; ++g) {
+      const int64_t s = start + g * step_ns;
+      const std::string phase = g < 3 ? "reduce-scatter" : "all-gather";
+      t->xfers.push_back({*seq + 1, r, (r + 1) % 4, "send", segment, s, s + step_ns, phase});
+      t->xfers.push_back({*seq + 1, r, (r + 1) % 4, "recv", segment, s, s + step_ns, phase});
+    }
+  }
+  *clock = end + gap_ns;
+  ++*seq;
+}
+
+Analysis run(const std::string& path, const Topology* topology = nullptr) {
+  std::string error;
+  auto reader = storage::TraceReader::open(path, &error);
+  EXPECT_NE(reader, nullptr) << error;
+  AnalysisOptions options;
+  options.topology = topology;
+  options.trace_path = "run.sqlite";
+  Analysis a;
+  EXPECT_TRUE(analyze(*reader, options, &a, &error)) << error;
+  return a;
+}
+
+const Finding* findRule(const Analysis& a, const std::string& rule) {
+  for (const Finding& f : a.findings) {
+    if (f.rule == rule) return &f;
+  }
+  return nullptr;
+}
+
+// Calls of 4 KiB, 64 KiB and 4 MiB (sends of 1, 16 and 1024 KiB), far apart.
+std::string mixedSizes(TraceBuilder* t, const std::string& library, int large_calls) {
+  int64_t clock = 1'000'000, seq = 0;
+  for (int i = 0; i < 3; ++i) ringCall(t, 4096, library, 0, 10'000'000, &clock, &seq);
+  for (int i = 0; i < 3; ++i) ringCall(t, 65536, library, 0, 10'000'000, &clock, &seq);
+  for (int i = 0; i < large_calls; ++i) ringCall(t, 4 << 20, library, 0, 10'000'000, &clock, &seq);
+  return t->build();
+}
+
+TEST(ModelFitTest, FitsTheFastestSendsPerSize) {
+  TraceBuilder t(4);
+  Analysis a = run(mixedSizes(&t, "gloo", 3));
+  ASSERT_EQ(a.model_source, "fitted") << a.model_note;
+  EXPECT_NEAR(a.alpha_s * 1e9, kAlphaNs, 1);
+  EXPECT_NEAR(a.beta_s_per_byte * 1e9, kBetaNsPerByte, 1e-6);
+  EXPECT_TRUE(a.model_note.empty());
+}
+
+TEST(ModelFitTest, TooFewSizesSaysWhy) {
+  TraceBuilder t(4);
+  int64_t clock = 1000, seq = 0;
+  for (int i = 0; i < 5; ++i) ringCall(&t, 4 << 20, "gloo", 0, 1000, &clock, &seq);
+  for (int i = 0; i < 5; ++i) ringCall(&t, 2 << 20, "gloo", 0, 1000, &clock, &seq);
+  Analysis a = run(t.build());
+  EXPECT_EQ(a.model_source, "");
+  EXPECT_LT(a.alpha_s, 0);
+  EXPECT_NE(a.model_note.find("too few sizes to fit a model"), std::string::npos) << a.model_note;
+  EXPECT_EQ(findRule(a, "algorithm"), nullptr);
+  EXPECT_EQ(findRule(a, "low-busbw"), nullptr);
+}
+
+// 4 MiB on 4 ranks: the ring takes 6 steps of 1 MiB, the tree 2x2 + 8 - 1 = 11 of 256 KiB:
+// 11 x (5 + 26.2) us / 6 x (5 + 104.9) us = 0.52 of the ring's time.
+TEST(AlgorithmFindingTest, NamesTreeForBandwidthBoundRing) {
+  TraceBuilder t(4);
+  Analysis a = run(mixedSizes(&t, "gloo", 10));
+  const Finding* f = findRule(a, "algorithm");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, "warning");
+  EXPECT_NE(f->message.find("tree predicted"), std::string::npos) << f->message;
+  EXPECT_NE(f->evidence.find("10 bandwidth-bound (4.0 MiB)"), std::string::npos) << f->evidence;
+  EXPECT_NE(f->evidence.find("latency-bound"), std::string::npos) << f->evidence;
+  EXPECT_NE(f->action.find("ringside record --ranks 4 --allreduce tree -o tree.sqlite"),
+            std::string::npos)
+      << f->action;
+  EXPECT_NE(f->action.find("ringside diff run.sqlite tree.sqlite"), std::string::npos);
+  // Saving: 10 calls x 659.4 us x (1 - 0.517), plus the small calls' share: about 3.3 ms.
+  EXPECT_GT(f->cost_ns, 3'000'000);
+  EXPECT_LT(f->cost_ns, 3'700'000);
+}
+
+TEST(AlgorithmFindingTest, SilentWhenTheTreeAlreadyRuns) {
+  TraceBuilder t(4);
+  Analysis a = run(mixedSizes(&t, "ringside-tree", 10));
+  EXPECT_EQ(a.model_source, "fitted");
+  EXPECT_EQ(findRule(a, "algorithm"), nullptr);
+}
+
+TEST(AlgorithmFindingTest, SilentBelowTheNoise) {
+  // Latency-bound calls only (4 KiB and 64 KiB): the tree's gain at these sizes is small in
+  // time (< 1 ms over the trace).
+  TraceBuilder t(4);
+  Analysis a = run(mixedSizes(&t, "gloo", 0));
+  EXPECT_EQ(findRule(a, "algorithm"), nullptr);
+}
+
+// Bursts of 8 back-to-back 4 KiB all-reduces: 8 x 6 x 5.1 us; one 32 KiB call: 6 x 5.8 us.
+TEST(BucketingFindingTest, ManySmallAllreducesPerBurst) {
+  TraceBuilder t(4);
+  int64_t clock = 1'000'000, seq = 0;
+  for (int burst = 0; burst < 10; ++burst) {
+    for (int i = 0; i < 8; ++i) ringCall(&t, 4096, "gloo", 0, 0, &clock, &seq);
+    clock += 10'000'000;
+  }
+  for (int i = 0; i < 3; ++i) ringCall(&t, 65536, "gloo", 0, 10'000'000, &clock, &seq);
+  for (int i = 0; i < 3; ++i) ringCall(&t, 4 << 20, "gloo", 0, 10'000'000, &clock, &seq);
+  Analysis a = run(t.build());
+  ASSERT_EQ(a.model_source, "fitted") << a.model_note;
+  const Finding* f = findRule(a, "bucketing");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("8 small all-reduces per burst"), std::string::npos) << f->message;
+  EXPECT_NE(f->action.find("bucket_cap_mb=1"), std::string::npos) << f->action;
+  // Per burst 244.8 us -> 34.9 us: 209.9 us saved, 10 bursts.
+  EXPECT_NEAR(static_cast<double>(f->cost_ns), 2.099e6, 2e4);
+}
+
+TEST(BucketingFindingTest, SilentForOneLargeAllreducePerStep) {
+  TraceBuilder t(4);
+  Analysis a = run(mixedSizes(&t, "gloo", 10));
+  EXPECT_EQ(findRule(a, "bucketing"), nullptr);
+}
+
+// A ring on one host uses 4 of the 12 links by design: idle links listed, but no finding.
+TEST(IdleLinksFindingTest, SilentForARingOnOneHost) {
+  TraceBuilder t(4);
+  Analysis a = run(mixedSizes(&t, "gloo", 10));
+  EXPECT_EQ(a.idle_links.size(), 8u);
+  EXPECT_EQ(findRule(a, "idle-links"), nullptr);
+}
+
+// A topology says all 12 links exist, the ring is bandwidth-bound and its links are busy the
+// whole call: the finding names the Links table's busiest link (most bytes, first on a tie).
+TEST(IdleLinksFindingTest, FiresWhenATopologyProvidesTheLinks) {
+  TraceBuilder t(4);
+  t.hosts_ = {"h0", "h1", "h2", "h3"};
+  const std::string path = mixedSizes(&t, "gloo", 10);
+  std::string topo_text = "ringside-topology 1\nnode h0 ranks 0\nnode h1 ranks 1\n"
+                          "node h2 ranks 2\nnode h3 ranks 3\n";
+  for (int x = 0; x < 4; ++x) {
+    for (int y = x + 1; y < 4; ++y) {
+      topo_text += "link h" + std::to_string(x) + " h" + std::to_string(y) + " bandwidth 10GB/s\n";
+    }
+  }
+  Topology topo;
+  std::string error;
+  ASSERT_TRUE(parseTopology(topo_text, "t", &topo, &error)) << error;
+  Analysis a = run(path, &topo);
+  const Finding* f = findRule(a, "idle-links");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("8 link(s) idle"), std::string::npos) << f->message;
+  EXPECT_NE(f->evidence.find("busiest 0->1"), std::string::npos) << f->evidence;
+}
+
+TEST(FindingOrderTest, BySeverityThenTimeAtStake) {
+  TraceBuilder t(4);
+  Analysis a = run(mixedSizes(&t, "gloo", 10));
+  for (size_t i = 1; i < a.findings.size(); ++i) {
+    const Finding& x = a.findings[i - 1];
+    const Finding& y = a.findings[i];
+    if (x.severity == y.severity) {
+      EXPECT_GE(x.cost_ns, y.cost_ns) << x.rule << " " << y.rule;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ringside::analyzer
