@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "inspector_view.h"
+#include "ringside/format/units.h"
 #include "viewer_state.h"
 
 namespace ringside::gui {
@@ -109,11 +110,24 @@ void ViewerSession::setUpViews() {
 void ViewerSession::applyStartOptions() {
   const TimelineModel& a = modelA();
   if (!options_.range.empty()) {
-    TimeRange r{a.start_ns + static_cast<int64_t>(options_.range_start_ns),
-                a.start_ns + static_cast<int64_t>(options_.range_end_ns)};
-    view_.setRange(r);
-    view_.commit();
-    activeTimeline().setRangeSelection(r);
+    // Clamped to the trace, and said when it is not all there (an empty view without a word
+    // once followed --range 900ms:1000ms on a 321 ms trace).
+    const int64_t span = a.end_ns - a.start_ns;
+    const auto start = static_cast<int64_t>(options_.range_start_ns);
+    const auto stop = static_cast<int64_t>(options_.range_end_ns);
+    if (start >= span) {
+      std::cerr << "ringside view: --range " << options_.range << " starts after the trace ends ("
+                << format::duration(span) << "); showing the whole trace\n";
+    } else {
+      if (stop > span) {
+        std::cerr << "ringside view: --range " << options_.range << " ends after the trace ("
+                  << format::duration(span) << "); cut there\n";
+      }
+      TimeRange r{a.start_ns + start, a.start_ns + std::min(stop, span)};
+      view_.setRange(r);
+      view_.commit();
+      activeTimeline().setRangeSelection(r);
+    }
   }
   const size_t n = a.analysis.collectives.size();
   if (options_.select >= 0 && options_.select < static_cast<int>(n)) {
@@ -124,6 +138,11 @@ void ViewerSession::applyStartOptions() {
   }
   if (!options_.search.empty()) {
     search_.run(modelA());
+    if (!search_.error.empty()) {
+      std::cerr << "ringside view: --search " << options_.search << ": " << search_.error << "\n";
+    } else if (search_.cursor.matches().empty()) {
+      std::cerr << "ringside view: --search " << options_.search << ": no collective matches\n";
+    }
     if (options_.select < 0) stepSearch(true);
   }
 }

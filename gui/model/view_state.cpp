@@ -18,12 +18,15 @@ void ViewState::setRange(TimeRange r) {
     int64_t mid = r.t0 + (r.t1 - r.t0) / 2;
     r = {mid - kMinSpanNs / 2, mid - kMinSpanNs / 2 + kMinSpanNs};
   }
-  // Never wider than a few times the trace, so the view can't get lost.
-  const int64_t max_span = (limits_.t1 - limits_.t0) * 4;
-  if (r.t1 - r.t0 > max_span) {
-    int64_t mid = r.t0 + (r.t1 - r.t0) / 2;
-    r = {mid - max_span / 2, mid - max_span / 2 + max_span};
+  // Never wider than the trace, and never outside it: a zoom to a call near the start once
+  // showed "-64.22 ms .. 257.4 ms", time before the trace began.
+  const int64_t max_span = limits_.t1 - limits_.t0;
+  if (r.t1 - r.t0 >= max_span) {
+    range_ = limits_;
+    return;
   }
+  if (r.t0 < limits_.t0) r = {limits_.t0, limits_.t0 + (r.t1 - r.t0)};
+  if (r.t1 > limits_.t1) r = {limits_.t1 - (r.t1 - r.t0), limits_.t1};
   range_ = r;
 }
 

@@ -387,6 +387,21 @@ def scenario_errors(env):
     assert r.returncode == 1 and r.stderr.strip() == f"ringside view: {missing}: no such file", \
         (r.returncode, r.stderr)
     good = env.bench("good.sqlite", "ring", ranks=2, sizes="4K", iters=2)
+    # A range past the trace's end and a search that matches nothing are said, and the view stays
+    # inside the trace (a search once panned to time before the trace began).
+    state = env.path("clamp.json")
+    r = env.view([good], env.path("clamp.png"), ["--state-out", state, "--range", "100s:200s"],
+                 size="800x500", frames=2)
+    assert r.returncode == 0 and "starts after the trace ends" in r.stderr, (r.returncode, r.stderr)
+    st = json.load(open(state))
+    assert 0 <= st["range_ns"][0] < st["range_ns"][1] <= st["trace_ns"][1], st
+    r = env.view([good], env.path("clamp.png"), ["--state-out", state, "--search", "op:nosuch"],
+                 size="800x500", frames=2)
+    assert r.returncode == 0 and "no collective matches" in r.stderr, (r.returncode, r.stderr)
+    r = env.view([good], env.path("clamp.png"), ["--state-out", state, "--search", "allreduce"],
+                 size="800x500", frames=2)
+    st = json.load(open(state))
+    assert r.returncode == 0 and 0 <= st["range_ns"][0] < st["range_ns"][1] <= st["trace_ns"][1], st
     files = {}
     files["empty"] = env.path("empty.sqlite")
     open(files["empty"], "wb").close()

@@ -207,6 +207,22 @@ TEST(ViewState, ZoomKeepsTheCursorTimeAndUndoRedo) {
   EXPECT_EQ(v.range().t1 - v.range().t0, ViewState::kMinSpanNs);
 }
 
+// A range is kept inside the trace: zooming to a call near the start once showed time before
+// the trace began ("-64.22 ms .. 257.4 ms"); a range wider than the trace shows the trace.
+TEST(ViewState, RangesStayInsideTheTrace) {
+  ViewState v;
+  v.setLimits(1000, 2000);
+  v.setRange({900, 1100});
+  EXPECT_EQ(v.range(), (TimeRange{1000, 1200}));
+  v.setRange({1900, 2100});
+  EXPECT_EQ(v.range(), (TimeRange{1800, 2000}));
+  v.setRange({0, 5000});
+  EXPECT_EQ(v.range(), v.limits());
+  v.setRange({1200, 1300});
+  v.panPixels(10000, 100);  // far to the left: stops at the start
+  EXPECT_EQ(v.range(), (TimeRange{1000, 1100}));
+}
+
 TEST(Png, EncodesAValidImage) {
   std::vector<uint8_t> px = {255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9};
   std::vector<uint8_t> png;
