@@ -137,28 +137,38 @@ double meanGbps(const analyzer::Analysis& a, const analyzer::LinkStats& l, int64
   return sum / (w1 - w0);
 }
 
-double loadScaleGbps(const analyzer::Analysis& a) {
-  double peak = 0;
-  for (const auto& l : a.links) peak = std::max(peak, l.peak_gbps);
-  return peak;
-}
-
 std::vector<EdgeLoad> edgeLoads(const analyzer::Analysis& a, const std::vector<GraphEdge>& edges,
-                                int64_t t0, int64_t t1, const std::string& idle_group) {
-  const double scale = loadScaleGbps(a);
+                                int64_t t0, int64_t t1, const std::string& idle_group,
+                                double* scale_gbps) {
   std::vector<EdgeLoad> out(edges.size());
+  std::vector<double> means;
   for (size_t i = 0; i < edges.size(); ++i) {
     const GraphEdge& e = edges[i];
     EdgeLoad& load = out[i];
     load.idle = e.idle || e.link < 0 ||
                 (!idle_group.empty() &&
                  std::find(e.idle_during.begin(), e.idle_during.end(), idle_group) != e.idle_during.end());
+    if (load.idle) continue;
+    load.gbps = meanGbps(a, a.links[static_cast<size_t>(e.link)], t0, t1);
+    if (load.gbps > 0) means.push_back(load.gbps);
+  }
+  // The top of the scale: the 90th percentile of the links' mean rates in the window, not the
+  // busiest link's peak (one burst, a setup broadcast, once set it and every ring edge came out
+  // the same colour). A link above it saturates.
+  double scale = 0;
+  if (!means.empty()) {
+    std::sort(means.begin(), means.end());
+    size_t k = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(means.size())));
+    scale = means[std::min(means.size() - 1, k == 0 ? 0 : k - 1)];
+  }
+  if (scale_gbps != nullptr) *scale_gbps = scale;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    EdgeLoad& load = out[i];
     if (load.idle) {
       load.color = kIdleRgb;
       continue;
     }
-    load.gbps = meanGbps(a, a.links[static_cast<size_t>(e.link)], t0, t1);
-    const double top = e.capacity_gbps > 0 ? e.capacity_gbps : scale;
+    const double top = edges[i].capacity_gbps > 0 ? edges[i].capacity_gbps : scale;
     load.fraction = top > 0 ? std::clamp(load.gbps / top, 0.0, 1.0) : 0.0;
     load.color = loadRgb(load.fraction);
   }

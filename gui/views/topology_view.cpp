@@ -104,7 +104,7 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
               format::durationSignificant(static_cast<double>(w.t1 - model.start_ns)).c_str(), scrub_ ? "scrubbing " : "",
               scrub_ ? span_name.c_str() : base_name);
 
-  loads_ = edgeLoads(a, edges_, w.t0, w.t1, idle_group_);
+  loads_ = edgeLoads(a, edges_, w.t0, w.t1, idle_group_, &scale_gbps_);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float graph_w = std::max(50.0f, avail.x - kLegendWidth);
@@ -169,7 +169,7 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
       (e.capacity_gbps > 0 ? with_capacity : without) = true;
     }
     dl->AddText(ImVec2(lx, ly), text, "0");
-    const std::string top = without ? "peak " + format::rate(loadScaleGbps(a) * 1e9) : "capacity";
+    const std::string top = without ? "p90 of means " + format::rate(scale_gbps_ * 1e9) : "capacity";
     dl->AddText(ImVec2(lx + lw - ImGui::CalcTextSize(top.c_str()).x, ly), text, top.c_str());
     ly += line;
     if (with_capacity && without) {
@@ -178,7 +178,7 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
     }
     ly += line * 0.5f;
     arrow(dl, ImVec2(lx, ly + 7), ImVec2(lx + 40, ly + 7), col(loadRgb(0.5)), kUsedThickness);
-    dl->AddText(ImVec2(lx + 48, ly), text, "link with traffic");
+    dl->AddText(ImVec2(lx + 48, ly), text, "link with traffic (colour: load)");
     ly += line;
     dashedLine(dl, ImVec2(lx, ly + 7), ImVec2(lx + 40, ly + 7), col(kIdleRgb), kIdleThickness);
     dl->AddText(ImVec2(lx + 48, ly), text, "idle link (no bytes)");
@@ -194,8 +194,14 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
     for (const EdgeLoad& l : loads_) idle += l.idle ? 1 : 0;
     const std::string counts = std::to_string(layout_.ranks.size()) + " ranks, " +
                                std::to_string(edges_.size() - static_cast<size_t>(idle)) + " links used, " +
-                               std::to_string(idle) + " idle";
+                               std::to_string(idle) + " idle here";
     dl->AddText(ImVec2(lx, ly), text, counts.c_str());
+    // The report's count (its Idle links table) beside it: links idle over the whole trace
+    // and during some op, so the two never seem to disagree ("2 idle" vs "8").
+    ly += line;
+    const std::string report = "report: " + std::to_string(a.idle_links.size()) +
+                               " idle (trace or an op)";
+    dl->AddText(ImVec2(lx, ly), ImGui::GetColorU32(ImGuiCol_TextDisabled), report.c_str());
   }
 
   // Mouse: an edge or a node under the cursor.

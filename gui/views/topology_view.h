@@ -43,6 +43,7 @@ class TopologyView {
   std::vector<GraphEdge> edges_;
   GraphGeometry geometry_;
   std::vector<EdgeLoad> loads_;
+  double scale_gbps_ = 0;  // the window's colour scale top (edgeLoads)
   bool drawn_ = false;
   bool scrub_ = false, playing_ = false;
   float position_ = 0, width_ = 0.1f;

@@ -190,6 +190,28 @@ TEST(TopologyGraphTest, LinksIdleDuringTheSelectedGroupAreDrawnIdle) {
   EXPECT_NE(json.find("\"src\": 0, \"dst\": 1, \"idle\": false"), std::string::npos) << json;
 }
 
+// A burst on one link does not set the scale: ten links, nine at 1 GB/s, one at 100 GB/s;
+// the nine are at the top of the ramp, not at 1 %.
+TEST(TopologyGraphTest, ColourScaleIgnoresOneBurst) {
+  Analysis a;
+  a.start_ns = 0;
+  a.bin_ns = 100;
+  for (int i = 0; i < 10; ++i) {
+    analyzer::LinkStats l;
+    l.src = i;
+    l.dst = (i + 1) % 10;
+    l.bytes = 10;
+    l.gbps_per_bin = {i == 0 ? 100.0 : 1.0};
+    l.peak_gbps = l.gbps_per_bin[0];
+    a.links.push_back(l);
+  }
+  std::vector<GraphEdge> edges = graphEdges(a);
+  double scale = 0;
+  std::vector<EdgeLoad> loads = edgeLoads(a, edges, 0, 100, "", &scale);
+  EXPECT_DOUBLE_EQ(scale, 1.0);
+  for (const EdgeLoad& l : loads) EXPECT_DOUBLE_EQ(l.fraction, 1.0);
+}
+
 TEST(TopologyGraphTest, WindowedLoadFollowsTheBins) {
   Analysis a;
   a.start_ns = 0;
@@ -210,8 +232,9 @@ TEST(TopologyGraphTest, WindowedLoadFollowsTheBins) {
   std::vector<GraphEdge> edges = graphEdges(a);
   ASSERT_EQ(edges.size(), 1u);
   auto at = [&](int64_t t0, int64_t t1) { return edgeLoads(a, edges, t0, t1)[0]; };
-  EXPECT_DOUBLE_EQ(at(200, 300).fraction, 1.0);  // the busiest bin: the top of the ramp
-  EXPECT_DOUBLE_EQ(at(100, 200).fraction, 0.5);
+  // One link: it is its window's scale (the 90th percentile of the links' means there).
+  EXPECT_DOUBLE_EQ(at(200, 300).fraction, 1.0);
+  EXPECT_DOUBLE_EQ(at(100, 200).fraction, 1.0);
   EXPECT_EQ(at(0, 100).color, loadRgb(0));
   EXPECT_EQ(at(200, 300).color, loadRgb(1));
   a.links[0].capacity_gbps = 8;  // a known capacity is the scale instead

@@ -57,18 +57,20 @@ double meanGbps(const analyzer::Analysis& a, const analyzer::LinkStats& l, int64
 
 // The rate that maps to the top of the load ramp when a link's capacity is unknown: the
 // highest bin of any link over the whole trace, so colours compare across windows.
-double loadScaleGbps(const analyzer::Analysis& a);
 
 struct EdgeLoad {
   bool idle = false;    // drawn idle: idle over the trace, or during `idle_group`
   double gbps = 0;      // mean over the window
-  double fraction = 0;  // of its capacity when known, else of loadScaleGbps(); 0..1
+  double fraction = 0;  // of its capacity when known, else of the window's scale; 0..1
   Rgb color;            // kIdleRgb for idle edges, else loadRgb(fraction)
 };
 // `idle_group` ("allreduce gloo": the op and library of the selected collective, "" for none):
 // links the analyzer lists idle during that group are drawn idle too.
+// *scale_gbps (optional): the top of the colour scale for links without a capacity: the 90th
+// percentile of the links' mean rates in the window (robust to one burst; above it saturates).
 std::vector<EdgeLoad> edgeLoads(const analyzer::Analysis& a, const std::vector<GraphEdge>& edges,
-                                int64_t t0, int64_t t1, const std::string& idle_group = "");
+                                int64_t t0, int64_t t1, const std::string& idle_group = "",
+                                double* scale_gbps = nullptr);
 
 // The scrubber: a window of `width` (0..1 of the span) that slides over [t0, t1] as
 // `position` goes 0..1; position 0 starts at t0, position 1 ends at t1.
