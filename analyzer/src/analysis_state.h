@@ -13,6 +13,7 @@
 //   links      LinkStats, traffic matrix, channel traffic, existing and idle links
 //   model      the alpha-beta model and each instance's expected time
 //   ranks      RankStats and op buckets
+//   steps      training steps: markers, stored or detected; per step and rank (analysis_steps)
 //   findings   the rules of findings.h
 // Nothing here outlives one analyze() call.
 #pragma once
@@ -241,8 +242,12 @@ void fitModel(AnalysisState& s);           // analysis_model.cpp
 void buildRanks(AnalysisState& s);         // analysis_ranks.cpp
 void buildOpBuckets(AnalysisState& s);     // analysis_ranks.cpp
 void buildHosts(AnalysisState& s);         // analysis_hosts.cpp: sums, host traffic
+bool findSteps(AnalysisState& s);          // analysis_steps.cpp: training steps, per step and rank
 void addFindings(AnalysisState& s);        // analysis_findings.cpp
 void warnSkippedRows(AnalysisState& s);    // analysis_instances.cpp
+
+// The late-ranks and clock-uncertainty rules (analysis_late_ranks.cpp), for addFindings.
+void lateRankFindings(const AnalysisState& s, std::vector<Finding>* findings);
 
 // Shared by stages.
 bool glooRingAllreduce(const CollectiveInstance& c);

@@ -14,8 +14,9 @@ const std::vector<FindingRule>& findingRules() {
       {"missing-ranks", "problem", "meta lists missing ranks (no trace file)"},
       {"interposition-inactive", "problem",
        "a rank's interposition meta starts with \"inactive\" (nothing recorded there)"},
-      {"straggler", "problem",
-       "one rank entered last in >= 50% of the instances, median skew >= 20% of their duration"},
+      {"late-ranks", "problem",
+       "one rank entered last in >= 50% (and >= 1.5/ranks) of the steps (of the calls without "
+       "steps), and the others' waiting for it is >= 5% of their time"},
       {"slow-link", "problem",
        "a link's bytes/busy is < 1/3 of the median of its phase group (>= 3 links)"},
       {"low-busbw", "warning",
@@ -28,7 +29,7 @@ const std::vector<FindingRule>& findingRules() {
       {"cupti-busy", "warning", "another tool held CUPTI on some rank: no GPU activity there"},
       {"dropped-gpu-records", "warning", "some rank dropped GPU activity records (buffers full)"},
       {"clock-uncertainty", "warning",
-       "a rank would be a straggler, but its median skew is within the clock uncertainty between "
+       "a rank would be a late rank, but its median skew is within the clock uncertainty between "
        "hosts (2+ clock domains)"},
   };
   return rules;
