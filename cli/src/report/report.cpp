@@ -39,7 +39,7 @@ std::vector<OptionSpec> reportSpecs(ReportCliOptions* o) {
        }},
       {"csv-table", 0, "NAME",
        "csv: op_buckets (default), collectives, links, idle_links, phases, ranks, stragglers, "
-       "gpus, channels, hosts, host_traffic, clocks",
+       "gpus, channels, hosts, host_traffic, clocks, steps, rank_steps",
        [o](std::string_view v, std::string* e) {
          for (const std::string& id : csvTableIds()) {
            if (id == v) {
