@@ -298,8 +298,14 @@ std::vector<storage::StepRow> detectFromInstances(AnalysisState& s) {
   for (size_t i = 0; i < a.collectives.size(); ++i) {
     const CollectiveInstance& c = a.collectives[i];
     CommSteps& cs = comms[c.comm];
-    cs.calls.push_back({c.seq, keys.id(c.op, c.library, c.algorithm), c.op == "allreduce", c.bytes,
-                        c.first_start_ns, c.last_end_ns});
+    SeqCall call{c.seq, keys.id(c.op, c.library, c.algorithm), c.op == "allreduce", c.bytes};
+    for (const Arrival& arr : s.arrivals[i]) {
+      if (call.rank >= 0 && arr.rank >= call.rank) continue;
+      call.rank = arr.rank;
+      call.start_ns = arr.start_ns;
+      call.end_ns = arr.start_ns + std::max<int64_t>(0, arr.host_ns);
+    }
+    cs.calls.push_back(call);
     cs.instance.push_back(static_cast<int32_t>(i));
   }
   CommSteps best = bestComm(comms, &s.out->steps.note);
@@ -378,13 +384,12 @@ bool detectSteps(storage::TraceReader& reader, std::vector<storage::StepRow>* st
         auto [it, fresh] = seqs.try_emplace(row.seq, cs.calls.size());
         if (fresh) {
           cs.calls.push_back({row.seq, keys.id(row.op, row.library, row.algorithm),
-                              row.op == "allreduce", row.bytes, row.start_ns, end});
+                              row.op == "allreduce", row.bytes, row.rank, row.start_ns, end});
           return true;
         }
         detail::SeqCall& c = cs.calls[it->second];
         c.bytes = std::max(c.bytes, row.bytes);
-        c.first_start_ns = std::min(c.first_start_ns, row.start_ns);
-        c.last_end_ns = std::max(c.last_end_ns, end);
+        if (row.rank < c.rank) std::tie(c.rank, c.start_ns, c.end_ns) = std::tie(row.rank, row.start_ns, end);
         return true;
       },
       error);

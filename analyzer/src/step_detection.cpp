@@ -92,17 +92,19 @@ DetectedSteps stepsOf(const std::vector<SeqCall>& calls, size_t end, Periodic p)
   return d;
 }
 
-// True when the steps leave time between them (see kMinGapShare).
+// True when the steps leave time between them on the calls' rank (see kMinGapShare).
 bool computesBetweenSteps(const std::vector<SeqCall>& calls, const DetectedSteps& d) {
   std::vector<int64_t> gaps, lengths;
   for (size_t k = 1; k < d.steps.size(); ++k) {
     const auto& prev = d.steps[k - 1];
-    const auto& cur = d.steps[k];
-    int64_t prev_end = 0;
-    for (size_t i = prev.first; i <= prev.last; ++i) prev_end = std::max(prev_end, calls[i].last_end_ns);
-    gaps.push_back(std::max<int64_t>(0, calls[cur.first].first_start_ns - prev_end));
-    lengths.push_back(std::max<int64_t>(0, calls[cur.first].first_start_ns -
-                                               calls[prev.first].first_start_ns));
+    const SeqCall& next = calls[d.steps[k].first];
+    int64_t prev_end = INT64_MIN;
+    for (size_t i = prev.first; i <= prev.last; ++i) {
+      if (calls[i].rank == next.rank) prev_end = std::max(prev_end, calls[i].end_ns);
+    }
+    if (prev_end == INT64_MIN || calls[prev.first].rank != next.rank) continue;
+    gaps.push_back(std::max<int64_t>(0, next.start_ns - prev_end));
+    lengths.push_back(std::max<int64_t>(0, next.start_ns - calls[prev.first].start_ns));
   }
   if (gaps.empty()) return true;
   std::sort(gaps.begin(), gaps.end());

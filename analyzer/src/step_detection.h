@@ -17,8 +17,11 @@ struct SeqCall {
   int32_t op = 0;           // interned (op, library, algorithm)
   bool allreduce = false;
   int64_t bytes = 0;
-  int64_t first_start_ns = 0;  // first rank entered
-  int64_t last_end_ns = 0;     // last rank returned
+  // On one rank (the lowest that recorded it): entry and return. A training loop computes on
+  // every rank between steps; across ranks a late rank's compute hides the others'.
+  int32_t rank = -1;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
 };
 
 // Steps as ranges of indexes into the calls: [first, last], in order.
