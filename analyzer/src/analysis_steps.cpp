@@ -5,6 +5,7 @@
 // stored (table step), or the period of the calls found here (step_detection.h).
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "analysis_state.h"
@@ -17,16 +18,24 @@ namespace {
 
 using Interval = std::pair<int64_t, int64_t>;
 
-// Interns (op, library, algorithm) for the period's keys.
+// Interns (op, library, algorithm) for the period's keys. Consecutive calls usually share them:
+// the last one is kept to spare a map lookup per call.
 class OpKeys {
  public:
   int32_t id(std::string_view op, std::string_view library, std::string_view algorithm) {
-    std::string key = std::string(op) + '\0' + std::string(library) + '\0' + std::string(algorithm);
-    return ids_.try_emplace(std::move(key), static_cast<int32_t>(ids_.size())).first->second;
+    if (last_ >= 0 && op == op_ && library == library_ && algorithm == algorithm_) return last_;
+    op_ = op;
+    library_ = library;
+    algorithm_ = algorithm;
+    std::string key = op_ + '\0' + library_ + '\0' + algorithm_;
+    last_ = ids_.try_emplace(std::move(key), static_cast<int32_t>(ids_.size())).first->second;
+    return last_;
   }
 
  private:
   std::map<std::string, int32_t> ids_;
+  std::string op_, library_, algorithm_;
+  int32_t last_ = -1;
 };
 
 // Detection over the communicators: the one whose steps cover the most calls.
@@ -151,18 +160,19 @@ void stepsFromMarkers(const AnalysisState& s,
   }
 }
 
-// Sorted, disjoint union of intervals.
-std::vector<Interval> unionOf(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const Interval& x : v) {
-    if (!out.empty() && x.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, x.second);
+// Makes `v` its sorted, disjoint union, in place.
+void unionInPlace(std::vector<Interval>* v) {
+  std::sort(v->begin(), v->end());
+  size_t n = 0;
+  for (const Interval& x : *v) {
+    if (n > 0 && x.first <= (*v)[n - 1].second) {
+      (*v)[n - 1].second = std::max((*v)[n - 1].second, x.second);
     } else {
-      out.push_back(x);
+      (*v)[n++] = x;
     }
   }
-  return out;
+  v->resize(n);
+  v->shrink_to_fit();
 }
 
 // Sum of the overlaps of disjoint sorted `u` with each of the sorted disjoint `spans`.
@@ -192,8 +202,8 @@ void callAndWaitUnions(const AnalysisState& s, std::map<int, std::vector<Interva
       if (until > arr.start_ns) (*waits)[arr.rank].emplace_back(arr.start_ns, until);
     }
   }
-  for (auto& [rank, v] : *calls) v = unionOf(std::move(v));
-  for (auto& [rank, v] : *waits) v = unionOf(std::move(v));
+  for (auto& [rank, v] : *calls) unionInPlace(&v);
+  for (auto& [rank, v] : *waits) unionInPlace(&v);
 }
 
 // Steps of instances not placed by a range (other communicators, markers): the step whose span
@@ -227,16 +237,21 @@ void placeInstances(AnalysisState& s, const std::map<int, RankSteps>& ranks) {
   }
 }
 
-// Fills Analysis::steps from the per-rank spans.
+// Fills Analysis::steps from the per-rank spans. Vectors, not maps: a long job has many steps.
 void measureSteps(AnalysisState& s, const std::map<int, RankSteps>& ranks,
-                  const std::map<int64_t, bool>& complete) {
+                  const std::set<int64_t>& incomplete) {
   Analysis& a = *s.out;
   std::map<int, std::vector<Interval>> calls, waits;
   callAndWaitUnions(s, &calls, &waits);
-  std::map<int64_t, StepStats> steps;
+  std::vector<StepRankStats>& per_rank = a.steps.per_rank;
+  size_t total = 0;
+  for (const auto& [rank, rs] : ranks) total += rs.span.size();
+  per_rank.reserve(total);
   for (const auto& [rank, rs] : ranks) {
     const std::vector<int64_t> in_calls = overlaps(calls[rank], rs.span);
     const std::vector<int64_t> waiting = overlaps(waits[rank], rs.span);
+    std::vector<Interval>().swap(calls[rank]);  // done with this rank
+    std::vector<Interval>().swap(waits[rank]);
     for (size_t k = 0; k < rs.span.size(); ++k) {
       StepRankStats r;
       r.step = rs.step[k];
@@ -247,35 +262,38 @@ void measureSteps(AnalysisState& s, const std::map<int, RankSteps>& ranks,
       r.compute_ns = r.step_ns - r.comm_ns;
       r.wait_ns = std::min(r.comm_ns, waiting[k]);
       r.moving_ns = r.comm_ns - r.wait_ns;
-      a.steps.per_rank.push_back(r);
-      auto [it, fresh] = steps.try_emplace(r.step);
-      StepStats& st = it->second;
-      if (fresh) {
-        st.step = r.step;
-        st.start_ns = r.start_ns;
-        st.end_ns = r.end_ns;
-        auto c = complete.find(r.step);
-        st.complete = c == complete.end() || c->second;
-      }
-      st.start_ns = std::min(st.start_ns, r.start_ns);
-      st.end_ns = std::max(st.end_ns, r.end_ns);
-      st.wait_ns += r.wait_ns;
+      per_rank.push_back(r);
     }
+  }
+  std::sort(per_rank.begin(), per_rank.end(), [](const StepRankStats& x, const StepRankStats& y) {
+    return std::tie(x.step, x.rank) < std::tie(y.step, y.rank);
+  });
+  std::vector<StepStats>& steps = a.steps.steps;
+  for (const StepRankStats& r : per_rank) {
+    if (steps.empty() || steps.back().step != r.step) {
+      StepStats st;
+      st.step = r.step;
+      st.start_ns = r.start_ns;
+      st.end_ns = r.end_ns;
+      st.complete = incomplete.count(r.step) == 0;
+      steps.push_back(st);
+    }
+    StepStats& st = steps.back();
+    st.start_ns = std::min(st.start_ns, r.start_ns);
+    st.end_ns = std::max(st.end_ns, r.end_ns);
+    st.wait_ns += r.wait_ns;
   }
   for (const CollectiveInstance& c : a.collectives) {
-    auto it = steps.find(c.step);
-    if (c.step < 0 || it == steps.end()) continue;
-    ++it->second.calls;
-    if (c.ranks >= 2 && c.arrival_skew_ns > it->second.late_by_ns) {
-      it->second.late_by_ns = c.arrival_skew_ns;
-      it->second.late_rank = c.straggler_rank;
+    if (c.step < 0) continue;
+    auto it = std::lower_bound(steps.begin(), steps.end(), c.step,
+                               [](const StepStats& st, int64_t step) { return st.step < step; });
+    if (it == steps.end() || it->step != c.step) continue;
+    ++it->calls;
+    if (c.ranks >= 2 && c.arrival_skew_ns > it->late_by_ns) {
+      it->late_by_ns = c.arrival_skew_ns;
+      it->late_rank = c.straggler_rank;
     }
   }
-  std::sort(a.steps.per_rank.begin(), a.steps.per_rank.end(),
-            [](const StepRankStats& x, const StepRankStats& y) {
-              return std::tie(x.step, x.rank) < std::tie(y.step, y.rank);
-            });
-  for (auto& [step, st] : steps) a.steps.steps.push_back(st);
 }
 
 // The markers in the window, per rank in time order.
@@ -322,7 +340,7 @@ bool findSteps(AnalysisState& s) {
   std::map<int, std::vector<storage::StepMarkerRow>> markers;
   if (!readMarkers(s, &markers)) return false;
   std::map<int, RankSteps> ranks;
-  std::map<int64_t, bool> complete;
+  std::set<int64_t> incomplete;
   if (!markers.empty()) {
     info.source = "markers";
     stepsFromMarkers(s, markers, &ranks);
@@ -349,7 +367,9 @@ bool findSteps(AnalysisState& s) {
       return true;
     }
     info.comm = rows.front().comm;
-    for (const storage::StepRow& row : rows) complete[row.step] = row.complete;
+    for (const storage::StepRow& row : rows) {
+      if (!row.complete) incomplete.insert(row.step);
+    }
     if (info.calls_per_step == 0) {
       const storage::StepRow& last = rows.back();
       info.calls_per_step = last.last_seq - last.first_seq + 1;
@@ -357,7 +377,7 @@ bool findSteps(AnalysisState& s) {
     stepsFromRanges(s, info.comm, rows, &ranks);
   }
   placeInstances(s, ranks);
-  measureSteps(s, ranks, complete);
+  measureSteps(s, ranks, incomplete);
   return true;
 }
 
