@@ -51,6 +51,9 @@ def parse_args(argv):
                         "slower GPU or a busier host makes one (for demonstrations and tests)")
     p.add_argument("--slow-ms", type=float, default=0.0, metavar="MS",
                    help="how much longer rank --slow-rank computes per step (default 0)")
+    p.add_argument("--mark-steps", type=int, default=None, metavar="FIRST",
+                   help="call ringside_steps.py's marker at the start of every step, numbering "
+                        "the steps from FIRST (explicit steps for ringside; nothing untraced)")
     args = p.parse_args(argv)
     if args.slow_ms < 0:
         p.error("--slow-ms must be >= 0")
@@ -139,8 +142,16 @@ def main(argv):
     if args.pool_workers > 0:
         pool = multiprocessing.get_context("fork").Pool(args.pool_workers, maxtasksperchild=1)
 
+    mark = None
+    if args.mark_steps is not None:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from ringside_steps import step_marker
+        mark = step_marker()
+
     step_starts = []
     for step in range(args.steps):
+        if mark is not None:
+            mark(args.mark_steps + step)
         step_starts.append(time.perf_counter())
         pending = pool.apply_async(pool_work, (step,)) if pool is not None else None
         b = step % batches

@@ -55,90 +55,6 @@ void metaFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   }
 }
 
-// Per rank, the instances it entered last: skew / duration, the skew, and the clock uncertainty
-// between it and the first rank to enter (0 unless they are in different clock domains).
-struct LateArrival {
-  double ratio;
-  int64_t skew_ns, uncertainty_ns;
-};
-
-std::map<int, std::vector<LateArrival>> lateArrivals(const AnalysisState& s, int64_t* counted) {
-  const Analysis& a = *s.out;
-  std::map<int, std::vector<LateArrival>> late;
-  for (size_t i = 0; i < a.collectives.size(); ++i) {
-    const CollectiveInstance& c = a.collectives[i];
-    if (c.ranks < 2 || c.arrival_skew_ns <= 0) continue;
-    ++*counted;
-    double ratio = c.duration_ns > 0
-                       ? static_cast<double>(c.arrival_skew_ns) / static_cast<double>(c.duration_ns)
-                       : 1e9;
-    int first = c.straggler_rank;
-    int64_t first_start = c.last_start_ns;
-    for (const Arrival& arrival : s.arrivals[i]) {
-      if (arrival.start_ns < first_start) first = arrival.rank, first_start = arrival.start_ns;
-    }
-    late[c.straggler_rank].push_back(
-        {ratio, c.arrival_skew_ns, clockUncertaintyNs(a.clock, first, c.straggler_rank)});
-  }
-  return late;
-}
-
-// A rank that entered last in most instances, by a good share of their duration. With 2+ clock
-// domains, a skew no larger than the clock uncertainty between the two ranks is no evidence:
-// such instances are not counted, and a rank whose median skew is within the uncertainty is
-// not called a straggler (a clock-uncertainty finding says so instead).
-void stragglerFindings(const AnalysisState& s, std::vector<Finding>* findings) {
-  const Analysis& a = *s.out;
-  int64_t counted = 0;
-  std::map<int, std::vector<LateArrival>> late = lateArrivals(s, &counted);
-  const int64_t instances = std::max<int64_t>(1, static_cast<int64_t>(a.collectives.size()));
-  auto share_of = [instances](size_t n) {
-    return static_cast<double>(n) / static_cast<double>(instances);
-  };
-  for (auto& [rank, arrivals] : late) {
-    std::vector<double> ratios, evidence;
-    std::vector<int64_t> skews, uncertainties;
-    for (const LateArrival& l : arrivals) {
-      ratios.push_back(l.ratio);
-      skews.push_back(l.skew_ns);
-      uncertainties.push_back(l.uncertainty_ns);
-      if (l.skew_ns > l.uncertainty_ns) evidence.push_back(l.ratio);
-    }
-    for (auto* v : {&ratios, &evidence}) std::sort(v->begin(), v->end());
-    std::sort(skews.begin(), skews.end());
-    std::sort(uncertainties.begin(), uncertainties.end());
-    const double median = percentile(ratios, 0.5);
-    const int64_t median_skew = percentile(skews, 0.5);
-    const int64_t median_uncertainty = percentile(uncertainties, 0.5);
-    const bool looks_late = share_of(ratios.size()) >= 0.5 && median >= 0.2 && counted > 0;
-    if (!looks_late) continue;
-    const double evidence_median = percentile(evidence, 0.5);
-    if (share_of(evidence.size()) >= 0.5 && evidence_median >= 0.2 &&
-        median_skew > median_uncertainty) {
-      std::string beyond = median_uncertainty > 0 ? " beyond the clock uncertainty (±" +
-                                                        format::duration(median_uncertainty) + ")"
-                                                  : "";
-      findings->push_back(makeFinding(
-          "straggler",
-          "rank " + std::to_string(rank) + " is a straggler: last to arrive in " +
-              fixed(100 * share_of(evidence.size()), 0) + "% of collectives",
-          "arrived last in " + std::to_string(evidence.size()) + "/" + std::to_string(instances) +
-              " instances" + beyond + "; median skew = " +
-              fixed(100 * std::min(evidence_median, 1e6), 0) + "% of duration"));
-    } else {
-      findings->push_back(makeFinding(
-          "clock-uncertainty",
-          "rank " + std::to_string(rank) + " arrived last in " +
-              fixed(100 * share_of(ratios.size()), 0) +
-              "% of collectives, within the clock uncertainty: not a straggler",
-          "median skew " + format::duration(median_skew) + " vs clock uncertainty ±" +
-              format::duration(median_uncertainty) + " between its host and the first to arrive; " +
-              std::to_string(evidence.size()) + "/" + std::to_string(arrivals.size()) +
-              " skews beyond it"));
-    }
-  }
-}
-
 // One link's traffic for one phase group.
 struct GroupRate {
   double rate;  // bytes / busy ns (GB/s)
@@ -294,7 +210,7 @@ int severityRank(const std::string& severity) {
 void addFindings(AnalysisState& s) {
   std::vector<Finding>& findings = s.out->findings;
   metaFindings(s, &findings);
-  stragglerFindings(s, &findings);
+  lateRankFindings(s, &findings);
   slowLinkFindings(s, &findings);
   algorithmFindings(s, &findings);
   bucketingFindings(s, &findings);

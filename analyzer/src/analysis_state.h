@@ -13,6 +13,7 @@
 //   links      LinkStats, traffic matrix, channel traffic, existing and idle links
 //   model      the alpha-beta model and each instance's expected time
 //   ranks      RankStats and op buckets
+//   steps      training steps: markers, stored or detected; per step and rank (analysis_steps)
 //   findings   the rules of findings.h
 // Nothing here outlives one analyze() call.
 #pragma once
@@ -258,6 +259,7 @@ void fitModel(AnalysisState& s);           // analysis_model.cpp
 void buildRanks(AnalysisState& s);         // analysis_ranks.cpp
 void buildOpBuckets(AnalysisState& s);     // analysis_ranks.cpp
 void buildHosts(AnalysisState& s);         // analysis_hosts.cpp: sums, host traffic
+bool findSteps(AnalysisState& s);          // analysis_steps.cpp: training steps, per step and rank
 void addFindings(AnalysisState& s);        // analysis_findings.cpp
 // analysis_algorithm.cpp: the algorithm and bucketing rules, and the share of the collectives'
 // time that is bandwidth-bound under the model (-1 without one), for the idle-links rule.
@@ -273,6 +275,8 @@ double ringAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns);  
 double treeAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns);
 // The messages on an op's critical path, as the model counts them (analysis_model.cpp).
 int modelSteps(const std::string& op, const std::string& library, int n);
+// The late-ranks and clock-uncertainty rules (analysis_late_ranks.cpp), for addFindings.
+void lateRankFindings(const AnalysisState& s, std::vector<Finding>* findings);
 
 // Shared by stages.
 bool glooRingAllreduce(const CollectiveInstance& c);

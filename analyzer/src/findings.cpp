@@ -17,9 +17,11 @@ const std::vector<FindingRule>& findingRules() {
       {"interposition-inactive", "problem",
        "a rank's interposition meta starts with \"inactive\" (nothing recorded there)",
        "check that the rank's process loads libringside_preload.so and uses Gloo or NCCL"},
-      {"straggler", "problem",
-       "one rank entered last in >= 50% of the instances, median skew >= 20% of their duration",
-       ""},
+      {"late-ranks", "problem",
+       "one rank entered last in >= 50% (and >= 1.5/ranks) of the steps (of the calls without "
+       "steps), and the others' waiting for it is >= 5% of their time",
+       "look at what the late rank does between collectives (data loading, an uneven batch, a "
+       "slower host or GPU)"},
       {"slow-link", "problem",
        "a link's bytes/busy is < 1/3 of the median of its phase group (>= 3 links, >= 1 MiB), "
        "beyond the spread of the others",
@@ -57,7 +59,7 @@ const std::vector<FindingRule>& findingRules() {
        "record again with more RINGSIDE_CUPTI_BUFFERS or RINGSIDE_CUPTI_BUFFER_KB, and a larger "
        "--buffer-mb"},
       {"clock-uncertainty", "warning",
-       "a rank would be a straggler, but its median skew is within the clock uncertainty between "
+       "a rank would be a late rank, but its median skew is within the clock uncertainty between "
        "hosts (2+ clock domains)",
        "synchronize the hosts' clocks (chrony, PTP) to tell late ranks from clock offsets"},
   };

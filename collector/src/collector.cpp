@@ -352,6 +352,16 @@ void emitCollective(int32_t comm, uint64_t id, const CollectiveCall& call, int64
   emit(e);
 }
 
+void markStep(int64_t step) {
+  if (!activate()) return;
+  Event e;
+  e.kind = EventKind::kStepMarker;
+  e.key = static_cast<uint64_t>(step);
+  e.t0 = nowNs();
+  e.t1 = e.t0;
+  emit(e);
+}
+
 uint64_t newCollectiveId() { return global().next_collective.fetch_add(1, std::memory_order_relaxed); }
 
 uint64_t currentCollective() { return t_slot.current_collective; }

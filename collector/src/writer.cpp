@@ -287,6 +287,14 @@ void Writer::consume(const Event& e, int32_t tid) {
     case EventKind::kCollectiveGpu:
       writeCollectiveGpu(e);
       return;
+    case EventKind::kStepMarker: {
+      if (!ensureBatch()) return;
+      storage::StepMarkerRow row;
+      row.step = static_cast<int64_t>(e.key);
+      row.start_ns = e.t0;
+      if (!out_->addStepMarker(row)) fail("cannot write");
+      return;
+    }
   }
 }
 

@@ -363,7 +363,7 @@ FindingTarget findingTarget(const analyzer::Analysis& a, const analyzer::Finding
       }
     }
   };
-  if (f.rule == "straggler") {
+  if (f.rule == "straggler" || f.rule == "late-ranks") {
     t.rank = numberAfter(f.message, "rank ");
     worst([&](const analyzer::CollectiveInstance& c) {
       return c.straggler_rank == t.rank ? static_cast<double>(c.arrival_skew_ns) : 0.0;

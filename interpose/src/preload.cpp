@@ -7,7 +7,18 @@
 //
 // Adding a library (NCCL next) means one more *_wrappers.cpp with its list of
 // wrapped functions, feeding the same collector events.
+#include <cstdint>
 #include <cstdlib>
+
+#include "ringside/collector/collector.h"
+
+// The explicit step marker (docs/steps.md): a training loop calls it once per step, directly or
+// through samples/ringside_steps.py (ctypes), with its own step number. Exported under a plain C
+// name so the job can find it with dlsym(RTLD_DEFAULT, "ringside_step") when this library is
+// preloaded, and call nothing when it is not.
+extern "C" __attribute__((visibility("default"))) void ringside_step(int64_t step) {
+  ringside::collector::markStep(step);
+}
 
 namespace ringside::interpose {
 #ifdef RINGSIDE_WITH_GLOO

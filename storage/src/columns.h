@@ -1,4 +1,4 @@
-// storage/src/columns.h — the one list of every table's columns (schema version 3).
+// storage/src/columns.h — the one list of every table's columns (schema version 4).
 //
 // Each table's columns are declared once, here, as an X-macro: X(name, declaration, since,
 // comment). Everything that names columns by position is derived from these lists: the CREATE
@@ -195,6 +195,21 @@ struct TableDef {
   X(offset_ns, "INTEGER NOT NULL", 3, "aligned minus raw time at ref_ns, ns")                \
   X(rate, "REAL NOT NULL", 3, "drift: change of the offset per ns of raw time")
 
+// Explicit step markers (v4): the job called ringside_step(step) (docs/steps.md).
+#define RINGSIDE_STEP_MARKER_COLUMNS(X)                                                       \
+  X(rank, "INTEGER", 4, "recording rank")                                                     \
+  X(step, "INTEGER NOT NULL", 4, "the step number the job passed")                            \
+  X(start_ns, "INTEGER NOT NULL", 4, "ringside_step() was called, ns on the rank's clock")
+
+// Training steps detected in a merged trace's calls (v4, written by merge; docs/steps.md): the
+// calls of `comm_sid` with first_seq <= seq <= last_seq form step `step`.
+#define RINGSIDE_STEP_COLUMNS(X)                                                              \
+  X(step, "INTEGER PRIMARY KEY", 4, "step number, from 0")                                    \
+  X(comm_sid, "INTEGER", 4, "string: the communicator whose repeating calls define the steps") \
+  X(first_seq, "INTEGER NOT NULL", 4, "seq of the step's first call on comm")                 \
+  X(last_seq, "INTEGER NOT NULL", 4, "seq of its last call on comm")                          \
+  X(complete, "INTEGER NOT NULL", 4, "1; 0 when the trace ends inside the step")
+
 #define RINGSIDE_COLUMN_ENUMERATOR(name, decl, since, comment) name,
 #define RINGSIDE_COLUMN_ENTRY(name, decl, since, comment) Column{#name, decl, since, comment},
 
@@ -225,6 +240,8 @@ RINGSIDE_TABLE(ClockAnchorTable, "clock_anchor_data", RINGSIDE_CLOCK_ANCHOR_COLU
 RINGSIDE_TABLE(ClockDomainTable, "clock_domain", RINGSIDE_CLOCK_DOMAIN_COLUMNS, 3, "", 14, 38)
 RINGSIDE_TABLE(ClockRankTable, "clock_rank", RINGSIDE_CLOCK_RANK_COLUMNS, 3, "", 6, 30)
 RINGSIDE_TABLE(ClockSegmentTable, "clock_segment", RINGSIDE_CLOCK_SEGMENT_COLUMNS, 3, "", 9, 30)
+RINGSIDE_TABLE(StepMarkerTable, "step_marker_data", RINGSIDE_STEP_MARKER_COLUMNS, 4, "", 8, 30)
+RINGSIDE_TABLE(StepTable, "step", RINGSIDE_STEP_COLUMNS, 4, "", 9, 36)
 
 #undef RINGSIDE_TABLE
 #undef RINGSIDE_COLUMN_ENTRY
@@ -235,7 +252,8 @@ inline constexpr const TableDef* kTables[] = {
     &StringTable::kDef,        &RankTable::kDef,          &CollectiveTable::kDef,
     &TransferTable::kDef,      &CollectiveGpuTable::kDef, &GpuActivityTable::kDef,
     &CommunicatorTable::kDef,  &MetaTable::kDef,          &ClockAnchorTable::kDef,
-    &ClockDomainTable::kDef,   &ClockRankTable::kDef,     &ClockSegmentTable::kDef};
+    &ClockDomainTable::kDef,   &ClockRankTable::kDef,     &ClockSegmentTable::kDef,
+    &StepMarkerTable::kDef,    &StepTable::kDef};
 
 // A set of a table's columns (bit i: column i); every table has fewer than 64 columns.
 using ColumnSet = uint64_t;

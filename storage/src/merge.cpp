@@ -253,6 +253,8 @@ struct TableCopies {
   const TableCopy communicator{Comm::kDef, {{Comm::rank, Fill::kFileRankIfUnknown}}};
   const TableCopy anchor{detail::ClockAnchorTable::kDef,
                          {{detail::ClockAnchorTable::rank, Fill::kFileRankIfUnknown}}};
+  const TableCopy marker{detail::StepMarkerTable::kDef,
+                         {{detail::StepMarkerTable::rank, Fill::kFileRankIfUnknown}}};
 };
 
 class Merger {
@@ -274,7 +276,7 @@ class Merger {
   // Finalizes every output statement (before the output connection can close).
   void finalizeStatements() {
     for (Stmt* st : {&ins_coll_, &ins_xfer_, &ins_str_, &ins_rank_, &ins_meta_, &ins_cgpu_, &ins_act_,
-                     &ins_comm_, &ins_anchor_})
+                     &ins_comm_, &ins_anchor_, &ins_marker_})
       st->reset();
   }
   // Closes the output and deletes the temporary file (the journal is kept in memory).
@@ -298,7 +300,7 @@ class Merger {
   std::string tmp_;  // file_'s temporary path, which SQLite opens by name
   Db out_;
   Stmt ins_coll_, ins_xfer_, ins_str_, ins_rank_, ins_meta_, ins_cgpu_, ins_act_, ins_comm_,
-      ins_anchor_;
+      ins_anchor_, ins_marker_;
   std::unordered_map<std::string, int64_t> out_sids_;
   int64_t next_sid_ = 1;
   int64_t next_collective_id_ = 1;
@@ -374,6 +376,7 @@ bool Merger::openOutput() {
       {&ins_rank_, detail::insertSql(c.rank.def, "INSERT", c.rank.written)},
       {&ins_meta_, detail::insertSql(detail::MetaTable::kDef, "INSERT OR REPLACE")},
       {&ins_anchor_, detail::insertSql(c.anchor.def, "INSERT", c.anchor.written)},
+      {&ins_marker_, detail::insertSql(c.marker.def, "INSERT", c.marker.written)},
   };
   for (const Prep& p : preps) {
     *p.stmt = detail::prepare(raw, p.sql, &why);
@@ -480,6 +483,10 @@ bool Merger::InputCopy::run() {
   if (src_version_ >= 2 && !copyGpuTables()) return false;
   if (src_version_ >= 3 && !copyTable(m_.copies_.anchor, " ORDER BY clock_ns",
                                       m_.ins_anchor_.get(), "clock anchors", false, nullptr)) {
+    return false;
+  }
+  if (src_version_ >= 4 && !copyTable(m_.copies_.marker, " ORDER BY start_ns",
+                                      m_.ins_marker_.get(), "step markers", false, nullptr)) {
     return false;
   }
   if (!detail::exec(m_.out_.get(), "COMMIT", nullptr)) return writeFailed("cannot commit");

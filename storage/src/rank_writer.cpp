@@ -26,6 +26,7 @@ namespace ringside::storage {
 namespace {
 
 using detail::ClockAnchorTable;
+using detail::StepMarkerTable;
 using detail::CollectiveGpuTable;
 using detail::CollectiveTable;
 using detail::CommunicatorTable;
@@ -69,6 +70,7 @@ class SqliteRankWriter final : public RankWriter {
   bool addGpuActivity(const GpuActivityRow& row) override;
   bool addCommunicator(const CommunicatorRow& row) override;
   bool addClockAnchor(const ClockAnchorRow& row) override;
+  bool addStepMarker(const StepMarkerRow& row) override;
   bool commit() override;
   bool close() override;
   const std::string& error() const override { return error_; }
@@ -109,7 +111,8 @@ class SqliteRankWriter final : public RankWriter {
 
   Stmt begin_, commit_, rollback_;
   Stmt insert_collective_, insert_transfer_, insert_string_, upsert_meta_, delete_rank_, insert_rank_;
-  Stmt upsert_collective_gpu_, insert_gpu_activity_, upsert_communicator_, insert_anchor_;
+  Stmt upsert_collective_gpu_, insert_gpu_activity_, upsert_communicator_, insert_anchor_,
+      insert_marker_;
 
   InternMap strings_;
   int64_t next_sid_ = 1;
@@ -222,6 +225,7 @@ bool SqliteRankWriter::init(std::string* error) {
       {&delete_rank_, "DELETE FROM rank"},
       {&insert_rank_, detail::insertSql(RankTable::kDef)},
       {&insert_anchor_, detail::insertSql(ClockAnchorTable::kDef)},
+      {&insert_marker_, detail::insertSql(StepMarkerTable::kDef)},
   };
   for (const Prep& p : preps) {
     *p.stmt = detail::prepare(db, p.sql, &why);
@@ -498,6 +502,19 @@ bool SqliteRankWriter::addClockAnchor(const ClockAnchorRow& row) {
   });
 }
 
+bool SqliteRankWriter::addStepMarker(const StepMarkerRow& row) {
+  return guarded("addStepMarker", [&]() -> bool {
+    if (failed_) return false;
+    if (!in_batch_) return misuse("addStepMarker() outside begin()/commit()");
+    using T = StepMarkerTable;
+    sqlite3_stmt* st = insert_marker_.get();
+    detail::bindNullable(st, param(T::rank), rank_ < 0 ? kNone : rank_);
+    sqlite3_bind_int64(st, param(T::step), row.step);
+    sqlite3_bind_int64(st, param(T::start_ns), row.start_ns);
+    return stepDone(st, "cannot store a step marker");
+  });
+}
+
 bool SqliteRankWriter::commit() {
   return guarded("commit", [&]() -> bool {
     if (failed_) return false;
@@ -518,7 +535,7 @@ void SqliteRankWriter::closeQuietly() noexcept {
     // unlock the parent's live database. Leak the handles instead.
     for (Stmt* st : {&begin_, &commit_, &rollback_, &insert_collective_, &insert_transfer_, &insert_string_,
                      &upsert_meta_, &delete_rank_, &insert_rank_, &upsert_collective_gpu_,
-                     &insert_gpu_activity_, &upsert_communicator_, &insert_anchor_}) {
+                     &insert_gpu_activity_, &upsert_communicator_, &insert_anchor_, &insert_marker_}) {
       (void)st->release();
     }
     (void)db_.release();
@@ -539,6 +556,7 @@ void SqliteRankWriter::closeQuietly() noexcept {
   insert_gpu_activity_.reset();
   upsert_communicator_.reset();
   insert_anchor_.reset();
+  insert_marker_.reset();
   db_.reset();
 }
 

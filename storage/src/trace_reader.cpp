@@ -82,6 +82,9 @@ class SqliteTraceReader final : public TraceReader {
   bool timesAligned() const override { return !map_.identity(); }
   bool forEachClockAnchor(const std::function<bool(int32_t, const ClockAnchorRow&)>& fn,
                           std::string* error) override;
+  bool forEachStepMarker(const std::function<bool(int32_t, const StepMarkerRow&)>& fn,
+                         std::string* error) override;
+  bool forEachStep(const std::function<bool(const StepRow&)>& fn, std::string* error) override;
 
  private:
   // The one read loop of every forEach*: runs `sql`, calls `row` on each result row until it
@@ -529,6 +532,38 @@ bool SqliteTraceReader::forEachClockAnchor(
                },
                nullptr) ||
          readError(error, "cannot read clock anchors");
+}
+
+bool SqliteTraceReader::forEachStepMarker(
+    const std::function<bool(int32_t, const StepMarkerRow&)>& fn, std::string* error) {
+  if (version_ < 4) return true;
+  using T = detail::StepMarkerTable;
+  return visit(selectSql(T::kDef, version_, " ORDER BY rank, start_ns"), "step markers",
+               [&](sqlite3_stmt* s) {
+                 StepMarkerRow r;
+                 const int32_t rank = toInt32(detail::columnNullable(s, T::rank));
+                 r.step = sqlite3_column_int64(s, T::step);
+                 r.start_ns = align(rank, sqlite3_column_int64(s, T::start_ns));
+                 return fn(rank, r);
+               },
+               error);
+}
+
+bool SqliteTraceReader::forEachStep(const std::function<bool(const StepRow&)>& fn,
+                                    std::string* error) {
+  if (version_ < 4) return true;
+  using T = detail::StepTable;
+  return visit(selectSql(T::kDef, version_, " ORDER BY step"), "steps",
+               [&](sqlite3_stmt* s) {
+                 StepRow r;
+                 r.step = sqlite3_column_int64(s, T::step);
+                 r.comm = std::string(str(detail::columnNullable(s, T::comm_sid)));
+                 r.first_seq = sqlite3_column_int64(s, T::first_seq);
+                 r.last_seq = sqlite3_column_int64(s, T::last_seq);
+                 r.complete = sqlite3_column_int64(s, T::complete) != 0;
+                 return fn(r);
+               },
+               error);
 }
 
 // The model tables are small (a row per domain, rank and piece); a damaged file's are cut at

@@ -14,7 +14,9 @@
 
 #include "record/summary_text.h"
 #include "ringside/align/align.h"
+#include "ringside/analyzer/steps.h"
 #include "ringside/analyzer/summary.h"
+#include "ringside/storage/step_store.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::cli {
@@ -99,6 +101,20 @@ bool alignClocks(const std::string& trace, std::string_view prefix,
   return true;
 }
 
+bool storeDetectedSteps(const std::string& trace, std::string_view prefix) {
+  std::string error, note;
+  std::vector<storage::StepRow> steps;
+  std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(trace, &error);
+  const bool ok = reader != nullptr && analyzer::detectSteps(*reader, &steps, &note, &error);
+  reader.reset();
+  if (!ok || !storage::storeSteps(trace, steps, &error)) {
+    // The trace stays usable: `report` detects the steps itself.
+    std::cerr << prefix << "training steps not stored: " << error << "\n";
+    return false;
+  }
+  return true;
+}
+
 storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix,
                                        const align::AlignOptions& align_options) {
   storage::MergeResult result;
@@ -111,6 +127,7 @@ storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::strin
   if (result.ok) {
     for (const std::string& warning : result.warnings) std::cerr << prefix << warning << "\n";
     alignClocks(options.output, prefix, align_options);
+    storeDetectedSteps(options.output, prefix);
   }
   return result;
 }

@@ -25,9 +25,14 @@ bool readRunId(const std::string& file, std::string* run_id, std::string* error)
 bool alignClocks(const std::string& trace, std::string_view prefix,
                  const align::AlignOptions& options = {});
 
+// Detects the merged trace's training steps (analyzer/steps.h) and stores them in it (table
+// step, docs/steps.md); prints one line when that fails (the trace stays usable).
+bool storeDetectedSteps(const std::string& trace, std::string_view prefix);
+
 // storage::mergeRankFiles with a "\r...%" line on stderr when stderr is a
 // terminal and the merge takes longer than half a second. After a successful
-// merge, prints the merger's warnings, each prefixed with `prefix`.
+// merge, prints the merger's warnings, each prefixed with `prefix`, then aligns the clocks and
+// stores the detected steps.
 storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix,
                                        const align::AlignOptions& align_options = {});
 

@@ -39,7 +39,7 @@ std::vector<OptionSpec> reportSpecs(ReportCliOptions* o) {
        }},
       {"csv-table", 0, "NAME",
        "csv: op_buckets (default), collectives, links, idle_links, phases, ranks, stragglers, "
-       "gpus, channels, hosts, host_traffic, clocks",
+       "gpus, channels, hosts, host_traffic, clocks, steps, rank_steps",
        [o](std::string_view v, std::string* e) {
          for (const std::string& id : csvTableIds()) {
            if (id == v) {
@@ -103,8 +103,8 @@ std::string reportHelp() {
   return "Usage: ringside report [options] TRACE\n"
          "\n"
          "Where the collective-communication time of a recorded job went: findings first, then\n"
-         "collectives per op and size, stragglers, ranks, links (busiest, bottleneck, idle) and\n"
-         "phases. --format html writes one self-contained page with charts; json follows\n"
+         "the training steps (docs/steps.md), collectives per op and size, stragglers, ranks,\n"
+         "links (busiest, bottleneck, idle) and phases. --format html writes one self-contained page with charts; json follows\n"
          "docs/report-json.md (schema ringside-report/1) for CI checks.\n"
          "Exit status: 0 written, 1 the trace (or topology) could not be used, 2 bad usage.\n"
          "\n" +

@@ -71,6 +71,8 @@ std::string collectivesJson(const analyzer::Analysis& a, size_t shown) {
                    .field("gpu_start_ns", c.gpu_start_ns < 0 ? "null" : std::to_string(c.gpu_start_ns))
                    .field("gpu_end_ns", c.gpu_end_ns < 0 ? "null" : std::to_string(c.gpu_end_ns))
                    .num("gpu_ranks", c.gpu_ranks).boolean("gpu_timed", c.gpu_timed)
+                   .field("step", c.step < 0 ? "null" : std::to_string(c.step))
+                   .field("bucket", c.bucket < 0 ? "null" : std::to_string(c.bucket))
                    .done());
   }
   return colls.done();
@@ -237,6 +239,36 @@ std::string stragglersJson(const analyzer::Analysis& a) {
   return strag.done();
 }
 
+// Every step, and per step every rank (docs/metrics.md names the figures).
+std::string stepsJson(const analyzer::Analysis& a) {
+  const analyzer::StepInfo& info = a.steps;
+  Json steps = Json::array();
+  size_t at = 0;
+  for (const analyzer::StepStats& st : info.steps) {
+    Json ranks = Json::array();
+    for (; at < info.per_rank.size() && info.per_rank[at].step == st.step; ++at) {
+      const analyzer::StepRankStats& r = info.per_rank[at];
+      ranks.item(Json::object().num("rank", r.rank).num("start_ns", r.start_ns)
+                     .num("end_ns", r.end_ns).num("step_ns", r.step_ns)
+                     .num("compute_ns", r.compute_ns).num("comm_ns", r.comm_ns)
+                     .num("wait_ns", r.wait_ns).num("moving_ns", r.moving_ns).done());
+    }
+    steps.item(Json::object().num("step", st.step).num("start_ns", st.start_ns)
+                   .num("end_ns", st.end_ns).boolean("complete", st.complete)
+                   .num("calls", st.calls)
+                   .field("late_rank", st.late_rank < 0 ? "null" : std::to_string(st.late_rank))
+                   .num("late_by_ns", st.late_by_ns).num("wait_ns", st.wait_ns)
+                   .field("ranks", ranks.done()).done());
+  }
+  return Json::object()
+      .field("source", info.source.empty() ? "null" : format::jsonString(info.source))
+      .field("comm", info.comm.empty() ? "null" : format::jsonString(info.comm))
+      .num("calls_per_step", info.calls_per_step).num("setup_calls", info.setup_calls)
+      .str("note", info.note).num("count", static_cast<int64_t>(info.steps.size()))
+      .field("steps", steps.done())
+      .done();
+}
+
 std::string ranksJson(const analyzer::Analysis& a) {
   Json ranks = Json::array();
   for (const analyzer::RankStats& r : a.ranks) {
@@ -333,6 +365,7 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
   root.field("phase_totals", phaseTotalsJson(a));
   root.field("stragglers", stragglersJson(a));
   root.field("ranks", ranksJson(a));
+  root.field("steps", stepsJson(a));
 
   root.field("gpus", gpusJson(a));
   root.num("gpu_activities", a.gpu_activities);

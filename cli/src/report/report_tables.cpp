@@ -385,7 +385,8 @@ const std::vector<std::string>& csvTableIds() {
   static const std::vector<std::string> ids = {"op_buckets", "collectives", "links",
                                                "idle_links", "phases",      "ranks",
                                                "stragglers", "gpus",        "channels",
-                                               "hosts",      "host_traffic", "clocks"};
+                                               "hosts",      "host_traffic", "clocks",
+                                               "steps",      "rank_steps"};
   return ids;
 }
 
@@ -405,6 +406,8 @@ bool buildReportTable(const Analysis& a, const std::string& id, Units units, siz
   else if (id == "hosts") hostTable(a, units, out);
   else if (id == "host_traffic") hostTrafficTable(a, units, out);
   else if (id == "clocks") clockTable(a, units, out);
+  else if (id == "steps") stepTable(a, units, limit, out);
+  else if (id == "rank_steps") rankStepTable(a, units, out);
   else return false;
   return true;
 }

@@ -23,7 +23,7 @@ struct ReportColumn {
 
 struct ReportTable {
   std::string id;     // op_buckets, collectives, links, idle_links, phases, ranks, stragglers,
-                      // gpus, channels, hosts, host_traffic, clocks
+                      // gpus, channels, hosts, host_traffic, clocks, steps, rank_steps
   std::string title;  // "Collectives by op and size"
   std::vector<ReportColumn> columns;
   std::vector<std::vector<std::string>> rows;
@@ -39,6 +39,11 @@ const std::vector<std::string>& csvTableIds();
 // tables (links, idle links, collectives) for human output; 0 = all.
 bool buildReportTable(const analyzer::Analysis& a, const std::string& id, Units units,
                       size_t limit, ReportTable* out);
+
+// Training steps (report_steps.cpp): per step over its ranks ("steps"; a person sees the
+// slowest 16 at most) and per rank over its steps ("rank_steps"); both empty without steps.
+void stepTable(const analyzer::Analysis& a, Units units, size_t limit, ReportTable* out);
+void rankStepTable(const analyzer::Analysis& a, Units units, ReportTable* out);
 
 // Stragglers: per rank, how often it entered a collective last and the skew it caused.
 struct StragglerRow {

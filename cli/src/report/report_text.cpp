@@ -162,14 +162,15 @@ std::string renderTableCsv(const ReportTable& t) {
 
 std::vector<ReportTable> humanTables(const analyzer::Analysis& a, size_t limit) {
   std::vector<ReportTable> out;
-  for (const char* id : {"op_buckets", "stragglers", "hosts", "ranks", "links", "host_traffic",
-                         "idle_links", "phases", "gpus", "channels"}) {
+  for (const char* id : {"steps", "rank_steps", "op_buckets", "stragglers", "hosts", "ranks",
+                         "links", "host_traffic", "idle_links", "phases", "gpus", "channels"}) {
     // The GPU tables only where the trace has GPU data (NCCL with CUPTI); the host tables only
     // where the ranks ran on 2+ hosts.
     std::string_view name(id);
     if ((name == "gpus" && a.gpus.empty()) ||
         (name == "channels" && a.channel_traffic.empty()) ||
-        ((name == "hosts" || name == "host_traffic") && a.hosts.size() < 2))
+        ((name == "hosts" || name == "host_traffic") && a.hosts.size() < 2) ||
+        ((name == "steps" || name == "rank_steps") && a.steps.steps.empty()))
       continue;
     ReportTable t;
     buildReportTable(a, id, Units::kHuman, limit, &t);

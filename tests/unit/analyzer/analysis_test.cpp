@@ -175,7 +175,7 @@ TEST(AnalysisTest, ReferenceRingGolden) {
     EXPECT_NE((l.src + 1) % 4, l.dst);
   }
   // Straggler: rank 3 last in 1/1 instances, skew 600 = 30% of 2000.
-  const Finding* s = findRule(a, "straggler");
+  const Finding* s = findRule(a, "late-ranks");
   ASSERT_NE(s, nullptr);
   EXPECT_NE(s->message.find("rank 3"), std::string::npos);
   EXPECT_EQ(findRule(a, "slow-link"), nullptr);
@@ -195,7 +195,7 @@ TEST(AnalysisTest, NoStragglerWhenArrivalsAgree) {
   Analysis a = run(t.build());
   ASSERT_EQ(a.collectives.size(), 1u);
   EXPECT_EQ(a.collectives[0].arrival_skew_ns, 0);
-  EXPECT_EQ(findRule(a, "straggler"), nullptr);
+  EXPECT_EQ(findRule(a, "late-ranks"), nullptr);
 }
 
 TEST(AnalysisTest, SlowLinkIsNamedBottleneck) {
@@ -413,17 +413,17 @@ TEST(AnalysisTest, SkewWithinClockUncertaintyIsNoStraggler) {
 
   Analysis within = runWithClock(path, twoDomains(1000));
   EXPECT_EQ(within.clock.domains.size(), 2u);
-  EXPECT_EQ(findRule(within, "straggler"), nullptr);
+  EXPECT_EQ(findRule(within, "late-ranks"), nullptr);
   const Finding* f = findRule(within, "clock-uncertainty");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, "warning");
   EXPECT_NE(f->message.find("rank 3"), std::string::npos) << f->message;
-  EXPECT_NE(f->message.find("not a straggler"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("not a late rank"), std::string::npos) << f->message;
   EXPECT_NE(f->evidence.find("600 ns"), std::string::npos) << f->evidence;
 
   Analysis beyond = runWithClock(path, twoDomains(100));
   EXPECT_EQ(findRule(beyond, "clock-uncertainty"), nullptr);
-  const Finding* s = findRule(beyond, "straggler");
+  const Finding* s = findRule(beyond, "late-ranks");
   ASSERT_NE(s, nullptr);
   EXPECT_NE(s->evidence.find("beyond the clock uncertainty"), std::string::npos) << s->evidence;
 }
@@ -665,7 +665,7 @@ TEST(DiffTest, PairCollectivesByOpSizeAndFirstStart) {
 
 TEST(FindingRulesTest, OneTableOfUniqueRules) {
   const std::vector<FindingRule>& rules = findingRules();
-  ASSERT_EQ(rules.size(), 15u);
+  ASSERT_EQ(rules.size(), 15u);  // late-ranks replaced straggler
   bool warnings_started = false;
   for (size_t i = 0; i < rules.size(); ++i) {
     EXPECT_TRUE(rules[i].severity == "problem" || rules[i].severity == "warning") << rules[i].id;

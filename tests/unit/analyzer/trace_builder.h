@@ -67,6 +67,7 @@ class TraceBuilder {
   std::vector<Xfer> xfers;
   std::vector<GpuAct> gpu;
   std::vector<CollGpu> coll_gpu;
+  std::vector<std::pair<int, storage::StepMarkerRow>> markers;  // (rank, marker)
   std::map<int, std::map<std::string, std::string>> meta;  // extra per-rank meta
   std::vector<int> unclean;                                 // ranks without end_state=clean
   std::vector<int> unreadable;  // ranks whose file the merge gets as skipped (as `merge -k` does)
@@ -144,6 +145,11 @@ class TraceBuilder {
         row.gpu_start_ns = c.start;
         row.gpu_end_ns = c.end;
         EXPECT_TRUE(w->addCollectiveGpu(row)) << w->error();
+      }
+      for (const auto& [rank, m] : markers) {
+        if (rank == r) {
+          EXPECT_TRUE(w->addStepMarker(m)) << w->error();
+        }
       }
       EXPECT_TRUE(w->commit()) << w->error();
       for (const auto& [k, v] : meta[r]) EXPECT_TRUE(w->setMeta(k, v));

@@ -73,6 +73,11 @@ struct CollectiveInstance {
   int64_t gpu_end_ns = -1;      // last rank's GPU end
   int gpu_ranks = 0;            // ranks with GPU times for it
   bool gpu_timed = false;       // duration_ns comes from the GPU times
+  // Training steps (Analysis::steps, docs/steps.md): the step the call belongs to (-1: none,
+  // e.g. setup calls) and, for an all-reduce, its bucket: its place among the step's
+  // all-reduces on its communicator, from 0 (-1 otherwise).
+  int64_t step = -1;
+  int bucket = -1;
 };
 
 // Per op, library and power-of-two size bucket.
@@ -201,6 +206,41 @@ struct GpuStats {
   int64_t nvtx_ranges = 0;
 };
 
+// One training step on one rank (docs/metrics.md defines each figure).
+struct StepRankStats {
+  int64_t step = 0;
+  int rank = -1;
+  int64_t start_ns = 0, end_ns = 0;  // the step on this rank (docs/steps.md: where steps begin)
+  int64_t step_ns = 0;               // step time: end - start
+  int64_t comm_ns = 0;               // time in collectives: union of its calls within the step
+  int64_t compute_ns = 0;            // time computing: step_ns - comm_ns (outside collectives)
+  int64_t wait_ns = 0;               // waiting for late ranks: union of [its entry, last entry]
+  int64_t moving_ns = 0;             // moving data: comm_ns - wait_ns
+};
+
+// One training step over all ranks.
+struct StepStats {
+  int64_t step = 0;                  // the job's number (markers) or from 0 (detected)
+  int64_t start_ns = 0, end_ns = 0;  // earliest start and latest end over the ranks
+  bool complete = true;              // false: the trace ends inside it
+  int64_t calls = 0;                 // collective instances in it
+  int late_rank = -1;                // last to enter the step's call with the largest skew
+  int64_t late_by_ns = 0;            // that skew (last entry - first entry)
+  int64_t wait_ns = 0;               // sum over ranks of their waiting for late ranks
+};
+
+// The training steps of a job (docs/steps.md): explicit markers when the job set any, else
+// the period of the calls on one communicator.
+struct StepInfo {
+  std::string source;      // "markers", "detected" (at analysis), "stored" (by merge); "": none
+  std::string comm;        // detected/stored: the communicator whose calls repeat
+  int64_t calls_per_step = 0;  // detected: calls of one step on comm
+  int64_t setup_calls = 0;     // detected: calls on comm before the first step
+  std::string note;        // no steps: why ("no repeating sequence of calls", ...)
+  std::vector<StepStats> steps;         // by step
+  std::vector<StepRankStats> per_rank;  // by step, then rank
+};
+
 // One finding of a rule of findingRules() (findings.h), which gives its severity.
 struct Finding {
   std::string severity;     // problem, warning, info
@@ -232,6 +272,7 @@ struct Analysis {
   std::vector<IdleLink> idle_links;
   std::vector<PhaseStats> phases;
   std::vector<RankStats> ranks;
+  StepInfo steps;
   double alpha_s = -1, beta_s_per_byte = -1;    // fitted or from the topology; -1 unknown
   std::string model_source;                     // "topology", "fitted", ""
   // Why there is no model ("too few sizes to fit a model: ..."); empty when there is one.

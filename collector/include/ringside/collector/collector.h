@@ -81,6 +81,10 @@ struct CollectiveCall {
 void emitCollective(int32_t comm, uint64_t id, const CollectiveCall& call, int64_t t0, int64_t t1,
                     bool ok);
 
+// Records that the job begins training step `step` now (ringside_step(), docs/steps.md):
+// activates the collector like a wrapped call, then emits one kStepMarker event. Hot-path rules.
+void markStep(int64_t step);
+
 // Records a fact about the trace (e.g. "interposition", "active"). Not hot:
 // takes a lock and copies the strings.
 void noteMeta(const char* key, const char* value);

@@ -18,6 +18,8 @@ enum class EventKind : uint8_t {
                       // ringside's reference all-reduce; aux = chunk index, not slot
   kCollectiveGpu = 5, // what a GPU library adds to collective `id` (see below); may come
                       // long after the call's kCollective, from another thread
+  kStepMarker = 6,    // the job called ringside_step(): t0 = when, key = the step number
+                      // (as int64_t bits)
 };
 
 enum class Op : uint8_t {

@@ -45,6 +45,8 @@ class RankWriter {
   virtual bool addCommunicator(const CommunicatorRow& row) = 0;
   // One wall-clock anchor (schema v3).
   virtual bool addClockAnchor(const ClockAnchorRow& row) = 0;
+  // One explicit step marker (schema v4).
+  virtual bool addStepMarker(const StepMarkerRow& row) = 0;
   virtual bool commit() = 0;
 
   // Closes the database (checkpointing the WAL). Idempotent.

@@ -21,7 +21,9 @@ namespace ringside::storage {
 // Version 3 added the clock tables (clock_anchor_data in every file; clock_domain, clock_rank and
 // clock_segment in merged traces), rank.boot_id and rank.timens_offset_ns, and aligned columns in
 // the views; version-2 files read with the identity clock model.
-inline constexpr int kSchemaVersion = 3;
+// Version 4 added the training-step tables (step_marker_data in every file, step in merged traces;
+// docs/schema.md); version-3 files read without markers, and analyze() detects their steps.
+inline constexpr int kSchemaVersion = 4;
 
 // Sentinel for "not known / not applicable" in integer columns (stored as NULL).
 inline constexpr int64_t kNone = -1;
@@ -136,6 +138,22 @@ struct CommunicatorRow {
   std::string_view end_state;    // destroyed, aborted, "" while alive
   std::string_view topology;     // what the library said of its rings/trees, one per line
                                  // ("ring 0: 0 1 2 3", "tree 0: 1->0->-1/2"); "" if unknown
+};
+
+// One explicit step marker: the job called ringside_step(step) (schema v4, docs/steps.md).
+struct StepMarkerRow {
+  int64_t step = 0;      // the number the job gave
+  int64_t start_ns = 0;  // when it was called (host clock)
+};
+
+// One training step found in a merged trace's calls (schema v4, table step): the calls of
+// communicator `comm` with first_seq <= seq <= last_seq. Written by `ringside merge`.
+struct StepRow {
+  int64_t step = 0;       // from 0
+  std::string comm;       // the communicator whose repeating calls define the steps
+  int64_t first_seq = 0;  // the step's first call on comm
+  int64_t last_seq = 0;   // its last call on comm
+  bool complete = true;   // false: the trace ends inside this step
 };
 
 }  // namespace ringside::storage

@@ -88,6 +88,14 @@ class TraceReader {
   // Ordered by (rank, created_ns).
   virtual bool forEachCommunicator(const std::function<bool(int32_t rank, const CommunicatorRow&)>& fn,
                                    std::string* error) = 0;
+  // Schema v4 tables (older files visit nothing and succeed). Step markers (the job called
+  // ringside_step()), ordered by (rank, start_ns), times mapped as the calls' are; `rank` is the
+  // recording rank.
+  virtual bool forEachStepMarker(const std::function<bool(int32_t rank, const StepMarkerRow&)>& fn,
+                                 std::string* error) = 0;
+  // The steps `ringside merge` detected (table step), ordered by step. Whether merge looked at
+  // all is the meta key steps_detected (docs/schema.md); without it, the table is empty.
+  virtual bool forEachStep(const std::function<bool(const StepRow&)>& fn, std::string* error) = 0;
 
  protected:
   TraceReader() = default;

@@ -1,0 +1,18 @@
+// storage/step_store.h — stores the training steps found in a merged trace (table step, schema
+// v4; docs/steps.md). `ringside merge` finds them with the analyzer's detection and stores them
+// here, as it stores the clock model: analyze() then reads them instead of detecting again.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ringside/storage/records.h"
+
+namespace ringside::storage {
+
+// Replaces the step rows of the merged trace at `path` with `steps` (possibly none) and sets the
+// meta keys steps_detected (how many) and steps_comm. Upgrades an older trace to the current
+// version on the way. Returns false with a one-line *error.
+bool storeSteps(const std::string& path, const std::vector<StepRow>& steps, std::string* error);
+
+}  // namespace ringside::storage

@@ -1,0 +1,247 @@
+// Training steps (docs/steps.md) and the late-ranks finding on constructed traces: detection
+// from the period of the calls (setup calls, DDP's unbucketed first step, a partial last step,
+// a benchmark loop that has no steps), explicit markers, steps stored by merge, per step and
+// rank figures (docs/metrics.md).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ringside/analyzer/analysis.h"
+#include "ringside/analyzer/steps.h"
+#include "ringside/storage/step_store.h"
+#include "ringside/storage/trace_reader.h"
+#include "trace_builder.h"
+
+namespace ringside::analyzer {
+namespace {
+
+using testing_util::Coll;
+using testing_util::TraceBuilder;
+
+constexpr int64_t kMs = 1000 * 1000;
+
+// Simulates a job on `world` ranks, one communicator: each rank computes, then enters its calls;
+// a call returns on every rank 1 ms after the last rank entered it.
+class Job {
+ public:
+  Job(TraceBuilder* t, int world) : t_(t), now_(static_cast<size_t>(world), 1000 * kMs) {}
+
+  void call(const std::string& op, int64_t bytes) {
+    int64_t last = 0;
+    for (int64_t n : now_) last = std::max(last, n);
+    const int64_t end = last + kMs;
+    for (size_t r = 0; r < now_.size(); ++r) {
+      t_->colls.push_back(Coll{id_++, static_cast<int>(r), seq_, op, "gloo", bytes, now_[r], end});
+      now_[r] = end;
+    }
+    ++seq_;
+  }
+  // Every rank computes `ms`, rank `slow` `extra_ms` more.
+  void compute(int64_t ms, int slow = -1, int64_t extra_ms = 0) {
+    for (size_t r = 0; r < now_.size(); ++r) {
+      now_[r] += ms * kMs + (static_cast<int>(r) == slow ? extra_ms * kMs : 0);
+    }
+  }
+  int64_t now(int rank) const { return now_[static_cast<size_t>(rank)]; }
+
+ private:
+  TraceBuilder* t_;
+  std::vector<int64_t> now_;
+  int64_t seq_ = 0, id_ = 1;
+};
+
+// DDP as ddp_train.py runs it: shapes allgather and parameter broadcast; step 0 all-reduces
+// every gradient (3000 B) in one bucket; the bucket-rebuild broadcast; then two buckets per step.
+void ddpJob(TraceBuilder* t, int world, int steps, int slow = -1, int64_t extra_ms = 0,
+            bool cut_last_bucket = false) {
+  Job job(t, world);
+  job.call("allgather", 8);
+  job.call("broadcast", 3000);
+  for (int s = 0; s < steps; ++s) {
+    job.compute(10, slow, extra_ms);
+    if (s == 0) {
+      job.call("allreduce", 3000);
+      continue;
+    }
+    if (s == 1) job.call("broadcast", 28);
+    job.call("allreduce", 2000);
+    if (!(cut_last_bucket && s == steps - 1)) job.call("allreduce", 1000);
+  }
+}
+
+Analysis analyzeTrace(const std::string& path) {
+  std::string error;
+  auto reader = storage::TraceReader::open(path, &error);
+  EXPECT_NE(reader, nullptr) << error;
+  Analysis a;
+  EXPECT_TRUE(analyze(*reader, AnalysisOptions{}, &a, &error)) << error;
+  return a;
+}
+
+const Finding* findRule(const Analysis& a, const std::string& rule) {
+  for (const Finding& f : a.findings) {
+    if (f.rule == rule) return &f;
+  }
+  return nullptr;
+}
+
+TEST(StepsTest, DetectsDdpStepsWithSetupAndFirstUnbucketedStep) {
+  TraceBuilder t(3);
+  ddpJob(&t, 3, 6);
+  Analysis a = analyzeTrace(t.build());
+  EXPECT_EQ(a.steps.source, "detected");
+  EXPECT_EQ(a.steps.comm, "world");
+  ASSERT_EQ(a.steps.steps.size(), 6u) << a.steps.note;
+  EXPECT_EQ(a.steps.calls_per_step, 2);
+  EXPECT_EQ(a.steps.setup_calls, 2);  // allgather, broadcast
+  for (size_t k = 0; k < 6; ++k) {
+    EXPECT_EQ(a.steps.steps[k].step, static_cast<int64_t>(k));
+    EXPECT_TRUE(a.steps.steps[k].complete);
+  }
+  ASSERT_EQ(a.steps.per_rank.size(), 18u);
+  // Each step on each rank: 10 ms compute, then its calls (1 ms each), no waiting.
+  for (const StepRankStats& r : a.steps.per_rank) {
+    const int64_t calls = r.step == 0 ? 1 : (r.step == 1 ? 3 : 2);
+    EXPECT_EQ(r.step_ns, (10 + calls) * kMs) << "step " << r.step << " rank " << r.rank;
+    EXPECT_EQ(r.compute_ns, 10 * kMs);
+    EXPECT_EQ(r.comm_ns, calls * kMs);
+    EXPECT_EQ(r.wait_ns, 0);
+    EXPECT_EQ(r.moving_ns, r.comm_ns);
+  }
+  // Setup calls have no step; all-reduces carry their bucket within the step.
+  for (const CollectiveInstance& c : a.collectives) {
+    if (c.seq < 2) {
+      EXPECT_EQ(c.step, -1) << c.seq;
+    }
+    if (c.op != "allreduce") {
+      EXPECT_EQ(c.bucket, -1);
+      continue;
+    }
+    EXPECT_GE(c.step, 0);
+    EXPECT_EQ(c.bucket, c.bytes == 1000 ? 1 : 0) << "seq " << c.seq;
+  }
+  // Healthy: balanced ranks, no late-ranks finding.
+  EXPECT_EQ(findRule(a, "late-ranks"), nullptr);
+  EXPECT_EQ(findRule(a, "clock-uncertainty"), nullptr);
+}
+
+TEST(StepsTest, LateRankFindingNamesRankExtraComputeAndCost) {
+  TraceBuilder t(4);
+  ddpJob(&t, 4, 8, /*slow=*/2, /*extra_ms=*/5);
+  Analysis a = analyzeTrace(t.build());
+  ASSERT_EQ(a.steps.steps.size(), 8u) << a.steps.note;
+  for (const StepStats& st : a.steps.steps) {
+    EXPECT_EQ(st.late_rank, 2);
+    EXPECT_EQ(st.late_by_ns, 5 * kMs);
+  }
+  ASSERT_FALSE(a.findings.empty());
+  const Finding& f = a.findings.front();
+  EXPECT_EQ(f.rule, "late-ranks");
+  EXPECT_EQ(f.severity, "problem");
+  EXPECT_NE(f.message.find("rank 2 arrives last in 100% of steps by a median 5.00 ms"),
+            std::string::npos) << f.message;
+  // Compute per step: 15 ms on rank 2 vs 10 ms: 50% (5 ms) longer.
+  EXPECT_NE(f.message.find("50% (5.00 ms) longer"), std::string::npos) << f.message;
+  // Cost: 3 other ranks wait 5 ms in each step's first call.
+  EXPECT_EQ(f.cost_ns, 3 * 8 * 5 * kMs);
+  EXPECT_NE(f.action.find("rank 2"), std::string::npos) << f.action;
+  // Per step, the waiting is the others', while rank 2 computed.
+  for (const StepRankStats& r : a.steps.per_rank) {
+    EXPECT_EQ(r.wait_ns, r.rank == 2 ? 0 : 5 * kMs);
+    EXPECT_EQ(r.compute_ns, r.rank == 2 ? 15 * kMs : 10 * kMs);
+  }
+}
+
+TEST(StepsTest, PartialLastStep) {
+  TraceBuilder t(2);
+  ddpJob(&t, 2, 5, -1, 0, /*cut_last_bucket=*/true);
+  Analysis a = analyzeTrace(t.build());
+  ASSERT_EQ(a.steps.steps.size(), 5u) << a.steps.note;
+  EXPECT_FALSE(a.steps.steps.back().complete);
+  EXPECT_TRUE(a.steps.steps[3].complete);
+}
+
+TEST(StepsTest, BenchmarkLoopHasNoSteps) {
+  TraceBuilder t(2);
+  Job job(&t, 2);
+  for (int i = 0; i < 20; ++i) job.call("allreduce", 4096);  // back to back
+  Analysis a = analyzeTrace(t.build());
+  EXPECT_TRUE(a.steps.steps.empty());
+  EXPECT_EQ(a.steps.source, "");
+  EXPECT_NE(a.steps.note.find("back to back"), std::string::npos) << a.steps.note;
+  for (const CollectiveInstance& c : a.collectives) EXPECT_EQ(c.step, -1);
+}
+
+TEST(StepsTest, SizesThatNeverRepeatHaveNoSteps) {
+  TraceBuilder t(2);
+  Job job(&t, 2);
+  for (int size = 1; size <= 8; ++size) {
+    for (int i = 0; i < 3; ++i) {
+      job.compute(1);
+      job.call("allreduce", 1024 * size);
+    }
+  }
+  Analysis a = analyzeTrace(t.build());
+  EXPECT_TRUE(a.steps.steps.empty());
+  EXPECT_FALSE(a.steps.note.empty());
+}
+
+TEST(StepsTest, MarkersOverrideDetection) {
+  TraceBuilder t(2);
+  ddpJob(&t, 2, 4);
+  // The job numbers its steps from 100; markers at each step's start (before its compute).
+  std::vector<int64_t> starts;
+  for (const Coll& c : t.colls) {
+    if (c.rank == 0 && c.op == "allreduce" && c.bytes != 1000) starts.push_back(c.start - 10 * kMs);
+  }
+  ASSERT_EQ(starts.size(), 4u);
+  for (int r = 0; r < 2; ++r) {
+    for (size_t k = 0; k < starts.size(); ++k) {
+      t.markers.push_back({r, storage::StepMarkerRow{100 + static_cast<int64_t>(k), starts[k]}});
+    }
+  }
+  Analysis a = analyzeTrace(t.build());
+  EXPECT_EQ(a.steps.source, "markers");
+  ASSERT_EQ(a.steps.steps.size(), 4u);
+  EXPECT_EQ(a.steps.steps.front().step, 100);
+  EXPECT_EQ(a.steps.steps.back().step, 103);
+  // Step 101 holds the rebuild broadcast and both buckets.
+  EXPECT_EQ(a.steps.steps[1].calls, 3);
+  for (const CollectiveInstance& c : a.collectives) {
+    if (c.op == "allreduce") {
+      EXPECT_GE(c.step, 100);
+    }
+  }
+}
+
+TEST(StepsTest, StoredStepsAreReadBack) {
+  TraceBuilder t(2);
+  ddpJob(&t, 2, 5);
+  const std::string path = t.build();
+  std::vector<storage::StepRow> rows;
+  std::string note, error;
+  {
+    auto reader = storage::TraceReader::open(path, &error);
+    ASSERT_NE(reader, nullptr) << error;
+    ASSERT_TRUE(detectSteps(*reader, &rows, &note, &error)) << error;
+  }
+  ASSERT_EQ(rows.size(), 5u) << note;
+  EXPECT_EQ(rows[0].first_seq, 2);
+  EXPECT_EQ(rows[1].first_seq, 4);  // after the rebuild broadcast
+  EXPECT_EQ(rows[1].last_seq, 5);
+  ASSERT_TRUE(storage::storeSteps(path, rows, &error)) << error;
+  Analysis a = analyzeTrace(path);
+  EXPECT_EQ(a.steps.source, "stored");
+  EXPECT_EQ(a.steps.comm, "world");
+  EXPECT_EQ(a.steps.steps.size(), 5u);
+  // Stored as none: analyze() does not detect them again.
+  ASSERT_TRUE(storage::storeSteps(path, {}, &error)) << error;
+  Analysis none = analyzeTrace(path);
+  EXPECT_TRUE(none.steps.steps.empty());
+  EXPECT_FALSE(none.steps.note.empty());
+}
+
+}  // namespace
+}  // namespace ringside::analyzer
