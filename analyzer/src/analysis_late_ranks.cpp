@@ -119,9 +119,77 @@ std::string computeClause(int64_t mine, int64_t others) {
   return "; its compute per step is " + fixed(pct, 0) + "% (" + extra + ") longer than the others'";
 }
 
+// Waiting with no one rank to blame: at least this share of the ranks' collective time, and of
+// their span.
+constexpr double kMinWaitShareOfComm = 0.2;
+constexpr double kMinWaitShareOfSpan = 0.02;
+
+// "ranks wait 25% of their collective time for late ranks; the last to arrive varies": the
+// waiting finding when no single rank is late often enough for late-ranks.
+void waitingFinding(const Analysis& a, std::vector<Finding>* findings) {
+  int64_t wait = 0, comm = 0, span = 0;
+  for (const RankStats& r : a.ranks) {
+    wait += r.wait_ns;
+    comm += r.comm_ns;
+    span += r.span_ns;
+  }
+  if (comm <= 0 || span <= 0) return;
+  const double of_comm = static_cast<double>(wait) / static_cast<double>(comm);
+  if (of_comm < kMinWaitShareOfComm ||
+      static_cast<double>(wait) < kMinWaitShareOfSpan * static_cast<double>(span)) {
+    return;
+  }
+  // Who arrived last, by step when there are steps, else by call.
+  std::map<int, int64_t> last;
+  int64_t judged = 0;
+  const bool by_step = a.steps.steps.size() >= 2;
+  if (by_step) {
+    for (const StepStats& st : a.steps.steps) {
+      if (st.late_rank < 0) continue;
+      ++last[st.late_rank];
+      ++judged;
+    }
+  } else {
+    for (const CollectiveInstance& c : a.collectives) {
+      if (c.ranks < 2 || c.arrival_skew_ns <= 0) continue;
+      ++last[c.straggler_rank];
+      ++judged;
+    }
+  }
+  std::vector<std::pair<int64_t, int>> order;
+  for (const auto& [rank, n] : last) order.emplace_back(-n, rank);
+  std::sort(order.begin(), order.end());
+  std::string who;
+  for (size_t i = 0; i < order.size() && i < 4; ++i) {
+    who += (i ? ", rank " : "rank ") + std::to_string(order[i].second) + " " +
+           fixed(100.0 * static_cast<double>(-order[i].first) / static_cast<double>(std::max<int64_t>(1, judged)), 0) + "%";
+  }
+  const std::string per_step =
+      by_step ? " (" + durationFixed(wait / std::max<int64_t>(1, static_cast<int64_t>(
+                                                                    a.ranks.size() *
+                                                                    a.steps.steps.size()))) +
+                    " per rank and step)"
+              : "";
+  Finding f = makeFinding(
+      "waiting",
+      "ranks wait " + fixed(100 * of_comm, 0) + "% of their collective time for late ranks" +
+          per_step + "; the last to arrive varies",
+      "last to arrive in the " + std::string(by_step ? "steps" : "collectives") + ": " + who +
+          "; waiting " + durationFixed(wait) + " of " + durationFixed(comm) +
+          " in collectives, summed over the ranks");
+  f.cost_ns = wait;
+  findings->push_back(std::move(f));
+}
+
 }  // namespace
 
 void lateRankFindings(const AnalysisState& s, std::vector<Finding>* findings) {
+  const size_t before = findings->size();
+  lateRankFinding(s, findings);
+  if (findings->size() == before) waitingFinding(*s.out, findings);
+}
+
+void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings) {
   const Analysis& a = *s.out;
   double share = 0;
   int64_t late_by = 0, times = 0, of = 0;

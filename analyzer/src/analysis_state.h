@@ -276,7 +276,10 @@ double treeAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns);
 // The messages on an op's critical path, as the model counts them (analysis_model.cpp).
 int modelSteps(const std::string& op, const std::string& library, int n);
 // The late-ranks and clock-uncertainty rules (analysis_late_ranks.cpp), for addFindings.
+// late-ranks when one rank is to blame, else `waiting` when the ranks wait a large share of
+// their collective time for whichever rank is last.
 void lateRankFindings(const AnalysisState& s, std::vector<Finding>* findings);
+void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings);
 
 // Shared by stages.
 bool glooRingAllreduce(const CollectiveInstance& c);

@@ -27,6 +27,11 @@ const std::vector<FindingRule>& findingRules() {
        "beyond the spread of the others",
        "check what else loads that path (other jobs, CPU load on its two hosts, the NIC or "
        "route); measure it alone with ringside bench"},
+      {"waiting", "warning",
+       "no late-ranks finding, but the ranks wait >= 20% of their collective time (and >= 2% "
+       "of their span) for whichever rank arrives last",
+       "compare the ranks' compute per step (the Training steps table): uneven batches, data "
+       "loading or a shared, busy host make a different rank late each time"},
       {"algorithm", "warning",
        "the alpha-beta model predicts another all-reduce algorithm (ring, tree) >= 20% faster "
        "than the library's over the trace's sizes",

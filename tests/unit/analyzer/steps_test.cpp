@@ -122,8 +122,9 @@ TEST(StepsTest, DetectsDdpStepsWithSetupAndFirstUnbucketedStep) {
     EXPECT_GE(c.step, 0);
     EXPECT_EQ(c.bucket, c.bytes == 1000 ? 1 : 0) << "seq " << c.seq;
   }
-  // Healthy: balanced ranks, no late-ranks finding.
+  // Healthy: balanced ranks, no late-ranks or waiting finding.
   EXPECT_EQ(findRule(a, "late-ranks"), nullptr);
+  EXPECT_EQ(findRule(a, "waiting"), nullptr);
   EXPECT_EQ(findRule(a, "clock-uncertainty"), nullptr);
 }
 
@@ -152,6 +153,32 @@ TEST(StepsTest, LateRankFindingNamesRankExtraComputeAndCost) {
     EXPECT_EQ(r.wait_ns, r.rank == 2 ? 0 : 5 * kMs);
     EXPECT_EQ(r.compute_ns, r.rank == 2 ? 15 * kMs : 10 * kMs);
   }
+}
+
+// A different rank is late each step (jitter, no one to blame): no late-ranks finding, but a
+// `waiting` warning with the share of collective time, the per-step cost and who was last.
+TEST(StepsTest, WaitingWithoutOneLateRank) {
+  TraceBuilder t(4);
+  Job job(&t, 4);
+  job.call("allgather", 8);
+  for (int s = 0; s < 8; ++s) {
+    job.compute(10, /*slow=*/s % 4, /*extra_ms=*/5);
+    job.call("allreduce", 2000);
+    job.call("allreduce", 1000);
+  }
+  Analysis a = analyzeTrace(t.build());
+  ASSERT_EQ(a.steps.steps.size(), 8u) << a.steps.note;
+  EXPECT_EQ(findRule(a, "late-ranks"), nullptr);
+  const Finding* f = findRule(a, "waiting");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, "warning");
+  EXPECT_EQ(&a.findings.front(), f);
+  // Three of four ranks wait 5 ms in every step's first call of 2 ms + 5 ms waiting... per rank
+  // and step: 3 x 5 ms / 4 ranks = 3.75 ms.
+  EXPECT_NE(f->message.find("3.75 ms per rank and step"), std::string::npos) << f->message;
+  EXPECT_NE(f->evidence.find("rank 0 25%"), std::string::npos) << f->evidence;
+  EXPECT_EQ(f->cost_ns, 8 * 3 * 5 * kMs);
+  EXPECT_FALSE(f->action.empty());
 }
 
 TEST(StepsTest, PartialLastStep) {
