@@ -17,7 +17,7 @@ using format::fixed;
 
 // The rank named must be last in at least this share of the steps (or calls), and in 1.5x the
 // share chance would give it among the ranks.
-constexpr double kMinLastShare = 0.5;
+constexpr double kMinLastShare = 0.6;
 constexpr double kOverChance = 1.5;
 // The waiting it causes must be at least this share of the other ranks' time.
 constexpr double kMinCostShare = 0.05;

@@ -18,7 +18,7 @@ const std::vector<FindingRule>& findingRules() {
        "a rank's interposition meta starts with \"inactive\" (nothing recorded there)",
        "check that the rank's process loads libringside_preload.so and uses Gloo or NCCL"},
       {"late-ranks", "problem",
-       "one rank entered last in >= 50% (and >= 1.5/ranks) of the steps (of the calls without "
+       "one rank entered last in >= 60% (and >= 1.5/ranks) of the steps (of the calls without "
        "steps), and the others' waiting for it is >= 5% of their time",
        "look at what the late rank does between collectives (data loading, an uneven batch, a "
        "slower host or GPU)"},
