@@ -101,7 +101,7 @@ int mostOftenLast(const Analysis& a, double* share, int64_t* late_by, std::strin
 std::pair<int64_t, int64_t> computePerStep(const Analysis& a, int rank) {
   std::vector<int64_t> mine, others;
   for (const StepRankStats& r : a.steps.per_rank) {
-    (r.rank == rank ? mine : others).push_back(r.compute_ns);
+    (r.rank == rank ? mine : others).push_back(r.compute_ns());
   }
   if (mine.empty() || others.empty() || a.steps.steps.size() < 2) return {-1, -1};
   std::sort(mine.begin(), mine.end());

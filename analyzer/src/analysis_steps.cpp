@@ -257,11 +257,8 @@ void measureSteps(AnalysisState& s, const std::map<int, RankSteps>& ranks,
       r.step = rs.step[k];
       r.rank = rank;
       std::tie(r.start_ns, r.end_ns) = rs.span[k];
-      r.step_ns = r.end_ns - r.start_ns;
-      r.comm_ns = std::min(r.step_ns, in_calls[k]);
-      r.compute_ns = r.step_ns - r.comm_ns;
+      r.comm_ns = std::min(r.step_ns(), in_calls[k]);
       r.wait_ns = std::min(r.comm_ns, waiting[k]);
-      r.moving_ns = r.comm_ns - r.wait_ns;
       per_rank.push_back(r);
     }
   }

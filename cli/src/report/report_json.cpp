@@ -249,9 +249,9 @@ std::string stepsJson(const analyzer::Analysis& a) {
     for (; at < info.per_rank.size() && info.per_rank[at].step == st.step; ++at) {
       const analyzer::StepRankStats& r = info.per_rank[at];
       ranks.item(Json::object().num("rank", r.rank).num("start_ns", r.start_ns)
-                     .num("end_ns", r.end_ns).num("step_ns", r.step_ns)
-                     .num("compute_ns", r.compute_ns).num("comm_ns", r.comm_ns)
-                     .num("wait_ns", r.wait_ns).num("moving_ns", r.moving_ns).done());
+                     .num("end_ns", r.end_ns).num("step_ns", r.step_ns())
+                     .num("compute_ns", r.compute_ns()).num("comm_ns", r.comm_ns)
+                     .num("wait_ns", r.wait_ns).num("moving_ns", r.moving_ns()).done());
     }
     steps.item(Json::object().num("step", st.step).num("start_ns", st.start_ns)
                    .num("end_ns", st.end_ns).boolean("complete", st.complete)

@@ -33,11 +33,11 @@ std::vector<StepRow> stepRows(const Analysis& a) {
   for (const StepRankStats& r : a.steps.per_rank) {
     StepRow& row = by_step[r.step];
     ++row.ranks;
-    row.compute_sum += r.compute_ns;
+    row.compute_sum += r.compute_ns();
     row.wait_sum += r.wait_ns;
-    row.moving_sum += r.moving_ns;
-    if (r.compute_ns > row.compute_max) {
-      row.compute_max = r.compute_ns;
+    row.moving_sum += r.moving_ns();
+    if (r.compute_ns() > row.compute_max) {
+      row.compute_max = r.compute_ns();
       row.compute_max_rank = r.rank;
     }
   }
@@ -125,11 +125,11 @@ void rankStepTable(const Analysis& a, Units u, ReportTable* t) {
   for (const auto& [rank, list] : by_rank) {
     std::vector<int64_t> step, compute, comm, wait, moving;
     for (const StepRankStats* r : list) {
-      step.push_back(r->step_ns);
-      compute.push_back(r->compute_ns);
+      step.push_back(r->step_ns());
+      compute.push_back(r->compute_ns());
       comm.push_back(r->comm_ns);
       wait.push_back(r->wait_ns);
-      moving.push_back(r->moving_ns);
+      moving.push_back(r->moving_ns());
     }
     const int64_t n = static_cast<int64_t>(list.size());
     auto d = [h](int64_t ns) { return h ? format::duration(ns) : std::to_string(ns); };

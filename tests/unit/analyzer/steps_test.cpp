@@ -104,11 +104,11 @@ TEST(StepsTest, DetectsDdpStepsWithSetupAndFirstUnbucketedStep) {
   // Each step on each rank: 10 ms compute, then its calls (1 ms each), no waiting.
   for (const StepRankStats& r : a.steps.per_rank) {
     const int64_t calls = r.step == 0 ? 1 : (r.step == 1 ? 3 : 2);
-    EXPECT_EQ(r.step_ns, (10 + calls) * kMs) << "step " << r.step << " rank " << r.rank;
-    EXPECT_EQ(r.compute_ns, 10 * kMs);
+    EXPECT_EQ(r.step_ns(), (10 + calls) * kMs) << "step " << r.step << " rank " << r.rank;
+    EXPECT_EQ(r.compute_ns(), 10 * kMs);
     EXPECT_EQ(r.comm_ns, calls * kMs);
     EXPECT_EQ(r.wait_ns, 0);
-    EXPECT_EQ(r.moving_ns, r.comm_ns);
+    EXPECT_EQ(r.moving_ns(), r.comm_ns);
   }
   // Setup calls have no step; all-reduces carry their bucket within the step.
   for (const CollectiveInstance& c : a.collectives) {
@@ -151,7 +151,7 @@ TEST(StepsTest, LateRankFindingNamesRankExtraComputeAndCost) {
   // Per step, the waiting is the others', while rank 2 computed.
   for (const StepRankStats& r : a.steps.per_rank) {
     EXPECT_EQ(r.wait_ns, r.rank == 2 ? 0 : 5 * kMs);
-    EXPECT_EQ(r.compute_ns, r.rank == 2 ? 15 * kMs : 10 * kMs);
+    EXPECT_EQ(r.compute_ns(), r.rank == 2 ? 15 * kMs : 10 * kMs);
   }
 }
 
