@@ -51,6 +51,9 @@ def parse_args(argv):
                         "slower GPU or a busier host makes one (for demonstrations and tests)")
     p.add_argument("--slow-ms", type=float, default=0.0, metavar="MS",
                    help="how much longer rank --slow-rank computes per step (default 0)")
+    p.add_argument("--log-every", type=int, default=1, metavar="N",
+                   help="rank 0 prints the loss every N steps (default 1; 0: only after the last "
+                        "step, for balanced ranks)")
     p.add_argument("--mark-steps", type=int, default=None, metavar="FIRST",
                    help="call ringside_steps.py's marker at the start of every step, numbering "
                         "the steps from FIRST (explicit steps for ringside; nothing untraced)")
@@ -165,7 +168,10 @@ def main(argv):
         opt.step()
         if pending is not None and pending.get(timeout=60) != pool_work(step):
             sys.exit("ddp_train.py: pool worker returned a wrong result")
-        if rank == 0:
+        # Rank 0 logs (loss.item() waits for the step; the print flushes): a real job's rank 0
+        # does the same, and ringside sees it as extra compute on rank 0.
+        last = step + 1 == args.steps
+        if rank == 0 and (last or (args.log_every > 0 and (step + 1) % args.log_every == 0)):
             print(f"step {step + 1:4d}/{args.steps} loss {loss.item():.6f}", flush=True)
 
     step_starts.append(time.perf_counter())
