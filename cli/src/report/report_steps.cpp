@@ -108,7 +108,7 @@ void stepTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   }
 }
 
-void rankStepTable(const Analysis& a, Units u, ReportTable* t) {
+void rankStepTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->title = "Ranks over the training steps (median per step)";
   const bool h = u == Units::kHuman;
   t->columns = {{"rank", "rank"},           {"steps", "steps"},
@@ -122,6 +122,7 @@ void rankStepTable(const Analysis& a, Units u, ReportTable* t) {
     if (st.late_rank >= 0) ++last[st.late_rank];
   }
   const int64_t steps = static_cast<int64_t>(a.steps.steps.size());
+  std::vector<double> score;  // how often last, then how much it waits
   for (const auto& [rank, list] : by_rank) {
     std::vector<int64_t> step, compute, comm, wait, moving;
     for (const StepRankStats* r : list) {
@@ -138,9 +139,11 @@ void rankStepTable(const Analysis& a, Units u, ReportTable* t) {
       times_last += " (" + format::fixed(100.0 * static_cast<double>(last[rank]) /
                                              static_cast<double>(steps), 0) + "%)";
     }
+    score.push_back(static_cast<double>(last[rank]) * 1e18 + static_cast<double>(median(wait)));
     t->rows.push_back({num(rank), num(n), d(median(step)), d(median(compute)), d(median(comm)),
                        d(median(wait)), d(median(moving)), times_last});
   }
+  if (h) keepRowsForPerson(t, score, limit, /*lowest_too=*/false, "ranks");
 }
 
 }  // namespace ringside::cli

@@ -189,7 +189,34 @@ std::vector<const analyzer::RankStats*> ranksByHost(const Analysis& a) {
   return sorted;
 }
 
-void ranks(const Analysis& a, Units u, ReportTable* t) {
+}  // namespace
+
+void keepRowsForPerson(ReportTable* t, const std::vector<double>& score, size_t limit,
+                       bool lowest_too, const std::string& what) {
+  if (limit == 0 || t->rows.size() != score.size() || t->rows.size() <= 2 * limit) return;
+  std::vector<size_t> order(score.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&score](size_t x, size_t y) { return score[x] > score[y]; });
+  std::vector<char> keep(score.size(), 0);
+  const size_t high = lowest_too ? limit : 2 * limit;
+  for (size_t i = 0; i < high; ++i) keep[order[i]] = 1;
+  if (lowest_too) {
+    for (size_t i = 0; i < limit; ++i) keep[order[order.size() - 1 - i]] = 1;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < t->rows.size(); ++i) {
+    if (keep[i]) rows.push_back(std::move(t->rows[i]));
+  }
+  const size_t left = t->rows.size() - rows.size();
+  t->rows = std::move(rows);
+  t->note = format::count(static_cast<int64_t>(left)) + " more " + what +
+            " in between; every row is in the JSON and CSV reports";
+}
+
+namespace {
+
+void ranks(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->title = "Ranks";
   bool h = u == Units::kHuman;
   // Human tables name the host only where there are 2+; CSV always has the column (last).
@@ -200,8 +227,11 @@ void ranks(const Analysis& a, Units u, ReportTable* t) {
                 {"wait_share", "wait %"}, {"state", "state", false}};
   if (by_host) t->columns.insert(t->columns.begin() + 1, {"host", "host", false});
   if (!h) t->columns.push_back({"host", "host", false});
+  std::vector<double> score;  // wait share: the ranks that wait most and least (late ranks)
   for (const analyzer::RankStats* rs : ranksByHost(a)) {
     const analyzer::RankStats& r = *rs;
+    score.push_back(r.comm_ns > 0 ? static_cast<double>(r.wait_ns) / static_cast<double>(r.comm_ns)
+                                  : 0.0);
     bool cut = r.cut_off || contains(a.cut_off_ranks, r.rank);
     int64_t rest = std::max<int64_t>(0, r.span_ns - r.comm_ns);
     std::string state = cut ? (h ? "CUT OFF" : "cut_off") : (h ? "" : "ok");
@@ -219,6 +249,10 @@ void ranks(const Analysis& a, Units u, ReportTable* t) {
                          hostName(a, r.host)});
     }
   }
+  // For a person, a thousand ranks are a distribution: the ranks that wait most and least,
+  // and the missing ones when they are few (the headline counts them).
+  if (h) keepRowsForPerson(t, score, limit, /*lowest_too=*/true, "ranks");
+  if (h && limit > 0 && a.missing_ranks.size() > limit) return;
   for (int m : a.missing_ranks) {
     t->rows.push_back({num(m), "", "", "", "", "", "", h ? "MISSING" : "missing"});
     if (by_host || !h) t->rows.back().insert(t->rows.back().begin() + (h ? 1 : 8), "");
@@ -399,7 +433,7 @@ bool buildReportTable(const Analysis& a, const std::string& id, Units units, siz
   else if (id == "links") links(a, units, limit, out);
   else if (id == "idle_links") idleLinks(a, units, limit, out);
   else if (id == "phases") phases(a, units, out);
-  else if (id == "ranks") ranks(a, units, out);
+  else if (id == "ranks") ranks(a, units, limit, out);
   else if (id == "stragglers") stragglerTable(a, units, out);
   else if (id == "gpus") gpuTable(a, units, out);
   else if (id == "channels") channelTable(a, units, limit, out);
@@ -407,7 +441,7 @@ bool buildReportTable(const Analysis& a, const std::string& id, Units units, siz
   else if (id == "host_traffic") hostTrafficTable(a, units, out);
   else if (id == "clocks") clockTable(a, units, out);
   else if (id == "steps") stepTable(a, units, limit, out);
-  else if (id == "rank_steps") rankStepTable(a, units, out);
+  else if (id == "rank_steps") rankStepTable(a, units, limit, out);
   else return false;
   return true;
 }

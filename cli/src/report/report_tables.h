@@ -43,7 +43,12 @@ bool buildReportTable(const analyzer::Analysis& a, const std::string& id, Units 
 // Training steps (report_steps.cpp): per step over its ranks ("steps"; a person sees the
 // slowest 16 at most) and per rank over its steps ("rank_steps"); both empty without steps.
 void stepTable(const analyzer::Analysis& a, Units units, size_t limit, ReportTable* out);
-void rankStepTable(const analyzer::Analysis& a, Units units, ReportTable* out);
+void rankStepTable(const analyzer::Analysis& a, Units units, size_t limit, ReportTable* out);
+// Keeps a person's per-rank table readable whatever the rank count: when it has more than
+// 2 x limit rows, the `limit` rows of highest `score` and (lowest_too) the `limit` of lowest,
+// in their order, and a note for the rest ("980 more ranks in between ..."). limit 0: all.
+void keepRowsForPerson(ReportTable* t, const std::vector<double>& score, size_t limit,
+                       bool lowest_too, const std::string& what);
 
 // Stragglers: per rank, how often it entered a collective last and the skew it caused.
 struct StragglerRow {

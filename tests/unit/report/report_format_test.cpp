@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "report/report_format.h"
@@ -62,6 +63,25 @@ TEST(ReportText, FindingsFirstAndFitsHundredColumns) {
   EXPECT_LT(text.find("rank 1 was cut off"), text.find("rank 1 is a straggler"));
   EXPECT_NE(text.find("CUT OFF"), std::string::npos);
   EXPECT_NE(text.find("MISSING"), std::string::npos);
+}
+
+// A thousand ranks make a report a person still reads: the per-rank table keeps the ranks that
+// wait most and least, and says how many more there are (issue: 1,174 lines at 1,024 ranks).
+TEST(ReportText, ManyRanksStayReadable) {
+  analyzer::Analysis a = handBuilt();
+  a.ranks.clear();
+  for (int r = 0; r < 1024; ++r) {
+    a.ranks.push_back({r, 5'000'000, 40000, r == 7 ? 0 : 2000 + r, false});
+  }
+  a.world_size = 1024;
+  std::string text = formatReportText(a, ReportContext{});
+  size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  EXPECT_LE(lines, 150u) << text;
+  EXPECT_NE(text.find("more ranks in between; every row is in the JSON and CSV reports"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("\n     7  "), std::string::npos) << text;  // waits least: kept
+  std::string json = formatReportJson(a, ReportContext{});
+  EXPECT_NE(json.find("{\"rank\":1023,"), std::string::npos);  // JSON keeps every rank
 }
 
 TEST(ReportText, NarrowsWideColumns) {
