@@ -231,7 +231,9 @@ std::string quoteId(const std::string& id) {
   return q + "\"";
 }
 
-std::string extremeValue(Rng& rng) {
+// max_len: the longest string or blob to make (a value set in every row of a big table is
+// bounded so that the table stays under ~32 MiB).
+std::string extremeValue(Rng& rng, uint64_t max_len = 200000) {
   static const char* kValues[] = {
       "NULL", "0", "-1", "1", "9223372036854775807", "-9223372036854775808",
       "4294967295", "2147483648", "-2147483649", "1e308", "-1e308", "1e-308", "0.5",
@@ -239,8 +241,8 @@ std::string extremeValue(Rng& rng) {
       "100000000", "65536", "1000000000000000"};
   uint64_t i = pick(rng, std::size(kValues) + 2);
   if (i < std::size(kValues)) return kValues[i];
-  if (i == std::size(kValues)) return "zeroblob(" + std::to_string(1 + pick(rng, 200000)) + ")";
-  return "printf('%.*c', " + std::to_string(1 + pick(rng, 200000)) + ", 'A')";
+  if (i == std::size(kValues)) return "zeroblob(" + std::to_string(1 + pick(rng, max_len)) + ")";
+  return "printf('%.*c', " + std::to_string(1 + pick(rng, max_len)) + ", 'A')";
 }
 
 void mutateSql(const std::string& path, Rng& rng) {
@@ -272,8 +274,10 @@ void mutateSql(const std::string& path, Rng& rng) {
         break;
       case 4:  // one column of every row
         if (!cols.empty()) {
+          const uint64_t per_row =
+              std::max<uint64_t>(16, (uint64_t{32} << 20) / static_cast<uint64_t>(std::max(1L, rows)));
           exec(db, "UPDATE " + qt + " SET " + quoteId(cols[pick(rng, cols.size())]) + " = " +
-                       extremeValue(rng));
+                       extremeValue(rng, std::min<uint64_t>(200000, per_row)));
         }
         break;
       case 5:  // rows deleted
