@@ -220,7 +220,7 @@ std::string trafficMatrix(const Analysis& a) {
       if (cell >= 40 && v > 0) {
         bool dark = peak > 0 && static_cast<double>(v) / static_cast<double>(peak) > 0.6;
         out += "<text class=\"cell\" x=\"" + n(left + cell * static_cast<double>(d) + 3) + "\" y=\"" +
-               n(top + cell * static_cast<double>(s) + cell / 2 + 4) + "\" fill=\"" +
+               n(top + cell * static_cast<double>(s) + cell / 2 + 4) + "\" style=\"fill:" +
                (dark ? "#fff" : "#000") + "\">" + esc(format::bytes(v)) + "</text>";
       }
     }
@@ -356,7 +356,7 @@ std::string topologyGraph(const Analysis& a) {
 std::string busbwChart(const Analysis& a) {
   if (a.collectives.empty()) return "";
   std::vector<std::string> libs;
-  double xmin = 1e300, xmax = 0, ymax = 0;
+  double xmin = 1e300, xmax = 0, ymax = 0, model_max = 0;
   for (const auto& c : a.collectives) {
     if (c.bytes <= 0) continue;
     if (std::find(libs.begin(), libs.end(), c.library) == libs.end()) libs.push_back(c.library);
@@ -364,8 +364,13 @@ std::string busbwChart(const Analysis& a) {
     xmax = std::max(xmax, static_cast<double>(c.bytes));
     ymax = std::max(ymax, c.busbw_gbps);
     if (c.expected_ns > 0)
-      ymax = std::max(ymax, static_cast<double>(c.bytes) / c.expected_ns * analyzer::busbwFactor(c.op, c.ranks));
+      model_max = std::max(model_max, static_cast<double>(c.bytes) / c.expected_ns * analyzer::busbwFactor(c.op, c.ranks));
   }
+  // The scale follows the measured dots; a model far above them (a fast loopback) is cut at 4x
+  // the highest dot, and the chart says so, rather than squashing every dot onto the axis.
+  const double measured_max = ymax;
+  const bool model_cut = measured_max > 0 && model_max > 4 * measured_max;
+  ymax = std::max(ymax, model_cut ? 4 * measured_max : model_max);
   if (libs.empty()) return "";
   double lx0 = std::floor(std::log2(xmin)), lx1 = std::ceil(std::log2(xmax));
   if (lx1 <= lx0) lx1 = lx0 + 1;
@@ -378,7 +383,9 @@ std::string busbwChart(const Analysis& a) {
   auto X = [&](double bytes) { return left + pw * (std::log2(bytes) - lx0) / (lx1 - lx0); };
   auto Y = [&](double g) { return top + ph * (1 - g / ymax); };
   std::string out = "<svg width=\"" + n(W) + "\" height=\"" + n(H) +
-                    "\" class=\"busbw\"><text x=\"8\" y=\"16\">bus bandwidth vs message size; dots: measured, lines: model</text>";
+                    "\" class=\"busbw\"><text x=\"8\" y=\"16\">bus bandwidth vs message size; dots: measured, lines: model" +
+                    (model_cut ? esc("; the model reaches " + formatGbps(model_max) +
+                                     ", cut at the top") : std::string()) + "</text>";
   out += "<line x1=\"" + n(left) + "\" y1=\"" + n(top + ph) + "\" x2=\"" + n(left + pw) + "\" y2=\"" + n(top + ph) + "\" stroke=\"#444\"/>";
   out += "<line x1=\"" + n(left) + "\" y1=\"" + n(top) + "\" x2=\"" + n(left) + "\" y2=\"" + n(top + ph) + "\" stroke=\"#444\"/>";
   // A label every `every` powers of two, so that labels keep ~48 px apart (no overlap).
@@ -407,7 +414,9 @@ std::string busbwChart(const Analysis& a) {
     }
     if (model.size() >= 1) {
       std::string pts;
-      for (const auto& [b, g] : model) pts += n(X(static_cast<double>(b))) + "," + n(Y(g)) + " ";
+      for (const auto& [b, g] : model) {
+        pts += n(X(static_cast<double>(b))) + "," + n(Y(std::min(g, ymax))) + " ";
+      }
       out += "<polyline points=\"" + pts + "\" fill=\"none\" stroke=\"" + svg::series(i) +
              "\" stroke-width=\"2\" stroke-dasharray=\"6,3\"/>";
     }
