@@ -9,7 +9,6 @@
 
 #include "export/export_perfetto.h"
 #include "report/report_input.h"
-#include "ringside/format/units.h"
 #include "ringside/storage/privacy.h"
 #include "ringside/fileio/output_file.h"
 
@@ -108,7 +107,7 @@ int runExport(std::span<const std::string> args) {
   std::cerr << "ringside export: " << counts.collectives << " collective calls, "
             << counts.transfers << " transfers, " << counts.flows << " send->receive arrows and "
             << counts.counter_points << " counter points (bins of "
-            << format::duration(counts.counter_bin_ns) << ") written to " << options.output << "\n";
+            << counterBinLabel(counts.counter_bin_ns) << ") written to " << options.output << "\n";
   return kExitOk;
 }
 

@@ -48,14 +48,6 @@ int64_t chooseBin(int64_t span_ns) {
   return decade;
 }
 
-// "200 us", "2 ms", "1 s": a bin width in the largest unit that divides it.
-std::string binLabel(int64_t ns) {
-  if (ns % 1'000'000'000 == 0) return std::to_string(ns / 1'000'000'000) + " s";
-  if (ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + " ms";
-  if (ns % 1000 == 0) return std::to_string(ns / 1000) + " us";
-  return std::to_string(ns) + " ns";
-}
-
 std::string rankLabel(int rank) { return rank < 0 ? std::string("?") : std::to_string(rank); }
 
 // One track (a thread's calls, or one side of a link on a rank) and its lanes' thread ids.
@@ -302,7 +294,7 @@ void EventWriter::counterPoint(std::pair<int, int> link, int64_t at, int64_t rat
   emit("{\"ph\":\"C\",\"cat\":\"bandwidth\",\"name\":\"link " + rankLabel(link.first) + "->" +
        rankLabel(link.second) + "\",\"pid\":" + std::to_string(pid) +
        ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + format::microsFromNanos(at) +
-       ",\"args\":{\"bytes/s (" + binLabel(bin_ns_) + " bins)\":" + std::to_string(rate) + "}}");
+       ",\"args\":{\"bytes/s (" + counterBinLabel(bin_ns_) + " bins)\":" + std::to_string(rate) + "}}");
   ++counts_.counter_points;
 }
 
@@ -339,6 +331,13 @@ void EventWriter::end() {
 }
 
 }  // namespace
+
+std::string counterBinLabel(int64_t ns) {
+  if (ns % 1'000'000'000 == 0) return std::to_string(ns / 1'000'000'000) + " s";
+  if (ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + " ms";
+  if (ns % 1000 == 0) return std::to_string(ns / 1000) + " us";
+  return std::to_string(ns) + " ns";
+}
 
 bool writePerfettoTrace(storage::TraceReader& reader, std::ostream& out,
                         const PerfettoSettings& settings, PerfettoCounts* counts,

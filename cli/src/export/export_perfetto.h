@@ -45,6 +45,10 @@ struct PerfettoCounts {
   int64_t counter_bin_ns = 0; // the bin used
 };
 
+// "200 us", "2 ms", "1 s": a counter bin in the largest unit that divides it (as the counters'
+// names say it).
+std::string counterBinLabel(int64_t ns);
+
 // Writes the whole JSON document. False + one line in *error on a read or
 // write error (the output is then incomplete).
 bool writePerfettoTrace(storage::TraceReader& reader, std::ostream& out,
