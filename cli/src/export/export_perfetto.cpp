@@ -190,7 +190,8 @@ void EventWriter::collective(const storage::CollectiveRow& row) {
   Track& track = it->second;
   if (fresh) {
     track.name = "collectives (thread " + std::to_string(row.tid) + ")";
-    track.first_tid = row.tid >= 0 ? row.tid : -1;
+    // A damaged trace's thread id could be one of the synthetic ones: then it gets one too.
+    track.first_tid = row.tid >= 0 && row.tid < kSyntheticTidBase ? row.tid : -1;
   }
   const bool open = row.end_ns == storage::kNone;
   const int64_t start = exportNs(row.rank, row.start_ns);
@@ -327,7 +328,7 @@ void EventWriter::end() {
   counts_.counter_bin_ns = bin_ns_;
   out_ << "\n],\"otherData\":{\"generator\":\"ringside export --perfetto\",\"counter_bin_ns\":"
        << bin_ns_ << ",\"origin_unix_ns\":" << origin_ << ",\"flows\":" << counts_.flows
-       << "}}\n";
+       << ",\"flows_stopped\":" << (matcher_.gaveUp() ? "true" : "false") << "}}\n";
 }
 
 }  // namespace

@@ -100,25 +100,43 @@ void LinkRateBins::finish(const Emit& emit) {
 
 bool MessageMatcher::add(int32_t src, int32_t dst, int64_t slot, bool recv, const Side& side,
                          Side* other) {
+  if (gave_up_) return false;
   auto it = keys_.try_emplace({src, dst, slot}).first;
   Key& key = it->second;
   const int64_t index = recv ? key.recvs++ : key.sends++;
   const int64_t partners = recv ? key.sends : key.recvs;
+  auto pop = [&] {
+    ++key.head;
+    --waiting_;
+    if (key.head * 2 > key.waiting.size()) {
+      key.waiting.erase(key.waiting.begin(),
+                        key.waiting.begin() + static_cast<std::ptrdiff_t>(key.head));
+      key.head = 0;
+    }
+  };
   bool paired = false;
   if (index < partners) {
     // The other side is ahead: its waiting entries start at the oldest unpaired index (some
     // may have been dropped).
-    while (!key.waiting.empty() && key.waiting.front().index < index) key.waiting.pop_front();
-    if (!key.waiting.empty() && key.waiting.front().index == index) {
-      *other = key.waiting.front().side;
-      key.waiting.pop_front();
+    while (key.head < key.waiting.size() && key.waiting[key.head].index < index) pop();
+    if (key.head < key.waiting.size() && key.waiting[key.head].index == index) {
+      *other = key.waiting[key.head].side;
+      pop();
       paired = true;
     }
   } else {
     key.waiting.push_back({index, side});
-    if (key.waiting.size() > kMaxWaiting) key.waiting.pop_front();
+    ++waiting_;
+    if (key.waiting.size() - key.head > kMaxWaiting) pop();
   }
-  if (key.sends == key.recvs) keys_.erase(it);
+  if (key.sends == key.recvs) {
+    waiting_ -= key.waiting.size() - key.head;
+    keys_.erase(it);
+  }
+  if (waiting_ > kMaxWaitingTotal) {
+    gave_up_ = true;
+    keys_.clear();
+  }
   return paired;
 }
 

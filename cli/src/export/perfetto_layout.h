@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <queue>
@@ -78,8 +77,10 @@ class LinkRateBins {
 // Pairs the sides of messages: per (src, dst, slot), the k-th send (in start order) with the
 // k-th receive (in start order), as align/ pairs them; one link delivers in order. Memory: the
 // sides still waiting for their partner (a key whose sides are even is forgotten, which is the
-// same as counting both from 0 again). At most kMaxWaiting sides wait per key; older ones are
-// dropped (a side cut off must not make memory grow with the trace).
+// same as counting both from 0 again). At most kMaxWaiting sides wait per key (older ones are
+// dropped) and kMaxWaitingTotal in all: past that the matcher gives up and pairs nothing more, so
+// a trace whose sends never meet their receives (one side cut off, clocks far apart) cannot make
+// memory grow with its length.
 class MessageMatcher {
  public:
   struct Side {
@@ -90,10 +91,12 @@ class MessageMatcher {
     bool usable = false;  // the slice can carry a flow end (completed, long enough)
   };
   static constexpr size_t kMaxWaiting = 4096;
+  static constexpr size_t kMaxWaitingTotal = size_t{1} << 18;
 
   // Returns true and the partner in *other when this side completes a pair.
   bool add(int32_t src, int32_t dst, int64_t slot, bool recv, const Side& side, Side* other);
   size_t keys() const { return keys_.size(); }
+  bool gaveUp() const { return gave_up_; }
 
  private:
   struct Waiting {
@@ -103,9 +106,14 @@ class MessageMatcher {
   struct Key {
     int64_t sends = 0;
     int64_t recvs = 0;
-    std::deque<Waiting> waiting;  // of the side that is ahead, oldest first
+    // Of the side that is ahead, oldest first from `head` (a vector, not a deque: most keys hold
+    // one side at a time, and a deque allocates half a KiB each).
+    std::vector<Waiting> waiting;
+    size_t head = 0;
   };
   std::map<std::tuple<int32_t, int32_t, int64_t>, Key> keys_;
+  size_t waiting_ = 0;  // sides waiting in all keys
+  bool gave_up_ = false;
 };
 
 }  // namespace ringside::cli
