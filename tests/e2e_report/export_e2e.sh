@@ -13,8 +13,10 @@ cd "$dir" || exit 1
 "$ringside" export --perfetto t.sqlite -o t.json || { echo "export failed"; exit 1; }
 "$python" "$check" t.json 3 t.sqlite --all-flows || exit 1
 # A bin given: the counters say it, and still carry the links' bytes.
-"$ringside" export --perfetto t.sqlite -o b.json --counter-bin-us 50 || { echo "export failed"; exit 1; }
-grep -q '"bytes/s (50 us bins)"' b.json || { echo "--counter-bin-us 50 not in the counters"; exit 1; }
+"$ringside" export --perfetto t.sqlite -o b.json --counter-bin-us 50 ||
+  { echo "export failed"; exit 1; }
+grep -q '"bytes/s (50 us bins)"' b.json ||
+  { echo "--counter-bin-us 50 not in the counters"; exit 1; }
 "$python" "$check" b.json 3 t.sqlite --all-flows || exit 1
 "$ringside" export --perfetto t.sqlite -o c.json --counter-bin-us 0 2>/dev/null
 [ $? -eq 2 ] || { echo "--counter-bin-us 0: want usage error 2"; exit 1; }

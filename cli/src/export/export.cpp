@@ -26,7 +26,7 @@ std::vector<OptionSpec> exportSpecs(ExportCliOptions* o) {
        storeText(&o->output)},
       {"force", 'f', "", "overwrite an existing file", setFlag(&o->force)},
       {"counter-bin-us", 0, "US",
-       "bin of the links' bytes/s counters, us (default: the calls' span / 2000, 1-2-5)",
+       "bin of the links' bytes/s counters, us (default: the calls' span / 10000, 1-2-5)",
        [o](std::string_view value, std::string* error) {
          if (parseInteger(value, 1, kMaxCounterBinUs, &o->counter_bin_us)) return true;
          *error = "'" + std::string(value) + "' is not a whole number of microseconds from 1 to " +
@@ -61,11 +61,12 @@ std::string exportHelp() {
   ExportCliOptions scratch;
   return "Usage: ringside export --perfetto TRACE -o FILE.json\n"
          "\n"
-         "Writes a trace as Chrome/Perfetto trace-event JSON: one process per rank; its calls on\n"
-         "one track per recording thread, its messages on one track per link and side (\"send\n"
-         "0->1\"), each named by side, link, phase and size; sub-tracks (\"lane 2\") where calls or\n"
-         "messages overlap, so no slice overlaps another on its track; an arrow from each send to\n"
-         "its receive; a bytes/s counter per link. Open it in ui.perfetto.dev or chrome://tracing.\n"
+         "Writes a trace as Chrome/Perfetto trace-event JSON: one process per rank; its calls\n"
+         "on one track per recording thread, its messages on one track per link and side\n"
+         "(\"send 0->1\"), each named by side, link, phase and size; sub-tracks (\"lane 2\")\n"
+         "where calls or messages overlap, so no slice overlaps another on its track; an arrow\n"
+         "from each send to its receive; a bytes/s counter per link. Open it in\n"
+         "ui.perfetto.dev or chrome://tracing.\n"
          "Exit status: 0 written, 1 the trace or the output could not be used, 2 bad usage.\n"
          "\n" +
          formatOptionsHelp(exportSpecs(&scratch));

@@ -25,7 +25,7 @@ constexpr int64_t kSyntheticTidBase = int64_t{1} << 30;
 // Sort order within a rank: the collectives' tracks first, then the links by peer and side.
 constexpr int64_t kLinkSortBase = 1000;
 constexpr int64_t kDefaultBinNs = 1'000'000;
-constexpr int64_t kTargetBins = 2000;
+constexpr int64_t kTargetBins = 10000;
 
 // Saturating: a damaged trace's times (INT64_MIN, INT64_MAX) must not overflow.
 int64_t add(int64_t a, int64_t b) {
@@ -37,7 +37,8 @@ int64_t sub(int64_t a, int64_t b) {
   return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
 }
 
-// span / kTargetBins rounded down to 1, 2 or 5 times a power of ten, at least 1 us.
+// span / kTargetBins (so at most about that many points per counter), rounded down to 1, 2 or 5
+// times a power of ten, at least 1 us.
 int64_t chooseBin(int64_t span_ns) {
   if (span_ns <= 0) return kDefaultBinNs;
   const int64_t want = std::max<int64_t>(1000, span_ns / kTargetBins);
@@ -295,7 +296,8 @@ void EventWriter::counterPoint(std::pair<int, int> link, int64_t at, int64_t rat
   emit("{\"ph\":\"C\",\"cat\":\"bandwidth\",\"name\":\"link " + rankLabel(link.first) + "->" +
        rankLabel(link.second) + "\",\"pid\":" + std::to_string(pid) +
        ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + format::microsFromNanos(at) +
-       ",\"args\":{\"bytes/s (" + counterBinLabel(bin_ns_) + " bins)\":" + std::to_string(rate) + "}}");
+       ",\"args\":{\"bytes/s (" + counterBinLabel(bin_ns_) + " bins)\":" + std::to_string(rate) +
+       "}}");
   ++counts_.counter_points;
 }
 

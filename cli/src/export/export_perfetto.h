@@ -32,7 +32,7 @@ class TraceReader;
 namespace ringside::cli {
 
 struct PerfettoSettings {
-  // Width of the link counters' bins, ns; 0: chosen from the trace (its calls' span / 2000,
+  // Width of the link counters' bins, ns; 0: chosen from the trace (its calls' span / 10000,
   // rounded down to 1, 2 or 5 times a power of ten, at least 1 us).
   int64_t counter_bin_ns = 0;
 };
