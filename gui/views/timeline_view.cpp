@@ -156,14 +156,14 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
       }
       const std::string& label = model.labels[static_cast<size_t>(e.label)];
       RgbF c = nameColor(label, options.dark);
-      if (rg.row > 0) c = {c.r * 0.85f, c.g * 0.85f, c.b * 0.85f};
+      if (rg.row >= lane.call_rows) c = {c.r * 0.85f, c.g * 0.85f, c.b * 0.85f};
       dl->AddRectFilled(a, b, e.failed ? IM_COL32(220, 50, 50, 255) : toU32(c));
       if (options.marked != nullptr && e.collective >= 0 &&
           std::binary_search(options.marked->begin(), options.marked->end(), e.collective)) {
         dl->AddRect(a, b, mark, 0, 0, 2.0f);
       }
       if (selected_ >= 0 && e.collective == selected_) dl->AddRect(a, b, highlight, 0, 0, 2.5f);
-      if (rg.row == 0 && e.collective >= 0 && it.x1 - it.x0 >= 6 && targets_.size() < 64) {
+      if (rg.row < lane.call_rows && e.collective >= 0 && it.x1 - it.x0 >= 6 && targets_.size() < 64) {
         targets_.push_back({e.collective, lane.rank, it.x0, it.x1, a.y, b.y});
       }
       if (it.x1 - it.x0 > ImGui::CalcTextSize(label.c_str()).x + 4) {

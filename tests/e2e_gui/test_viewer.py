@@ -133,7 +133,9 @@ def scenario_ddp(env):
         skip("no python3-torch for the DDP sample")
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "ddp_train.py")
     trace = env.path("ddp.sqlite")
-    r = subprocess.run([env.ringside, "record", "--ranks", "2", "-q", "-o", trace, "--", py, src, "--steps", "3"],
+    # Several 1 MB buckets: DDP's bucket all-reduces overlap on each rank.
+    r = subprocess.run([env.ringside, "record", "--ranks", "2", "-q", "-o", trace, "--", py, src, "--steps", "3",
+                        "--hidden", "1024", "--bucket-cap-mb", "1"],
                        capture_output=True, text=True, timeout=300, cwd=env.work)
     assert r.returncode == 0, f"record failed: {r.stderr[-2000:]}"
     png, state = env.path("ddp.png"), env.path("ddp.json")
@@ -148,7 +150,49 @@ def scenario_ddp(env):
     w, h, rows = read_png(png)
     for rank in range(2):
         assert rows_with_colour(rows, rank_colour(rank)), f"rank {rank} lane colour missing"
-    print(f"ddp: lanes {names}")
+    # Overlapping bucket all-reduces are stacked in sub-rows, not drawn on top of each other.
+    for lane in st["lanes"][:2]:
+        assert lane["call_rows"] >= 2 and "collectives 2" in lane["rows"], lane
+    assert_lane_taller(rows, 0, 2, "ddp")
+    print(f"ddp: lanes {names}, rows {[l['rows'] for l in st['lanes'][:2]]}")
+
+
+def assert_lane_taller(rows, rank, extra_rows, what, other=None):
+    """The swatch of `rank`'s lane (its full height) is taller than a lane of 1 call row by at
+    least `extra_rows` - 1 rows (a row is a text line, about 17 px)."""
+    found = bands(rows_with_colour(rows, rank_colour(rank), min_px=4))
+    assert found, f"{what}: rank {rank} lane not found"
+    height = found[0][1] - found[0][0] + 1
+    base = 3 * 17 - 6  # header, one call row, one phase row (less slack)
+    if other is not None:
+        o = bands(rows_with_colour(rows, rank_colour(other), min_px=4))
+        assert o, f"{what}: rank {other} lane not found"
+        base = o[0][1] - o[0][0] + 1
+    assert height >= base + (extra_rows - 1) * 15, f"{what}: rank {rank} lane {height} px, base {base} px"
+    return height
+
+
+def scenario_subrows(env):
+    """Calls that overlap on one rank get sub-rows: a bench trace whose rank 0 enters every odd
+    call when the call before it starts (as DDP's concurrent buckets do)."""
+    trace = env.bench("sub.sqlite", "ring", ranks=2, sizes="64K", iters=6)
+    db = sqlite3.connect(trace)
+    db.execute("""UPDATE collective_data SET start_ns = (SELECT p.start_ns FROM collective_data p
+                  WHERE p.rank = 0 AND p.comm_sid = collective_data.comm_sid AND p.seq = collective_data.seq - 1)
+                  WHERE rank = 0 AND seq % 2 = 1 AND seq > 0""")
+    db.commit()
+    db.close()
+    png, state = env.path("sub.png"), env.path("sub.json")
+    r = env.view([trace], png, ["--state-out", state], size="1200x700")
+    assert r.returncode == 0, r.stderr
+    st = json.load(open(state))
+    lanes = {l["name"]: l for l in st["lanes"]}
+    assert lanes["rank 0"]["call_rows"] == 2, lanes["rank 0"]
+    assert lanes["rank 0"]["rows"][:2] == ["collectives", "collectives 2"], lanes["rank 0"]
+    assert lanes["rank 1"]["call_rows"] == 1, lanes["rank 1"]
+    w, h, rows = read_png(png)
+    height = assert_lane_taller(rows, 0, 2, "subrows", other=1)
+    print(f"subrows: rank 0 rows {lanes['rank 0']['rows']}, lane {height} px")
 
 
 UNITS_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -440,7 +484,7 @@ def scenario_errors(env):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree"])
+    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree", "subrows"])
     p.add_argument("--bin", required=True, help="the build's bin folder (ringside, ringside-view)")
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()
