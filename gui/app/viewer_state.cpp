@@ -138,6 +138,8 @@ std::string viewerStateJson(const ViewerStateInput& in) {
     out += ",\n  \"range_ns\": [" + num(range.t0 - m.start_ns) + ", " + num(range.t1 - m.start_ns) +
            "]";
     out += ",\n  \"trace_ns\": [0, " + num(m.end_ns - m.start_ns) + "]";
+    // The one scale every link lane is drawn to (the busiest link's peak), bytes/s.
+    out += ",\n  \"link_scale_bytes_per_s\": " + num(static_cast<int64_t>(m.link_scale));
     appendSelection(m, *in.timeline, &out);
     appendHoverAndSearch(*in.timeline, in.search_query, *in.search, &out);
     appendLanesAndTargets(m, *in.timeline, &out);

@@ -185,6 +185,7 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
   out->analysis = std::move(analysis);
   out->lanes.clear();
   out->labels.clear();
+  out->link_scale = 0;
   const analyzer::Analysis& a = out->analysis;
   InstanceIndex index(a, comms);
   std::vector<int> op_label;
@@ -290,6 +291,7 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
       link.counter.values.push_back(bytes_per_s);
       link.counter.max_value = std::max(link.counter.max_value, bytes_per_s);
     }
+    out->link_scale = std::max(out->link_scale, link.counter.max_value);
     out->lanes.push_back(std::move(link));
   }
 

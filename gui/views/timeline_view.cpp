@@ -135,6 +135,11 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
       }
       dl->AddText(ImVec2(origin.x + 18, l.y + l.header + 1), dim,
                   ("peak " + format::rate(lane.counter.max_value)).c_str());
+      // Every link lane has one scale (TimelineModel::link_scale): say what its top is.
+      if (l.height - l.header >= 2 * l.row_height) {
+        dl->AddText(ImVec2(origin.x + 18, l.y + l.header + l.row_height), dim,
+                    ("top " + format::rate(model.link_scale)).c_str());
+      }
     }
   }
 
@@ -176,7 +181,7 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
   for (const CounterGeometry& cg : geometry.counters) {
     const Lane& lane = model.lanes[static_cast<size_t>(cg.lane)];
     const float y0 = cg.y0, h = cg.y1 - cg.y0 - 2;
-    const double top_value = std::max(1.0, lane.counter.max_value);
+    const double top_value = std::max(1.0, model.link_scale);  // shared by every link lane
     const ImU32 fill = rankColor(lane.src, 0.9f);
     for (const CounterColumn& c : cg.columns) {
       float hi = y0 + h - static_cast<float>(c.max / top_value) * h;

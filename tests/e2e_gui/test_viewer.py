@@ -190,6 +190,7 @@ def scenario_subrows(env):
     assert lanes["rank 0"]["call_rows"] == 2, lanes["rank 0"]
     assert lanes["rank 0"]["rows"][:2] == ["collectives", "collectives 2"], lanes["rank 0"]
     assert lanes["rank 1"]["call_rows"] == 1, lanes["rank 1"]
+    assert st["link_scale_bytes_per_s"] > 0, "link lanes without their shared scale"
     w, h, rows = read_png(png)
     height = assert_lane_taller(rows, 0, 2, "subrows", other=1)
     print(f"subrows: rank 0 rows {lanes['rank 0']['rows']}, lane {height} px")

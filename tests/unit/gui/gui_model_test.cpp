@@ -175,6 +175,34 @@ TEST(TimelineModel, OverlappingCallsGetSubRows) {
   EXPECT_EQ(m.lanes[0].rows.size(), 2u);
 }
 
+// Every link lane is drawn to one scale, the busiest link's peak: a link that carried little
+// stays low beside the busy ones.
+TEST(TimelineModel, LinkLanesShareOneScale) {
+  analyzer::Analysis a;
+  a.world_size = 3;
+  a.ranks_present = {0, 1, 2};
+  a.start_ns = 0;
+  a.end_ns = 1000;
+  a.bin_ns = 500;
+  analyzer::LinkStats busy, quiet;
+  busy.src = 0;
+  busy.dst = 1;
+  busy.gbps_per_bin = {4, 8};
+  quiet.src = 2;
+  quiet.dst = 0;
+  quiet.gbps_per_bin = {0, 0.001};
+  a.links = {quiet, busy};
+  TimelineModel m;
+  buildTimeline(a, {}, &m);
+  ASSERT_EQ(m.lanes.size(), 5u);
+  EXPECT_DOUBLE_EQ(m.lanes[3].counter.max_value, 8e9);
+  EXPECT_DOUBLE_EQ(m.lanes[4].counter.max_value, 1e6);
+  EXPECT_DOUBLE_EQ(m.link_scale, 8e9);  // not each lane's own peak
+  a.links.clear();
+  buildTimeline(a, {}, &m);
+  EXPECT_DOUBLE_EQ(m.link_scale, 0);  // a rebuilt model starts over
+}
+
 // More overlap than max_rows: the extra calls share the row that frees first.
 TEST(TimelineModel, SubRowsAreCapped) {
   std::vector<TimelineEvent> events;

@@ -85,6 +85,9 @@ struct TimelineModel {
   std::vector<Lane> lanes;
   std::vector<std::string> labels;  // interned op and phase names
   int64_t start_ns = 0, end_ns = 0; // the whole trace
+  // The one scale of every link lane, bytes/s: the busiest link's peak, so that a link's bars
+  // compare with every other link's (a link that carried one small broadcast stays low).
+  double link_scale = 0;
   // Links per collective instance: collective_links[links_begin[c] .. links_begin[c + 1]),
   // by (src, dst). Empty when the loader did not read the transfers.
   std::vector<CollectiveLink> collective_links;
