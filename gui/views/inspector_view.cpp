@@ -37,6 +37,12 @@ void durationRow(const char* name, const DurationStats& s, int first, int last) 
 
 }  // namespace
 
+void textDisabledWrapped(const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s", text);
+  ImGui::PopStyleColor();
+}
+
 InspectAction actionFor(const TimelineModel& model, const FindingTarget& target) {
   InspectAction act;
   act.rank = target.rank;
@@ -53,7 +59,7 @@ InspectAction actionFor(const TimelineModel& model, const FindingTarget& target)
 void drawCollectiveDetails(const TimelineModel& model, int collective, InspectAction* action) {
   CollectiveDetails d = collectiveDetails(model, collective);
   if (d.instance == nullptr) {
-    ImGui::TextDisabled("Click a collective to see it on every rank.");
+    textDisabledWrapped("Click a collective to see it on every rank.");
     return;
   }
   const auto& c = *d.instance;
@@ -116,9 +122,9 @@ void drawCollectiveDetails(const TimelineModel& model, int collective, InspectAc
   }
   if (ImGui::TreeNodeEx("links", ImGuiTreeNodeFlags_DefaultOpen, "links used (%zu)", d.links.size())) {
     if (model.links_begin.empty()) {
-      ImGui::TextDisabled("not loaded (a trace with over 20 M transfer rows)");
+      textDisabledWrapped("not loaded (a trace with over 20 M transfer rows)");
     } else if (d.links.empty()) {
-      ImGui::TextDisabled("no transfers recorded for it");
+      textDisabledWrapped("no transfers recorded for it");
     }
     for (const CollectiveLink& l : d.links) {
       ImGui::TextWrapped("%d -> %d  %s in %lld messages", l.src, l.dst, format::bytesSignificant(static_cast<double>(l.bytes)).c_str(),
@@ -164,7 +170,7 @@ void drawRangeStats(const TimelineModel& model, const RangeStats& s) {
 void drawFindings(const TimelineModel& model, const char* id, InspectAction* action) {
   const auto& a = model.analysis;
   ImGui::PushID(id);
-  if (a.findings.empty()) ImGui::TextDisabled("no findings");
+  if (a.findings.empty()) textDisabledWrapped("no findings");
   for (size_t i = 0; i < a.findings.size(); ++i) {
     const auto& f = a.findings[i];
     ImGui::PushID(static_cast<int>(i));
@@ -189,9 +195,7 @@ void drawFindings(const TimelineModel& model, const char* id, InspectAction* act
     if (clicked) *action = actionFor(model, findingTarget(a, f));
     ImGui::PopID();
   }
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  for (const std::string& w : a.warnings) ImGui::TextWrapped("note: %s", w.c_str());
-  ImGui::PopStyleColor();
+  for (const std::string& w : a.warnings) textDisabledWrapped(("note: " + w).c_str());
   ImGui::PopID();
 }
 

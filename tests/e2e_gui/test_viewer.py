@@ -61,6 +61,8 @@ def rank_colour(r):  # timeline_view.cpp: rankColor(rank) = hsv(rank * 0.618034 
     return [round(c * 255) for c in colorsys.hsv_to_rgb((r * 0.618034) % 1.0, 0.6, 0.85)]
 
 
+# inspector_view.cpp severityColor(): problem, warning.
+SEVERITY_COLOURS = [[242, 89, 77], [242, 191, 51]]
 # inspect.cpp speedupColor(): B faster (strong, light), B slower (strong, light).
 SPEEDUP_COLOURS = [[26, 140, 51], [64, 115, 64], [166, 31, 31], [128, 64, 64]]
 
@@ -174,7 +176,8 @@ def assert_lane_taller(rows, rank, extra_rows, what, other=None):
 
 def scenario_subrows(env):
     """Calls that overlap on one rank get sub-rows: a bench trace whose rank 0 enters every odd
-    call when the call before it starts (as DDP's concurrent buckets do)."""
+    call when the call before it starts (as DDP's concurrent buckets do). Its lanes' shared link
+    scale, and its finding wrapped in a narrow window."""
     trace = env.bench("sub.sqlite", "ring", ranks=2, sizes="64K", iters=6)
     db = sqlite3.connect(trace)
     db.execute("""UPDATE collective_data SET start_ns = (SELECT p.start_ns FROM collective_data p
@@ -193,7 +196,19 @@ def scenario_subrows(env):
     assert st["link_scale_bytes_per_s"] > 0, "link lanes without their shared scale"
     w, h, rows = read_png(png)
     height = assert_lane_taller(rows, 0, 2, "subrows", other=1)
-    print(f"subrows: rank 0 rows {lanes['rank 0']['rows']}, lane {height} px")
+    # A narrow window: the side panel wraps a long finding onto several lines instead of cutting it.
+    png = env.path("narrow.png")
+    r = env.view([trace], png, [], size="800x600")
+    assert r.returncode == 0, r.stderr
+    w, h, rows = read_png(png)
+    right = [row[w // 2 * 3:] for row in rows]  # the side panel is in the right half
+    lines = []
+    for colour in SEVERITY_COLOURS:
+        lines += bands(rows_with_colour(right, colour, tol=1, min_px=2))
+    assert lines, "no finding in the side panel"
+    tallest = max(b[1] - b[0] + 1 for b in lines)
+    assert tallest >= 2 * 13, f"the finding is one line ({tallest} px high): cut, not wrapped"
+    print(f"subrows: rank 0 rows {lanes['rank 0']['rows']}, lane {height} px, finding {tallest} px high")
 
 
 UNITS_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
