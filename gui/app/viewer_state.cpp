@@ -78,13 +78,15 @@ void appendLanesAndTargets(const TimelineModel& m, const TimelineView& tv, std::
 void appendCompare(const CompareView& compare, const TimelineModel& a, const TimelineModel& b,
                    std::string* out) {
   const CompareModel& cm = compare.model();
-  int colored = 0;
+  int colored = 0, unjudged = 0;
   for (const auto& row : cm.diff.rows) {
+    unjudged += row.note.empty() ? 0 : 1;
     RgbF rgb;
-    colored += speedupColor(row.speedup, &rgb) ? 1 : 0;
+    colored += diffRowColor(row, &rgb) ? 1 : 0;
   }
   *out += ",\n  \"compare\": {\"pairs\": " + num(cm.pairs.size()) +
           ", \"diff_rows\": " + num(cm.diff.rows.size()) + ", \"colored_rows\": " + num(colored) +
+          ", \"unjudged_rows\": " + num(unjudged) +
           ", \"selected_b\": " + num(compare.timelineB().selected()) +
           ", \"offset_ns\": " + num(compare.offsetNs()) +
           ", \"findings_a\": " + num(a.analysis.findings.size()) +

@@ -119,6 +119,19 @@ bool speedupColor(double speedup, RgbF* out) {
   return true;
 }
 
+bool diffRowColor(const analyzer::DiffRow& row, RgbF* out) {
+  if (!row.note.empty()) return false;
+  return speedupColor(row.speedup, out);
+}
+
+std::string diffRowTag(const analyzer::DiffRow& row) {
+  if (row.note.empty()) return "";
+  if (row.count_a < analyzer::kMinDiffSamples || row.count_b < analyzer::kMinDiffSamples) {
+    return "n<" + std::to_string(analyzer::kMinDiffSamples);
+  }
+  return "noise";
+}
+
 // ---- one collective --------------------------------------------------------------------------
 
 CollectiveDetails collectiveDetails(const TimelineModel& model, int collective) {

@@ -85,10 +85,11 @@ class Env:
     def path(self, name):
         return os.path.join(self.work, name)
 
-    def bench(self, name, algo, ranks=4, sizes="4K,64K,1M", iters=3):
+    def bench(self, name, algo, ranks=4, sizes="4K,64K,1M", iters=3, warmup=None):
         out = self.path(name)
+        more = [] if warmup is None else ["--warmup", str(warmup)]
         r = subprocess.run([self.ringside, "bench", "--ranks", str(ranks), "--algo", algo, "--sizes", sizes,
-                            "--iters", str(iters), "-o", out], capture_output=True, text=True, timeout=240)
+                            "--iters", str(iters), *more, "-o", out], capture_output=True, text=True, timeout=240)
         assert r.returncode == 0, f"bench {algo} failed: {r.stdout}{r.stderr}"
         return out
 
@@ -126,7 +127,20 @@ def scenario_compare(env):
     coloured = sum(len(rows_with_colour(rows, c, tol=1, min_px=40)) for c in SPEEDUP_COLOURS)
     assert cmp["colored_rows"] >= 1, f"no diff row beyond +-5%: {cmp}"
     assert coloured >= 10, f"coloured diff rows expected in the image ({cmp['colored_rows']} in the state)"
-    print(f"compare: {cmp['pairs']} pairs, {cmp['diff_rows']} diff rows ({cmp['colored_rows']} coloured)")
+    # Two calls a size on B's side: no row is judged, none is coloured, and the image has no
+    # speed-up colour (n=2 must not look like a win or a loss).
+    few = env.bench("few.sqlite", "tree", sizes="1K,4K,1M", iters=2, warmup=0)
+    png2, state2 = env.path("few.png"), env.path("few.json")
+    r = env.view([a, few], png2, ["--state-out", state2])
+    assert r.returncode == 0, f"viewer failed ({r.returncode}): {r.stderr}"
+    few_cmp = json.load(open(state2))["compare"]
+    assert few_cmp["diff_rows"] > 0 and few_cmp["unjudged_rows"] == few_cmp["diff_rows"], few_cmp
+    assert few_cmp["colored_rows"] == 0, few_cmp
+    w, h, rows = read_png(png2)
+    coloured = sum(len(rows_with_colour(rows, c, tol=1, min_px=40)) for c in SPEEDUP_COLOURS)
+    assert coloured == 0, f"{coloured} image rows in speed-up colours for rows of 2 calls"
+    print(f"compare: {cmp['pairs']} pairs, {cmp['diff_rows']} diff rows ({cmp['colored_rows']} coloured); "
+          f"n=2: {few_cmp['unjudged_rows']} rows not judged, none coloured")
 
 
 def scenario_ddp(env):
