@@ -346,13 +346,29 @@ bool findSteps(AnalysisState& s) {
     const auto meta = s.reader.meta();
     if (meta.count("steps_detected") != 0) {
       info.source = "stored";
+      // A damaged step table (found by fuzzing: a first_seq of INT64_MIN overflowed the
+      // calls-per-step arithmetic): rows whose call range no trace can hold are skipped.
+      int64_t bad = 0;
+      std::string first_bad;
       if (!s.reader.forEachStep(
               [&](const storage::StepRow& row) {
-                rows.push_back(row);
+                const bool ok = row.first_seq >= 0 && row.last_seq >= row.first_seq &&
+                                row.last_seq - row.first_seq < (int64_t{1} << 40);
+                if (ok) {
+                  rows.push_back(row);
+                } else if (bad++ == 0) {
+                  first_bad = "step " + std::to_string(row.step) + ": calls " +
+                              std::to_string(row.first_seq) + ".." + std::to_string(row.last_seq);
+                }
                 return true;
               },
               s.error)) {
         return false;
+      }
+      if (bad > 0) {
+        s.out->warnings.push_back("the trace's step table has " + std::to_string(bad) +
+                                  " row(s) no trace can hold (first: " + first_bad +
+                                  "); skipped");
       }
       if (rows.empty()) info.note = "merge found no repeating sequence of calls";
     } else {

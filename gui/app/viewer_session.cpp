@@ -24,7 +24,7 @@ InspectAction drawSidePanel(const TimelineModel& model, const TimelineView& time
       drawRangeStats(
           model, rangeStats(model, timeline.rangeSelection()->t0, timeline.rangeSelection()->t1));
     } else {
-      ImGui::TextDisabled("Shift-drag over the timeline to select a range.");
+      textDisabledWrapped("Shift-drag over the timeline to select a range.");
     }
   }
   if (ImGui::CollapsingHeader("Findings", ImGuiTreeNodeFlags_DefaultOpen)) {

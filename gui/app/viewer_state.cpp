@@ -53,7 +53,16 @@ void appendLanesAndTargets(const TimelineModel& m, const TimelineView& tv, std::
     *out += i ? ", {\"name\": " : "{\"name\": ";
     format::appendJsonString(m.lanes[i].name, out);
     *out += std::string(", \"hidden\": ") + boolean(f.hidden) +
-            ", \"pinned\": " + boolean(f.pinned) + "}";
+            ", \"pinned\": " + boolean(f.pinned);
+    if (m.lanes[i].kind == LaneKind::kRank) {  // its rows: overlapping calls get sub-rows
+      *out += ", \"call_rows\": " + num(m.lanes[i].call_rows) + ", \"rows\": [";
+      for (size_t r = 0; r < m.lanes[i].rows.size(); ++r) {
+        if (r) *out += ", ";
+        format::appendJsonString(m.lanes[i].rows[r].name, out);
+      }
+      *out += "]";
+    }
+    *out += "}";
   }
   *out += "]";
   *out += ",\n  \"targets\": [";
@@ -69,13 +78,15 @@ void appendLanesAndTargets(const TimelineModel& m, const TimelineView& tv, std::
 void appendCompare(const CompareView& compare, const TimelineModel& a, const TimelineModel& b,
                    std::string* out) {
   const CompareModel& cm = compare.model();
-  int colored = 0;
+  int colored = 0, unjudged = 0;
   for (const auto& row : cm.diff.rows) {
+    unjudged += row.note.empty() ? 0 : 1;
     RgbF rgb;
-    colored += speedupColor(row.speedup, &rgb) ? 1 : 0;
+    colored += diffRowColor(row, &rgb) ? 1 : 0;
   }
   *out += ",\n  \"compare\": {\"pairs\": " + num(cm.pairs.size()) +
           ", \"diff_rows\": " + num(cm.diff.rows.size()) + ", \"colored_rows\": " + num(colored) +
+          ", \"unjudged_rows\": " + num(unjudged) +
           ", \"selected_b\": " + num(compare.timelineB().selected()) +
           ", \"offset_ns\": " + num(compare.offsetNs()) +
           ", \"findings_a\": " + num(a.analysis.findings.size()) +
@@ -129,6 +140,8 @@ std::string viewerStateJson(const ViewerStateInput& in) {
     out += ",\n  \"range_ns\": [" + num(range.t0 - m.start_ns) + ", " + num(range.t1 - m.start_ns) +
            "]";
     out += ",\n  \"trace_ns\": [0, " + num(m.end_ns - m.start_ns) + "]";
+    // The one scale every link lane is drawn to (the busiest link's peak), bytes/s.
+    out += ",\n  \"link_scale_bytes_per_s\": " + num(static_cast<int64_t>(m.link_scale));
     appendSelection(m, *in.timeline, &out);
     appendHoverAndSearch(*in.timeline, in.search_query, *in.search, &out);
     appendLanesAndTargets(m, *in.timeline, &out);

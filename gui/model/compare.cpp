@@ -1,6 +1,26 @@
 #include "ringside/gui/compare.h"
 
+#include <algorithm>
+
+#include "ringside/format/units.h"
+
 namespace ringside::gui {
+
+std::string describeTrace(const std::string& label, const analyzer::Analysis& a) {
+  const size_t ranks = a.ranks_present.size();
+  std::string out = label + ": " + std::to_string(ranks) + (ranks == 1 ? " rank, " : " ranks, ") +
+                    std::to_string(a.collectives.size()) + " collectives over " +
+                    format::durationSignificant(static_cast<double>(std::max<int64_t>(0, a.end_ns - a.start_ns)));
+  // The libraries it used, in order of first appearance (ops are per library).
+  std::vector<std::string> libraries;
+  for (const analyzer::OpStats& o : a.ops) {
+    if (!o.library.empty() && std::find(libraries.begin(), libraries.end(), o.library) == libraries.end()) {
+      libraries.push_back(o.library);
+    }
+  }
+  for (size_t i = 0; i < libraries.size(); ++i) out += (i ? "+" : ", ") + libraries[i];
+  return out;
+}
 
 void buildCompare(const analyzer::Analysis& a, const analyzer::Analysis& b, const std::string& label_a,
                   const std::string& label_b, CompareModel* out) {

@@ -119,6 +119,19 @@ bool speedupColor(double speedup, RgbF* out) {
   return true;
 }
 
+bool diffRowColor(const analyzer::DiffRow& row, RgbF* out) {
+  if (!row.note.empty()) return false;
+  return speedupColor(row.speedup, out);
+}
+
+std::string diffRowTag(const analyzer::DiffRow& row) {
+  if (row.note.empty()) return "";
+  if (row.count_a < analyzer::kMinDiffSamples || row.count_b < analyzer::kMinDiffSamples) {
+    return "n<" + std::to_string(analyzer::kMinDiffSamples);
+  }
+  return "noise";
+}
+
 // ---- one collective --------------------------------------------------------------------------
 
 CollectiveDetails collectiveDetails(const TimelineModel& model, int collective) {
@@ -196,17 +209,24 @@ RangeStats rangeStats(const TimelineModel& model, int64_t t0, int64_t t1) {
     if (lane.kind == LaneKind::kRank && !lane.rows.empty()) {
       RangeRankRow row;
       row.rank = lane.rank;
-      const EventRow& er = lane.rows[0];
-      auto first = std::lower_bound(er.max_end_prefix.begin(), er.max_end_prefix.end(), t0);
       // Time inside calls is a union (docs/metrics.md): concurrent calls (DDP's buckets)
-      // overlap, and a sum would exceed the range. Events come in order of start.
+      // overlap, and a sum would exceed the range. The calls in range from every sub-row, by start.
+      std::vector<std::pair<int64_t, int64_t>> spans;
+      for (size_t sub = 0; sub < lane.rows.size() && sub < static_cast<size_t>(lane.call_rows); ++sub) {
+        const EventRow& er = lane.rows[sub];
+        auto first = std::lower_bound(er.max_end_prefix.begin(), er.max_end_prefix.end(), t0);
+        for (size_t i = static_cast<size_t>(first - er.max_end_prefix.begin()); i < er.events.size(); ++i) {
+          const TimelineEvent& e = er.events[i];
+          if (e.start_ns >= t1) break;
+          if (e.end_ns <= t0 && e.end_ns != e.start_ns) continue;
+          if (e.start_ns >= t0) ++row.calls;
+          spans.emplace_back(e.start_ns, e.end_ns);
+        }
+      }
+      if (lane.call_rows > 1) std::sort(spans.begin(), spans.end());  // one row comes sorted
       int64_t covered_to = t0;
-      for (size_t i = static_cast<size_t>(first - er.max_end_prefix.begin()); i < er.events.size(); ++i) {
-        const TimelineEvent& e = er.events[i];
-        if (e.start_ns >= t1) break;
-        if (e.end_ns <= t0 && e.end_ns != e.start_ns) continue;
-        if (e.start_ns >= t0) ++row.calls;
-        int64_t from = std::max(e.start_ns, covered_to), to = std::min(e.end_ns, t1);
+      for (const auto& [start, end] : spans) {
+        int64_t from = std::max(start, covered_to), to = std::min(end, t1);
         if (to > from) {
           row.busy_ns += to - from;
           covered_to = to;
@@ -265,9 +285,11 @@ std::vector<int> searchCollectives(const TimelineModel& model, const std::string
         for (size_t i = 0; i < cs.size(); ++i) on[i] = cs[i].straggler_rank == rank;
       } else {
         for (const Lane& lane : model.lanes) {
-          if (lane.kind != LaneKind::kRank || lane.rank != rank || lane.rows.empty()) continue;
-          for (const TimelineEvent& e : lane.rows[0].events) {
-            if (e.collective >= 0) on[static_cast<size_t>(e.collective)] = 1;
+          if (lane.kind != LaneKind::kRank || lane.rank != rank) continue;
+          for (size_t sub = 0; sub < lane.rows.size() && sub < static_cast<size_t>(lane.call_rows); ++sub) {
+            for (const TimelineEvent& e : lane.rows[sub].events) {
+              if (e.collective >= 0) on[static_cast<size_t>(e.collective)] = 1;
+            }
           }
         }
       }

@@ -39,6 +39,51 @@ void EventRow::finish() {
   summarise(kBigChunk, &big_chunks);
 }
 
+std::vector<EventRow> partitionRows(std::vector<TimelineEvent> events, const std::string& name,
+                                    size_t max_rows) {
+  auto by_start = [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_ns < b.start_ns; };
+  if (!std::is_sorted(events.begin(), events.end(), by_start)) std::stable_sort(events.begin(), events.end(), by_start);
+  std::vector<EventRow> rows(1);
+  rows[0].name = name;
+  // The common case, calls one after another: one row, no copy.
+  bool overlaps = false;
+  int64_t reach = std::numeric_limits<int64_t>::min();
+  for (const TimelineEvent& e : events) {
+    if (e.start_ns < reach) {
+      overlaps = true;
+      break;
+    }
+    reach = std::max(reach, e.end_ns);
+  }
+  if (!overlaps) {
+    rows[0].events = std::move(events);
+    rows[0].finish();
+    return rows;
+  }
+  std::vector<int64_t> last_end;  // per row
+  for (const TimelineEvent& e : events) {
+    size_t row = last_end.size();
+    for (size_t r = 0; r < last_end.size(); ++r) {
+      if (last_end[r] <= e.start_ns) {
+        row = r;
+        break;
+      }
+    }
+    if (row == last_end.size() && last_end.size() >= std::max<size_t>(1, max_rows)) {
+      row = static_cast<size_t>(std::min_element(last_end.begin(), last_end.end()) - last_end.begin());
+    }
+    if (row == last_end.size()) {
+      last_end.push_back(e.end_ns);
+      rows.resize(last_end.size());
+      if (row > 0) rows[row].name = name + " " + std::to_string(row + 1);
+    }
+    last_end[row] = std::max(last_end[row], e.end_ns);
+    rows[row].events.push_back(e);
+  }
+  for (EventRow& r : rows) r.finish();
+  return rows;
+}
+
 int TimelineModel::label(const std::string& name) {
   auto it = std::find(labels.begin(), labels.end(), name);
   if (it != labels.end()) return static_cast<int>(it - labels.begin());
@@ -51,11 +96,13 @@ std::vector<TimelineModel::EventRef> TimelineModel::eventsOfCollective(int colle
   if (collective < 0) return refs;
   for (size_t l = 0; l < lanes.size(); ++l) {
     const Lane& lane = lanes[l];
-    if (lane.kind != LaneKind::kRank || lane.rows.empty()) continue;
-    const auto& events = lane.rows[0].events;
-    for (size_t e = 0; e < events.size(); ++e) {
-      if (events[e].collective == collective) {
-        refs.push_back({static_cast<int>(l), 0, static_cast<int>(e)});
+    if (lane.kind != LaneKind::kRank) continue;
+    for (size_t r = 0; r < lane.rows.size() && r < static_cast<size_t>(lane.call_rows); ++r) {
+      const auto& events = lane.rows[r].events;
+      for (size_t e = 0; e < events.size(); ++e) {
+        if (events[e].collective == collective) {
+          refs.push_back({static_cast<int>(l), static_cast<int>(r), static_cast<int>(e)});
+        }
       }
     }
   }
@@ -138,6 +185,7 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
   out->analysis = std::move(analysis);
   out->lanes.clear();
   out->labels.clear();
+  out->link_scale = 0;
   const analyzer::Analysis& a = out->analysis;
   InstanceIndex index(a, comms);
   std::vector<int> op_label;
@@ -181,21 +229,20 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
     lane.host = host;
     lane.rank = r;
     lane.name = "rank " + std::to_string(r);
-    lane.rows.resize(2);
-    lane.rows[0].name = "collectives";
-    lane.rows[1].name = "phases";
     lane_of_rank[r] = out->lanes.size();
     out->lanes.push_back(std::move(lane));
   }
 
   int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
   if (instance_of_call != nullptr) instance_of_call->assign(calls.size(), -1);
+  // Calls and phases per lane, split into sub-rows once all are in.
+  std::vector<std::vector<TimelineEvent>> lane_calls(out->lanes.size()), lane_phases(out->lanes.size());
   int32_t last_rank = std::numeric_limits<int32_t>::min();
-  Lane* lane = nullptr;
+  std::vector<TimelineEvent>* lane = nullptr;
   for (size_t i = 0; i < calls.size(); ++i) {
     const CompactCall& c = calls[i];
     if (c.rank != last_rank) {
-      lane = &out->lanes[lane_of_rank[c.rank]];
+      lane = &lane_calls[lane_of_rank[c.rank]];
       last_rank = c.rank;
     }
     TimelineEvent e;
@@ -205,7 +252,7 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
     e.collective = index.find(c.comm, c.seq);
     e.failed = c.failed;
     if (instance_of_call != nullptr) (*instance_of_call)[i] = e.collective;
-    lane->rows[0].events.push_back(e);
+    lane->push_back(e);
     t0 = std::min(t0, e.start_ns);
     t1 = std::max(t1, e.end_ns);
   }
@@ -215,10 +262,14 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
     e.end_ns = std::max(p.start_ns, p.end_ns);
     e.label = out->label(p.phase);
     e.collective = index.find(commIndex(comms, p.comm), p.seq);
-    out->lanes[lane_of_rank[p.rank]].rows[1].events.push_back(e);
+    lane_phases[lane_of_rank[p.rank]].push_back(e);
   }
-  for (Lane& l : out->lanes) {
-    for (EventRow& row : l.rows) row.finish();
+  for (size_t i = 0; i < out->lanes.size(); ++i) {
+    Lane& l = out->lanes[i];
+    if (l.kind != LaneKind::kRank) continue;
+    l.rows = partitionRows(std::move(lane_calls[i]), "collectives");
+    l.call_rows = static_cast<int>(l.rows.size());
+    for (EventRow& row : partitionRows(std::move(lane_phases[i]), "phases")) l.rows.push_back(std::move(row));
   }
 
   std::vector<const analyzer::LinkStats*> links;
@@ -240,6 +291,7 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
       link.counter.values.push_back(bytes_per_s);
       link.counter.max_value = std::max(link.counter.max_value, bytes_per_s);
     }
+    out->link_scale = std::max(out->link_scale, link.counter.max_value);
     out->lanes.push_back(std::move(link));
   }
 

@@ -75,9 +75,13 @@ void CompareView::draw(const TimelineModel& a, const TimelineModel& b, ViewState
   if (int c = tb_.takeClicked(); c >= 0) selectB(c);
 
   const auto& d = compare_.diff;
-  ImGui::Text("%s vs %s: %lld collectives aligned by order, %lld only in A, %lld only in B", d.label_a.c_str(),
-              d.label_b.c_str(), static_cast<long long>(d.aligned), static_cast<long long>(d.unmatched_a),
-              static_cast<long long>(d.unmatched_b));
+  // Both traces described, then how they line up.
+  ImGui::TextUnformatted(("A  " + describeTrace(baseName(a.path), a.analysis)).c_str());
+  ImGui::TextUnformatted(("B  " + describeTrace(baseName(b.path), b.analysis)).c_str());
+  ImGui::Text("%lld collectives aligned by order, %lld only in A, %lld only in B; rows with fewer than "
+              "%lld calls a side or inside the run-to-run noise are not judged (grey)",
+              static_cast<long long>(d.aligned), static_cast<long long>(d.unmatched_a),
+              static_cast<long long>(d.unmatched_b), static_cast<long long>(analyzer::kMinDiffSamples));
   InspectAction action;
   const float table_w = ImGui::GetContentRegionAvail().x * 0.58f;
   ImGui::BeginChild("diff", ImVec2(table_w, 0), true);
@@ -90,7 +94,7 @@ void CompareView::draw(const TimelineModel& a, const TimelineModel& b, ViewState
       const analyzer::DiffRow& row = d.rows[i];
       ImGui::TableNextRow();
       RgbF rgb;
-      if (speedupColor(row.speedup, &rgb)) {
+      if (diffRowColor(row, &rgb)) {  // judged rows only
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, ImGui::GetColorU32(ImVec4(rgb.r, rgb.g, rgb.b, 1.0f)));
       }
       ImGui::TableNextColumn();
@@ -101,7 +105,9 @@ void CompareView::draw(const TimelineModel& a, const TimelineModel& b, ViewState
         action.select = p.a;
         action.zoom = rangeAround(a.analysis.collectives[static_cast<size_t>(p.a)], 0.5);
       }
-      if (ImGui::IsItemHovered() && !row.verdict.empty()) ImGui::SetTooltip("%s", row.verdict.c_str());
+      if (ImGui::IsItemHovered() && (!row.verdict.empty() || !row.note.empty())) {
+        ImGui::SetTooltip("%s", (row.verdict.empty() ? "not judged: " + row.note : row.verdict).c_str());
+      }
       ImGui::PopID();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(sizeRange(row.size_lo, row.size_hi).c_str());
@@ -112,7 +118,9 @@ void CompareView::draw(const TimelineModel& a, const TimelineModel& b, ViewState
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(format::durationSignificant(static_cast<double>(row.median_b_ns)).c_str());
       ImGui::TableNextColumn();
-      if (row.speedup > 0) {
+      if (row.speedup > 0 && !row.note.empty()) {  // not judged: the figure, dimmed, and why
+        ImGui::TextDisabled("%.2fx (%s)", row.speedup, diffRowTag(row).c_str());
+      } else if (row.speedup > 0) {
         ImGui::Text("%.2fx %s", row.speedup, row.speedup >= 1.05 ? "B faster" : row.speedup <= 1 / 1.05 ? "B slower" : "");
       } else {
         ImGui::TextUnformatted("-");
@@ -146,7 +154,11 @@ void CompareView::draw(const TimelineModel& a, const TimelineModel& b, ViewState
     ImGui::Separator();
   }
   ImGui::TextUnformatted("verdicts");
-  for (const std::string& v : d.verdicts) ImGui::BulletText("%s", v.c_str());
+  for (const std::string& v : d.verdicts) {  // wrapped, not cut at the panel's edge
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s", v.c_str());
+  }
+  if (d.verdicts.empty()) textDisabledWrapped("none: no row is judged (too few calls, or inside the noise)");
   ImGui::Separator();
   ImGui::Text("findings in A (%s)", baseName(a.path).c_str());
   InspectAction fa, fb;

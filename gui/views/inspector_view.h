@@ -21,9 +21,11 @@ struct InspectAction {
   bool any() const { return select >= 0 || zoom || rank >= 0 || src >= 0; }
 };
 
+// A dimmed line (a hint, a note) that wraps at the panel's edge instead of being cut.
+void textDisabledWrapped(const char* text);
 void drawCollectiveDetails(const TimelineModel& model, int collective, InspectAction* action);
 void drawRangeStats(const TimelineModel& model, const RangeStats& stats);
-// One clickable line per finding; a click selects and zooms to what it names.
+// One clickable entry per finding, wrapped to the panel's width; a click selects and zooms to what it names.
 void drawFindings(const TimelineModel& model, const char* id, InspectAction* action);
 // Applies an action's zoom / selection target to a range (a collective's span).
 InspectAction actionFor(const TimelineModel& model, const FindingTarget& target);

@@ -135,6 +135,11 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
       }
       dl->AddText(ImVec2(origin.x + 18, l.y + l.header + 1), dim,
                   ("peak " + format::rate(lane.counter.max_value)).c_str());
+      // Every link lane has one scale (TimelineModel::link_scale): say what its top is.
+      if (l.height - l.header >= 2 * l.row_height) {
+        dl->AddText(ImVec2(origin.x + 18, l.y + l.header + l.row_height), dim,
+                    ("top " + format::rate(model.link_scale)).c_str());
+      }
     }
   }
 
@@ -156,14 +161,14 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
       }
       const std::string& label = model.labels[static_cast<size_t>(e.label)];
       RgbF c = nameColor(label, options.dark);
-      if (rg.row > 0) c = {c.r * 0.85f, c.g * 0.85f, c.b * 0.85f};
+      if (rg.row >= lane.call_rows) c = {c.r * 0.85f, c.g * 0.85f, c.b * 0.85f};
       dl->AddRectFilled(a, b, e.failed ? IM_COL32(220, 50, 50, 255) : toU32(c));
       if (options.marked != nullptr && e.collective >= 0 &&
           std::binary_search(options.marked->begin(), options.marked->end(), e.collective)) {
         dl->AddRect(a, b, mark, 0, 0, 2.0f);
       }
       if (selected_ >= 0 && e.collective == selected_) dl->AddRect(a, b, highlight, 0, 0, 2.5f);
-      if (rg.row == 0 && e.collective >= 0 && it.x1 - it.x0 >= 6 && targets_.size() < 64) {
+      if (rg.row < lane.call_rows && e.collective >= 0 && it.x1 - it.x0 >= 6 && targets_.size() < 64) {
         targets_.push_back({e.collective, lane.rank, it.x0, it.x1, a.y, b.y});
       }
       if (it.x1 - it.x0 > ImGui::CalcTextSize(label.c_str()).x + 4) {
@@ -176,7 +181,7 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
   for (const CounterGeometry& cg : geometry.counters) {
     const Lane& lane = model.lanes[static_cast<size_t>(cg.lane)];
     const float y0 = cg.y0, h = cg.y1 - cg.y0 - 2;
-    const double top_value = std::max(1.0, lane.counter.max_value);
+    const double top_value = std::max(1.0, model.link_scale);  // shared by every link lane
     const ImU32 fill = rankColor(lane.src, 0.9f);
     for (const CounterColumn& c : cg.columns) {
       float hi = y0 + h - static_cast<float>(c.max / top_value) * h;

@@ -61,6 +61,8 @@ def rank_colour(r):  # timeline_view.cpp: rankColor(rank) = hsv(rank * 0.618034 
     return [round(c * 255) for c in colorsys.hsv_to_rgb((r * 0.618034) % 1.0, 0.6, 0.85)]
 
 
+# inspector_view.cpp severityColor(): problem, warning.
+SEVERITY_COLOURS = [[242, 89, 77], [242, 191, 51]]
 # inspect.cpp speedupColor(): B faster (strong, light), B slower (strong, light).
 SPEEDUP_COLOURS = [[26, 140, 51], [64, 115, 64], [166, 31, 31], [128, 64, 64]]
 
@@ -83,10 +85,11 @@ class Env:
     def path(self, name):
         return os.path.join(self.work, name)
 
-    def bench(self, name, algo, ranks=4, sizes="4K,64K,1M", iters=3):
+    def bench(self, name, algo, ranks=4, sizes="4K,64K,1M", iters=3, warmup=None):
         out = self.path(name)
+        more = [] if warmup is None else ["--warmup", str(warmup)]
         r = subprocess.run([self.ringside, "bench", "--ranks", str(ranks), "--algo", algo, "--sizes", sizes,
-                            "--iters", str(iters), "-o", out], capture_output=True, text=True, timeout=240)
+                            "--iters", str(iters), *more, "-o", out], capture_output=True, text=True, timeout=240)
         assert r.returncode == 0, f"bench {algo} failed: {r.stdout}{r.stderr}"
         return out
 
@@ -124,7 +127,20 @@ def scenario_compare(env):
     coloured = sum(len(rows_with_colour(rows, c, tol=1, min_px=40)) for c in SPEEDUP_COLOURS)
     assert cmp["colored_rows"] >= 1, f"no diff row beyond +-5%: {cmp}"
     assert coloured >= 10, f"coloured diff rows expected in the image ({cmp['colored_rows']} in the state)"
-    print(f"compare: {cmp['pairs']} pairs, {cmp['diff_rows']} diff rows ({cmp['colored_rows']} coloured)")
+    # Two calls a size on B's side: no row is judged, none is coloured, and the image has no
+    # speed-up colour (n=2 must not look like a win or a loss).
+    few = env.bench("few.sqlite", "tree", sizes="1K,4K,1M", iters=2, warmup=0)
+    png2, state2 = env.path("few.png"), env.path("few.json")
+    r = env.view([a, few], png2, ["--state-out", state2])
+    assert r.returncode == 0, f"viewer failed ({r.returncode}): {r.stderr}"
+    few_cmp = json.load(open(state2))["compare"]
+    assert few_cmp["diff_rows"] > 0 and few_cmp["unjudged_rows"] == few_cmp["diff_rows"], few_cmp
+    assert few_cmp["colored_rows"] == 0, few_cmp
+    w, h, rows = read_png(png2)
+    coloured = sum(len(rows_with_colour(rows, c, tol=1, min_px=40)) for c in SPEEDUP_COLOURS)
+    assert coloured == 0, f"{coloured} image rows in speed-up colours for rows of 2 calls"
+    print(f"compare: {cmp['pairs']} pairs, {cmp['diff_rows']} diff rows ({cmp['colored_rows']} coloured); "
+          f"n=2: {few_cmp['unjudged_rows']} rows not judged, none coloured")
 
 
 def scenario_ddp(env):
@@ -133,7 +149,9 @@ def scenario_ddp(env):
         skip("no python3-torch for the DDP sample")
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "ddp_train.py")
     trace = env.path("ddp.sqlite")
-    r = subprocess.run([env.ringside, "record", "--ranks", "2", "-q", "-o", trace, "--", py, src, "--steps", "3"],
+    # Several 1 MB buckets: DDP's bucket all-reduces overlap on each rank.
+    r = subprocess.run([env.ringside, "record", "--ranks", "2", "-q", "-o", trace, "--", py, src, "--steps", "3",
+                        "--hidden", "1024", "--bucket-cap-mb", "1"],
                        capture_output=True, text=True, timeout=300, cwd=env.work)
     assert r.returncode == 0, f"record failed: {r.stderr[-2000:]}"
     png, state = env.path("ddp.png"), env.path("ddp.json")
@@ -148,7 +166,63 @@ def scenario_ddp(env):
     w, h, rows = read_png(png)
     for rank in range(2):
         assert rows_with_colour(rows, rank_colour(rank)), f"rank {rank} lane colour missing"
-    print(f"ddp: lanes {names}")
+    # Overlapping bucket all-reduces are stacked in sub-rows, not drawn on top of each other.
+    for lane in st["lanes"][:2]:
+        assert lane["call_rows"] >= 2 and "collectives 2" in lane["rows"], lane
+    assert_lane_taller(rows, 0, 2, "ddp")
+    print(f"ddp: lanes {names}, rows {[l['rows'] for l in st['lanes'][:2]]}")
+
+
+def assert_lane_taller(rows, rank, extra_rows, what, other=None):
+    """The swatch of `rank`'s lane (its full height) is taller than a lane of 1 call row by at
+    least `extra_rows` - 1 rows (a row is a text line, about 17 px)."""
+    found = bands(rows_with_colour(rows, rank_colour(rank), min_px=4))
+    assert found, f"{what}: rank {rank} lane not found"
+    height = found[0][1] - found[0][0] + 1
+    base = 3 * 17 - 6  # header, one call row, one phase row (less slack)
+    if other is not None:
+        o = bands(rows_with_colour(rows, rank_colour(other), min_px=4))
+        assert o, f"{what}: rank {other} lane not found"
+        base = o[0][1] - o[0][0] + 1
+    assert height >= base + (extra_rows - 1) * 15, f"{what}: rank {rank} lane {height} px, base {base} px"
+    return height
+
+
+def scenario_subrows(env):
+    """Calls that overlap on one rank get sub-rows: a bench trace whose rank 0 enters every odd
+    call when the call before it starts (as DDP's concurrent buckets do). Its lanes' shared link
+    scale, and its finding wrapped in a narrow window."""
+    trace = env.bench("sub.sqlite", "ring", ranks=2, sizes="64K", iters=6)
+    db = sqlite3.connect(trace)
+    db.execute("""UPDATE collective_data SET start_ns = (SELECT p.start_ns FROM collective_data p
+                  WHERE p.rank = 0 AND p.comm_sid = collective_data.comm_sid AND p.seq = collective_data.seq - 1)
+                  WHERE rank = 0 AND seq % 2 = 1 AND seq > 0""")
+    db.commit()
+    db.close()
+    png, state = env.path("sub.png"), env.path("sub.json")
+    r = env.view([trace], png, ["--state-out", state], size="1200x700")
+    assert r.returncode == 0, r.stderr
+    st = json.load(open(state))
+    lanes = {l["name"]: l for l in st["lanes"]}
+    assert lanes["rank 0"]["call_rows"] == 2, lanes["rank 0"]
+    assert lanes["rank 0"]["rows"][:2] == ["collectives", "collectives 2"], lanes["rank 0"]
+    assert lanes["rank 1"]["call_rows"] == 1, lanes["rank 1"]
+    assert st["link_scale_bytes_per_s"] > 0, "link lanes without their shared scale"
+    w, h, rows = read_png(png)
+    height = assert_lane_taller(rows, 0, 2, "subrows", other=1)
+    # A narrow window: the side panel wraps a long finding onto several lines instead of cutting it.
+    png = env.path("narrow.png")
+    r = env.view([trace], png, [], size="800x600")
+    assert r.returncode == 0, r.stderr
+    w, h, rows = read_png(png)
+    right = [row[w // 2 * 3:] for row in rows]  # the side panel is in the right half
+    lines = []
+    for colour in SEVERITY_COLOURS:
+        lines += bands(rows_with_colour(right, colour, tol=1, min_px=2))
+    assert lines, "no finding in the side panel"
+    tallest = max(b[1] - b[0] + 1 for b in lines)
+    assert tallest >= 2 * 13, f"the finding is one line ({tallest} px high): cut, not wrapped"
+    print(f"subrows: rank 0 rows {lanes['rank 0']['rows']}, lane {height} px, finding {tallest} px high")
 
 
 UNITS_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -440,7 +514,7 @@ def scenario_errors(env):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree"])
+    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree", "subrows"])
     p.add_argument("--bin", required=True, help="the build's bin folder (ringside, ringside-view)")
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()

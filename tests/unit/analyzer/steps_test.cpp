@@ -263,6 +263,15 @@ TEST(StepsTest, StoredStepsAreReadBack) {
   EXPECT_EQ(a.steps.source, "stored");
   EXPECT_EQ(a.steps.comm, "world");
   EXPECT_EQ(a.steps.steps.size(), 5u);
+  // A damaged row (found by fuzzing: its call range overflowed) is skipped with a warning.
+  std::vector<storage::StepRow> damaged = rows;
+  damaged.back().first_seq = INT64_MIN;
+  ASSERT_TRUE(storage::storeSteps(path, damaged, &error)) << error;
+  Analysis skipped = analyzeTrace(path);
+  EXPECT_EQ(skipped.steps.steps.size(), 4u);
+  bool warned = false;
+  for (const std::string& w : skipped.warnings) warned = warned || w.find("step table") != std::string::npos;
+  EXPECT_TRUE(warned) << testing::PrintToString(skipped.warnings);
   // Stored as none: analyze() does not detect them again.
   ASSERT_TRUE(storage::storeSteps(path, {}, &error)) << error;
   Analysis none = analyzeTrace(path);

@@ -203,6 +203,37 @@ TEST(Colors, StablePerNameAndSpeedupColours) {
   EXPECT_FALSE(speedupColor(0, &c));
 }
 
+// Only judged diff rows are coloured; a row of one instance a side is grey and says why.
+TEST(Colors, DiffRowsColouredOnlyWhenJudged) {
+  analyzer::DiffRow row;
+  row.speedup = 24.8;
+  row.count_a = row.count_b = 20;
+  RgbF c;
+  EXPECT_TRUE(diffRowColor(row, &c));
+  EXPECT_EQ(diffRowTag(row), "");
+  row.count_a = 1;
+  row.note = "too few calls";
+  EXPECT_FALSE(diffRowColor(row, &c));
+  EXPECT_EQ(diffRowTag(row), "n<" + std::to_string(analyzer::kMinDiffSamples));
+  row.count_a = 20;
+  row.note = "inside the run-to-run noise";
+  EXPECT_FALSE(diffRowColor(row, &c));
+  EXPECT_EQ(diffRowTag(row), "noise");
+}
+
+TEST(Compare, DescribesEachTrace) {
+  analyzer::Analysis a;
+  a.ranks_present = {0, 1, 2, 3};
+  a.start_ns = 0;
+  a.end_ns = 12'300'000;
+  a.collectives.resize(60);
+  analyzer::OpStats o;
+  o.op = "allreduce";
+  o.library = "gloo";
+  a.ops = {o, o};
+  EXPECT_EQ(describeTrace("ring.sqlite", a), "ring.sqlite: 4 ranks, 60 collectives over 12.3 ms, gloo");
+}
+
 TEST(ViewState, UndoRedoAcrossGesturesAndNewStepsDropRedo) {
   ViewState v;
   v.setLimits(0, 1000000);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include "ringside/gui/inspect.h"
 #include "ringside/gui/lod.h"
 #include "ringside/gui/png_writer.h"
 #include "ringside/gui/timeline_model.h"
@@ -109,6 +110,109 @@ TEST(TimelineModel, SelectionFindsTheCollectiveOnEveryRank) {
   EXPECT_EQ(refs[1].lane, 1);
   EXPECT_EQ(m.lanes[1].rows[0].events[static_cast<size_t>(refs[1].event)].start_ns, 310);
   EXPECT_TRUE(m.eventsOfCollective(-1).empty());
+}
+
+// DDP's bucket all-reduces overlap on one rank: each gets a sub-row, nothing is drawn on top of
+// another, the layout makes room, and selection, search and range statistics see every row.
+TEST(TimelineModel, OverlappingCallsGetSubRows) {
+  analyzer::Analysis a;
+  a.world_size = 1;
+  a.ranks_present = {0};
+  a.start_ns = 0;
+  a.end_ns = 1000;
+  for (int s = 0; s < 4; ++s) {
+    analyzer::CollectiveInstance c;
+    c.comm = "w";
+    c.seq = s;
+    c.op = "allreduce";
+    a.collectives.push_back(c);
+  }
+  // 0: [0, 500); 1: [100, 300) overlaps 0; 2: [200, 400) overlaps both; 3: [500, 600) fits row 0.
+  std::vector<RankCall> calls = {{0, "w", 0, "allreduce", 0, 500, false},
+                                 {0, "w", 1, "allreduce", 100, 300, false},
+                                 {0, "w", 2, "allreduce", 200, 400, false},
+                                 {0, "w", 3, "allreduce", 500, 600, false}};
+  a.phases.push_back({"w", 0, 0, "reduce-scatter", 0, 400, 1, -1, 0, true});
+  a.phases.push_back({"w", 1, 0, "reduce-scatter", 100, 250, 1, -1, 0, true});
+  TimelineModel m;
+  buildTimeline(a, calls, &m);
+  ASSERT_EQ(m.lanes.size(), 1u);
+  const Lane& lane = m.lanes[0];
+  ASSERT_EQ(lane.call_rows, 3);
+  ASSERT_EQ(lane.rows.size(), 5u);  // 3 call rows, 2 phase rows
+  EXPECT_EQ(lane.rows[0].name, "collectives");
+  EXPECT_EQ(lane.rows[1].name, "collectives 2");
+  EXPECT_EQ(lane.rows[3].name, "phases");
+  EXPECT_EQ(lane.rows[4].name, "phases 2");
+  ASSERT_EQ(lane.rows[0].events.size(), 2u);
+  EXPECT_EQ(lane.rows[0].events[1].collective, 3);
+  EXPECT_EQ(lane.rows[1].events[0].collective, 1);
+  EXPECT_EQ(lane.rows[2].events[0].collective, 2);
+  for (const EventRow& row : lane.rows) {
+    for (size_t i = 1; i < row.events.size(); ++i) {
+      EXPECT_LE(row.events[i - 1].end_ns, row.events[i].start_ns) << row.name;
+    }
+  }
+  const auto refs = m.eventsOfCollective(2);
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(refs[0].row, 2);
+  const RangeStats st = rangeStats(m, 0, 1000);
+  ASSERT_EQ(st.ranks.size(), 1u);
+  EXPECT_EQ(st.ranks[0].calls, 4);
+  EXPECT_EQ(st.ranks[0].busy_ns, 600);  // the union, not the sum (900)
+  // One line per row under the header.
+  const LayoutOptions lo{10, 40, 4};
+  const auto layout = layoutLanes(m, std::vector<bool>{}, 0, lo);
+  EXPECT_FLOAT_EQ(layout[0].height, 10 + 5 * 10);
+  TimeAxis axis{0, 1000, 0, 1000};
+  EXPECT_EQ(hitTest(m, layout, axis, 250, 10 + 2 * 10 + 5, 3.0f, 0).event, 0);  // row 2's only call
+  EXPECT_EQ(hitTest(m, layout, axis, 250, 10 + 2 * 10 + 5, 3.0f, 0).row, 2);
+  // Without overlap one row, as before.
+  calls = {{0, "w", 0, "allreduce", 0, 100, false}, {0, "w", 1, "allreduce", 100, 200, false}};
+  a.phases.clear();
+  buildTimeline(a, calls, &m);
+  EXPECT_EQ(m.lanes[0].call_rows, 1);
+  EXPECT_EQ(m.lanes[0].rows.size(), 2u);
+}
+
+// Every link lane is drawn to one scale, the busiest link's peak: a link that carried little
+// stays low beside the busy ones.
+TEST(TimelineModel, LinkLanesShareOneScale) {
+  analyzer::Analysis a;
+  a.world_size = 3;
+  a.ranks_present = {0, 1, 2};
+  a.start_ns = 0;
+  a.end_ns = 1000;
+  a.bin_ns = 500;
+  analyzer::LinkStats busy, quiet;
+  busy.src = 0;
+  busy.dst = 1;
+  busy.gbps_per_bin = {4, 8};
+  quiet.src = 2;
+  quiet.dst = 0;
+  quiet.gbps_per_bin = {0, 0.001};
+  a.links = {quiet, busy};
+  TimelineModel m;
+  buildTimeline(a, {}, &m);
+  ASSERT_EQ(m.lanes.size(), 5u);
+  EXPECT_DOUBLE_EQ(m.lanes[3].counter.max_value, 8e9);
+  EXPECT_DOUBLE_EQ(m.lanes[4].counter.max_value, 1e6);
+  EXPECT_DOUBLE_EQ(m.link_scale, 8e9);  // not each lane's own peak
+  a.links.clear();
+  buildTimeline(a, {}, &m);
+  EXPECT_DOUBLE_EQ(m.link_scale, 0);  // a rebuilt model starts over
+}
+
+// More overlap than max_rows: the extra calls share the row that frees first.
+TEST(TimelineModel, SubRowsAreCapped) {
+  std::vector<TimelineEvent> events;
+  for (int i = 0; i < 10; ++i) events.push_back({i, 100 + i, 0, i, false});
+  const auto rows = partitionRows(events, "collectives", 4);
+  ASSERT_EQ(rows.size(), 4u);
+  size_t total = 0;
+  for (const EventRow& r : rows) total += r.events.size();
+  EXPECT_EQ(total, 10u);
+  EXPECT_EQ(partitionRows({}, "phases").size(), 1u);
 }
 
 TEST(Lod, WideEventsStayNarrowOnesMergeIntoCountedBlocks) {

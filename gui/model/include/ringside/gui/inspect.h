@@ -29,6 +29,12 @@ RgbF nameColor(std::string_view name, bool dark_theme);
 // Diff table rows: B faster (green, stronger from 1.5x), B slower (red), on par (no colour:
 // returns false). The colours are exact so the screenshot test can find them.
 bool speedupColor(double speedup, RgbF* out);
+// A diff row's colour: the speed-up's, for judged rows only. A row the diff did not judge (too
+// few calls on a side, or inside the run-to-run noise: DiffRow::note) is not coloured, so one
+// instance a side never shows as a bright win or loss.
+bool diffRowColor(const analyzer::DiffRow& row, RgbF* out);
+// Why a row is not judged, in a few characters for the table ("n<5", "noise"); "" when judged.
+std::string diffRowTag(const analyzer::DiffRow& row);
 
 // ---- one collective --------------------------------------------------------------------------
 struct RankTiming {

@@ -1,9 +1,10 @@
 // gui/timeline_model.h — what the viewer's timeline shows, as plain values.
 //
 // Built once from a trace (storage::TraceReader + analyzer::analyze()); the views
-// only read it. Lanes: one per rank (row 0 its collectives, row 1 their phases),
-// then one per directed link (bytes/s over time as a counter). Events of a row
-// are sorted by start. Nothing here touches OpenGL or ImGui, so all of it is
+// only read it. Lanes: one per rank (rows 0 .. call_rows-1 its collectives, then their
+// phases), then one per directed link (bytes/s over time as a counter). Events of a row
+// are sorted by start and do not overlap: calls that overlap on one rank (DDP's bucket
+// all-reduces) go to sub-rows, as Perfetto and Tracy stack them. Nothing here touches OpenGL or ImGui, so all of it is
 // unit-tested without a display.
 // Errors: false + one line in *error; nothing throws.
 // Threads: load() may run on a loader thread; the result is handed to the UI
@@ -34,7 +35,7 @@ struct TimelineEvent {
 // A row of events, with the running maximum of end_ns so that the first event
 // reaching into a view can be found by binary search even when events overlap.
 struct EventRow {
-  std::string name;  // "collectives", "phases"
+  std::string name;  // "collectives", "collectives 2", "phases", "phases 2", ...
   std::vector<TimelineEvent> events;
   std::vector<int64_t> max_end_prefix;  // max(events[0..i].end_ns)
   // Per chunk of kChunk events: the longest duration and the latest end, so the level of
@@ -64,7 +65,8 @@ struct Lane {
   int rank = -1;           // kRank
   int host = -1;           // kRank, kHost: index into analysis.hosts when the trace has 2+ hosts
   int src = -1, dst = -1;  // kLink
-  std::vector<EventRow> rows;  // kRank: collectives, phases
+  std::vector<EventRow> rows;  // kRank: collectives (call_rows of them), then phases
+  int call_rows = 1;           // kRank: how many of `rows` hold calls; the rest hold phases
   Counter counter;             // kLink: bytes/s
 };
 
@@ -83,6 +85,9 @@ struct TimelineModel {
   std::vector<Lane> lanes;
   std::vector<std::string> labels;  // interned op and phase names
   int64_t start_ns = 0, end_ns = 0; // the whole trace
+  // The one scale of every link lane, bytes/s: the busiest link's peak, so that a link's bars
+  // compare with every other link's (a link that carried one small broadcast stays low).
+  double link_scale = 0;
   // Links per collective instance: collective_links[links_begin[c] .. links_begin[c + 1]),
   // by (src, dst). Empty when the loader did not read the transfers.
   std::vector<CollectiveLink> collective_links;
@@ -118,6 +123,13 @@ struct LoadOptions {
 // Reads and analyzes the trace at `path`.
 bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineModel* out,
                   std::string* error);
+
+// Greedy interval partitioning: splits `events` (any order) into rows without overlap, each
+// event in the lowest row whose last event ended by its start (touching ends do not overlap).
+// At most `max_rows` rows: past that, an event goes to the row that frees first, overlapping.
+// Every row is finish()ed; there is always at least one row.
+std::vector<EventRow> partitionRows(std::vector<TimelineEvent> events, const std::string& name,
+                                    size_t max_rows = 16);
 
 // Builds lanes from an analysis and per-rank collective rows (used by loadTimeline and by
 // the tests, which make models without a trace file).
