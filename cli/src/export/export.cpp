@@ -16,6 +16,7 @@ namespace ringside::cli {
 namespace {
 
 constexpr std::string_view kPrefix = "ringside export: ";
+constexpr int64_t kMaxCounterBinUs = int64_t{86'400} * 1'000'000;  // a day
 
 std::vector<OptionSpec> exportSpecs(ExportCliOptions* o) {
   return {
@@ -24,6 +25,14 @@ std::vector<OptionSpec> exportSpecs(ExportCliOptions* o) {
       {"output", 'o', "FILE.json", "file to write ('-' for standard output)",
        storeText(&o->output)},
       {"force", 'f', "", "overwrite an existing file", setFlag(&o->force)},
+      {"counter-bin-us", 0, "US",
+       "bin of the links' bytes/s counters, us (default: the calls' span / 10000, 1-2-5)",
+       [o](std::string_view value, std::string* error) {
+         if (parseInteger(value, 1, kMaxCounterBinUs, &o->counter_bin_us)) return true;
+         *error = "'" + std::string(value) + "' is not a whole number of microseconds from 1 to " +
+                  std::to_string(kMaxCounterBinUs);
+         return false;
+       }},
   };
 }
 
@@ -52,9 +61,12 @@ std::string exportHelp() {
   ExportCliOptions scratch;
   return "Usage: ringside export --perfetto TRACE -o FILE.json\n"
          "\n"
-         "Writes a trace as Chrome/Perfetto trace-event JSON: one process per rank, one track per\n"
-         "recording thread (collectives) and per link (transfers, with phase and step). Open it\n"
-         "in ui.perfetto.dev or chrome://tracing.\n"
+         "Writes a trace as Chrome/Perfetto trace-event JSON: one process per rank; its calls\n"
+         "on one track per recording thread, its messages on one track per link and side\n"
+         "(\"send 0->1\"), each named by side, link, phase and size; sub-tracks (\"lane 2\")\n"
+         "where calls or messages overlap, so no slice overlaps another on its track; an arrow\n"
+         "from each send to its receive; a bytes/s counter per link. Open it in\n"
+         "ui.perfetto.dev or chrome://tracing.\n"
          "Exit status: 0 written, 1 the trace or the output could not be used, 2 bad usage.\n"
          "\n" +
          formatOptionsHelp(exportSpecs(&scratch));
@@ -68,8 +80,10 @@ int runExport(std::span<const std::string> args) {
   std::unique_ptr<storage::TraceReader> reader = openReportTrace(options.trace, &error);
   if (!reader) return fail(kPrefix, error);
   PerfettoCounts counts;
+  PerfettoSettings settings;
+  settings.counter_bin_ns = options.counter_bin_us * 1000;
   if (options.output == "-") {
-    if (!writePerfettoTrace(*reader, std::cout, &counts, &error) || !std::cout.flush()) {
+    if (!writePerfettoTrace(*reader, std::cout, settings, &counts, &error) || !std::cout.flush()) {
       const int e = errno;  // from the failed write
       if (!std::cout)
         return fail(kPrefix, std::string("cannot write standard output") +
@@ -85,14 +99,16 @@ int runExport(std::span<const std::string> args) {
   // half file (fileio's rules: no links followed, only a regular file replaced).
   fileio::OutputFile out;
   if (!out.create(options.output, options.force, &error, storage::outputFileMode())) return fail(kPrefix, error);
-  if (!writePerfettoTrace(*reader, out.stream(), &counts, &error)) {
+  if (!writePerfettoTrace(*reader, out.stream(), settings, &counts, &error)) {
     // A failed write (full disk) stops the export too: name the output's error, not the trace.
     if (std::string why; !out.stream() && !out.commit(&why)) return fail(kPrefix, why);
     return fail(kPrefix, options.trace + ": " + error);
   }
   if (!out.commit(&error)) return fail(kPrefix, error);
-  std::cerr << "ringside export: " << counts.collectives << " collective calls and "
-            << counts.transfers << " transfers written to " << options.output << "\n";
+  std::cerr << "ringside export: " << counts.collectives << " collective calls, "
+            << counts.transfers << " transfers, " << counts.flows << " send->receive arrows and "
+            << counts.counter_points << " counter points (bins of "
+            << counterBinLabel(counts.counter_bin_ns) << ") written to " << options.output << "\n";
   return kExitOk;
 }
 

@@ -2,6 +2,7 @@
 // another tool's format. Needs only the storage reader (export_perfetto.h).
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -13,6 +14,7 @@ struct ExportCliOptions {
   bool perfetto = false;
   std::string output;
   bool force = false;
+  int64_t counter_bin_us = 0;  // 0: chosen from the trace
   std::string trace;
 };
 
