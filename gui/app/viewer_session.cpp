@@ -256,6 +256,17 @@ void ViewerSession::drawViews() {
 void ViewerSession::drawTimelineArea() {
   const float side_w = std::min(ImGui::GetFontSize() * 34, ImGui::GetContentRegionAvail().x * 0.4f);
   ImGui::BeginChild("timeline area", ImVec2(ImGui::GetContentRegionAvail().x - side_w, 0));
+  const OverviewAction jump = overview_.draw(
+      modelA(), view_, backend_->dark(),
+      [](void* b, const std::vector<uint8_t>& rgba, int w, int h, uint64_t version) {
+        return static_cast<Backend*>(b)->image(rgba, w, h, version);
+      },
+      backend_);
+  if (jump.range) {
+    view_.setRange(*jump.range);
+    view_.commit();
+  }
+  if (jump.rank >= 0) timeline_.scrollToLane(timeline_.laneOfRank(modelA(), jump.rank));
   TimelineDrawOptions topt;
   topt.dark = backend_->dark();
   topt.marked = &search_.cursor.matches();

@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "compare_view.h"
 #include "key_bindings.h"
+#include "overview_view.h"
 #include "ringside/analyzer/topology.h"
 #include "ringside/gui/timeline_model.h"
 #include "ringside/gui/view_state.h"
@@ -54,6 +55,7 @@ class ViewerSession {
   void drawHelp();
 
   TimelineModel& modelA() { return *slots_[0]->model; }
+  const OverviewView& overview() const { return overview_; }
   TimelineView& activeTimeline() { return compare_mode_ ? compare_.timelineA() : timeline_; }
   const TimelineView& activeTimeline() const {
     return compare_mode_ ? compare_.timelineA() : timeline_;
@@ -69,6 +71,7 @@ class ViewerSession {
   bool compare_mode_ = false;
   ViewState view_;
   TimelineView timeline_;
+  OverviewView overview_;
   CompareView compare_;
   ViewTabs tabs_;  // Timeline | Topology | Traffic matrix | Statistics (all but compare mode)
   SearchBox search_;

@@ -53,6 +53,7 @@ std::vector<KeyPress> Backend::takeKeyPresses() {
 
 Backend::~Backend() {
   if (g_keys == &keys_) g_keys = nullptr;
+  if (texture_ != 0 && window_ != nullptr) glDeleteTextures(1, &texture_);
   if (gl_backend_) ImGui_ImplOpenGL3_Shutdown();
   if (glfw_backend_) ImGui_ImplGlfw_Shutdown();
   if (imgui_) ImGui::DestroyContext();
@@ -173,6 +174,30 @@ void Backend::setDark(bool dark) {
 
 void Backend::setTitle(const std::string& title) {
   if (window_ != nullptr) glfwSetWindowTitle(window_, title.c_str());
+}
+
+}  // namespace ringside::gui
+
+namespace ringside::gui {
+
+void* Backend::image(const std::vector<uint8_t>& rgba, int width, int height, uint64_t version) {
+  if (window_ == nullptr || width <= 0 || height <= 0 ||
+      rgba.size() < static_cast<size_t>(width) * static_cast<size_t>(height) * 4) {
+    return nullptr;
+  }
+  if (texture_ == 0) glGenTextures(1, &texture_);
+  if (texture_ == 0) return nullptr;
+  if (version != texture_version_) {
+    glBindTexture(GL_TEXTURE_2D, texture_);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+    texture_version_ = version;
+  }
+  return reinterpret_cast<void*>(static_cast<intptr_t>(texture_));
 }
 
 }  // namespace ringside::gui

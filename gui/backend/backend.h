@@ -55,6 +55,9 @@ class Backend {
   float contentScale() const { return scale_; }
   // The key presses since the last call (including repeats), oldest first.
   std::vector<KeyPress> takeKeyPresses();
+  // An RGBA image (rows top to bottom) as an ImGui texture id, drawn without smoothing; uploaded
+  // again only when `version` changes. One image at a time (the timeline's overview).
+  void* image(const std::vector<uint8_t>& rgba, int width, int height, uint64_t version);
 
  private:
   GLFWwindow* window_ = nullptr;
@@ -62,6 +65,8 @@ class Backend {
   bool dark_ = true;
   float scale_ = 1.0f;
   std::vector<KeyPress> keys_;
+  unsigned int texture_ = 0;
+  uint64_t texture_version_ = 0;
 };
 
 }  // namespace ringside::gui

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace ringside::gui {
 
@@ -215,11 +216,173 @@ FrameGeometry buildFrameGeometry(const TimelineModel& model, const std::vector<L
                           lodEvents(lane.rows[r], axis, min_px)});
       }
     } else if (lane.kind == LaneKind::kLink) {
-      g.counters.push_back({static_cast<int>(i), l.y + l.header, l.y + l.height,
-                            downsampleCounter(lane.counter, axis)});
+      g.counters.push_back({static_cast<int>(i), l.y + l.header, l.y + l.height, linkLevel(lane, axis),
+                            downsampleLink(lane, axis)});
     }
   }
   return g;
+}
+
+}  // namespace ringside::gui
+
+namespace ringside::gui {
+
+double FrameGeometry::linkTop() const {
+  double top = 0;
+  for (const CounterGeometry& c : counters) {
+    for (const CounterColumn& col : c.columns) top = std::max(top, col.max);
+  }
+  return top;
+}
+
+const char* linkLevelName(LinkLevel level) {
+  switch (level) {
+    case LinkLevel::kCounter: return "bins";
+    case LinkLevel::kFine: return "fine bins";
+    case LinkLevel::kMessages: return "messages";
+  }
+  return "bins";
+}
+
+LinkLevel linkLevel(const Lane& lane, const TimeAxis& axis) {
+  const double ns_px = axis.nsPerPixel();
+  if (lane.messages.empty() || static_cast<double>(lane.counter.bin_ns) <= ns_px) return LinkLevel::kCounter;
+  if (!lane.fine.values.empty() && static_cast<double>(lane.fine.bin_ns) <= ns_px) return LinkLevel::kFine;
+  return LinkLevel::kMessages;
+}
+
+namespace {
+
+// The first message that may reach into [t0, ...]: its running max end is >= t0.
+size_t firstMessage(const Lane& lane, int64_t t0) {
+  auto it = std::lower_bound(lane.messages_max_end.begin(), lane.messages_max_end.end(), t0);
+  return static_cast<size_t>(it - lane.messages_max_end.begin());
+}
+
+// The messages in view binned one column per pixel: each message's bytes spread evenly over its
+// [start, end] (an instant one lands in its column), as the analysis spreads them over its bins.
+std::vector<CounterColumn> binMessages(const Lane& lane, const TimeAxis& axis) {
+  std::vector<CounterColumn> cols;
+  const Counter& c = lane.counter;
+  const int pixels = static_cast<int>(std::ceil(axis.width));
+  if (pixels <= 0) return cols;
+  const double ns_px = axis.nsPerPixel();
+  std::vector<double> acc(static_cast<size_t>(pixels) + 1, 0.0), slope(static_cast<size_t>(pixels) + 2, 0.0);
+  const double t0 = static_cast<double>(axis.t0);
+  auto column = [&](double t) {
+    return std::clamp(static_cast<int64_t>(std::floor((t - t0) / ns_px)), int64_t{0}, int64_t{pixels - 1});
+  };
+  for (size_t i = firstMessage(lane, axis.t0); i < lane.messages.size(); ++i) {
+    const LinkMessage& m = lane.messages[i];
+    if (m.start_ns > axis.t1) break;
+    if (m.end_ns < axis.t0 || m.bytes <= 0) continue;
+    const double s = static_cast<double>(std::max(m.start_ns, axis.t0));
+    const double e = static_cast<double>(std::min(m.end_ns, axis.t1));
+    if (m.end_ns <= m.start_ns) {
+      acc[static_cast<size_t>(column(s))] += static_cast<double>(m.bytes);
+      continue;
+    }
+    const double rate = static_cast<double>(m.bytes) / static_cast<double>(m.end_ns - m.start_ns);  // bytes/ns
+    const int64_t cs = column(s), ce = column(e);
+    if (cs == ce) {
+      acc[static_cast<size_t>(cs)] += rate * (e - s);
+      continue;
+    }
+    acc[static_cast<size_t>(cs)] += rate * (t0 + static_cast<double>(cs + 1) * ns_px - s);
+    acc[static_cast<size_t>(ce)] += rate * (e - (t0 + static_cast<double>(ce) * ns_px));
+    // Whole columns in between: rate x column width each, through a difference array.
+    slope[static_cast<size_t>(cs + 1)] += rate * ns_px;
+    slope[static_cast<size_t>(ce)] -= rate * ns_px;
+  }
+  const int64_t c_end = c.start_ns + static_cast<int64_t>(c.values.size()) * c.bin_ns;
+  cols.reserve(static_cast<size_t>(pixels));
+  double run = 0;
+  for (int px = 0; px < pixels; ++px) {
+    run += slope[static_cast<size_t>(px)];
+    const int64_t a = axis.toTime(axis.x0 + static_cast<float>(px));
+    const int64_t b = axis.toTime(axis.x0 + static_cast<float>(px + 1));
+    if (b <= c.start_ns || a >= c_end) continue;  // outside the trace, as downsampleCounter
+    const double bytes_per_s = (acc[static_cast<size_t>(px)] + run) / ns_px * 1e9;
+    cols.push_back({axis.x0 + static_cast<float>(px), bytes_per_s, bytes_per_s});
+  }
+  return cols;
+}
+
+}  // namespace
+
+std::vector<CounterColumn> downsampleLink(const Lane& lane, const TimeAxis& axis) {
+  if (axis.t1 <= axis.t0 || axis.width <= 0) return {};
+  switch (linkLevel(lane, axis)) {
+    case LinkLevel::kCounter: return downsampleCounter(lane.counter, axis);
+    case LinkLevel::kFine: return downsampleCounter(lane.fine, axis);
+    case LinkLevel::kMessages: return binMessages(lane, axis);
+  }
+  return {};
+}
+
+MessageSpan messagesIn(const Lane& lane, int64_t t0, int64_t t1) {
+  MessageSpan span;
+  for (size_t i = firstMessage(lane, t0); i < lane.messages.size(); ++i) {
+    const LinkMessage& m = lane.messages[i];
+    if (m.start_ns > t1) break;
+    if (m.end_ns < t0) continue;
+    if (span.first < 0) span.first = static_cast<int64_t>(i);
+    ++span.count;
+    span.bytes += m.bytes;
+  }
+  return span;
+}
+
+void Lane::finishMessages(int fine_bins) {
+  auto by_start = [](const LinkMessage& a, const LinkMessage& b) { return a.start_ns < b.start_ns; };
+  if (!std::is_sorted(messages.begin(), messages.end(), by_start)) {
+    std::stable_sort(messages.begin(), messages.end(), by_start);
+  }
+  messages_max_end.resize(messages.size());
+  int64_t running = INT64_MIN;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    running = std::max(running, messages[i].end_ns);
+    messages_max_end[i] = running;
+  }
+  fine = Counter{};
+  const int64_t n = static_cast<int64_t>(counter.values.size());
+  if (messages.empty() || n == 0 || fine_bins <= n) return;
+  // The counter's time range, in at most fine_bins bins (offsets unsigned: no overflow).
+  const uint64_t span = static_cast<uint64_t>(n) * static_cast<uint64_t>(counter.bin_ns);
+  const uint64_t bin_ns = std::max<uint64_t>(1, (span + static_cast<uint64_t>(fine_bins) - 1) /
+                                                     static_cast<uint64_t>(fine_bins));
+  if (bin_ns >= static_cast<uint64_t>(counter.bin_ns)) return;  // no finer than the counter
+  const uint64_t bins = (span + bin_ns - 1) / bin_ns;
+  fine.start_ns = counter.start_ns;
+  fine.bin_ns = static_cast<int64_t>(bin_ns);
+  fine.values.assign(static_cast<size_t>(bins), 0.0);
+  std::vector<double> slope(static_cast<size_t>(bins) + 1, 0.0);
+  auto offset = [&](int64_t t) {
+    return std::min(span, static_cast<uint64_t>(std::max(t, counter.start_ns)) - static_cast<uint64_t>(counter.start_ns));
+  };
+  for (const LinkMessage& m : messages) {
+    if (m.bytes <= 0) continue;
+    const uint64_t from = offset(m.start_ns), to = offset(m.end_ns);
+    const uint64_t b0 = std::min(bins - 1, from / bin_ns), b1 = std::min(bins - 1, to / bin_ns);
+    if (b0 == b1 || to <= from) {
+      fine.values[static_cast<size_t>(b0)] += static_cast<double>(m.bytes);
+      continue;
+    }
+    // The partial first and last bins, then the whole bins between through a difference array
+    // (a message as long as the trace costs two steps, not one per bin).
+    const double per_ns = static_cast<double>(m.bytes) / static_cast<double>(to - from);
+    fine.values[static_cast<size_t>(b0)] += per_ns * static_cast<double>((b0 + 1) * bin_ns - from);
+    fine.values[static_cast<size_t>(b1)] += per_ns * static_cast<double>(to - std::min(to, b1 * bin_ns));
+    slope[static_cast<size_t>(b0 + 1)] += per_ns * static_cast<double>(bin_ns);
+    slope[static_cast<size_t>(b1)] -= per_ns * static_cast<double>(bin_ns);
+  }
+  double run = 0;
+  for (size_t b = 0; b < fine.values.size(); ++b) {
+    run += slope[b];
+    double& v = fine.values[b];
+    v = (v + run) / static_cast<double>(bin_ns) * 1e9;  // bytes/s
+    fine.max_value = std::max(fine.max_value, v);
+  }
 }
 
 }  // namespace ringside::gui

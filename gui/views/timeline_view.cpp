@@ -112,6 +112,12 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
   const ImU32 on_event = IM_COL32(20, 20, 20, 255);
   const bool hovered_area = ImGui::IsWindowHovered();
 
+  // Events and counters: exactly the frame geometry (lod.h).
+  const FrameGeometry geometry = buildFrameGeometry(model, layout, axis, clip_min.y, clip_max.y, kMinEventPx);
+  // One scale for every link lane: the busiest link in view at this zoom's resolution (the
+  // resolution follows the zoom down to single messages, and so does the scale).
+  const double link_top = geometry.linkTop() > 0 ? geometry.linkTop() : std::max(1.0, model.link_scale);
+
   // Lane backgrounds and names.
   for (size_t i = 0; i < model.lanes.size(); ++i) {
     const Lane& lane = model.lanes[i];
@@ -135,17 +141,15 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
       }
       dl->AddText(ImVec2(origin.x + 18, l.y + l.header + 1), dim,
                   ("peak " + format::rate(lane.counter.max_value)).c_str());
-      // Every link lane has one scale (TimelineModel::link_scale): say what its top is.
+      // Every link lane has one scale: say what its top is and how fine the picture is.
       if (l.height - l.header >= 2 * l.row_height) {
         dl->AddText(ImVec2(origin.x + 18, l.y + l.header + l.row_height), dim,
-                    ("top " + format::rate(model.link_scale)).c_str());
+                    ("top " + format::rate(link_top) + ", " + linkLevelName(linkLevel(lane, axis))).c_str());
       }
     }
   }
 
-  // Events and counters: exactly the frame geometry (lod.h).
   targets_.clear();
-  const FrameGeometry geometry = buildFrameGeometry(model, layout, axis, clip_min.y, clip_max.y, kMinEventPx);
   for (const RowGeometry& rg : geometry.rows) {
     const Lane& lane = model.lanes[static_cast<size_t>(rg.lane)];
     const auto& events = lane.rows[static_cast<size_t>(rg.row)].events;
@@ -181,7 +185,7 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
   for (const CounterGeometry& cg : geometry.counters) {
     const Lane& lane = model.lanes[static_cast<size_t>(cg.lane)];
     const float y0 = cg.y0, h = cg.y1 - cg.y0 - 2;
-    const double top_value = std::max(1.0, model.link_scale);  // shared by every link lane
+    const double top_value = link_top;  // shared by every link lane
     const ImU32 fill = rankColor(lane.src, 0.9f);
     for (const CounterColumn& c : cg.columns) {
       float hi = y0 + h - static_cast<float>(c.max / top_value) * h;
@@ -228,7 +232,27 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
       dragged_ = false;
     }
     if (hit.lane >= 0 && model.lanes[static_cast<size_t>(hit.lane)].kind == LaneKind::kLink) {
-      view->hoverLink({model.lanes[static_cast<size_t>(hit.lane)].src, model.lanes[static_cast<size_t>(hit.lane)].dst});
+      const Lane& link = model.lanes[static_cast<size_t>(hit.lane)];
+      view->hoverLink({link.src, link.dst});
+      if (drag_ == Drag::kNone && m.y >= layout[static_cast<size_t>(hit.lane)].y + layout[static_cast<size_t>(hit.lane)].header) {
+        const int64_t a = axis.toTime(m.x), b = axis.toTime(m.x + 1);
+        ImGui::BeginTooltip();
+        ImGui::Text("%s, at %s (%s per pixel, from %s)", link.name.c_str(),
+                    format::durationSignificant(static_cast<double>(a - model.start_ns)).c_str(),
+                    format::durationSignificant(axis.nsPerPixel()).c_str(), linkLevelName(linkLevel(link, axis)));
+        if (!link.messages.empty()) {
+          const MessageSpan span = messagesIn(link, a, b);
+          if (span.count == 1) {
+            const LinkMessage& one = link.messages[static_cast<size_t>(span.first)];
+            ImGui::Text("one message: %s in %s", format::bytesSignificant(static_cast<double>(one.bytes)).c_str(),
+                        format::durationSignificant(static_cast<double>(one.end_ns - one.start_ns)).c_str());
+          } else {
+            ImGui::Text("%lld messages here, %s", static_cast<long long>(span.count),
+                        format::bytesSignificant(static_cast<double>(span.bytes)).c_str());
+          }
+        }
+        ImGui::EndTooltip();
+      }
     }
     if (hit.event >= 0) {
       const Lane& lane = model.lanes[static_cast<size_t>(hit.lane)];

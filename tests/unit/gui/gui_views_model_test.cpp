@@ -11,6 +11,7 @@
 #include "ringside/analyzer/analysis.h"
 #include "ringside/analyzer/topology.h"
 #include "ringside/gui/csv.h"
+#include "ringside/gui/lod.h"
 #include "ringside/gui/palette.h"
 #include "ringside/gui/stats_table.h"
 #include "ringside/gui/timeline_model.h"
@@ -524,6 +525,133 @@ TEST(LoadTimelineTest, EarlyTimelineHasTheCallsBeforeTheAnalysis) {
   EXPECT_EQ(plain.lanes.size(), full.lanes.size());
   EXPECT_EQ(plain.start_ns, full.start_ns);
   EXPECT_EQ(plain.end_ns, full.end_ns);
+}
+
+
+// Levels of detail that follow the zoom (lod.h, downsampleLink): the link lanes' messages come
+// from the trace, one per send row, and zoomed in past the bins the columns are the messages
+// themselves, binned per pixel, with every byte accounted for.
+TEST(LinkLodTest, ZoomingInBinsTheTracesMessagesPerPixel) {
+  TraceBuilder t(4);
+  ringTrace(&t, 1000);
+  std::string path = t.build();
+  LoadOptions options;
+  options.counter_bins = 4;  // coarse on purpose: zooming in must go finer than this
+  options.fine_bins_budget = 0;
+  TimelineModel m;
+  std::string error;
+  ASSERT_TRUE(loadTimeline(path, options, &m, &error)) << error;
+  int links = 0;
+  for (const Lane& lane : m.lanes) {
+    if (lane.kind != LaneKind::kLink) continue;
+    ++links;
+    ASSERT_EQ(lane.messages.size(), 6u) << lane.name;  // the trace's count per link
+    EXPECT_TRUE(lane.fine.values.empty());
+    // Zoomed out: the analysis' bins.
+    TimeAxis out{m.start_ns, m.end_ns, 0, 2};  // 2 pixels: each covers 2 of the 4 bins
+    EXPECT_EQ(linkLevel(lane, out), LinkLevel::kCounter);
+    // Zoomed into the second message (start 1900, 200 ns long), 2 ns a pixel: the messages.
+    TimeAxis in{1850, 2150, 0, 150};
+    ASSERT_EQ(linkLevel(lane, in), LinkLevel::kMessages);
+    const auto cols = downsampleLink(lane, in);
+    ASSERT_EQ(cols.size(), 150u);
+    double bytes = 0, peak = 0;
+    for (const CounterColumn& c : cols) {
+      bytes += c.max * 2 / 1e9;  // bytes/s x 2 ns
+      peak = std::max(peak, c.max);
+    }
+    EXPECT_NEAR(bytes, 1000, 1e-6);
+    EXPECT_NEAR(peak, 1000.0 / 200 * 1e9, 1e3);  // the message's own rate: 5 GB/s
+    EXPECT_DOUBLE_EQ(cols.front().max, 0);       // before it started
+    const MessageSpan one = messagesIn(lane, 1950, 1951);
+    EXPECT_EQ(one.count, 1);
+    EXPECT_EQ(one.bytes, 1000);
+  }
+  EXPECT_EQ(links, 4);
+}
+
+// The finer bins sum to the link's bytes, at any budget, and sit between the counter and the
+// messages.
+TEST(LinkLodTest, FineBinsKeepEveryByte) {
+  TraceBuilder t(4);
+  ringTrace(&t, 1000);
+  std::string path = t.build();
+  LoadOptions options;
+  options.counter_bins = 2;
+  options.fine_bins_budget = 4 * 64;  // 64 a link
+  TimelineModel m;
+  std::string error;
+  ASSERT_TRUE(loadTimeline(path, options, &m, &error)) << error;
+  for (const Lane& lane : m.lanes) {
+    if (lane.kind != LaneKind::kLink) continue;
+    ASSERT_FALSE(lane.fine.values.empty());
+    EXPECT_LT(lane.fine.bin_ns, lane.counter.bin_ns);
+    double bytes = 0;
+    for (double v : lane.fine.values) bytes += v * static_cast<double>(lane.fine.bin_ns) / 1e9;
+    EXPECT_NEAR(bytes, 6000, 1e-6);
+    const double fine_px = static_cast<double>(lane.fine.bin_ns);
+    TimeAxis mid{m.start_ns, m.start_ns + static_cast<int64_t>(fine_px * 50), 0, 25};  // 2 bins a pixel
+    EXPECT_EQ(linkLevel(lane, mid), LinkLevel::kFine);
+  }
+}
+
+// The overview: a rank that arrives last waits least; the others' rows show the waiting.
+TEST(OverviewTest, TheLateRankWaitsLeastAndIsNamed) {
+  TraceBuilder t(4);
+  for (int r = 0; r < 4; ++r) {
+    for (int s = 0; s < 5; ++s) {
+      const int64_t base = 10000 * s, start = base + (r == 2 ? 6000 : 1000 * r);
+      t.colls.push_back({s + 1, r, s, "allreduce", "gloo", 4000, start, base + 8000});
+    }
+  }
+  std::string path = t.build();
+  TimelineModel m;
+  std::string error;
+  ASSERT_TRUE(loadTimeline(path, LoadOptions{}, &m, &error)) << error;
+  const Overview& o = m.overview;
+  ASSERT_EQ(o.rows, 4);
+  ASSERT_GT(o.bins, 0);
+  EXPECT_EQ(o.latest_rank, 2);
+  EXPECT_EQ(o.latest_count, 5);
+  std::vector<double> wait(4, 0), move(4, 0);
+  for (int r = 0; r < 4; ++r) {
+    for (int b = 0; b < o.bins; ++b) {
+      wait[static_cast<size_t>(r)] += o.waitAt(r, b);
+      move[static_cast<size_t>(r)] += o.moveAt(r, b);
+      EXPECT_LE(o.waitAt(r, b) + o.moveAt(r, b), 1.0f + 1e-6f);
+    }
+  }
+  EXPECT_NEAR(wait[2], 0, 1e-9);  // it never waited: everyone was there before it
+  for (int r : {0, 1, 3}) EXPECT_GT(wait[static_cast<size_t>(r)], move[static_cast<size_t>(r)]);
+  EXPECT_NEAR(move[0], move[2], move[0] * 0.02);  // all moved data together for 2 us a step
+  // The picture: the late rank's row is not orange like the others'.
+  const auto rgba = overviewRgba(o, 100, true);
+  ASSERT_EQ(rgba.size(), 4u * 100 * 4);
+  auto redness = [&](int row) {
+    double sum = 0;
+    for (int x = 0; x < 100; ++x) sum += rgba[(static_cast<size_t>(row) * 100 + static_cast<size_t>(x)) * 4];
+    return sum;
+  };
+  EXPECT_LT(redness(2) * 1.5, redness(0));
+}
+
+// Many ranks: consecutive ranks share a row, every rank in exactly one.
+TEST(OverviewTest, ManyRanksGroupIntoRows) {
+  analyzer::Analysis a;
+  a.world_size = 300;
+  std::vector<RankCall> calls;
+  for (int r = 0; r < 300; ++r) {
+    a.ranks_present.push_back(r);
+    calls.push_back({r, "w", 0, "allreduce", 0, 100, false});
+  }
+  TimelineModel m;
+  buildTimeline(a, calls, &m);
+  const Overview& o = m.overview;
+  ASSERT_EQ(o.rows, 128);
+  EXPECT_EQ(o.first_rank.front(), 0);
+  EXPECT_EQ(o.last_rank.back(), 299);
+  for (int r = 1; r < o.rows; ++r) EXPECT_EQ(o.first_rank[static_cast<size_t>(r)], o.last_rank[static_cast<size_t>(r) - 1] + 1);
+  for (int b = 0; b < o.bins; ++b) EXPECT_NEAR(o.moveAt(0, b), 1.0f, 1e-5f);  // unmatched calls: moving
 }
 
 }  // namespace

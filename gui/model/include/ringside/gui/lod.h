@@ -42,6 +42,23 @@ struct CounterColumn {
 // At most one column per pixel; columns outside the counter's time range are left out.
 std::vector<CounterColumn> downsampleCounter(const Counter& counter, const TimeAxis& axis);
 
+// A link lane's columns at the level of detail the zoom needs: the analysis' bins while a pixel
+// covers at least one of them, then the finer bins (Lane::fine), then, zoomed in further, the
+// link's own messages binned at one column per pixel (down to single messages), so the picture
+// never has a coarser resolution than the screen. Each column's min and max are bytes/s.
+enum class LinkLevel { kCounter, kFine, kMessages };
+const char* linkLevelName(LinkLevel level);  // "bins", "fine bins", "messages"
+LinkLevel linkLevel(const Lane& lane, const TimeAxis& axis);
+std::vector<CounterColumn> downsampleLink(const Lane& lane, const TimeAxis& axis);
+
+// The messages of a link lane that overlap [t0, t1]: how many, their bytes, and the first one's
+// index into Lane::messages (-1 when none).
+struct MessageSpan {
+  int64_t count = 0, bytes = 0;
+  int64_t first = -1;
+};
+MessageSpan messagesIn(const Lane& lane, int64_t t0, int64_t t1);
+
 // Vertical layout of the lanes: rank lanes expand to one line per row unless collapsed.
 struct LaneLayout {
   float y = 0, height = 0;  // height 0: a hidden lane
@@ -83,12 +100,16 @@ struct RowGeometry {
 struct CounterGeometry {
   int lane = -1;
   float y0 = 0, y1 = 0;
+  LinkLevel level = LinkLevel::kCounter;
   std::vector<CounterColumn> columns;
 };
 struct FrameGeometry {
   std::vector<RowGeometry> rows;
   std::vector<CounterGeometry> counters;
   size_t itemCount() const;
+  // The link lanes' shared scale in this frame: the highest column of the link lanes it draws
+  // (the busiest link in view, at this zoom's resolution); 0 when none carried bytes.
+  double linkTop() const;
 };
 FrameGeometry buildFrameGeometry(const TimelineModel& model, const std::vector<LaneLayout>& layout,
                                  const TimeAxis& axis, float clip_y0, float clip_y1, float min_px = 3.0f);

@@ -59,6 +59,13 @@ struct Counter {
   double max_value = 0;
 };
 
+// One message on a link (a transfer row of the side the link's counter counts: send, or recv where
+// no send was recorded), as the level of detail bins it when zoomed in past the stored bins.
+struct LinkMessage {
+  int64_t start_ns = 0, end_ns = 0;  // end_ns >= start_ns
+  int64_t bytes = 0;
+};
+
 struct Lane {
   LaneKind kind = LaneKind::kRank;
   std::string name;        // "rank 3", "0 -> 1", "host h1 (2 ranks)"
@@ -67,7 +74,33 @@ struct Lane {
   int src = -1, dst = -1;  // kLink
   std::vector<EventRow> rows;  // kRank: collectives (call_rows of them), then phases
   int call_rows = 1;           // kRank: how many of `rows` hold calls; the rest hold phases
-  Counter counter;             // kLink: bytes/s
+  Counter counter;             // kLink: bytes/s, the analysis' bins over the whole trace
+  // kLink, levels of detail that follow the zoom (lod.h, downsampleLink): the same bytes/s in
+  // finer bins (LoadOptions::fine_bins_budget), then the link's messages themselves, by start,
+  // with the running maximum of their ends. Both empty when the loader kept no messages (over
+  // LoadOptions::max_link_transfers rows, or a model built without a trace).
+  Counter fine;
+  std::vector<LinkMessage> messages;
+  std::vector<int64_t> messages_max_end;
+  void finishMessages(int fine_bins);  // sorts the messages, fills messages_max_end and `fine`
+};
+
+// The ranks x time overview (docs/viewer.md): per row (a rank, or a group of consecutive rank
+// lanes when there are more ranks than rows) and time bin, the share of the bin its ranks spent
+// waiting inside collectives (entered, others not yet arrived) and moving data (everyone had
+// arrived), averaged over the row's ranks; the rest of the bin is outside collectives
+// (computing, or anything else). Built from the rank lanes' calls and the analysis' arrivals.
+struct Overview {
+  int64_t start_ns = 0, bin_ns = 1;
+  int bins = 0, rows = 0;
+  std::vector<float> wait, move;  // rows x bins, row-major; each in [0, 1]
+  std::vector<int> first_lane, last_lane;  // per row: the rank lanes it covers (indices into lanes)
+  std::vector<int> first_rank, last_rank;  // per row: the lowest and highest rank it covers
+  // The rank that arrived last in the most collective instances (-1: none), and in how many.
+  int latest_rank = -1;
+  int64_t latest_count = 0;
+  float waitAt(int row, int bin) const { return wait[static_cast<size_t>(row) * static_cast<size_t>(bins) + static_cast<size_t>(bin)]; }
+  float moveAt(int row, int bin) const { return move[static_cast<size_t>(row) * static_cast<size_t>(bins) + static_cast<size_t>(bin)]; }
 };
 
 // Bytes one collective instance moved over one directed link (from the transfer rows that name
@@ -96,6 +129,7 @@ struct TimelineModel {
   // only (no phases, no link lanes, every event's collective -1, `analysis` empty but for
   // ranks_present). The model loadTimeline() returns always has it true.
   bool analysed = true;
+  Overview overview;  // filled by buildTimeline / loadTimeline
 
   int label(const std::string& name);  // interns
   // Every (lane, row, event) of collective instance `collective` (one per rank that recorded it).
@@ -105,12 +139,25 @@ struct TimelineModel {
   std::vector<EventRef> eventsOfCollective(int collective) const;
 };
 
+// Builds the overview of `model`'s rank lanes: `bins` time bins over [start_ns, end_ns), at most
+// `max_rows` rows. Calls without a matched instance count as moving data.
+Overview buildOverview(const TimelineModel& model, int bins = 1024, int max_rows = 128);
+
+// The overview as an RGBA image, `width` columns (each the mean of the bins it covers) by
+// overview.rows rows: the background where ranks were outside collectives, blending to orange
+// with the waiting share and to blue with the share moving data.
+std::vector<uint8_t> overviewRgba(const Overview& overview, int width, bool dark);
+
 struct LoadOptions {
   int counter_bins = 2048;  // resolution of the link counters over the whole trace
+  // Finer link bins, all links together (Lane::fine): up to 65,536 bins a link, at least
+  // counter_bins; 0 keeps none (then the view goes from the counter straight to the messages).
+  int64_t fine_bins_budget = 8'000'000;
   bool collective_links = true;  // keep the links of each collective (from the analysis' own
-                                 // pass over the transfers: AnalysisOptions::on_transfer) ...
-  // ... unless the trace has more transfer rows than this (24 bytes a row while loading, about
-  // as much again kept per instance and link).
+                                 // pass over the transfers: AnalysisOptions::on_transfer) and the
+                                 // links' messages (Lane::messages) ...
+  // ... unless the trace has more transfer rows than this (56 bytes a row while loading; kept:
+  // about 24 per instance and link, 32 per message).
   int64_t max_link_transfers = 20'000'000;
   std::function<void(double fraction)> progress;  // 0..1, from the loading thread
   // Called once, from the loading thread, as soon as the calls of every rank are read: a model

@@ -1,0 +1,109 @@
+#include "overview_view.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+
+namespace ringside::gui {
+namespace {
+
+constexpr float kLabelWidth = 120.0f;  // as the timeline's lane names, so both share one x axis
+constexpr int kMaxRowPx = 8;
+
+}  // namespace
+
+OverviewAction OverviewView::draw(const TimelineModel& model, const ViewState& view, bool dark, ImageFn image,
+                                  void* context) {
+  OverviewAction action;
+  const Overview& o = model.overview;
+  place_ = OverviewPlace{};
+  if (o.rows <= 0 || o.bins <= 0 || !model.analysed) return action;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float avail_w = ImGui::GetContentRegionAvail().x;
+  const float label_w = kLabelWidth * ImGui::GetFontSize() / 13.0f;
+  const float plot_x = origin.x + label_w;
+  const int plot_w = std::max(10, static_cast<int>(avail_w - label_w));
+  const float row_px = std::clamp(96.0f / static_cast<float>(o.rows), 1.0f, static_cast<float>(kMaxRowPx));
+  const float height = std::max(24.0f, row_px * static_cast<float>(o.rows));
+  if (plot_w != width_ || dark != dark_ || &model != model_ || rgba_.empty()) {
+    rgba_ = overviewRgba(o, plot_w, dark);
+    width_ = plot_w;
+    dark_ = dark;
+    model_ = &model;
+    ++version_;
+  }
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  bool grouped = false;
+  for (int r = 0; r < o.rows; ++r) grouped = grouped || o.first_rank[static_cast<size_t>(r)] != o.last_rank[static_cast<size_t>(r)];
+  const std::string title = grouped ? "ranks x time (grouped)" : "ranks x time";
+  dl->AddText(ImVec2(origin.x + 4, origin.y), text, title.c_str());
+  dl->AddText(ImVec2(origin.x + 4, origin.y + ImGui::GetTextLineHeight()), dim,
+              ("rank " + std::to_string(o.first_rank.front()) + ".." + std::to_string(o.last_rank.back())).c_str());
+  void* tex = image != nullptr ? image(context, rgba_, width_, o.rows, version_) : nullptr;
+  const ImVec2 a(plot_x, origin.y), b(plot_x + static_cast<float>(plot_w), origin.y + height);
+  if (tex != nullptr) {
+    dl->AddImage(tex, a, b);
+  } else {
+    dl->AddRectFilled(a, b, ImGui::GetColorU32(ImGuiCol_FrameBg));
+  }
+  place_ = {a.x, a.y, b.x, b.y, o.rows};
+  // The timeline's range, outlined.
+  const double span = static_cast<double>(std::max<int64_t>(1, model.end_ns - model.start_ns));
+  auto x_of = [&](int64_t t) {
+    return plot_x + static_cast<float>(static_cast<double>(t - model.start_ns) / span) * static_cast<float>(plot_w);
+  };
+  const float rx0 = std::clamp(x_of(view.range().t0), a.x, b.x), rx1 = std::clamp(x_of(view.range().t1), a.x, b.x);
+  dl->AddRect(ImVec2(rx0, a.y), ImVec2(std::max(rx1, rx0 + 2), b.y), text, 0, 0, 1.5f);
+  // The latest-arriving rank: marked at the left edge of its row.
+  if (o.latest_rank >= 0) {
+    for (int r = 0; r < o.rows; ++r) {
+      if (o.first_rank[static_cast<size_t>(r)] <= o.latest_rank && o.latest_rank <= o.last_rank[static_cast<size_t>(r)]) {
+        const float y = a.y + (static_cast<float>(r) + 0.5f) * height / static_cast<float>(o.rows);
+        dl->AddTriangleFilled(ImVec2(a.x - 9, y - 5), ImVec2(a.x - 9, y + 5), ImVec2(a.x - 1, y), IM_COL32(255, 60, 60, 255));
+        break;
+      }
+    }
+  }
+  ImGui::SetCursorScreenPos(a);
+  ImGui::InvisibleButton("overview", ImVec2(static_cast<float>(plot_w), height));
+  if (ImGui::IsItemHovered()) {
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    const int row = std::clamp(static_cast<int>((m.y - a.y) / height * static_cast<float>(o.rows)), 0, o.rows - 1);
+    const int bin = std::clamp(static_cast<int>((m.x - a.x) / static_cast<float>(plot_w) * static_cast<float>(o.bins)), 0, o.bins - 1);
+    const int64_t t = model.start_ns + static_cast<int64_t>(static_cast<double>(m.x - a.x) / plot_w * span);
+    ImGui::BeginTooltip();
+    const int r0 = o.first_rank[static_cast<size_t>(row)], r1 = o.last_rank[static_cast<size_t>(row)];
+    if (r0 == r1) {
+      ImGui::Text("rank %d", r0);
+    } else {
+      ImGui::Text("ranks %d..%d (mean)", r0, r1);
+    }
+    ImGui::Text("waiting %.0f %%, moving data %.0f %%, outside collectives %.0f %%", 100.0 * o.waitAt(row, bin),
+                100.0 * o.moveAt(row, bin), 100.0 * std::max(0.0f, 1.0f - o.waitAt(row, bin) - o.moveAt(row, bin)));
+    ImGui::TextDisabled("click: show this time and rank below");
+    ImGui::EndTooltip();
+    if (ImGui::IsItemClicked()) {
+      const int64_t w = view.range().t1 - view.range().t0;
+      action.range = TimeRange{t - w / 2, t - w / 2 + w};
+      action.rank = r0;
+    }
+  }
+  // The legend and the jump to the latest rank, on one line under the strip.
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, b.y + 2));
+  ImGui::TextColored(ImVec4(0.96f, 0.55f, 0.12f, 1), "waiting for others");
+  ImGui::SameLine();
+  ImGui::TextColored(ImVec4(0.25f, 0.5f, 0.95f, 1), "moving data");
+  ImGui::SameLine();
+  ImGui::TextDisabled("background: outside collectives; box: the timeline's range");
+  if (o.latest_rank >= 0) {
+    ImGui::SameLine();
+    const std::string label = "latest to arrive: rank " + std::to_string(o.latest_rank) + " (" +
+                              std::to_string(o.latest_count) + "x)";
+    if (ImGui::SmallButton(label.c_str())) action.rank = o.latest_rank;
+  }
+  return action;
+}
+
+}  // namespace ringside::gui
