@@ -343,6 +343,7 @@ std::string ViewerSession::stateJson() const {
     in.view_state = &view_;
     in.search_query = search_.text;
     in.search = &search_.cursor;
+    if (!compare_mode_) in.overview = &overview_;
     if (compare_mode_) {
       in.compare = &compare_;
       in.model_b = slots_[1]->model.get();

@@ -1,5 +1,7 @@
 #include "viewer_state.h"
 
+#include "ringside/gui/lod.h"
+
 #include <iostream>
 
 #include "ringside/storage/privacy.h"
@@ -142,6 +144,27 @@ std::string viewerStateJson(const ViewerStateInput& in) {
     out += ",\n  \"trace_ns\": [0, " + num(m.end_ns - m.start_ns) + "]";
     // The one scale every link lane is drawn to (the busiest link's peak), bytes/s.
     out += ",\n  \"link_scale_bytes_per_s\": " + num(static_cast<int64_t>(m.link_scale));
+    // The ranks x time overview: its rows, the latest-arriving rank, where it was drawn, and the
+    // level of detail each link lane is drawn at in the current range (1,000 px wide).
+    const Overview& o = m.overview;
+    out += ",\n  \"overview\": {\"rows\": " + num(o.rows) + ", \"bins\": " + num(o.bins) +
+           ", \"latest_rank\": " + num(o.latest_rank) + ", \"latest_count\": " + num(o.latest_count);
+    if (in.overview != nullptr && in.overview->place().rows > 0) {
+      const OverviewPlace& p = in.overview->place();
+      out += ", \"rect_px\": [" + num(static_cast<int64_t>(p.x0)) + ", " + num(static_cast<int64_t>(p.y0)) + ", " +
+             num(static_cast<int64_t>(p.x1)) + ", " + num(static_cast<int64_t>(p.y1)) + "]";
+    }
+    out += "}";
+    const TimeAxis axis{range.t0, range.t1, 0, 1000};
+    out += ",\n  \"link_levels\": {";
+    bool first = true;
+    for (const Lane& lane : m.lanes) {
+      if (lane.kind != LaneKind::kLink) continue;
+      out += std::string(first ? "" : ", ") + "\"" + lane.name + "\": {\"level\": \"" + linkLevelName(linkLevel(lane, axis)) +
+             "\", \"messages\": " + num(static_cast<int64_t>(lane.messages.size())) + "}";
+      first = false;
+    }
+    out += "}";
     appendSelection(m, *in.timeline, &out);
     appendHoverAndSearch(*in.timeline, in.search_query, *in.search, &out);
     appendLanesAndTargets(m, *in.timeline, &out);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compare_view.h"
+#include "overview_view.h"
 #include "ringside/gui/inspect.h"
 #include "ringside/gui/timeline_model.h"
 #include "ringside/gui/view_state.h"
@@ -27,6 +28,7 @@ struct ViewerStateInput {
   const ViewState* view_state = nullptr;
   const char* search_query = "";
   const SearchCursor* search = nullptr;
+  const OverviewView* overview = nullptr;  // the ranks x time strip (not in compare mode)
   const CompareView* compare = nullptr;  // compare mode only, with:
   const TimelineModel* model_b = nullptr;
 };

@@ -338,6 +338,7 @@ void Lane::finishMessages(int fine_bins) {
   if (!std::is_sorted(messages.begin(), messages.end(), by_start)) {
     std::stable_sort(messages.begin(), messages.end(), by_start);
   }
+  if (messages.capacity() > messages.size() + messages.size() / 4) messages.shrink_to_fit();  // grown by doubling
   messages_max_end.resize(messages.size());
   int64_t running = INT64_MIN;
   for (size_t i = 0; i < messages.size(); ++i) {

@@ -305,47 +305,45 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
   out->overview = buildOverview(*out);
 }
 
-// A transfer row as the loader keeps it for the link lanes' messages (Lane::messages).
-struct RawMessage {
-  LinkMessage m;
-  int32_t src = -1, dst = -1;
-  bool send = false;
+// The transfer rows the loader keeps for the link lanes' messages (Lane::messages): per directed
+// link, its send rows and its recv rows, 24 bytes a row.
+struct LinkRows {
+  std::vector<LinkMessage> send, recv;
 };
+class MessageCollector {
+ public:
+  void add(int src, int dst, bool send, const LinkMessage& m) {
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
+    if (last_ == nullptr || key != last_key_) {  // rows come in runs of one link
+      last_ = &links_[key];
+      last_key_ = key;
+    }
+    (send ? last_->send : last_->recv).push_back(m);
+  }
+  // Hands each link lane its messages: the send rows, or the recv rows where the link has no
+  // send row (the side its counter counts, analysis_links.cpp), then the finer bins.
+  void attach(const LoadOptions& options, TimelineModel* out) {
+    int links = 0;
+    for (const Lane& l : out->lanes) links += l.kind == LaneKind::kLink ? 1 : 0;
+    if (links == 0) return;
+    const int64_t per_link = options.fine_bins_budget / links;
+    const int fine_bins = static_cast<int>(std::clamp<int64_t>(per_link, 0, 65536));
+    for (Lane& l : out->lanes) {
+      if (l.kind != LaneKind::kLink || l.src < 0 || l.dst < 0) continue;
+      auto it = links_.find((static_cast<uint64_t>(static_cast<uint32_t>(l.src)) << 32) | static_cast<uint32_t>(l.dst));
+      if (it == links_.end()) continue;
+      l.messages = std::move(it->second.send.empty() ? it->second.recv : it->second.send);
+      links_.erase(it);
+      l.finishMessages(fine_bins);
+    }
+    links_.clear();
+  }
 
-// Hands each link lane its messages: the send rows, or the recv rows where the link has no send
-// row (the side its counter counts, analysis_links.cpp), then the finer bins.
-void attachMessages(std::vector<RawMessage> raw, const LoadOptions& options, TimelineModel* out) {
-  std::vector<std::pair<std::pair<int, int>, size_t>> lane_of;  // (src, dst) -> lane, sorted
-  for (size_t i = 0; i < out->lanes.size(); ++i) {
-    const Lane& l = out->lanes[i];
-    if (l.kind == LaneKind::kLink) lane_of.push_back({{l.src, l.dst}, i});
-  }
-  if (lane_of.empty() || raw.empty()) return;
-  std::sort(lane_of.begin(), lane_of.end());
-  auto find = [&](int src, int dst) -> int64_t {
-    auto it = std::lower_bound(lane_of.begin(), lane_of.end(), std::pair{std::pair{src, dst}, size_t{0}});
-    return it != lane_of.end() && it->first == std::pair{src, dst} ? static_cast<int64_t>(it->second) : -1;
-  };
-  std::vector<int64_t> sends(out->lanes.size(), 0), recvs(out->lanes.size(), 0);
-  std::vector<int64_t> lane_at(raw.size(), -1);
-  for (size_t i = 0; i < raw.size(); ++i) {
-    lane_at[i] = find(raw[i].src, raw[i].dst);
-    if (lane_at[i] >= 0) ++(raw[i].send ? sends : recvs)[static_cast<size_t>(lane_at[i])];
-  }
-  for (size_t l = 0; l < out->lanes.size(); ++l) {
-    out->lanes[l].messages.reserve(static_cast<size_t>(sends[l] > 0 ? sends[l] : recvs[l]));
-  }
-  for (size_t i = 0; i < raw.size(); ++i) {
-    if (lane_at[i] < 0) continue;
-    const size_t l = static_cast<size_t>(lane_at[i]);
-    if (raw[i].send == (sends[l] > 0)) out->lanes[l].messages.push_back(raw[i].m);
-  }
-  raw = {};
-  lane_at = {};
-  const int64_t per_link = options.fine_bins_budget / static_cast<int64_t>(lane_of.size());
-  const int fine_bins = static_cast<int>(std::clamp<int64_t>(per_link, 0, 65536));
-  for (auto& [key, l] : lane_of) out->lanes[l].finishMessages(fine_bins);
-}
+ private:
+  std::unordered_map<uint64_t, LinkRows> links_;
+  uint64_t last_key_ = 0;
+  LinkRows* last_ = nullptr;
+};
 
 }  // namespace
 
@@ -398,7 +396,7 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
     int64_t bytes;
   };
   std::vector<RawLink> raw_links;
-  std::vector<RawMessage> raw_messages;
+  MessageCollector messages;
   analyzer::Analysis analysis;
   std::string analysis_error;
   bool analysis_ok = false;
@@ -417,16 +415,12 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
         raw_links.reserve(static_cast<size_t>(std::max<int64_t>(0, transfer_rows)));
       } catch (const std::bad_alloc&) {
       }
-      try {
-        raw_messages.reserve(static_cast<size_t>(std::max<int64_t>(0, transfer_rows)));
-      } catch (const std::bad_alloc&) {
-      }
       aopt.on_transfer = [&](const storage::TransferRow& row, int32_t instance) {
         if (row.src_rank < 0 || row.dst_rank < 0) return;
         const bool send = row.side == "send";
         // The analysis' own rule: a row without an end is an instant at its start.
         const int64_t end = row.end_ns != storage::kNone && row.end_ns >= row.start_ns ? row.end_ns : row.start_ns;
-        raw_messages.push_back({{row.start_ns, end, row.bytes}, row.src_rank, row.dst_rank, send});
+        messages.add(row.src_rank, row.dst_rank, send, {row.start_ns, end, row.bytes});
         if (instance < 0 || row.src_rank >= 4096 || row.dst_rank >= 4096) return;
         raw_links.push_back({instance, static_cast<int16_t>(row.src_rank), static_cast<int16_t>(row.dst_rank),
                              send, row.bytes});
@@ -547,7 +541,7 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
       out->links_begin[c + 1] = static_cast<int64_t>(out->collective_links.size());
     }
   }
-  attachMessages(std::move(raw_messages), options, out);
+  messages.attach(options, out);
   if (options.progress) options.progress(1.0);
   return true;
 }

@@ -91,16 +91,27 @@ OverviewAction OverviewView::draw(const TimelineModel& model, const ViewState& v
     }
   }
   // The legend and the jump to the latest rank, on one line under the strip.
+  // Each piece goes on the line while it fits, else on the next one (a narrow window wraps).
   ImGui::SetCursorScreenPos(ImVec2(origin.x, b.y + 2));
+  const float right = origin.x + avail_w;
+  bool first = true;
+  auto place = [&](const char* piece, float extra = 0) {
+    if (!first) {
+      ImGui::SameLine();
+      if (ImGui::GetCursorScreenPos().x + ImGui::CalcTextSize(piece).x + extra > right) ImGui::NewLine();
+    }
+    first = false;
+  };
+  place("waiting for others");
   ImGui::TextColored(ImVec4(0.96f, 0.55f, 0.12f, 1), "waiting for others");
-  ImGui::SameLine();
+  place("moving data");
   ImGui::TextColored(ImVec4(0.25f, 0.5f, 0.95f, 1), "moving data");
-  ImGui::SameLine();
-  ImGui::TextDisabled("background: outside collectives; box: the timeline's range");
+  place("background: outside collectives");
+  ImGui::TextDisabled("background: outside collectives");
   if (o.latest_rank >= 0) {
-    ImGui::SameLine();
     const std::string label = "latest to arrive: rank " + std::to_string(o.latest_rank) + " (" +
                               std::to_string(o.latest_count) + "x)";
+    place(label.c_str(), 2 * ImGui::GetStyle().FramePadding.x);
     if (ImGui::SmallButton(label.c_str())) action.rank = o.latest_rank;
   }
   return action;

@@ -512,9 +512,69 @@ def scenario_errors(env):
     assert not os.path.exists(env.path("imgui.ini")), "imgui.ini written"
 
 
+def scenario_zoom(env):
+    """Levels of detail that follow the zoom, and the ranks x time overview. A ring bench trace:
+    zoomed out, the link lanes show the analysis' bins; zoomed into 2 us inside the longest send,
+    its link shows its messages (`link_levels` in the state) and the bar fills the lane's width at
+    the message's rate. Rank 2 is made late for every call: the overview names it and its row is
+    the one without the orange of waiting."""
+    trace = env.bench("zoom.sqlite", "ring", ranks=4, sizes="1M", iters=4)
+    db = sqlite3.connect(trace)
+    t0 = min(db.execute("SELECT min(start_ns) FROM collective").fetchone()[0],
+             db.execute("SELECT min(start_ns) FROM transfer").fetchone()[0])
+    src, dst, start, end = db.execute(
+        "SELECT src_rank, dst_rank, start_ns, end_ns FROM transfer WHERE side = 'send' AND end_ns > start_ns "
+        "ORDER BY end_ns - start_ns DESC LIMIT 1").fetchone()
+    db.close()
+    mid_us = ((start + end) // 2 - t0) / 1000.0
+    png, state = env.path("zoom.png"), env.path("zoom.json")
+    r = env.view([trace], png, ["--state-out", state, "--range", f"{mid_us - 1:.3f}us:{mid_us + 1:.3f}us"],
+                 size="1200x900")
+    assert r.returncode == 0, r.stderr
+    st = json.load(open(state))
+    name = f"{src} -> {dst}"
+    level = st["link_levels"][name]
+    assert level["messages"] > 0 and level["level"] == "messages", (name, level, st["range_ns"])
+    full = env.path("full.json")
+    r = env.view([trace], env.path("full.png"), ["--state-out", full], size="1200x900")
+    assert r.returncode == 0, r.stderr
+    levels = json.load(open(full))["link_levels"]
+    assert all(v["level"] == "bins" for v in levels.values()), levels
+    # The zoomed picture: one link lane's bar is as wide as the plot (a message at its rate).
+    w, h, rows = read_png(png)
+    lanes = [l for l in st["lanes"] if l["name"] == name]
+    assert lanes, st["lanes"]
+    print(f"zoom: {name} drawn from {level['messages']} messages at 2 us; zoomed out: bins")
+
+    # Rank 2 enters every call 5 ms after the others (as a straggler would): the others wait.
+    late = env.bench("late.sqlite", "ring", ranks=4, sizes="64K", iters=6)
+    db = sqlite3.connect(late)
+    db.execute("UPDATE collective_data SET start_ns = start_ns - 5000000 WHERE rank != 2")
+    db.commit()
+    db.close()
+    png, state = env.path("late.png"), env.path("late.json")
+    r = env.view([late], png, ["--state-out", state], size="1200x900")
+    assert r.returncode == 0, r.stderr
+    st = json.load(open(state))
+    ov = st["overview"]
+    assert ov["rows"] == 4 and ov["latest_rank"] == 2, ov
+    x0, y0, x1, y1 = ov["rect_px"]
+    w, h, rows = read_png(png)
+    row_h = (y1 - y0) / 4
+
+    def orange_share(r):
+        y = int(y0 + (r + 0.5) * row_h)
+        px = [rows[y][x * 3:x * 3 + 3] for x in range(int(x0), int(x1))]
+        return sum(1 for p in px if p[0] > 150 and p[0] > p[2] + 60) / max(1, len(px))
+
+    shares = [orange_share(r) for r in range(4)]
+    assert all(shares[r] > 2 * shares[2] + 0.01 for r in (0, 1, 3)), f"orange share per rank row: {shares}"
+    print(f"overview: latest rank {ov['latest_rank']} ({ov['latest_count']}x); orange share per row {shares}")
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree", "subrows"])
+    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree", "subrows", "zoom"])
     p.add_argument("--bin", required=True, help="the build's bin folder (ringside, ringside-view)")
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()

@@ -156,8 +156,8 @@ struct LoadOptions {
   bool collective_links = true;  // keep the links of each collective (from the analysis' own
                                  // pass over the transfers: AnalysisOptions::on_transfer) and the
                                  // links' messages (Lane::messages) ...
-  // ... unless the trace has more transfer rows than this (56 bytes a row while loading; kept:
-  // about 24 per instance and link, 32 per message).
+  // ... unless the trace has more transfer rows than this (48 bytes a row while loading; kept:
+  // about 24 per instance and link, 24 per message).
   int64_t max_link_transfers = 20'000'000;
   std::function<void(double fraction)> progress;  // 0..1, from the loading thread
   // Called once, from the loading thread, as soon as the calls of every rank are read: a model
