@@ -158,6 +158,9 @@ using ChannelMap = std::map<std::tuple<int, int, int>, std::pair<int64_t, int64_
 // World sizes up to this get the dense per-rank structures (the traffic matrix, the ranks
 // without a file listed as existing links); larger worlds list only what the trace holds.
 inline constexpr int kMaxDenseRanks = 1024;
+// Without a topology, a host's ranks are taken as a full mesh (idle links) up to this many ranks
+// a host; past it only the links that carried bytes exist (docs/analyzer.md, idle links).
+inline constexpr int kMaxMeshRanksPerHost = 64;
 
 // Rows whose rank ids the trace does not support: skipped, and counted for ONE warning that
 // names the first of them.
