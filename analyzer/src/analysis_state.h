@@ -267,6 +267,10 @@ void addFindings(AnalysisState& s);        // analysis_findings.cpp
 // analysis_algorithm.cpp: the algorithm and bucketing rules, and the share of the collectives'
 // time that is bandwidth-bound under the model (-1 without one), for the idle-links rule.
 void algorithmFindings(const AnalysisState& s, std::vector<Finding>* findings);
+// "confirm with an A/B run: ringside record ... --allreduce NAME ...; then ringside diff ...".
+std::string abCommand(const AnalysisState& s, const std::string& name, int ranks);
+// analysis_whatif.cpp: Analysis::what_if, before the findings (docs/whatif.md).
+void buildWhatIf(AnalysisState& s);
 void bucketingFindings(const AnalysisState& s, std::vector<Finding>* findings);
 double bandwidthBoundShare(const AnalysisState& s);
 void warnSkippedRows(AnalysisState& s);    // analysis_instances.cpp

@@ -350,6 +350,38 @@ void clockTable(const Analysis& a, Units u, ReportTable* t) {
   }
 }
 
+// The what-if: per library of all-reduces, each algorithm's predicted time (docs/whatif.md).
+void whatIfTable(const Analysis& a, Units u, ReportTable* t) {
+  t->title = "What-if: the job's all-reduces under each algorithm (predicted; the one that ran: measured)";
+  bool h = u == Units::kHuman;
+  t->columns = {{"library", "library", false}, {"ranks", "ranks"}, {"calls", "calls"},
+                {"sizes", "sizes", false},     {"ran", "ran", false}, {"ring_ns", "ring"},
+                {"tree_ns", "tree"},           {"multipath_ns", "multipath"}, {"best", "best", false}};
+  for (const analyzer::WhatIf& w : a.what_if) {
+    std::vector<std::string> row = {w.library, num(w.ranks), h ? format::count(w.calls) : num(w.calls),
+                                    w.min_bytes == w.max_bytes
+                                        ? (h ? format::bytes(w.min_bytes) : num(w.min_bytes))
+                                        : (h ? format::bytes(w.min_bytes) + "-" + format::bytes(w.max_bytes)
+                                             : num(w.min_bytes) + "-" + num(w.max_bytes)),
+                                    w.ran};
+    for (const analyzer::WhatIfAlgorithm& x : w.algorithms) {
+      if (x.predicted_ns < 0) {
+        row.push_back(h ? "-" : "");
+      } else if (!h) {
+        row.push_back(num(static_cast<int64_t>(x.predicted_ns)));
+      } else {
+        std::string cell = format::duration(static_cast<int64_t>(x.predicted_ns));
+        if (x.ran) cell += " (ran)";
+        else if (w.measured_ns > 0) cell += " (" + format::fixed(w.measured_ns / x.predicted_ns, 2) + "x)";
+        row.push_back(cell);
+      }
+    }
+    if (!h) row.push_back(w.best);
+    t->rows.push_back(std::move(row));
+  }
+  if (h) t->columns.pop_back();  // a person reads the best one in the confirm line below
+}
+
 void stragglerTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->title = "Stragglers (last rank to enter a collective)";
   bool h = u == Units::kHuman;
@@ -433,7 +465,7 @@ const std::vector<std::string>& csvTableIds() {
                                                "idle_links", "phases",      "ranks",
                                                "stragglers", "gpus",        "channels",
                                                "hosts",      "host_traffic", "clocks",
-                                               "steps",      "rank_steps"};
+                                               "steps",      "rank_steps", "what_if"};
   return ids;
 }
 
@@ -448,6 +480,7 @@ bool buildReportTable(const Analysis& a, const std::string& id, Units units, siz
   else if (id == "phases") phases(a, units, out);
   else if (id == "ranks") ranks(a, units, limit, out);
   else if (id == "stragglers") stragglerTable(a, units, limit, out);
+  else if (id == "what_if") whatIfTable(a, units, out);
   else if (id == "gpus") gpuTable(a, units, out);
   else if (id == "channels") channelTable(a, units, limit, out);
   else if (id == "hosts") hostTable(a, units, limit, out);
