@@ -412,6 +412,9 @@ std::string formatDiffJson(const analyzer::Diff& d) {
   Json verdicts = Json::array();
   for (const std::string& v : d.verdicts) verdicts.item(format::jsonString(v));
   root.field("verdicts", verdicts.done());
+  Json checks = Json::array();
+  for (const std::string& v : d.what_if_checks) checks.item(format::jsonString(v));
+  root.field("what_if_checks", checks.done());
   Json rows = Json::array();
   for (const analyzer::DiffRow& r : d.rows) {
     // speedup is null where one side has no instance of the op and size.

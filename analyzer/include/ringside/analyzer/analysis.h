@@ -365,6 +365,9 @@ struct Diff {
   std::vector<DiffPhaseRow> phases;
   std::vector<DiffLinkRow> links;
   std::vector<std::string> verdicts;  // judged rows, the most time at stake first
+  // The what-if checked: where B ran an algorithm A's what-if predicted (same library kind and
+  // rank count), A's prediction per call beside B's measurement per call (docs/whatif.md).
+  std::vector<std::string> what_if_checks;
 };
 
 void diff(const Analysis& a, const Analysis& b, const std::string& label_a, const std::string& label_b,
