@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <iostream>
 #include <system_error>
 #include <vector>
@@ -70,10 +72,39 @@ bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,
   return true;
 }
 
+namespace {
+
+// The rank files' meta (rank.<r>.<key>) summed over the ranks: what a bounded recording kept.
+std::string recordingNote(const std::map<std::string, std::string>& meta) {
+  std::string window, detail;
+  uint64_t calls = 0, messages = 0, totals = 0;
+  for (const auto& [key, value] : meta) {
+    const size_t dot = key.rfind('.');
+    if (key.rfind("rank.", 0) != 0 || dot == std::string::npos) continue;
+    const std::string name = key.substr(dot + 1);
+    const uint64_t n = std::strtoull(value.c_str(), nullptr, 10);
+    if (name == "recording_window" && window.empty()) window = value;
+    if (name == "recording_detail" && detail.empty()) detail = value.substr(0, value.find(':'));
+    if (name == "left_out_calls") calls += n;
+    if (name == "left_out_messages") messages += n;
+    if (name == "messages_in_link_totals") totals += n;
+  }
+  if (window.empty() && calls + messages + totals == 0) return "";
+  std::string line = "recording was bounded: " + (window.empty() ? "everything" : window) +
+                     "; detail " + (detail.empty() ? "messages" : detail) + "; left out " +
+                     std::to_string(calls) + " calls and " + std::to_string(messages) +
+                     " messages";
+  if (totals > 0) line += "; " + std::to_string(totals) + " messages kept as per-link totals";
+  return line + " (all ranks)";
+}
+
+}  // namespace
+
 bool analyzeTrace(const std::string& trace, const analyzer::AnalysisOptions& options,
-                  analyzer::Analysis* out, std::string* error) {
+                  analyzer::Analysis* out, std::string* error, std::string* recording_note) {
   std::unique_ptr<storage::TraceReader> reader = openReportTrace(trace, error);
   if (!reader) return false;
+  if (recording_note != nullptr) *recording_note = recordingNote(reader->meta());
   std::string why;
   if (!analyzer::analyze(*reader, options, out, &why)) {
     *error = trace + ": " + why;
@@ -121,10 +152,10 @@ int runReport(std::span<const std::string> args) {
   analysis_options.bins = options.bins;
   analysis_options.trace_path = options.trace;
   analyzer::Analysis analysis;
-  if (!loadTopologyOption(options.topology, &topology, &analysis_options, &error) ||
-      !analyzeTrace(options.trace, analysis_options, &analysis, &error))
-    return fail(kPrefix, error);
   ReportContext ctx;
+  if (!loadTopologyOption(options.topology, &topology, &analysis_options, &error) ||
+      !analyzeTrace(options.trace, analysis_options, &analysis, &error, &ctx.recording_note))
+    return fail(kPrefix, error);
   ctx.trace = options.trace;
 
   if (options.format == "csv" && options.csv_table.empty() && !options.output.empty() &&
