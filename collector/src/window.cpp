@@ -91,9 +91,9 @@ std::string describeWindow(const WindowConfig& c) {
         " (and the calls before the first step marker)");
   }
   if (c.time) {
-    add(seconds(c.delay_ns) + " to " +
-        (c.duration_ns == kNoEnd ? std::string("the end") : seconds(c.delay_ns + c.duration_ns)) +
-        " after start");
+    add(c.duration_ns == kNoEnd
+            ? "from " + seconds(c.delay_ns) + " after start"
+            : seconds(c.delay_ns) + " to " + seconds(c.delay_ns + c.duration_ns) + " after start");
   }
   if (!c.trigger_file.empty()) add("trigger file " + c.trigger_file);
   return out.empty() ? "everything" : out;
