@@ -95,8 +95,7 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          return validRunId(value, error);
        }},
       {"steps", 0, "A:B",
-       "record steps A..B-1 (0-based ringside_step() markers; A: or :B open-ended) and the "
-       "calls before the first marker (RINGSIDE_STEPS)",
+       "record steps A..B-1 (0-based; A: or :B) and setup (RINGSIDE_STEPS)",
        checked(&o->steps, "expected A:B with 0 <= A < B (or A:, :B)",
                [](std::string_view v) {
                  int64_t a = 0, b = 0;
@@ -108,20 +107,17 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
        "record for SECONDS (after --delay, if given) (RINGSIDE_DURATION_S)",
        checked(&o->duration_s, "expected a number of seconds >= 0", validSeconds)},
       {"trigger-file", 0, "PATH",
-       "record while PATH has been touched an odd number of times: touch it to start, again "
-       "to stop (RINGSIDE_TRIGGER_FILE)",
+       "touch PATH to start recording, again to stop (RINGSIDE_TRIGGER_FILE)",
        checked(&o->trigger_file, "expected a path", [](std::string_view v) { return !v.empty(); })},
       {"detail", 0, "LEVEL",
-       "calls | links (per-link totals per call) | messages | auto (default: every message "
-       "for the first --message-rows rows, then per-link totals) (RINGSIDE_DETAIL)",
+       "calls, links, messages or auto (default) (RINGSIDE_DETAIL)",
        checked(&o->detail, "expected calls, links, messages or auto",
                [](std::string_view v) {
                  collector::Detail d;
                  return collector::parseDetail(v, &d);
                })},
       {"message-rows", 0, "N",
-       "with --detail auto: message rows per rank before per-link totals (default: 100000) "
-       "(RINGSIDE_MESSAGE_ROWS)",
+       "auto: message rows per rank before links (RINGSIDE_MESSAGE_ROWS)",
        checked(&o->message_rows, "expected a whole number >= 0",
                [](std::string_view v) {
                  return !v.empty() && v.size() <= 15 &&
@@ -211,6 +207,13 @@ std::string recordHelp() {
          "(--run-id, RINGSIDE_RUN_ID, else the launcher's job id: torchrun, Open MPI, Slurm;\n"
          "else with --ranks from MASTER_ADDR:MASTER_PORT) must be the same on every node.\n"
          "See docs/multi-node.md.\n"
+         "Bounded recording (docs/recording.md): --steps counts the job's ringside_step()\n"
+         "markers (samples/ringside_steps.py) and keeps the calls before the first one; a job\n"
+         "that marks no steps is recorded up to its first marker, i.e. whole. --delay and\n"
+         "--duration count from each rank's first Gloo/NCCL call; --trigger-file is checked\n"
+         "every 100 ms. Given together, all must hold. --detail: calls only; links: calls plus\n"
+         "one row per call, peer and side (bytes, message count); messages: every message;\n"
+         "auto: every message for the first --message-rows rows of a rank, then links.\n"
          "\n" +
          formatOptionsHelp(recordSpecs(&scratch)) +
          "\n"
