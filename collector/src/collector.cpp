@@ -296,7 +296,7 @@ bool activate() {
     const bool want = windowWanted(g.config.window, WindowInputs{});
     g.window_open.store(!want);
     g.dones_open.store(want);
-    detail::applyWindow(want, "start");
+    detail::updateWindow("start");
   }
   g.state.store(static_cast<int>(State::kActive), std::memory_order_release);
   if (!detail::startWriter()) {
@@ -409,7 +409,7 @@ void markStep(int64_t step) {
   // read or spin otherwise.
   const int64_t index = markers - 1;  // steps count markers, whatever number the job passes
   if (index == 0 || index == w.step_begin || index == w.step_end) {
-    detail::applyWindow(windowWanted(w, detail::windowInputs()), "step", index);
+    detail::updateWindow("step", index);
   }
 }
 
@@ -446,19 +446,16 @@ void countLeftOut(Ring* r, const Event& e) {
 
 namespace detail {
 
-WindowInputs windowInputs() {
+void updateWindow(const char* cause, int64_t step) {
   auto& g = global();
+  while (g.window_lock.test_and_set(std::memory_order_acquire)) {
+  }
+  // Inputs read under the lock: a step marker and the writer's poll never apply stale views.
   WindowInputs in;
   in.markers = g.markers.load(std::memory_order_relaxed);
   in.elapsed_ns = nowNs() - g.start_ns;
   in.touches = g.touches.load(std::memory_order_relaxed);
-  return in;
-}
-
-void applyWindow(bool want, const char* cause, int64_t step) {
-  auto& g = global();
-  while (g.window_lock.test_and_set(std::memory_order_acquire)) {
-  }
+  const bool want = windowWanted(g.config.window, in);
   if (want != g.window_open.load(std::memory_order_relaxed)) {
     // Ids from now on: calls already inside keep the side they started on.
     const uint64_t next = g.next_collective.load(std::memory_order_relaxed);

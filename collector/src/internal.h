@@ -164,11 +164,10 @@ void readLauncherIdentity(Identity* id);
 std::string hostName();
 std::string commandLine();
 
-// window.cpp's state side (collector.cpp): opens or closes the window if `want` differs from
-// its state; records the change. Any thread; transitions are serialized by a spin flag.
-void applyWindow(bool want, const char* cause, int64_t step = -1);
-// The window's inputs now.
-WindowInputs windowInputs();
+// The window's state side (collector.cpp): evaluates windowWanted() on the inputs now (markers,
+// time since start, trigger touches) and opens or closes the window if that differs from its
+// state, recording the change with `cause`. Any thread; serialized by a spin flag.
+void updateWindow(const char* cause, int64_t step = -1);
 
 // writer.cpp: starts the writer thread (all signals blocked). False on failure.
 bool startWriter();

@@ -564,7 +564,7 @@ void Writer::pollWindow() {
     trigger_exists_ = exists;
     trigger_mtime_ns_ = mtime;
   }
-  applyWindow(windowWanted(w, windowInputs()), cause);
+  updateWindow(cause);
 }
 
 // Completions carry no call id, so after the window closed they pass until the kept posts have
