@@ -624,7 +624,10 @@ bool Writer::writeWindowMeta() {
   if (g_.window_change_count > n)
     changes += "; and " + std::to_string(g_.window_change_count - n) + " more";
   g_.window_lock.clear(std::memory_order_release);
-  return out_->setMeta("recording_window", describeWindow(w)) &&
+  std::string window = describeWindow(w);
+  if (w.steps && g_.markers.load(std::memory_order_relaxed) == 0)
+    window += "; no step markers (ringside_step): every call kept";
+  return out_->setMeta("recording_window", window) &&
          out_->setMeta("recording_window_changes", changes);
 }
 
