@@ -133,7 +133,8 @@ void readWindowConfig(WindowConfig* w) {
   if (const char* v = envText("RINGSIDE_TRIGGER_FILE")) w->trigger_file = v;
   if (const char* v = envText("RINGSIDE_DETAIL")) {
     if (!parseDetail(v, &w->detail))
-      detail::logWarning("ignoring RINGSIDE_DETAIL=%s (expected calls, links, messages or auto)", v);
+      detail::logWarning("ignoring RINGSIDE_DETAIL=%s (expected calls, links, messages or auto)",
+                         v);
   }
   w->message_rows = envU64("RINGSIDE_MESSAGE_ROWS", kDefaultMessageRows, 0, UINT64_MAX / 2);
 }

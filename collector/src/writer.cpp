@@ -488,7 +488,9 @@ void Writer::writeTransfer(const Event& p, int32_t peer, int64_t end_ns) {
   row.channel = p.channel != 0 ? p.channel - 1 : -1;
   last_kept_post_ns_ = nowNs();
   const WindowConfig& w = g_.config.window;
-  if (w.detail == Detail::kLinks || (w.detail == Detail::kAuto && message_rows_ >= w.message_rows)) {
+  const bool totals = w.detail == Detail::kLinks ||
+                      (w.detail == Detail::kAuto && message_rows_ >= w.message_rows);
+  if (totals) {
     addLinkTotal(row, p.phase);
     return;
   }
@@ -618,8 +620,9 @@ bool Writer::writeWindowMeta() {
   for (int i = 0; i < n; ++i) {
     const WindowChange& ch = g_.window_changes[i];
     if (!changes.empty()) changes += "; ";
-    changes += std::string(ch.open ? "open" : "close") + " at " + secondsAfter(ch.t_ns, g_.start_ns) +
-               " (" + ch.cause + (ch.step >= 0 ? " " + std::to_string(ch.step) : "") + ")";
+    changes += std::string(ch.open ? "open" : "close") + " at " +
+               secondsAfter(ch.t_ns, g_.start_ns) + " (" + ch.cause +
+               (ch.step >= 0 ? " " + std::to_string(ch.step) : "") + ")";
   }
   if (g_.window_change_count > n)
     changes += "; and " + std::to_string(g_.window_change_count - n) + " more";

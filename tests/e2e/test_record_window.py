@@ -66,7 +66,8 @@ def scenario_steps(ctx):
     for rank in (0, 1):
         f_calls, f_msgs, _ = per_step(full, rank)
         w_calls, w_msgs, meta = per_step(win, rank)
-        print(f"rank {rank}: full {sorted(f_calls.items())}\n        window {sorted(w_calls.items())}")
+        print(f"rank {rank}: full {sorted(f_calls.items())}\n"
+              f"        window {sorted(w_calls.items())}")
         kept = [-1] + list(range(10, 20))
         u.check_eq(sorted(w_calls), kept, f"rank {rank}: steps with calls")
         for s in kept:
@@ -145,7 +146,7 @@ def scenario_detail(ctx):
     u.check(t.scalar("SELECT count(*) FROM collective") > 0, "--detail calls: calls kept")
     meta = t.meta()
     t.close()
-    u.check(meta.get("rank.0.recording_detail") == "calls", f"meta: {meta.get('rank.0.recording_detail')}")
+    u.check_eq(meta.get("rank.0.recording_detail"), "calls", "meta recording_detail")
     u.check(int(meta.get("rank.0.left_out_messages", "0")) > 0, "meta left_out_messages")
 
     messages = record(ctx, "messages", ["--detail", "messages", "--steps", "2:6"], job)

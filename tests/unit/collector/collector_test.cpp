@@ -354,7 +354,8 @@ Rows rowsOf(const std::string& file) {
   auto r = st::TraceReader::open(file, &err);
   EXPECT_TRUE(r) << err;
   if (!r) return out;
-  EXPECT_TRUE(r->forEachCollective([&](const st::CollectiveRow&) { return ++out.calls > 0; }, &err));
+  EXPECT_TRUE(
+      r->forEachCollective([&](const st::CollectiveRow&) { return ++out.calls > 0; }, &err));
   EXPECT_TRUE(r->forEachTransfer(
       [&](const st::TransferRow& t) {
         ++out.transfers;
