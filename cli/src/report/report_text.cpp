@@ -229,6 +229,7 @@ std::string formatReportText(const analyzer::Analysis& a, const ReportContext& c
   const size_t W = kReportWidth;
   std::string out = wrapText("ringside report: " + ctx.trace, W, "", "  ");
   out += wrapText(reportHeadline(a), W, "", "  ");
+  if (!ctx.recording_note.empty()) out += wrapText(ctx.recording_note, W, "", "  ");
   if (a.clock.domains.size() >= 2) {
     ReportTable clocks;
     buildReportTable(a, "clocks", Units::kHuman, 0, &clocks);
