@@ -35,7 +35,7 @@ std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
       {"ranks", 'n', "N",
        "start N local ranks, 8 per CPU at most (default: 4, or a launcher's)",
        storeInteger(&o->ranks, 1, kMaxBenchRanks)},
-      {"algo", 'a', "LIST", "ring,tree,multipath,gloo,gloo-bcube,floor,floor-tcp (default: ring,tree,gloo)",
+      {"algo", 'a', "LIST", "ring,tree,multipath,gloo[-bcube],floor[-tcp] (default: ring,tree,gloo)",
        [o](std::string_view value, std::string* error) {
          return parseAlgoList(value, &o->algos, error);
        }},
