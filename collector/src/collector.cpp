@@ -574,6 +574,7 @@ const char* libraryName(Library lib) {
     case Library::kNccl: return "nccl";
     case Library::kRingsideRing: return "ringside-ring";
     case Library::kRingsideTree: return "ringside-tree";
+    case Library::kRingsideMultipath: return "ringside-multipath";
     case Library::kUnknown: break;
   }
   return "unknown";
@@ -633,6 +634,7 @@ const char* algorithmName(Algorithm a) {
     case Algorithm::kNvls: return "nvls";
     case Algorithm::kNvlsTree: return "nvls_tree";
     case Algorithm::kPat: return "pat";
+    case Algorithm::kMultipath: return "multipath";
     case Algorithm::kDefault: break;
   }
   return "";

@@ -61,13 +61,13 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
        "event buffer memory per process in MiB, 1..65536 (RINGSIDE_BUFFER_MB)",
        storeInteger(&o->buffer_mb, collector::kBufferMbMin, collector::kBufferMbMax)},
       {"allreduce", 0, "ALGO",
-       "run Gloo's all-reduces on ringside's ring or tree (RINGSIDE_ALLREDUCE)",
+       "run Gloo's all-reduces on ring, tree or multipath (RINGSIDE_ALLREDUCE)",
        [o](std::string_view value, std::string* error) {
-         if (value == "ring" || value == "tree" || value == "gloo") {
+         if (value == "ring" || value == "tree" || value == "multipath" || value == "gloo") {
            o->allreduce = value == "gloo" ? "" : std::string(value);
            return true;
          }
-         *error = "expected ring, tree or gloo";
+         *error = "expected ring, tree, multipath or gloo";
          return false;
        }},
       {"nccl-log", 0, "",

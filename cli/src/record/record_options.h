@@ -27,7 +27,7 @@ struct RecordOptions {
   bool master_set = false;  // --master-addr or --master-port given
   bool quiet = false;
   int buffer_mb = 0;  // 0 = leave RINGSIDE_BUFFER_MB alone
-  std::string allreduce;  // "", ring or tree: RINGSIDE_ALLREDUCE for an A/B run
+  std::string allreduce;  // "", ring, tree or multipath: RINGSIDE_ALLREDUCE for an A/B run
   bool no_merge = false;
   bool nccl_log = false;  // NCCL writes its INFO log (rings, trees) into the rank folder
   bool redact = false;    // RINGSIDE_REDACT: command lines stored without their arguments
