@@ -16,6 +16,7 @@
 // only Hamiltonian cycle is the ring: it runs both ways (2x the ring when links
 // are full duplex), or alone when they are simplex (exactly the ring).
 #include "multipath.h"
+#include "ringside/reference/multipath_plan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -508,3 +509,25 @@ std::unique_ptr<Schedule> makeMultipathSchedule(const CollectiveArgs& a, const M
 }
 
 }  // namespace ringside::reference::detail
+
+namespace ringside::reference {
+
+double multipathRateRatio(const std::string& topology_text, int ranks, std::string* basis) {
+  detail::LinkCapacities caps;
+  std::string error;
+  if (ranks < 2 || !detail::parseTopologyCapacities(topology_text, ranks, &caps, &error)) {
+    if (basis != nullptr) *basis = "no plan: " + (error.empty() ? std::string("fewer than 2 ranks") : error);
+    return -1;
+  }
+  caps.source = "capacities from the topology";
+  const detail::MultipathPlan plan = detail::planMultipath(caps);
+  if (basis != nullptr) {
+    // The log line without its "multipath: " (the callers name the algorithm themselves).
+    const std::string prefix = "multipath: ";
+    *basis = plan.note.rfind(prefix, 0) == 0 ? plan.note.substr(prefix.size()) : plan.note;
+  }
+  if (plan.is_ring || !(plan.ring_rate > 0)) return 1;
+  return plan.total_rate / plan.ring_rate;
+}
+
+}  // namespace ringside::reference

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <vector>
 
+#include "multipath_planner.h"
 #include "report/report_format.h"
 #include "report/report_input.h"
 #include "record/summary_text.h"
@@ -68,6 +69,7 @@ bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,
   if (path.empty()) return true;
   if (!analyzer::loadTopology(path, topology, error)) return false;
   options->topology = topology;
+  options->multipath_rate = multipathRateFor(path);  // the what-if's multipath plan
   return true;
 }
 
