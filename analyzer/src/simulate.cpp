@@ -43,6 +43,25 @@ std::string num(double v) {
 
 }  // namespace
 
+int busiestHostPairTreeEdges(int n, int ranks_per_host) {
+  if (n <= 1 || ranks_per_host <= 0) return 0;
+  std::map<std::pair<int, int>, int> on_pair;  // (lower host, higher host) -> tree edges over it
+  for (int tree = 0; tree < 2; ++tree) {
+    auto rank_at = [&](int p) { return tree == 0 ? p : (p - 1 + n) % n; };
+    for (int p = 0; p < n; ++p) {
+      int c[2];
+      const int k = childPositions(p, n, c);
+      for (int i = 0; i < k; ++i) {
+        const int a = rank_at(p) / ranks_per_host, b = rank_at(c[i]) / ranks_per_host;
+        if (a != b) ++on_pair[{std::min(a, b), std::max(a, b)}];
+      }
+    }
+  }
+  int most = 0;
+  for (const auto& [pair, edges] : on_pair) most = std::max(most, edges);
+  return most;
+}
+
 int busiestHostTreeEdges(int n, int ranks_per_host) {
   if (n <= 1 || ranks_per_host <= 0) return 0;
   std::map<int, int> leaving;  // host -> tree edges with one end outside it
@@ -106,10 +125,12 @@ std::vector<SimulatedScale> simulateCluster(const ClusterSpec& c, const std::vec
     const double slowest = one_host ? c.intra_gbps : std::min(c.intra_gbps, c.inter_gbps);  // bytes/ns
     const double ring_beta = 1 / slowest;
     // The tree: its busiest host's NIC (switch) carries all its leaving edges at once; on a mesh
-    // each edge has its host pair's cable, shared with the pair's other edges only.
-    const int edges = one_host ? 1 : std::max(1, busiestHostTreeEdges(n, per));
-    const double tree_beta = one_host ? 1 / c.intra_gbps
-                                      : std::max(1 / c.intra_gbps, (c.mesh ? 1.0 : static_cast<double>(edges)) / c.inter_gbps);
+    // each edge has its host pair's cable, shared with the pair's other edges (the two trees
+    // may both cross one pair: 4 ranks' trees share the 1-2 cable).
+    const int edges = one_host ? 1
+                               : std::max(1, c.mesh ? busiestHostPairTreeEdges(n, per) : busiestHostTreeEdges(n, per));
+    const double tree_beta =
+        one_host ? 1 / c.intra_gbps : std::max(1 / c.intra_gbps, static_cast<double>(edges) / c.inter_gbps);
     double ratio = 1;
     std::string mp_note;
     if (one_host) {
@@ -142,8 +163,9 @@ std::vector<SimulatedScale> simulateCluster(const ClusterSpec& c, const std::vec
       // busbw (nccl-tests): bytes / time x 2(n-1)/n.
       if (at_largest > 0) x.busbw_gbps = static_cast<double>(largest) / at_largest * 2.0 * (n - 1) / n;
       if (x.algorithm == "multipath") x.note = mp_note;
-      if (x.algorithm == "tree" && !one_host && !c.mesh)
-        x.note = std::to_string(edges) + " tree edges share the busiest host's NIC";
+      if (x.algorithm == "tree" && !one_host)
+        x.note = std::to_string(edges) + (c.mesh ? " tree edges share the busiest host pair's cable"
+                                                 : " tree edges share the busiest host's NIC");
       s.algorithms.push_back(std::move(x));
     }
     out.push_back(std::move(s));

@@ -57,5 +57,7 @@ std::vector<SimulatedScale> simulateCluster(const ClusterSpec& c, const std::vec
 // The tree edges (both trees of ringside's double binary tree over n ranks) that leave the host
 // with the most of them: the number of flows that share its NIC each way.
 int busiestHostTreeEdges(int n, int ranks_per_host);
+// The same per pair of hosts: the most tree edges over one host pair (a mesh's cable).
+int busiestHostPairTreeEdges(int n, int ranks_per_host);
 
 }  // namespace ringside::analyzer
