@@ -182,14 +182,28 @@ void idleLinksFinding(const AnalysisState& s, std::vector<Finding>* findings) {
   for (size_t i = 0; i < idle.size() && i < 4; ++i) {
     examples += (i ? ", " : "") + idleLinkName(a, *idle[i]);
   }
-  findings->push_back(makeFinding(
+  Finding f = makeFinding(
       "idle-links",
       std::to_string(idle.size()) + " link(s) idle while others are saturated (e.g. " + examples +
           ")",
       "busiest " + linkName(busiest->src, busiest->dst) + " (" + format::bytes(busiest->bytes) +
           ") at " + fixed(100 * load, 0) + "% busy" +
           (busiest->capacity_share > 0 ? " of its capacity" : " during its collectives") + "; " +
-          fixed(100 * bandwidth_bound, 0) + "% of the collectives' time bandwidth-bound"));
+          fixed(100 * bandwidth_bound, 0) + "% of the collectives' time bandwidth-bound");
+  // What using them would buy: the what-if's multipath prediction (docs/whatif.md), where made.
+  for (const WhatIf& w : a.what_if) {
+    for (const WhatIfAlgorithm& x : w.algorithms) {
+      if (x.algorithm != "multipath" || x.ran || x.predicted_ns <= 0 || !(x.predicted_ns < 0.95 * w.measured_ns)) continue;
+      f.action = "multipath, which spreads each all-reduce over every link, is predicted " +
+                 fixed(w.measured_ns / x.predicted_ns, 1) + "x faster for " + w.library + "'s all-reduces (" +
+                 format::duration(static_cast<int64_t>(x.predicted_ns)) + " instead of " +
+                 format::duration(static_cast<int64_t>(w.measured_ns)) + "); " + abCommand(s, "multipath", w.ranks);
+      f.cost_ns = static_cast<int64_t>(w.measured_ns - x.predicted_ns);
+      break;
+    }
+    if (!f.action.empty()) break;
+  }
+  findings->push_back(std::move(f));
 }
 
 void failedFinding(const Analysis& a, std::vector<Finding>* findings) {
