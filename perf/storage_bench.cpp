@@ -161,6 +161,11 @@ int main(int argc, char** argv) {
   };
   const double t0 = now();
   const double c0 = cpuNow();
+  if (std::getenv("BENCH_TRACE"))
+    o.progress_detail = [&](const MergeProgress& p) {
+      std::printf("  %.3f s cpu %.3f: input %d/%d rows %lld\n", now() - t0, cpuNow() - c0, p.input,
+                  p.inputs, static_cast<long long>(p.done));
+    };
   const MergeResult m = mergeRankFiles(o);
   const double dt = now() - t0;
   const double dc = cpuNow() - c0;

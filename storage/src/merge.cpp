@@ -439,6 +439,7 @@ class Merger::InputCopy {
     attached_ = false;
   }
   bool copyStrings();
+  bool checkIdentity();
   bool moveCollectiveIds();
   bool copyRankAndMeta();
   bool copyTables();
@@ -462,6 +463,8 @@ class Merger::InputCopy {
   int64_t lo_ = INT64_MAX, hi_ = INT64_MIN;  // the input's collective id range
   int64_t delta_ = 0;
   int64_t collectives_ = 0, transfers_ = 0;
+  bool identity_sids_ = false;  // the file's sids 1..sids_ are the output's
+  int64_t sids_ = 0;
 };
 
 bool Merger::InputCopy::run() {
@@ -539,7 +542,23 @@ bool Merger::InputCopy::copyStrings() {
               "strings") &&
          exec("INSERT INTO temp.sid_map(s, o) SELECT s.id, o.id FROM src.string AS s"
               " JOIN main.string AS o ON o.value = s.value",
-              "strings");
+              "strings") &&
+         checkIdentity();
+}
+
+// Rank files of one job mostly intern the same strings in the same order: when this file's sids
+// 1..n are the output's, a sid column is copied with a range check instead of a lookup per row.
+bool Merger::InputCopy::checkIdentity() {
+  Stmt st = detail::prepare(m_.out_.get(),
+                            "SELECT count(*), coalesce(min(s), 1), coalesce(max(s), 0),"
+                            " coalesce(sum(s != o), 0) FROM temp.sid_map",
+                            nullptr);
+  if (!st || sqlite3_step(st.get()) != SQLITE_ROW) return failed("strings");
+  const int64_t n = sqlite3_column_int64(st.get(), 0);
+  identity_sids_ = sqlite3_column_int64(st.get(), 1) == 1 &&
+                   sqlite3_column_int64(st.get(), 2) == n && sqlite3_column_int64(st.get(), 3) == 0;
+  sids_ = n;
+  return true;
 }
 
 // Collective ids: this input gets the block [next_collective_id_, ...) of the size of its id
@@ -585,6 +604,8 @@ std::string Merger::InputCopy::fillExpr(const TableCopy& copy, const TableCopy::
       return col;
     case Fill::kSid:
       // NULL stays NULL; a dangling sid (damaged file) reads as unknown.
+      if (identity_sids_)
+        return "CASE WHEN " + col + " BETWEEN 1 AND " + std::to_string(sids_) + " THEN " + col + " END";
       return "(SELECT o FROM temp.sid_map WHERE s = " + col + ")";
     case Fill::kCollectiveId:
       return col + " + " + std::to_string(delta_);  // NULL stays NULL

@@ -32,6 +32,9 @@ std::vector<OptionSpec> mergeSpecs(MergeCliOptions* o) {
          return storeText(&o->run_id)(value, error);
        }},
       {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
+      {"progress", 0, "",
+       "print progress (input k of N, rows/s) once a second even when stderr is no terminal",
+       setFlag(&o->progress)},
       {"realign", 0, "",
        "the INPUT is a merged trace: fit its clock model again and store it in place "
        "(docs/clock-alignment.md)",
@@ -177,7 +180,9 @@ std::string mergeHelp() {
   return "Usage: ringside merge [options] INPUT...\n"
          "\n"
          "Merges rank files into one trace, as `ringside record` does after a job. An INPUT is\n"
-         "a rank file or a folder of them (e.g. the one kept by `record --keep-rank-files`).\n"
+         "a rank file or a folder of them (e.g. the one kept by `record --keep-rank-files`),\n"
+         "or a trace merged before (e.g. one per node, merged in parallel): the result equals\n"
+         "one merge of all the rank files. Two inputs holding the same rank are an error.\n"
          "Rank files of different runs (meta run_id) are never merged into one trace.\n"
          "The merged trace gets a clock model that puts every host's times on one time line\n"
          "(docs/clock-alignment.md); `merge --realign TRACE` fits it again in place.\n"
@@ -257,7 +262,9 @@ int runMerge(std::span<const std::string> args) {
   } else if (first_of_run.size() == 1) {
     merge.extra_meta.emplace_back("run_id", first_of_run.begin()->first);
   }
-  storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix, alignOptions(options));
+  merge.merged_inputs = true;
+  storage::MergeResult result =
+      mergeWithProgress(std::move(merge), kPrefix, alignOptions(options), options.progress);
   if (!result.ok) return fail(kPrefix, std::string("merge failed: ") + result.error);
   std::cerr << kPrefix << "wrote " << options.output << " (" << result.ranks << " rank"
             << (result.ranks == 1 ? "" : "s") << ")\n";

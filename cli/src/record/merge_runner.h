@@ -29,12 +29,14 @@ bool alignClocks(const std::string& trace, std::string_view prefix,
 // step, docs/steps.md); prints one line when that fails (the trace stays usable).
 bool storeDetectedSteps(const std::string& trace, std::string_view prefix);
 
-// storage::mergeRankFiles with a "\r...%" line on stderr when stderr is a
-// terminal and the merge takes longer than half a second. After a successful
+// storage::mergeRankFiles with a "\rmerging: input k of N, ...%, rows/s" line on stderr when
+// stderr is a terminal (or `always_progress`: then a line a second in a log) and the merge takes
+// longer than half a second. After a successful
 // merge, prints the merger's warnings, each prefixed with `prefix`, then aligns the clocks and
 // stores the detected steps.
 storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix,
-                                       const align::AlignOptions& align_options = {});
+                                       const align::AlignOptions& align_options = {},
+                                       bool always_progress = false);
 
 // Opens `trace`, summarizes it and prints the summary to stderr. A failure is
 // reported as one line (prefixed) and returns false; it never throws.
