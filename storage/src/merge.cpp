@@ -401,7 +401,8 @@ bool Merger::openOutput() {
       // 64 MiB page cache: table appends and index builds stay in memory longer.
       "PRAGMA main.cache_size=-65536;"
       // The string map of one input (below) lives in memory.
-      "PRAGMA temp_store=MEMORY;";
+      "PRAGMA temp_store=MEMORY;"
+      "PRAGMA threads=2;";
   if (!detail::exec(raw, pragmas, &why) || !detail::exec(raw, "BEGIN", &why) ||
       !detail::createSchema(raw, &why) || !detail::exec(raw, "COMMIT", &why) ||
       // An input's string ids -> the output's (refilled per input).
@@ -804,6 +805,7 @@ MergeResult Merger::run() {
     }
     world = std::max(world, in.world_size);
   }
+  progress();  // every input copied; the indexes come next
   if (files_per_rank.empty()) {
     res_.error = detail::oneLine("merge: no usable input among " + std::to_string(opt_.inputs.size()) +
                                  " file(s); first problem: " + res_.warnings.front());
