@@ -260,7 +260,7 @@ void ranks(const Analysis& a, Units u, size_t limit, ReportTable* t) {
 }
 
 // Per host: its ranks, their time in collectives, and the bytes they moved inside it and out.
-void hostTable(const Analysis& a, Units u, ReportTable* t) {
+void hostTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->title = "Hosts";
   bool h = u == Units::kHuman;
   t->columns = {{"host", "host", false},        {"ranks", "ranks", false},
@@ -281,14 +281,19 @@ void hostTable(const Analysis& a, Units u, ReportTable* t) {
                          num(x.recv_intra_bytes), num(x.recv_inter_bytes)});
     }
   }
+  // Dozens of hosts are a distribution for a person too: those that wait most and least.
+  std::vector<double> score;
+  for (const analyzer::HostStats& x : a.hosts) score.push_back(static_cast<double>(x.wait_ns));
+  if (h) keepRowsForPerson(t, score, limit / 2, /*lowest_too=*/true, "hosts");
 }
 
 // The host x host matrix as a list: every pair of hosts that carried bytes.
-void hostTrafficTable(const Analysis& a, Units u, ReportTable* t) {
+void hostTrafficTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->title = "Traffic between hosts";
   bool h = u == Units::kHuman;
   t->columns = {{"src_host", "from", false}, {"dst_host", "to", false}, {"scope", "scope", false},
                 {"bytes", "bytes"},          {"messages", "msgs"},      {"busy_ns", "busy"}};
+  std::vector<double> score;  // per row: busy time (a person sees the busiest pairs)
   for (size_t s = 0; s < a.host_traffic.size(); ++s) {
     for (size_t d = 0; d < a.host_traffic[s].size(); ++d) {
       const analyzer::HostTraffic& x = a.host_traffic[s][d];
@@ -298,10 +303,12 @@ void hostTrafficTable(const Analysis& a, Units u, ReportTable* t) {
                          h ? format::bytes(x.bytes) : num(x.bytes),
                          h ? format::count(x.messages) : num(x.messages),
                          h ? format::duration(x.busy_ns) : num(x.busy_ns)});
+      score.push_back(static_cast<double>(x.busy_ns));
     }
   }
   if (a.host_traffic.empty() && a.hosts.size() >= 2)
     t->note = "left out for this many ranks; the links table lists every link";
+  if (h) keepRowsForPerson(t, score, limit / 2, /*lowest_too=*/false, "pairs of hosts");
 }
 
 // "+1.20 ms", "-35.0 us", "0 ns".
@@ -318,7 +325,7 @@ std::string signedDuration(int64_t ns) {
 }
 
 // The clock domains of a trace with 2+ (docs/clock-alignment.md).
-void clockTable(const Analysis& a, Units u, ReportTable* t) {
+void clockTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->title = "Clocks (one domain per kernel clock, mapped onto the reference)";
   bool h = u == Units::kHuman;
   t->columns = {{"domain", "domain"},        {"host", "host", false},
@@ -340,6 +347,12 @@ void clockTable(const Analysis& a, Units u, ReportTable* t) {
                          num(d.bounds), num(d.violated)});
     }
   }
+  // A person sees the least and the best aligned domains (the summary line below the table
+  // gives the worst uncertainty and the unmet bounds of all).
+  std::vector<double> score;
+  for (const storage::ClockDomain& d : a.clock.domains)
+    score.push_back(static_cast<double>(d.uncertainty_ns) + 1e15 * static_cast<double>(d.violated));
+  if (h) keepRowsForPerson(t, score, limit / 2, /*lowest_too=*/true, "clock domains");
 }
 
 void stragglerTable(const Analysis& a, Units u, ReportTable* t) {
@@ -437,9 +450,9 @@ bool buildReportTable(const Analysis& a, const std::string& id, Units units, siz
   else if (id == "stragglers") stragglerTable(a, units, out);
   else if (id == "gpus") gpuTable(a, units, out);
   else if (id == "channels") channelTable(a, units, limit, out);
-  else if (id == "hosts") hostTable(a, units, out);
-  else if (id == "host_traffic") hostTrafficTable(a, units, out);
-  else if (id == "clocks") clockTable(a, units, out);
+  else if (id == "hosts") hostTable(a, units, limit, out);
+  else if (id == "host_traffic") hostTrafficTable(a, units, limit, out);
+  else if (id == "clocks") clockTable(a, units, limit, out);
   else if (id == "steps") stepTable(a, units, limit, out);
   else if (id == "rank_steps") rankStepTable(a, units, limit, out);
   else return false;
