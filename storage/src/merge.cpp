@@ -400,8 +400,8 @@ bool Merger::openOutput() {
       "PRAGMA main.journal_mode=MEMORY;"
       // 64 MiB page cache: table appends and index builds stay in memory longer.
       "PRAGMA main.cache_size=-65536;"
-      // The string map of one input (below) lives in memory.
-      "PRAGMA temp_store=MEMORY;"
+      // The index build may sort with a helper thread. (temp_store stays a file: with it in
+      // memory the index sorts would hold every row in RAM.)
       "PRAGMA threads=2;";
   if (!detail::exec(raw, pragmas, &why) || !detail::exec(raw, "BEGIN", &why) ||
       !detail::createSchema(raw, &why) || !detail::exec(raw, "COMMIT", &why) ||
