@@ -5,6 +5,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <system_error>
 
 #include "record/merge_runner.h"
@@ -85,8 +86,10 @@ std::vector<fs::path> nodeFolders(const std::string& dir) {
 
 // Expands folders into their rank files (a folder's own and those of its node-K folders, as
 // `record --nnodes` lays them out); reports a missing input or an empty folder.
+// The files found in folders go to *in_folders too (a merged trace there is left out: only one
+// given by name is merged).
 bool expandInputs(const MergeCliOptions& options, std::vector<std::string>* files,
-                  std::string* error) {
+                  std::set<std::string>* in_folders, std::string* error) {
   for (const std::string& input : options.inputs) {
     std::error_code ec;
     fs::file_status status = fs::status(input, ec);
@@ -109,6 +112,7 @@ bool expandInputs(const MergeCliOptions& options, std::vector<std::string>* file
     for (std::string& file : found) {
       // A re-merge into the same folder must not read its own output.
       if (!options.output.empty() && samePath(file, options.output)) continue;
+      in_folders->insert(file);
       files->push_back(std::move(file));
     }
     if (files->size() == before) {
@@ -200,7 +204,8 @@ int runMerge(std::span<const std::string> args) {
 
   std::string error;
   std::vector<std::string> files;
-  if (!expandInputs(options, &files, &error)) return fail(kPrefix, error);
+  std::set<std::string> in_folders;
+  if (!expandInputs(options, &files, &in_folders, &error)) return fail(kPrefix, error);
   std::error_code ec;
   if (!options.force && fs::exists(options.output, ec))
     return fail(kPrefix, options.output + " exists (use --force to overwrite)");
@@ -221,7 +226,14 @@ int runMerge(std::span<const std::string> args) {
       return fail(kPrefix, file + " is also the output; pick another -o", kExitUsage);
     std::string why;
     std::string run_id;
-    if (readRunId(file, &run_id, &why)) {
+    bool merged = false;
+    if (readRunId(file, &run_id, &why, &merged)) {
+      if (merged && in_folders.count(file)) {
+        // An earlier merge's output in the rank folder: its ranks are the folder's own.
+        std::cerr << kPrefix << "left out " << file
+                  << ": a merged trace in the folder (give it by name to merge it)\n";
+        continue;
+      }
       if (options.run_id_set && run_id != options.run_id) {
         ++other_runs;
         continue;

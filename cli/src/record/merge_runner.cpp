@@ -98,12 +98,13 @@ bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std:
   return true;
 }
 
-bool readRunId(const std::string& file, std::string* run_id, std::string* error) {
+bool readRunId(const std::string& file, std::string* run_id, std::string* error, bool* merged) {
   std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(file, error);
   if (reader == nullptr) return false;
   std::map<std::string, std::string> meta = reader->meta();
   auto it = meta.find("run_id");
   *run_id = it != meta.end() ? it->second : "";
+  if (merged) *merged = meta.count("merged_at_unix_ns") > 0;
   return true;
 }
 

@@ -18,7 +18,9 @@ bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std:
 
 // The run id in a rank file's meta (RINGSIDE_RUN_ID of the run that wrote it; "" when it had
 // none). Returns false and fills *error (naming the file) when the file cannot be opened.
-bool readRunId(const std::string& file, std::string* run_id, std::string* error);
+// *merged (when given): whether the file is a merged trace rather than a rank file.
+bool readRunId(const std::string& file, std::string* run_id, std::string* error,
+               bool* merged = nullptr);
 
 // Fits the merged trace's clock model (align/) and stores it in the trace; prints one line when
 // the trace spans several clock domains, or why alignment failed (the trace stays usable).
