@@ -7,7 +7,10 @@
 // CPU time to build one frame's draw geometry (buildFrameGeometry: level of detail for every
 // lane, no OpenGL) at full zoom-out and at a mid zoom (1% of the trace).
 //
-//   viewer_bench [--events 100000,1000000,10000000] [--dir DIR] [--keep]
+//   viewer_bench [--events 100000,1000000,10000000] [--ranks 8] [--dir DIR] [--keep]
+// With --ranks R (default 8) the ranks sit 8 to a host (host groups in the viewer), and the
+// figures add the ranks x time overview: building its image (once per window width) and the
+// frame with the host groups folded as the viewer opens a trace of many ranks.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -32,9 +35,8 @@ double seconds(std::chrono::steady_clock::time_point t0) {
 }
 
 // `events` rows: calls and transfers in equal numbers, 8 ranks, a ring all-reduce pattern with
-// sizes cycling 4 KiB .. 4 MiB; rank r arrives r * 2 us late.
-bool writeTrace(const fs::path& dir, int64_t events, const fs::path& out, std::string* error) {
-  constexpr int kRanks = 8;
+// sizes cycling 4 KiB .. 4 MiB; rank r arrives (r mod 8) x 2 us late.
+bool writeTrace(const fs::path& dir, int64_t events, int kRanks, const fs::path& out, std::string* error) {
   const int64_t calls_per_rank = std::max<int64_t>(1, events / 2 / kRanks);
   std::vector<std::string> inputs;
   for (int r = 0; r < kRanks; ++r) {
@@ -44,7 +46,7 @@ bool writeTrace(const fs::path& dir, int64_t events, const fs::path& out, std::s
     ringside::storage::RankInfo info;
     info.rank = r;
     info.world_size = kRanks;
-    info.host = "bench";
+    info.host = "bench" + std::to_string(r / 8);
     info.pid = 1000 + r;
     w->setRank(info);
     w->setMeta("schema_version", "1");
@@ -52,12 +54,12 @@ bool writeTrace(const fs::path& dir, int64_t events, const fs::path& out, std::s
     w->begin();
     for (int64_t i = 0; i < calls_per_rank; ++i) {
       const int64_t bytes = int64_t{4096} << (i % 11);
-      const int64_t t = i * 50000 + r * 2000;
+      const int64_t t = i * 50000 + (r % 8) * 2000;
       const int64_t dur = 20000 + (bytes >> 8);
       ringside::storage::CollectiveRow c;
       c.id = i + 1;
       c.rank = r;
-      c.comm = "gloo/8/0";
+      c.comm = "gloo/" + std::to_string(kRanks) + "/0";
       c.seq = i;
       c.op = "allreduce";
       c.library = "gloo";
@@ -119,6 +121,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> sizes = {100000, 1000000, 10000000};
   fs::path dir = fs::temp_directory_path() / "ringside-viewer-bench";
   bool keep = false;
+  int ranks = 8;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--events" && i + 1 < argc) {
@@ -134,8 +137,10 @@ int main(int argc, char** argv) {
       dir = argv[++i];
     } else if (a == "--keep") {
       keep = true;
+    } else if (a == "--ranks" && i + 1 < argc) {
+      ranks = std::max(2, std::atoi(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: viewer_bench [--events N,N,...] [--dir DIR] [--keep]\n");
+      std::fprintf(stderr, "usage: viewer_bench [--events N,N,...] [--ranks R] [--dir DIR] [--keep]\n");
       return 2;
     }
   }
@@ -147,10 +152,11 @@ int main(int argc, char** argv) {
               "analysed_s", "peak_rss_mb", "zoomed_out_ms", "items_out", "mid_zoom_ms", "items_mid",
               "deep_zoom_ms");
   for (int64_t n : sizes) {
-    const fs::path trace = dir / ("viewer-bench-" + std::to_string(n) + ".sqlite");
+    const fs::path trace = dir / ("viewer-bench-" + std::to_string(n) +
+                                  (ranks == 8 ? std::string() : "-r" + std::to_string(ranks)) + ".sqlite");
     std::string error;
     auto t = std::chrono::steady_clock::now();
-    if (!fs::exists(trace) && !writeTrace(dir, n, trace, &error)) {
+    if (!fs::exists(trace) && !writeTrace(dir, n, ranks, trace, &error)) {
       std::fprintf(stderr, "viewer_bench: %s\n", error.c_str());
       return 1;
     }
@@ -182,6 +188,22 @@ int main(int argc, char** argv) {
     const double deep_ms = frameMs(model, mid - deep / 2, mid + deep / 2, 20, &items_deep);
     std::printf("%12lld %10.2f %11.2f %11.2f %12.0f %12.3f %14zu %12.3f %14zu %12.3f\n", static_cast<long long>(n),
                 write_s, drawable_s, load_s, rss_mb, out_ms, items_out, mid_ms, items_mid, deep_ms);
+    if (ranks != 8) {
+      // The overview's image at 1,600 px, and a frame as the viewer opens it (host groups folded).
+      auto o0 = std::chrono::steady_clock::now();
+      const auto image = ringside::gui::overviewRgba(model.overview, 1600, true);
+      const double image_ms = seconds(o0) * 1e3;
+      std::vector<ringside::gui::LaneFlags> flags(model.lanes.size());
+      for (size_t i = 0; i < model.lanes.size(); ++i) flags[i].collapsed = model.lanes[i].kind == ringside::gui::LaneKind::kHost;
+      const auto layout = ringside::gui::layoutLanes(model, flags, 0);
+      const ringside::gui::TimeAxis axis{model.start_ns, model.end_ns, 120, 1600};
+      o0 = std::chrono::steady_clock::now();
+      size_t items = 0;
+      for (int f = 0; f < 20; ++f) items = ringside::gui::buildFrameGeometry(model, layout, axis, 0, 1000).itemCount();
+      std::printf("    ranks %d: overview %d rows, image %.2f ms (%zu bytes, once per width); folded frame %.3f ms "
+                  "(%zu items, %zu lanes)\n",
+                  ranks, model.overview.rows, image_ms, image.size(), seconds(o0) * 1e3 / 20, items, model.lanes.size());
+    }
     std::fflush(stdout);
     if (!keep) fs::remove(trace);
   }

@@ -92,9 +92,10 @@ struct AlgoTotals {
   SizeRange latency_bound, bandwidth_bound;
 };
 
+}  // namespace
+
 // "ringside record --ranks 4 --allreduce tree -o tree.sqlite -- CMD", then the diff.
-std::string abCommand(const AnalysisState& s, Algo algo, int ranks) {
-  const std::string name = algoName(algo);
+std::string abCommand(const AnalysisState& s, const std::string& name, int ranks) {
   std::string cmd = s.meta.command_line.empty() ? "<the job's command>" : s.meta.command_line;
   if (cmd.size() > 300) cmd = cmd.substr(0, 300) + "...";
   const std::string trace = s.options.trace_path.empty() ? "TRACE" : s.options.trace_path;
@@ -104,6 +105,8 @@ std::string abCommand(const AnalysisState& s, Algo algo, int ranks) {
   return "confirm with an A/B run: ringside record " + launch + "--allreduce " + name + " -o " +
          name + ".sqlite -- " + cmd + "; then ringside diff " + trace + " " + name + ".sqlite";
 }
+
+namespace {
 
 std::map<std::string, AlgoTotals> allreduceTotals(const Analysis& a, const Model& m) {
   std::map<std::string, AlgoTotals> by_library;
@@ -169,7 +172,7 @@ void algorithmFindings(const AnalysisState& s, std::vector<Finding>* findings) {
             ", predicted with " + algoName(other) + " " +
             format::duration(static_cast<int64_t>(predicted)) + " (" + modelText(a) + "; " +
             algoName(other) + "/" + algoName(t.own) + " time " + ratio + " at these sizes)");
-    f.action = abCommand(s, other, t.ranks);
+    f.action = abCommand(s, algoName(other), t.ranks);
     f.cost_ns = static_cast<int64_t>(saving);
     findings->push_back(std::move(f));
   }

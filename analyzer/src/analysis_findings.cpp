@@ -209,6 +209,7 @@ int severityRank(const std::string& severity) {
 
 void addFindings(AnalysisState& s) {
   std::vector<Finding>& findings = s.out->findings;
+  buildWhatIf(s);
   metaFindings(s, &findings);
   lateRankFindings(s, &findings);
   slowLinkFindings(s, &findings);

@@ -159,6 +159,9 @@ std::set<std::pair<int, int>> existingLinks(const AnalysisState& s) {
     std::map<std::string, std::vector<int>> hosts;
     for (const auto& info : s.infos) hosts[info.host].push_back(info.rank);
     for (const auto& [host, ranks] : hosts) {
+      // A host with more ranks than a machine has devices (a synthetic or oversubscribed run) is
+      // not a full mesh anyone would use: there only the links that carried bytes exist.
+      if (ranks.size() > static_cast<size_t>(kMaxMeshRanksPerHost)) continue;
       for (int src : ranks) {
         for (int dst : ranks) {
           if (src != dst) existing.insert({src, dst});

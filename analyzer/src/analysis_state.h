@@ -158,6 +158,9 @@ using ChannelMap = std::map<std::tuple<int, int, int>, std::pair<int64_t, int64_
 // World sizes up to this get the dense per-rank structures (the traffic matrix, the ranks
 // without a file listed as existing links); larger worlds list only what the trace holds.
 inline constexpr int kMaxDenseRanks = 1024;
+// Without a topology, a host's ranks are taken as a full mesh (idle links) up to this many ranks
+// a host; past it only the links that carried bytes exist (docs/analyzer.md, idle links).
+inline constexpr int kMaxMeshRanksPerHost = 64;
 
 // Rows whose rank ids the trace does not support: skipped, and counted for ONE warning that
 // names the first of them.
@@ -264,6 +267,10 @@ void addFindings(AnalysisState& s);        // analysis_findings.cpp
 // analysis_algorithm.cpp: the algorithm and bucketing rules, and the share of the collectives'
 // time that is bandwidth-bound under the model (-1 without one), for the idle-links rule.
 void algorithmFindings(const AnalysisState& s, std::vector<Finding>* findings);
+// "confirm with an A/B run: ringside record ... --allreduce NAME ...; then ringside diff ...".
+std::string abCommand(const AnalysisState& s, const std::string& name, int ranks);
+// analysis_whatif.cpp: Analysis::what_if, before the findings (docs/whatif.md).
+void buildWhatIf(AnalysisState& s);
 void bucketingFindings(const AnalysisState& s, std::vector<Finding>* findings);
 double bandwidthBoundShare(const AnalysisState& s);
 void warnSkippedRows(AnalysisState& s);    // analysis_instances.cpp

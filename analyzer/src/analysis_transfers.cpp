@@ -170,7 +170,8 @@ void TransferPass::add(const TransferRow& row) {
     ++channel.second;
   }
   SideAcc& side = send ? link.send : link.recv;
-  ++side.messages;
+  // A per-link total row (chunk -2, docs/schema.md) stands for `slot` messages.
+  side.messages += row.chunk == -2 && row.slot > 0 ? row.slot : 1;
   side.bytes = addSaturated(side.bytes, row.bytes);
   if (done) side.busy.add(row.start_ns, row.end_ns);
   if (done && link.host_pair >= 0) {

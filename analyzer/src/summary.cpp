@@ -39,7 +39,7 @@ struct SideAcc {
   int64_t bytes = 0;
   IntervalUnion busy;
   void add(const TransferRow& row) {
-    ++messages;
+    messages += row.chunk == -2 && row.slot > 0 ? row.slot : 1;  // per-link totals (schema.md)
     bytes = addSaturated(bytes, row.bytes);
     if (row.end_ns != storage::kNone && row.end_ns >= row.start_ns)
       busy.add(row.start_ns, row.end_ns);

@@ -230,6 +230,9 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
   return true;
 }
 
+bool parseBandwidthText(std::string_view text, double* gbps) { return parseBandwidth(text, gbps); }
+bool parseLatencyText(std::string_view text, double* seconds) { return parseLatency(text, seconds); }
+
 bool loadTopology(const std::string& path, Topology* out, std::string* error) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);

@@ -54,6 +54,7 @@ double modelSeconds(BenchAlgo algo, int ranks, double bytes, double alpha, doubl
   switch (algo) {
     case BenchAlgo::kRing:
     case BenchAlgo::kGloo:
+    case BenchAlgo::kMultipath:  // one link's alpha-beta: the ring's time, what multipath must beat
       return ringModelSeconds(ranks, bytes, alpha, beta);
     case BenchAlgo::kTree:
       return treeModelSeconds(ranks, bytes, alpha, beta,

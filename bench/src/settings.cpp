@@ -6,6 +6,7 @@ const char* benchAlgoName(BenchAlgo algo) {
   switch (algo) {
     case BenchAlgo::kRing: return "ring";
     case BenchAlgo::kTree: return "tree";
+    case BenchAlgo::kMultipath: return "multipath";
     case BenchAlgo::kGloo: return "gloo";
     case BenchAlgo::kGlooBcube: return "gloo-bcube";
     case BenchAlgo::kFloor: return "floor";

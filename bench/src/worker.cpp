@@ -242,6 +242,9 @@ class BenchRank {
       case BenchAlgo::kTree:
         return comm_->allreduce(data, count, o_.dtype, o_.op, reference::Algorithm::kTree,
                                 &error_);
+      case BenchAlgo::kMultipath:
+        return comm_->allreduce(data, count, o_.dtype, o_.op, reference::Algorithm::kMultipath,
+                                &error_);
       case BenchAlgo::kGloo:
       case BenchAlgo::kGlooBcube:
         return gloo_->allreduce(data, count, o_.dtype, o_.op, algo == BenchAlgo::kGlooBcube,

@@ -9,6 +9,7 @@
 #include "record/merge_cmd.h"
 #include "record/record.h"
 #include "report/diff_cmd.h"
+#include "simulate/simulate.h"
 #include "report/report.h"
 #include "view_cmd.h"
 
@@ -23,6 +24,7 @@ constexpr Verb kVerbs[] = {
     {"bench", "all-reduce bandwidth: ringside's ring and tree and Gloo, side by side", runBench},
     {"report", "where a trace's collective time went: text, md, html, json, csv", runReport},
     {"diff", "A vs B by op and size: which trace is faster where, and by how much", runDiff},
+    {"simulate", "a step's all-reduces per algorithm on a cluster you describe, 8 to 16,384 ranks", runSimulate},
     {"export", "a trace as Chrome/Perfetto trace-event JSON (--perfetto)", runExport},
     {"view", "open traces in the desktop viewer (timeline of ranks and links)", runView},
     {"help", "show help for ringside or for one command", runHelp},

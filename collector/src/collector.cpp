@@ -105,6 +105,40 @@ uint64_t envU64(const char* name, uint64_t dflt, uint64_t lo, uint64_t hi) {
   return x;
 }
 
+const char* envText(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+// RINGSIDE_STEPS, RINGSIDE_DELAY_S, RINGSIDE_DURATION_S, RINGSIDE_TRIGGER_FILE, RINGSIDE_DETAIL,
+// RINGSIDE_MESSAGE_ROWS (docs/recording.md). A value that does not parse is ignored with one
+// warning line: the job is recorded as if it were unset.
+void readWindowConfig(WindowConfig* w) {
+  if (const char* v = envText("RINGSIDE_STEPS")) {
+    w->steps = parseStepRange(v, &w->step_begin, &w->step_end);
+    if (!w->steps) detail::logWarning("ignoring RINGSIDE_STEPS=%s (expected A:B, A: or :B)", v);
+  }
+  for (auto [name, field] : {std::pair{"RINGSIDE_DELAY_S", &w->delay_ns},
+                             std::pair{"RINGSIDE_DURATION_S", &w->duration_ns}}) {
+    const char* v = envText(name);
+    if (v == nullptr) continue;
+    int64_t ns = 0;
+    if (parseSecondsNs(v, &ns)) {
+      *field = ns;
+      w->time = true;
+    } else {
+      detail::logWarning("ignoring %s=%s (expected seconds >= 0)", name, v);
+    }
+  }
+  if (const char* v = envText("RINGSIDE_TRIGGER_FILE")) w->trigger_file = v;
+  if (const char* v = envText("RINGSIDE_DETAIL")) {
+    if (!parseDetail(v, &w->detail))
+      detail::logWarning("ignoring RINGSIDE_DETAIL=%s (expected calls, links, messages or auto)",
+                         v);
+  }
+  w->message_rows = envU64("RINGSIDE_MESSAGE_ROWS", kDefaultMessageRows, 0, UINT64_MAX / 2);
+}
+
 void readConfig(detail::Config* c) {
   const char* dir = std::getenv("RINGSIDE_DIR");
   c->dir = (dir != nullptr && *dir != '\0') ? dir : "ringside-rank-files";
@@ -118,6 +152,7 @@ void readConfig(detail::Config* c) {
   // under srun or mpirun) takes its launcher's job id, the same in every process of the job.
   const char* run = std::getenv("RINGSIDE_RUN_ID");
   c->run_id = run != nullptr && *run != '\0' ? run : launcherRunId();
+  readWindowConfig(&c->window);
 }
 
 uint64_t ringCapacityFor(uint64_t cap_bytes) {
@@ -257,6 +292,13 @@ bool activate() {
   g.identity.command_line = detail::commandLine();
   detail::readLauncherIdentity(&g.identity);
   g.identity_gen.fetch_add(1);
+  if (g.config.window.bounded()) {
+    // The window's first state is recorded as a change at "start", open or closed.
+    const bool want = windowWanted(g.config.window, WindowInputs{});
+    g.window_open.store(!want);
+    g.dones_open.store(want);
+    detail::updateWindow("start");
+  }
   g.state.store(static_cast<int>(State::kActive), std::memory_order_release);
   if (!detail::startWriter()) {
     g.state.store(static_cast<int>(State::kDisabled));
@@ -360,7 +402,80 @@ void markStep(int64_t step) {
   e.t0 = nowNs();
   e.t1 = e.t0;
   emit(e);
+  auto& g = global();
+  const int64_t markers = g.markers.fetch_add(1, std::memory_order_relaxed) + 1;
+  const WindowConfig& w = g.config.window;
+  if (!w.steps) return;
+  // Only the markers where the step range begins or ends can change the window: no clock
+  // read or spin otherwise.
+  const int64_t index = markers - 1;  // steps count markers, whatever number the job passes
+  if (index == 0 || index == w.step_begin || index == w.step_end) {
+    detail::updateWindow("step", index);
+  }
 }
+
+namespace {
+
+bool isMessage(EventKind k) {
+  return k == EventKind::kTransferPost || k == EventKind::kTransferDone ||
+         k == EventKind::kTransfer;
+}
+
+// The recording window and the detail level, on the hot path: a few relaxed loads, no lock, no
+// clock. Calls and their messages go by the call's id (taken at its entry); completions carry
+// no id and pass while the writer still waits for kept posts (Global::dones_open).
+bool keepEvent(const detail::Global& g, const Event& e) {
+  if (e.kind == EventKind::kStepMarker) return true;
+  if (isMessage(e.kind) && g.config.window.detail == Detail::kCalls) return false;
+  if (e.kind == EventKind::kTransferDone) return g.dones_open.load(std::memory_order_relaxed);
+  if (e.id == 0) return g.window_open.load(std::memory_order_relaxed);
+  return e.id >= g.keep_from.load(std::memory_order_relaxed) &&
+         e.id < g.keep_until.load(std::memory_order_relaxed);
+}
+
+// Single producer, like Ring::emitted. A message counts once, at its post.
+void countLeftOut(Ring* r, const Event& e) {
+  std::atomic<uint64_t>* counter = nullptr;
+  if (e.kind == EventKind::kCollective) counter = &r->left_out_calls;
+  if (e.kind == EventKind::kTransferPost || e.kind == EventKind::kTransfer)
+    counter = &r->left_out_messages;
+  if (counter != nullptr)
+    counter->store(counter->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+namespace detail {
+
+void updateWindow(const char* cause, int64_t step) {
+  auto& g = global();
+  while (g.window_lock.test_and_set(std::memory_order_acquire)) {
+  }
+  // Inputs read under the lock: a step marker and the writer's poll never apply stale views.
+  WindowInputs in;
+  in.markers = g.markers.load(std::memory_order_relaxed);
+  in.elapsed_ns = nowNs() - g.start_ns;
+  in.touches = g.touches.load(std::memory_order_relaxed);
+  const bool want = windowWanted(g.config.window, in);
+  if (want != g.window_open.load(std::memory_order_relaxed)) {
+    // Ids from now on: calls already inside keep the side they started on.
+    const uint64_t next = g.next_collective.load(std::memory_order_relaxed);
+    if (want) {
+      g.dones_open.store(true, std::memory_order_relaxed);
+      g.keep_from.store(next, std::memory_order_relaxed);
+      g.keep_until.store(UINT64_MAX, std::memory_order_relaxed);
+    } else {
+      g.keep_until.store(next, std::memory_order_relaxed);
+    }
+    g.window_open.store(want, std::memory_order_relaxed);
+    if (g.window_change_count < detail::kMaxWindowChanges)
+      g.window_changes[g.window_change_count] = {nowNs(), want, cause, step};
+    ++g.window_change_count;
+  }
+  g.window_lock.clear(std::memory_order_release);
+}
+
+}  // namespace detail
 
 uint64_t newCollectiveId() { return global().next_collective.fetch_add(1, std::memory_order_relaxed); }
 
@@ -372,6 +487,10 @@ void emit(const Event& e) {
   if (g.state.load(std::memory_order_relaxed) != static_cast<int>(State::kActive)) return;
   Ring* r = t_slot.ring;
   if (r == nullptr) r = t_slot.ring = acquireRing();
+  if (!keepEvent(g, e)) {
+    if (r != kNoRing) countLeftOut(r, e);
+    return;
+  }
   if (r == kNoRing) {
     g.overflow_emitted.fetch_add(1, std::memory_order_relaxed);
     g.overflow_dropped.fetch_add(1, std::memory_order_relaxed);
@@ -415,6 +534,8 @@ Counters counters() {
     for (Ring* r = list; r != nullptr; r = r->next) {
       c.emitted += r->emitted.load();
       c.dropped += r->dropped.load();
+      c.left_out_calls += r->left_out_calls.load();
+      c.left_out_messages += r->left_out_messages.load();
     }
   }
   c.emitted += g.overflow_emitted.load();
@@ -453,6 +574,7 @@ const char* libraryName(Library lib) {
     case Library::kNccl: return "nccl";
     case Library::kRingsideRing: return "ringside-ring";
     case Library::kRingsideTree: return "ringside-tree";
+    case Library::kRingsideMultipath: return "ringside-multipath";
     case Library::kUnknown: break;
   }
   return "unknown";
@@ -512,6 +634,7 @@ const char* algorithmName(Algorithm a) {
     case Algorithm::kNvls: return "nvls";
     case Algorithm::kNvlsTree: return "nvls_tree";
     case Algorithm::kPat: return "pat";
+    case Algorithm::kMultipath: return "multipath";
     case Algorithm::kDefault: break;
   }
   return "";

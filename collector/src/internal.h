@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ringside/collector/event.h"
+#include "ringside/collector/window.h"
 
 namespace ringside::collector::detail {
 
@@ -21,6 +22,9 @@ struct Ring {
   alignas(64) std::atomic<uint64_t> tail{0};  // next slot the writer reads
   alignas(64) std::atomic<uint64_t> emitted{0};
   std::atomic<uint64_t> dropped{0};
+  // Left out by the recording window or the detail level (never emitted, so not counted above).
+  std::atomic<uint64_t> left_out_calls{0};
+  std::atomic<uint64_t> left_out_messages{0};
   std::atomic<bool> retired{false};  // owning thread exited
   std::atomic<int32_t> tid{0};
   Ring* next = nullptr;  // registry list, appended under Registry::mutex
@@ -72,7 +76,17 @@ struct Config {
   int exit_timeout_ms = 3000;
   bool verbose = false;
   std::string run_id;
+  WindowConfig window;  // RINGSIDE_STEPS, _DELAY_S, _DURATION_S, _TRIGGER_FILE, _DETAIL
 };
+
+// One opening or closing of the recording window, for the trace's meta.
+struct WindowChange {
+  int64_t t_ns = 0;  // nowNs()
+  bool open = false;
+  const char* cause = "";  // static string: "start", "step", "time", "trigger"
+  int64_t step = -1;       // cause "step": the step that begins
+};
+inline constexpr int kMaxWindowChanges = 64;
 
 struct Identity {
   int32_t rank = -1;
@@ -123,6 +137,18 @@ struct Global {
   std::vector<std::pair<std::string, std::string>> meta;  // under mutex; writer takes them
   int64_t start_ns = 0;
   int64_t start_unix_ns = 0;
+  // The recording window (collector.cpp). A call is kept when its collective id lies in
+  // [keep_from, keep_until): ids are taken at the call's entry, so a call is kept or left out
+  // whole, with its messages. Completions carry no id: they pass while dones_open.
+  std::atomic<uint64_t> keep_from{0};
+  std::atomic<uint64_t> keep_until{UINT64_MAX};
+  std::atomic<bool> window_open{true};  // events with no collective id
+  std::atomic<bool> dones_open{true};   // closed by the writer once the kept posts completed
+  std::atomic<int64_t> markers{0};      // ringside_step() calls so far
+  std::atomic<int64_t> touches{0};      // trigger file touches the writer saw
+  std::atomic_flag window_lock = ATOMIC_FLAG_INIT;  // transitions only (spin; never the hot path)
+  WindowChange window_changes[kMaxWindowChanges];   // under window_lock
+  int window_change_count = 0;                      // under window_lock (may exceed the array)
   // Writer handshake (atomics only: the signal handler uses them).
   std::atomic<int> flush_request{0};     // 0 none, 1 final (exit), >1 fatal signal number + 1
   std::atomic<int> writer_done{0};       // 1 once the final flush finished
@@ -137,6 +163,11 @@ inline State state() { return static_cast<State>(global().state.load(std::memory
 void readLauncherIdentity(Identity* id);
 std::string hostName();
 std::string commandLine();
+
+// The window's state side (collector.cpp): evaluates windowWanted() on the inputs now (markers,
+// time since start, trigger touches) and opens or closes the window if that differs from its
+// state, recording the change with `cause`. Any thread; serialized by a spin flag.
+void updateWindow(const char* cause, int64_t step = -1);
 
 // writer.cpp: starts the writer thread (all signals blocked). False on failure.
 bool startWriter();

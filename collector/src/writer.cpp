@@ -81,6 +81,37 @@ struct TransferKeyHash {
 };
 
 constexpr int64_t kAnchorEveryNs = 1000000000;  // a wall-clock anchor about once a second
+constexpr int64_t kTriggerPollNs = 100 * 1000 * 1000;  // the trigger file's stat, at most every
+// After the window closed, completions still pass this long once the last kept post was paired
+// (calls that started inside the window finish there).
+constexpr int64_t kDonesGraceNs = 1000 * 1000 * 1000;
+// A per-link total is written once its link has been quiet this long (event time).
+constexpr int64_t kLinkQuietNs = 500 * 1000 * 1000;
+// Per-link total rows (detail links, and auto past its budget): chunk holds this marker and slot
+// the number of messages the row adds up (docs/schema.md).
+constexpr int32_t kLinkTotalChunk = -2;
+
+struct LinkKey {
+  int64_t collective_id;
+  int32_t src, dst;
+  bool send;
+  bool operator==(const LinkKey& o) const {
+    return collective_id == o.collective_id && src == o.src && dst == o.dst && send == o.send;
+  }
+};
+
+struct LinkKeyHash {
+  size_t operator()(const LinkKey& k) const {
+    return std::hash<int64_t>()(k.collective_id * 1000003 + k.src * 8191 + k.dst * 2 + k.send);
+  }
+};
+
+struct LinkTotal {
+  int64_t bytes = 0, messages = 0;
+  int64_t start_ns = INT64_MAX, end_ns = kNone, last_ns = 0;
+  uint8_t phase = 0;      // Phase, or 0xff when the messages differ
+  int32_t channel = -1;   // or -2 when they differ
+};
 
 class Writer {
  public:
@@ -94,6 +125,11 @@ class Writer {
   void post(const Event& e);
   void done(const Event& e);
   void writeTransfer(const Event& post, int32_t peer, int64_t end_ns);
+  void addLinkTotal(const storage::TransferRow& row, uint8_t phase);
+  void flushLinkTotals(int64_t before_ns);
+  void pollWindow();
+  void closeDones();
+  bool writeWindowMeta();
   void writeCollectiveGpu(const Event& e);
   void drainGpu();
   bool ensureBatch();
@@ -119,6 +155,18 @@ class Writer {
   // Transfer events wait here, sorted by time, until no earlier one can still
   // arrive from another ring (see matchStaged).
   std::vector<Event> staged_;
+  // Detail level: message rows written so far, per-link totals waiting for their link to go
+  // quiet, and what they added up.
+  uint64_t message_rows_ = 0;
+  uint64_t link_total_rows_ = 0;
+  uint64_t messages_in_totals_ = 0;
+  int64_t first_total_ns_ = kNone;  // auto: when per-link totals took over
+  std::unordered_map<LinkKey, LinkTotal, LinkKeyHash> links_;
+  // Recording window: the trigger file as last seen, when the last kept post was paired.
+  int64_t trigger_checked_ns_ = 0;
+  bool trigger_exists_ = false;
+  int64_t trigger_mtime_ns_ = 0;
+  int64_t last_kept_post_ns_ = 0;
 };
 
 int64_t emitTime(const Event& e) { return e.kind == EventKind::kTransferDone ? e.t1 : e.t0; }
@@ -230,6 +278,13 @@ bool Writer::open() {
   if (!ok) {
     logWarning("tracing disabled: cannot write %s: %s (the job continues)", path_.c_str(), out_->error().c_str());
     return false;
+  }
+  const std::string& trigger = g_.config.window.trigger_file;
+  struct stat st;
+  if (!trigger.empty() && ::stat(trigger.c_str(), &st) == 0) {
+    // A file there before the job is no trigger; touching it (a new mtime) is.
+    trigger_exists_ = true;
+    trigger_mtime_ns_ = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   }
   logVerbose("writing %s", path_.c_str());
   return true;
@@ -431,7 +486,152 @@ void Writer::writeTransfer(const Event& p, int32_t peer, int64_t end_ns) {
   else
     row.slot = static_cast<int64_t>(p.aux);
   row.channel = p.channel != 0 ? p.channel - 1 : -1;
+  last_kept_post_ns_ = nowNs();
+  const WindowConfig& w = g_.config.window;
+  const bool totals = w.detail == Detail::kLinks ||
+                      (w.detail == Detail::kAuto && message_rows_ >= w.message_rows);
+  if (totals) {
+    addLinkTotal(row, p.phase);
+    return;
+  }
+  ++message_rows_;
   if (!out_->addTransfer(row)) fail("cannot write");
+}
+
+void Writer::addLinkTotal(const storage::TransferRow& row, uint8_t phase) {
+  if (first_total_ns_ == kNone) first_total_ns_ = row.start_ns;
+  LinkTotal& t = links_[LinkKey{row.collective_id, row.src_rank, row.dst_rank, row.side == "send"}];
+  if (t.messages == 0) {
+    t.phase = phase;
+    t.channel = row.channel;
+  }
+  t.bytes += row.bytes;
+  ++t.messages;
+  t.start_ns = std::min(t.start_ns, row.start_ns);
+  if (row.end_ns != kNone) t.end_ns = std::max(t.end_ns, row.end_ns);
+  t.last_ns = std::max(t.last_ns, std::max(row.start_ns, row.end_ns));
+  if (t.phase != phase) t.phase = 0xff;
+  if (t.channel != row.channel) t.channel = -2;
+}
+
+// One row per (call, peer, side) whose link has been quiet since before_ns: bytes and message
+// count; start = first post, end = last completion. A call whose link stays busy longer than
+// kLinkQuietNs between two messages gets more than one row (the sums stay right).
+void Writer::flushLinkTotals(int64_t before_ns) {
+  for (auto it = links_.begin(); it != links_.end();) {
+    const LinkTotal& t = it->second;
+    if (t.last_ns >= before_ns) {
+      ++it;
+      continue;
+    }
+    if (!ensureBatch()) return;
+    storage::TransferRow row;
+    row.collective_id = it->first.collective_id;
+    row.src_rank = it->first.src;
+    row.dst_rank = it->first.dst;
+    row.bytes = t.bytes;
+    row.start_ns = t.start_ns;
+    row.end_ns = t.end_ns;
+    row.side = it->first.send ? "send" : "recv";
+    row.phase = t.phase == 0xff ? "" : phaseName(static_cast<Phase>(t.phase));
+    row.chunk = kLinkTotalChunk;
+    row.slot = t.messages;
+    row.channel = t.channel >= 0 ? t.channel : -1;
+    if (!out_->addTransfer(row)) fail("cannot write");
+    ++link_total_rows_;
+    messages_in_totals_ += static_cast<uint64_t>(t.messages);
+    it = links_.erase(it);
+  }
+}
+
+// The time and trigger conditions of the window, from the writer's loop (every few ms; the
+// trigger file's stat at most every kTriggerPollNs). Steps are applied by markStep itself.
+void Writer::pollWindow() {
+  const WindowConfig& w = g_.config.window;
+  if (!w.time && w.trigger_file.empty()) return;
+  const char* cause = "time";
+  const int64_t now = nowNs();
+  if (!w.trigger_file.empty() && now - trigger_checked_ns_ >= kTriggerPollNs) {
+    trigger_checked_ns_ = now;
+    struct stat st;
+    const bool exists = ::stat(w.trigger_file.c_str(), &st) == 0;
+    const int64_t mtime = exists ? static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
+                                       st.st_mtim.tv_nsec
+                                 : 0;
+    // A touch: the file appears, or its modification time changes.
+    if (exists && (!trigger_exists_ || mtime != trigger_mtime_ns_)) {
+      g_.touches.fetch_add(1, std::memory_order_relaxed);
+      cause = "trigger";
+    }
+    trigger_exists_ = exists;
+    trigger_mtime_ns_ = mtime;
+  }
+  updateWindow(cause);
+}
+
+// Completions carry no call id, so after the window closed they pass until the kept posts have
+// been paired and none came for kDonesGraceNs; then they are left out at emit too.
+void Writer::closeDones() {
+  if (g_.window_open.load(std::memory_order_relaxed) ||
+      !g_.dones_open.load(std::memory_order_relaxed) || !posts_.empty())
+    return;
+  for (const Event& e : staged_)
+    if (e.kind == EventKind::kTransferPost) return;
+  if (nowNs() - last_kept_post_ns_ < kDonesGraceNs) return;
+  // Re-checked under the window's lock: the window may have opened again meanwhile.
+  while (g_.window_lock.test_and_set(std::memory_order_acquire)) {
+  }
+  if (!g_.window_open.load(std::memory_order_relaxed))
+    g_.dones_open.store(false, std::memory_order_relaxed);
+  g_.window_lock.clear(std::memory_order_release);
+}
+
+std::string secondsAfter(int64_t t_ns, int64_t start_ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(t_ns - start_ns) / 1e9);
+  return buf;
+}
+
+// What the recording kept (docs/schema.md, rank file meta): the detail level always; the
+// window, its changes and the counts left out when the recording was bounded.
+bool Writer::writeWindowMeta() {
+  const WindowConfig& w = g_.config.window;
+  std::string detail = detailName(w.detail);
+  if (w.detail == Detail::kAuto) {
+    detail += ": every message for the first " + std::to_string(w.message_rows) +
+              " message rows, then per-link totals";
+  }
+  const Counters c = counters();
+  bool ok = out_->setMeta("recording_detail", detail) &&
+            out_->setMeta("message_rows", std::to_string(message_rows_)) &&
+            out_->setMeta("link_total_rows", std::to_string(link_total_rows_)) &&
+            out_->setMeta("messages_in_link_totals", std::to_string(messages_in_totals_));
+  if (ok && first_total_ns_ != kNone && w.detail == Detail::kAuto)
+    ok = out_->setMeta("link_totals_from", secondsAfter(first_total_ns_, g_.start_ns));
+  if (ok && (w.bounded() || c.left_out_calls + c.left_out_messages > 0)) {
+    ok = out_->setMeta("left_out_calls", std::to_string(c.left_out_calls)) &&
+         out_->setMeta("left_out_messages", std::to_string(c.left_out_messages));
+  }
+  if (!ok || !w.bounded()) return ok;
+  std::string changes;
+  while (g_.window_lock.test_and_set(std::memory_order_acquire)) {
+  }
+  const int n = std::min(g_.window_change_count, kMaxWindowChanges);
+  for (int i = 0; i < n; ++i) {
+    const WindowChange& ch = g_.window_changes[i];
+    if (!changes.empty()) changes += "; ";
+    changes += std::string(ch.open ? "open" : "close") + " at " +
+               secondsAfter(ch.t_ns, g_.start_ns) + " (" + ch.cause +
+               (ch.step >= 0 ? " " + std::to_string(ch.step) : "") + ")";
+  }
+  if (g_.window_change_count > n)
+    changes += "; and " + std::to_string(g_.window_change_count - n) + " more";
+  g_.window_lock.clear(std::memory_order_release);
+  std::string window = describeWindow(w);
+  if (w.steps && g_.markers.load(std::memory_order_relaxed) == 0)
+    window += "; no step markers (ringside_step): every call kept";
+  return out_->setMeta("recording_window", window) &&
+         out_->setMeta("recording_window_changes", changes);
 }
 
 void Writer::drain(bool final_pass) {
@@ -481,6 +681,9 @@ void Writer::drain(bool final_pass) {
     if (retired) drained.push_back(r);
   }
   if (!failed_) matchStaged(final_pass ? INT64_MAX : pass_start - kReorderLagNs);
+  if (!failed_ && !links_.empty())
+    flushLinkTotals(final_pass ? INT64_MAX : pass_start - kReorderLagNs - kLinkQuietNs);
+  if (!failed_) closeDones();
   if (!failed_ && out_) drainGpu();
   if (!drained.empty()) {
     // Rings of exited threads go back to the pool for new threads.
@@ -505,7 +708,11 @@ void Writer::commit(bool final_flush, int signal) {
     for (auto& kv : posts_)
       for (const Event& p : kv.second) writeTransfer(p, p.peer, kNone);
     posts_.clear();
-    for (auto& kv : dones_) unmatched_done_ += kv.second.size();
+    flushLinkTotals(INT64_MAX);
+    // In a bounded recording, completions of messages posted before the window opened have
+    // no post: expected at its edges, so not counted as unmatched.
+    if (!g_.config.window.bounded())
+      for (auto& kv : dones_) unmatched_done_ += kv.second.size();
     dones_.clear();
   }
   if (!ensureBatch()) return;
@@ -533,6 +740,7 @@ void Writer::commit(bool final_flush, int signal) {
     ok = out_->setMeta("gpu_activity_recorded", std::to_string(gc.activities_queued)) &&
          out_->setMeta("gpu_activity_dropped", std::to_string(gc.activities_dropped));
   }
+  if (ok) ok = writeWindowMeta();
   if (ok && final_flush) {
     ok = out_->setMeta("end_state", "clean") &&
          (signal == 0 || out_->setMeta("end_signal", std::to_string(signal)));
@@ -556,6 +764,7 @@ void Writer::run() {
   last_commit_ns_ = nowNs();
   for (;;) {
     int req = g_.flush_request.load(std::memory_order_acquire);
+    pollWindow();
     drain(false);
     if (req != 0) {
       drain(true);  // anything emitted while the request was being noticed

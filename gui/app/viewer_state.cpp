@@ -55,7 +55,7 @@ void appendLanesAndTargets(const TimelineModel& m, const TimelineView& tv, std::
     *out += i ? ", {\"name\": " : "{\"name\": ";
     format::appendJsonString(m.lanes[i].name, out);
     *out += std::string(", \"hidden\": ") + boolean(f.hidden) +
-            ", \"pinned\": " + boolean(f.pinned);
+            ", \"pinned\": " + boolean(f.pinned) + ", \"folded\": " + boolean(f.collapsed);
     if (m.lanes[i].kind == LaneKind::kRank) {  // its rows: overlapping calls get sub-rows
       *out += ", \"call_rows\": " + num(m.lanes[i].call_rows) + ", \"rows\": [";
       for (size_t r = 0; r < m.lanes[i].rows.size(); ++r) {

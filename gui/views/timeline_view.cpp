@@ -14,6 +14,7 @@ namespace {
 
 constexpr float kLabelWidth = 120.0f;
 constexpr float kMinEventPx = 3.0f;
+constexpr int kFoldHostsAbove = 48;  // rank lanes; more and host groups start folded
 
 // The rank's colour from palette.h (the topology view's nodes have the same), with `alpha`
 // applied as ImGui applies it.
@@ -51,6 +52,20 @@ void drawRuler(ImDrawList* dl, const TimeAxis& axis, int64_t origin, ImVec2 at, 
 
 void TimelineView::reset(const TimelineModel& model) {
   flags_.assign(model.lanes.size(), LaneFlags{});
+  // Many ranks: host groups start folded (a few dozen rank lanes fit a screen), except the group
+  // of the rank the overview points at (the latest to arrive); the overview shows them all.
+  int ranks = 0;
+  for (const Lane& l : model.lanes) ranks += l.kind == LaneKind::kRank ? 1 : 0;
+  if (ranks > kFoldHostsAbove) {
+    int keep_host = -1;
+    for (const Lane& l : model.lanes) {
+      if (l.kind == LaneKind::kRank && l.rank == model.overview.latest_rank) keep_host = l.host;
+    }
+    for (size_t i = 0; i < model.lanes.size(); ++i) {
+      const Lane& l = model.lanes[i];
+      if (l.kind == LaneKind::kHost && l.host != keep_host) flags_[i].collapsed = true;
+    }
+  }
   selected_ = -1;
   clicked_ = -1;
   range_selection_.reset();
@@ -94,9 +109,22 @@ void TimelineView::draw(const TimelineModel& model, ViewState* view, const Timel
   const ImVec2 top = ImGui::GetCursorScreenPos();
   const LayoutOptions lopt{ImGui::GetTextLineHeight() + 4, 40.0f * ImGui::GetFontSize() / 13.0f, 4.0f};
   std::vector<LaneLayout> layout = layoutLanes(model, flags_, top.y, lopt);
+  bool unfolded = false;
+  if (scroll_to_lane_ >= 0 && static_cast<size_t>(scroll_to_lane_) < model.lanes.size()) {
+    // A rank in a folded host group: unfold the group first, so the lane is there to scroll to.
+    const Lane& target = model.lanes[static_cast<size_t>(scroll_to_lane_)];
+    for (size_t i = 0; i < model.lanes.size() && target.kind == LaneKind::kRank && target.host >= 0; ++i) {
+      if (model.lanes[i].kind == LaneKind::kHost && model.lanes[i].host == target.host && flags_[i].collapsed) {
+        flags_[i].collapsed = false;
+        unfolded = true;
+      }
+    }
+    if (unfolded) layout = layoutLanes(model, flags_, top.y, lopt);
+  }
   float total_h = 0;
   for (const LaneLayout& l : layout) total_h = std::max(total_h, l.y + l.height - top.y);
-  if (scroll_to_lane_ >= 0 && static_cast<size_t>(scroll_to_lane_) < layout.size()) {
+  // (After unfolding, the scroll waits a frame: ImGui limits it to the last frame's content.)
+  if (!unfolded && scroll_to_lane_ >= 0 && static_cast<size_t>(scroll_to_lane_) < layout.size()) {
     flags_[static_cast<size_t>(scroll_to_lane_)].hidden = false;
     ImGui::SetScrollY(ImGui::GetScrollY() + layout[static_cast<size_t>(scroll_to_lane_)].y - top.y -
                       ImGui::GetScrollY());

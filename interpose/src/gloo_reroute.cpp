@@ -40,7 +40,9 @@ const State& state() {
     const char* v = std::getenv("RINGSIDE_ALLREDUCE");
     if (v == nullptr || *v == '\0' || std::strcmp(v, "gloo") == 0) return st;
     if (!ref::parseAlgorithm(v, &st.algorithm)) {
-      std::fprintf(stderr, "ringside: ignoring RINGSIDE_ALLREDUCE=%s (expected ring, tree or gloo)\n", v);
+      std::fprintf(stderr,
+                   "ringside: ignoring RINGSIDE_ALLREDUCE=%s (expected ring, tree, multipath or gloo)\n",
+                   v);
       return st;
     }
     st.requested = true;

@@ -1,6 +1,6 @@
-// A/B runs of a real job: with RINGSIDE_ALLREDUCE=ring|tree the job's Gloo
+// A/B runs of a real job: with RINGSIDE_ALLREDUCE=ring|tree|multipath the job's Gloo
 // all-reduce calls run on ringside's reference all-reduce instead (traced as
-// ringside-ring / ringside-tree); every other call still goes to Gloo.
+// ringside-ring / ringside-tree / ringside-multipath); every other call still goes to Gloo.
 //
 // Each Gloo context gets its own reference communicator, set up at its first
 // rerouted call: the ranks swap their listening addresses over the context's

@@ -25,6 +25,10 @@ struct CollectiveArgs {
 // link_of[peer rank] = index into the communicator's links (-1: none).
 std::unique_ptr<Schedule> makeRingSchedule(const CollectiveArgs& a,
                                            const std::vector<int>& link_of);
+// The ring over given links, its frames of `kind` (multipath: one ring per kind); a.rank is the
+// position in the ring, a.size its length.
+std::unique_ptr<Schedule> makeRingScheduleOn(const CollectiveArgs& a, int left_link, int right_link,
+                                             FrameKind kind);
 std::unique_ptr<Schedule> makeTreeSchedule(const CollectiveArgs& a, const TreeNode trees[2],
                                            const std::vector<int>& link_of);
 // pingPong: `initiator` sends first; `iters` round trips of `bytes` over `link`.

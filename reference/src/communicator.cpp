@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "algorithms.h"
 #include "handshake.h"
 #include "io.h"
+#include "multipath.h"
 #include "ringside/collector/collector.h"
 #include "topology.h"
 #include "wire.h"
@@ -160,9 +162,18 @@ class TcpCommunicator final : public Communicator {
       if (error != nullptr) *error = "allreduce seq " + std::to_string(seq) + ": " + why;
       return false;
     };
-    if (algorithm != Algorithm::kRing && algorithm != Algorithm::kTree)
+    if (algorithm != Algorithm::kRing && algorithm != Algorithm::kTree &&
+        algorithm != Algorithm::kMultipath)
       return fail("unknown algorithm");
     if (std::string why = checkCall(data, count, dtype, op); !why.empty()) return fail(why);
+    if (algorithm == Algorithm::kMultipath && !plan_ && o_.world_size > 1) {
+      // First multipath call (every rank at the same point): plan, connect the peers the
+      // rings need that the ring and tree did not, say what was chosen.
+      if (std::string why = prepareMultipath(); !why.empty()) {
+        broken_ = why;
+        return fail(why);
+      }
+    }
     const size_t esize = dtypeSize(dtype);
     ++seq_;
 
@@ -180,19 +191,23 @@ class TcpCommunicator final : public Communicator {
     std::string why;
     if (o_.world_size > 1 && count > 0) {
       CollectiveArgs a = collectiveArgs(data, count, dtype, op);
-      std::unique_ptr<Schedule> s = algorithm == Algorithm::kRing
-                                        ? makeRingSchedule(a, link_of_)
-                                        : makeTreeSchedule(a, trees_, link_of_);
+      std::unique_ptr<Schedule> s = algorithm == Algorithm::kRing ? makeRingSchedule(a, link_of_)
+                                    : algorithm == Algorithm::kTree
+                                        ? makeTreeSchedule(a, trees_, link_of_)
+                                        : makeMultipathSchedule(a, *plan_, link_of_);
       ok = run(*s, seq, false, tracing ? &ev : nullptr, &why);
     }
 
     if (tracing) {
       for (const col::Event& e : events_) col::emit(e);
-      const bool ring = algorithm == Algorithm::kRing;
       col::CollectiveCall call;
       call.op = col::Op::kAllreduce;
-      call.library = ring ? col::Library::kRingsideRing : col::Library::kRingsideTree;
-      call.algorithm = ring ? col::Algorithm::kRing : col::Algorithm::kTree;
+      call.library = algorithm == Algorithm::kRing   ? col::Library::kRingsideRing
+                     : algorithm == Algorithm::kTree ? col::Library::kRingsideTree
+                                                     : col::Library::kRingsideMultipath;
+      call.algorithm = algorithm == Algorithm::kRing   ? col::Algorithm::kRing
+                       : algorithm == Algorithm::kTree ? col::Algorithm::kTree
+                                                       : col::Algorithm::kMultipath;
       call.dtype = dtype;
       call.reduce_op = op;
       call.count = count;
@@ -280,6 +295,22 @@ class TcpCommunicator final : public Communicator {
     return "";
   }
 
+  // Plans the multipath rings from RINGSIDE_TOPOLOGY (or equal links) and connects the peers
+  // they need. "" when ready, else why not.
+  std::string prepareMultipath() {
+    auto plan = std::make_unique<MultipathPlan>(
+        planMultipath(capacitiesFromEnvironment(o_.world_size)));
+    std::vector<int> dial, accept;
+    for (int peer : multipathPeers(*plan, o_.rank))
+      if (link_of_[static_cast<size_t>(peer)] < 0) (peer < o_.rank ? dial : accept).push_back(peer);
+    std::string why;
+    if (!connect(dial, accept, &why)) return "multipath setup: " + why;
+    if (o_.rank == 0) std::fprintf(stderr, "ringside: %s\n", plan->note.c_str());
+    if (col::isActive()) col::noteMeta("multipath_plan", plan->note.c_str());
+    plan_ = std::move(plan);
+    return "";
+  }
+
   CollectiveArgs collectiveArgs(void* data, size_t count, DType dtype, ReduceOp op) const {
     CollectiveArgs a;
     a.data = static_cast<char*>(data);
@@ -342,6 +373,7 @@ class TcpCommunicator final : public Communicator {
   std::vector<Link> links_;
   std::vector<int> link_of_;
   TreeNode trees_[2];
+  std::unique_ptr<MultipathPlan> plan_;  // at the first multipath call
   uint64_t seq_ = 0;       // allreduce calls (frames and errors)
   uint64_t ping_seq_ = 0;  // pingPong calls
   std::string broken_;     // why the communicator failed, once it did

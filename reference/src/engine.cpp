@@ -297,7 +297,7 @@ class Engine {
       if (ls.rlen == 0) finishAbort(i);
       return;
     }
-    if (h.kind < 1 || h.kind > static_cast<uint8_t>(FrameKind::kPing))
+    if (h.kind < 1 || h.kind > kLastFrameKind)
       return malformed(i, "unknown kind " + std::to_string(h.kind));
     if (h.length > kMaxFramePayload)
       return malformed(i, "oversized length " + std::to_string(h.length));

@@ -50,7 +50,7 @@ namespace {
 
 class RingSchedule final : public Schedule {
  public:
-  RingSchedule(const CollectiveArgs& a, int left_link, int right_link)
+  RingSchedule(const CollectiveArgs& a, int left_link, int right_link, FrameKind kind)
       : a_(a), n_(a.size), r_(a.rank), esize_(dtypeSize(a.dtype)) {
     base_ = a.count / static_cast<size_t>(n_);
     rem_ = a.count % static_cast<size_t>(n_);
@@ -63,8 +63,8 @@ class RingSchedule final : public Schedule {
     chunks_ = static_cast<uint32_t>((max_seg + ce_ - 1) / ce_);
     total_ = static_cast<uint32_t>(2 * (n_ - 1)) * chunks_;
     // Step 0 sends the rank's own segment: ready at once (ringFloor: everything is).
-    sends.push_back(SendStream{right_link, FrameKind::kRing, total_, a.unordered ? total_ : chunks_, 0});
-    recvs.push_back(RecvStream{left_link, FrameKind::kRing, total_, 0});
+    sends.push_back(SendStream{right_link, kind, total_, a.unordered ? total_ : chunks_, 0});
+    recvs.push_back(RecvStream{left_link, kind, total_, 0});
     scratch_bytes = std::min(ce_, max_seg) * esize_;
   }
 
@@ -120,8 +120,12 @@ std::unique_ptr<Schedule> makeRingSchedule(const CollectiveArgs& a,
                                            const std::vector<int>& link_of) {
   int right = link_of[static_cast<size_t>((a.rank + 1) % a.size)];
   int left = link_of[static_cast<size_t>((a.rank - 1 + a.size) % a.size)];
-  auto s = std::make_unique<RingSchedule>(a, left, right);
-  return s;
+  return makeRingScheduleOn(a, left, right, FrameKind::kRing);
+}
+
+std::unique_ptr<Schedule> makeRingScheduleOn(const CollectiveArgs& a, int left_link, int right_link,
+                                             FrameKind kind) {
+  return std::make_unique<RingSchedule>(a, left_link, right_link, kind);
 }
 
 }  // namespace ringside::reference::detail

@@ -23,6 +23,8 @@ const char* algorithmName(Algorithm a) {
       return "ring";
     case Algorithm::kTree:
       return "tree";
+    case Algorithm::kMultipath:
+      return "multipath";
   }
   return "";
 }
@@ -32,6 +34,8 @@ bool parseAlgorithm(std::string_view s, Algorithm* a) {
     *a = Algorithm::kRing;
   else if (s == "tree")
     *a = Algorithm::kTree;
+  else if (s == "multipath")
+    *a = Algorithm::kMultipath;
   else
     return false;
   return true;

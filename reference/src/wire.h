@@ -35,9 +35,14 @@ enum class FrameKind : uint8_t {
   kTreeDown1 = 5,
   kPing = 6,   // pingPong (its own sequence numbers)
   kAbort = 7,  // "this collective failed": u32 origin rank + reason text
+  kMultipath0 = 8,  // multipath: ring k of the plan is kind 8+k (ring.cpp's messages)
 };
+inline constexpr uint8_t kMultipathKinds = 32;  // multipath.h kMaxMultipathCycles
+inline constexpr uint8_t kLastFrameKind = 8 + kMultipathKinds - 1;
 
-inline bool isAllreduceKind(uint8_t k) { return k >= 1 && k <= 5; }
+inline bool isAllreduceKind(uint8_t k) {
+  return (k >= 1 && k <= 5) || (k >= 8 && k <= kLastFrameKind);
+}
 
 struct FrameHeader {
   uint32_t magic = kFrameMagic;

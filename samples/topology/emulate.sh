@@ -9,7 +9,7 @@
 # inside them (10.200.k.0/30 per link, 10.201.0.<i+1>/32 identity on lo), and
 # nothing is routed to the root namespace or beyond.
 #
-#   emulate.sh up     --case slow-link|square [--prefix rs] [--rate 200mbit] ...
+#   emulate.sh up     --case slow-link|square|ring-only [--prefix rs] [--rate 200mbit] ...
 #   emulate.sh run    --case ... [--out DIR] [--algo ring,tree] [--sizes 1M,4M] [--keep]
 #   emulate.sh run-job [--case square] [--ranks-per-host 2] [--out DIR] -- CMD [ARGS...]
 #                     one `ringside record --nnodes 4 --node-rank i --ranks R` per host running
@@ -22,6 +22,16 @@
 #   slow-link  4-host full mesh, link h1-h2 5x slower than the 5 others
 #   square     4-host full mesh, all links equal: the ring uses the 4 sides
 #              (h0-h1-h2-h3-h0), the double binary tree also the diagonals h0-h2, h1-h3
+#   ring-only  4 hosts cabled in a ring, h0-h1-h2-h3-h0, all links equal, no diagonals:
+#              h_i reaches h_i+2 through h_i+1 (IP forwarding on, this case only), so the
+#              rendezvous and a tree's h0-h2 messages are relayed over two cables
+#
+# The bench ranks get RINGSIDE_TOPOLOGY=<out>/topology.txt (the case's topology file), from
+# which `--algo multipath` takes its link capacities.
+#
+# Queues: each link's tbf holds at most --queue-ms (default 50) of data at its rate before it
+# drops. A link loaded both ways (multipath) queues the ACKs of one direction behind up to that
+# much data of the other; docs/bench.md has figures for both depths.
 #
 # Clocks (run, run-job): --clocks gives every host a clock of its own: a time namespace
 # whose CLOCK_MONOTONIC and CLOCK_BOOTTIME are hours off the others' (--mono-offsets-s,
@@ -39,7 +49,7 @@ REPO="$(cd "$HERE/../.." && pwd)"
 N=4
 
 usage() {
-  sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,/^set -euo pipefail/{/^set/!p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
@@ -50,7 +60,7 @@ CMD="${1:-}"
 [[ -z "$CMD" || "$CMD" == -h || "$CMD" == --help ]] && usage
 shift
 CASE="" PREFIX="rs" RATE="200mbit" SLOW_RATE="" DELAY=0 BURST=64kb OUT="" ALGO="ring,tree"
-SIZES="1M,4M" ITERS=3 WARMUP=1 KEEP=0 RINGSIDE="" PORT=29500 TIMEOUT_S=60
+QUEUE_MS=50 SIZES="1M,4M" ITERS=3 WARMUP=1 KEEP=0 RINGSIDE="" PORT=29500 TIMEOUT_S=60
 CLOCKS=0 MONO_OFFSETS="3600,14400,25200,36000" WALL_OFFSETS="0,8,-5,13" DRIFT="" CLOCKSHIFT=""
 RANKS_PER_HOST=2 JOB=()
 while [[ $# -gt 0 ]]; do
@@ -69,6 +79,7 @@ while [[ $# -gt 0 ]]; do
     --slow-rate) SLOW_RATE="$2"; shift 2 ;;
     --delay) DELAY="$2"; shift 2 ;;
     --burst) BURST="$2"; shift 2 ;;
+    --queue-ms) QUEUE_MS="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --algo) ALGO="$2"; shift 2 ;;
     --sizes) SIZES="$2"; shift 2 ;;
@@ -83,6 +94,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$PREFIX" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--prefix must be 1-40 letters, digits or _"
 [[ "$RANKS_PER_HOST" =~ ^[1-9][0-9]?$ ]] || die "--ranks-per-host must be 1..99"
+[[ "$QUEUE_MS" =~ ^[1-9][0-9]{0,3}$ ]] || die "--queue-ms must be 1..9999"
 
 ns() { echo "${PREFIX}-h$1"; }
 ident() { echo "10.201.0.$(($1 + 1))"; }
@@ -95,6 +107,10 @@ linkidx() {
       k=$((k + 1))
     done
   done
+}
+# Whether hosts i<j are cabled in the case.
+has_link() {
+  [[ "$CASE" != ring-only ]] || (($2 - $1 == 1 || $2 - $1 == N - 1))
 }
 # Rate of link i-j for the case.
 link_rate() {
@@ -132,9 +148,9 @@ check_can() {
 check_case() {
   case "$CASE" in
     slow-link) [[ -n "$SLOW_RATE" ]] || SLOW_RATE="$(slow_default)" ;;
-    square) ;;
-    "") die "--case slow-link|square is required" ;;
-    *) die "unknown case '$CASE' (slow-link, square)" ;;
+    square | ring-only) ;;
+    "") die "--case slow-link|square|ring-only is required" ;;
+    *) die "unknown case '$CASE' (slow-link, square, ring-only)" ;;
   esac
 }
 # 5x slower than --rate (200mbit -> 40mbit), for plain <number><unit> rates.
@@ -162,7 +178,8 @@ cmd_down() {
 
 # Egress of one end: tbf for the rate, netem under it for the one-way delay (if any).
 shape() {
-  ip netns exec "$1" tc qdisc add dev "$2" root handle 1: tbf rate "$3" burst "$BURST" latency 50ms
+  ip netns exec "$1" tc qdisc add dev "$2" root handle 1: tbf rate "$3" burst "$BURST" \
+    latency "${QUEUE_MS}ms"
   if [[ "$DELAY" != 0 ]]; then
     ip netns exec "$1" tc qdisc add dev "$2" parent 1:1 handle 10: netem delay "$DELAY"
   fi
@@ -190,6 +207,7 @@ cmd_up() {
   done
   for ((i = 0; i < N; i++)); do
     for ((j = i + 1; j < N; j++)); do
+      has_link $i $j || continue
       k=$(linkidx $i $j)
       local a b rate
       a="$(ns $i)" b="$(ns $j)" rate="$(link_rate $i $j)"
@@ -210,7 +228,25 @@ cmd_up() {
       ip netns exec "$b" sysctl -qw "net.ipv4.conf.to-h$i.rp_filter=0"
     done
   done
+  ((N == 4)) && [[ "$CASE" == ring-only ]] && route_diagonals
   echo "up: case $CASE, prefix $PREFIX, $N hosts, rate $RATE${SLOW_RATE:+ (h1-h2: $SLOW_RATE)}, delay ${DELAY/#0/none} each way"
+}
+
+# Address of host $1 on its link to host $2 (cabled).
+link_addr() {
+  local lo=$(($1 < $2 ? $1 : $2)) hi=$(($1 < $2 ? $2 : $1))
+  echo "10.200.$(linkidx $lo $hi).$(($1 == lo ? 1 : 2))"
+}
+
+# ring-only: h_i reaches h_(i+2) through h_(i+1), which forwards.
+route_diagonals() {
+  local i via far
+  for ((i = 0; i < N; i++)); do
+    via=$(((i + 1) % N)) far=$(((i + 2) % N))
+    ip netns exec "$(ns $i)" sysctl -qw net.ipv4.ip_forward=1
+    ip -n "$(ns $i)" route add "$(ident $far)/32" via "$(link_addr $via $i)" dev "to-h$via" \
+      src "$(ident $i)"
+  done
 }
 
 cmd_status() {
@@ -222,6 +258,7 @@ cmd_status() {
   for ((i = 0; i < N; i++)); do
     for ((j = 0; j < N; j++)); do
       ((i == j)) && continue
+      has_link $((i < j ? i : j)) $((i < j ? j : i)) || continue
       local n qd
       n="$(ns $i)"
       ip netns list | awk '{print $1}' | grep -qx "$n" || continue
@@ -239,7 +276,9 @@ snapshot() {
   local i j
   for ((i = 0; i < N; i++)); do
     for ((j = 0; j < N; j++)); do
-      ((i == j)) || echo "$i $j $(tx_bytes $i $j)"
+      ((i == j)) && continue
+      has_link $((i < j ? i : j)) $((i < j ? j : i)) || continue
+      echo "$i $j $(tx_bytes $i $j)"
     done
   done
 }
@@ -251,10 +290,15 @@ topology_file() {
   # Without netem the one-way latency is the veth's own (tens of microseconds here).
   [[ "$lat" == 0 ]] && lat=25us
   echo "ringside-topology 1"
-  echo "# emulate.sh --case $CASE: 4 namespaces, full mesh of veth pairs shaped with tc"
+  if [[ "$CASE" == ring-only ]]; then
+    echo "# emulate.sh --case $CASE: 4 namespaces cabled in a ring of veth pairs shaped with tc"
+  else
+    echo "# emulate.sh --case $CASE: 4 namespaces, full mesh of veth pairs shaped with tc"
+  fi
   for ((i = 0; i < N; i++)); do echo "node h$i ranks $i"; done
   for ((i = 0; i < N; i++)); do
     for ((j = i + 1; j < N; j++)); do
+      has_link $i $j || continue
       echo "link h$i h$j bandwidth $(link_rate $i $j | sed 's/mbit$/Mbit/;s/gbit$/Gbit/;s/kbit$/kbit/') latency $lat"
     done
   done
@@ -379,6 +423,7 @@ cmd_run() {
     # Own UTS namespace per rank with hostname h<i>: the trace's rank.host names the
     # emulated host, as in the topology files (node h<i> ranks <i>).
     host_exec $i env RANK=$i WORLD_SIZE=$N MASTER_ADDR="$(ident 0)" MASTER_PORT=$PORT \
+      RINGSIDE_TOPOLOGY="$OUT/topology.txt" \
       "$RINGSIDE" bench --algo "$ALGO" --sizes "$SIZES" --iters "$ITERS" --warmup "$WARMUP" \
       --timeout-s "$TIMEOUT_S" --json "$OUT/bench.json" -o "$trace" -f \
       >"$OUT/rank$i.out" 2>"$OUT/rank$i.err" &

@@ -1,5 +1,5 @@
-"""A/B runs: the same job with its Gloo all-reduces rerouted to ringside's reference ring or
-tree (`ringside record --allreduce ring|tree`, RINGSIDE_ALLREDUCE).
+"""A/B runs: the same job with its Gloo all-reduces rerouted to ringside's reference ring,
+tree or multipath (`ringside record --allreduce ring|tree|multipath`, RINGSIDE_ALLREDUCE).
 
 What must hold:
   * the DDP sample trains to the same losses as with Gloo (within float tolerance: the
@@ -7,10 +7,12 @@ What must hold:
   * every rank's all-reduces are recorded as ringside-ring / ringside-tree, one per DDP
     bucket, adding up to the gradient bytes each step; the other collectives stay Gloo's;
   * every rank shows the algorithm's phases and steps: ring reduce-scatter and all-gather with
-    steps 0..n-2 towards rank+1 only; tree reduce and broadcast on tree edges only;
+    steps 0..n-2 towards rank+1 only; tree reduce and broadcast on tree edges only; multipath
+    (no topology: every pair an equal link; 3 ranks: the ring and its reverse) the ring's phases
+    and steps towards both other ranks;
   * the C++ sample's exact checks pass with its all-reduces rerouted.
 
-Scenarios: ab-ddp-ring, ab-ddp-tree (3 ranks: odd, so the double binary tree has a rank
+Scenarios: ab-ddp-ring, ab-ddp-tree, ab-ddp-multipath (3 ranks: odd, so the double binary tree has a rank
 interior in both trees), ab-cpp.
 """
 
@@ -51,7 +53,8 @@ def ddp_scenario(algo):
         lib = f"ringside-{algo}"
         libs = trace.rows("SELECT DISTINCT library FROM collective WHERE op = 'allreduce'")
         u.check_eq(libs, [(lib,)], "libraries of the all-reduces")
-        phases = {"ring": ("reduce-scatter", "all-gather"), "tree": ("reduce", "broadcast")}[algo]
+        phases = {"ring": ("reduce-scatter", "all-gather"), "tree": ("reduce", "broadcast"),
+                  "multipath": ("reduce-scatter", "all-gather")}[algo]
         for r in range(WORLD):
             rows = trace.rows("SELECT id, bytes, algorithm FROM collective WHERE rank = ? AND "
                               "op = 'allreduce' ORDER BY start_ns", (r,))
@@ -72,6 +75,12 @@ def ddp_scenario(algo):
                         moved = sum(b for ph, _, _, b in sent if ph == p)
                         u.check(abs(moved - nbytes * (WORLD - 1) / WORLD) <= nbytes / WORLD + 8,
                                 f"rank {r} {p}: {moved} bytes sent for a {nbytes}-byte buffer")
+                elif algo == "multipath":
+                    for p in phases:
+                        steps = sorted({s for ph, s, _, _ in sent if ph == p})
+                        u.check_eq(steps, list(range(WORLD - 1)), f"rank {r} {p} steps")
+                    u.check_eq({d for _, _, d, _ in sent}, set(range(WORLD)) - {r},
+                               f"rank {r}: multipath peers (the ring both ways)")
                 else:
                     u.check(all(s >= 0 for _, s, _, _ in sent), f"rank {r}: tree steps recorded")
                     u.check(all(d != r for _, _, d, _ in sent), f"rank {r}: tree sends to itself")
@@ -97,4 +106,5 @@ def ab_cpp(ctx):
 
 if __name__ == "__main__":
     u.main({"ab-ddp-ring": ddp_scenario("ring"), "ab-ddp-tree": ddp_scenario("tree"),
+            "ab-ddp-multipath": ddp_scenario("multipath"),
             "ab-cpp": ab_cpp})

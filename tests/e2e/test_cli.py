@@ -54,6 +54,20 @@ def cli_unknown_flag(ctx):
     expect_usage_error(ctx, ["record", "--ranks", "-3", "--", "/bin/true"], "--ranks -3")
     expect_usage_error(ctx, ["record", "--ranks"], "--ranks without a value")
     expect_usage_error(ctx, ["merge", "--no-such-flag", ctx.path("a.sqlite")], "unknown merge flag")
+    expect_usage_error(ctx, ["simulate"], "simulate without a trace or --sizes")
+    expect_usage_error(ctx, ["simulate", "--sizes", "1M", "--inter-bw", "fast"], "simulate --inter-bw fast")
+    expect_usage_error(ctx, ["simulate", "--sizes", "1M", "--ranks", "1"], "simulate --ranks 1")
+    expect_usage_error(ctx, ["simulate", "--sizes", "0"], "simulate --sizes 0")
+    # simulate with sizes: every rank count of the range, each algorithm, valid JSON.
+    res = u.run([ctx.ringside, "simulate", "--sizes", "4M,1M", "--ranks", "8:64", "--format", "json"],
+                env=u.clean_env(), timeout=60, cwd=ctx.scratch)
+    u.check_eq(res.returncode, 0, f"simulate --format json\n{res.describe()}")
+    import json
+    doc = json.loads(res.stdout)
+    u.check_eq([s["ranks"] for s in doc["scales"]], [8, 16, 32, 64], "simulated rank counts")
+    u.check(all([a["algorithm"] for a in s["algorithms"]] == ["ring", "tree", "multipath"] and
+                all(a["step_ns"] > 0 for a in s["algorithms"]) for s in doc["scales"]),
+            f"simulate rows: {doc['scales']}")
     # The job was never started: nothing ran, nothing written.
     u.check_eq(sorted(os.listdir(ctx.scratch)), [], "files left by rejected command lines")
 

@@ -572,9 +572,52 @@ def scenario_zoom(env):
     print(f"overview: latest rank {ov['latest_rank']} ({ov['latest_count']}x); orange share per row {shares}")
 
 
+def scenario_scale(env):
+    """256 generated ranks on 32 hosts (bench/gen trace_gen), rank 77 arriving 3 ms late at every
+    call: the overview names rank 77 as the latest to arrive and its row is the one that does not
+    wait (no orange), the host groups start folded except rank 77's, whose lane is there."""
+    gen = os.path.join(env.bin, "trace_gen")
+    if not os.access(gen, os.X_OK):
+        skip("no trace_gen in this build")
+    ranks_dir, trace = env.path("ranks"), env.path("scale.sqlite")
+    r = subprocess.run([gen, "--out", ranks_dir, "--ranks", "256", "--hosts", "32", "--collectives", "6",
+                        "--steps", "3", "--straggler", "77:3000", "--seed", "7"],
+                       capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, f"trace_gen: {r.stderr}"
+    r = subprocess.run([env.ringside, "merge", ranks_dir, "-o", trace, "-q"], capture_output=True, text=True,
+                       timeout=240)
+    assert r.returncode == 0, f"merge: {r.stderr}"
+    png, state = env.path("scale.png"), env.path("scale.json")
+    r = env.view([trace], png, ["--state-out", state], size="1200x900")
+    assert r.returncode == 0, r.stderr
+    st = json.load(open(state))
+    ov = st["overview"]
+    assert ov["latest_rank"] == 77, ov
+    rows = ov["rows"]
+    assert rows == 128, ov  # 256 ranks, 2 a row
+    folded = [l["name"] for l in st["lanes"] if l.get("folded")]
+    assert len(folded) == 31, f"{len(folded)} host groups folded, expected all but rank 77's: {folded[:3]}"
+    x0, y0, x1, y1 = ov["rect_px"]
+    w, h, img = read_png(png)
+
+    def orange_share(row):
+        y = int(y0 + (row + 0.5) * (y1 - y0) / rows)
+        px = [img[y][x * 3:x * 3 + 3] for x in range(int(x0), int(x1))]
+        return sum(1 for p in px if p[0] > 150 and p[0] > p[2] + 60) / max(1, len(px))
+
+    late_row = 77 * rows // 256
+    shares = [orange_share(r) for r in range(rows)]
+    others = sorted(s for r, s in enumerate(shares) if r != late_row)
+    median = others[len(others) // 2]
+    assert shares[late_row] < 0.6 * median, f"rank 77's row {late_row}: orange {shares[late_row]:.2f}, median {median:.2f}"
+    assert min(others) > shares[late_row], f"another row waits less than rank 77's: {min(others):.2f}"
+    print(f"scale: latest rank 77 ({ov['latest_count']}x); its overview row orange {shares[late_row]:.2f}, "
+          f"the others' median {median:.2f}; {len(folded)} host groups folded")
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree", "subrows", "zoom"])
+    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree", "subrows", "zoom", "scale"])
     p.add_argument("--bin", required=True, help="the build's bin folder (ringside, ringside-view)")
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()

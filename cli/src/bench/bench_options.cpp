@@ -35,7 +35,7 @@ std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
       {"ranks", 'n', "N",
        "start N local ranks, 8 per CPU at most (default: 4, or a launcher's)",
        storeInteger(&o->ranks, 1, kMaxBenchRanks)},
-      {"algo", 'a', "LIST", "ring,tree,gloo,gloo-bcube,floor,floor-tcp (default: ring,tree,gloo)",
+      {"algo", 'a', "LIST", "ring,tree,multipath,gloo[-bcube],floor[-tcp] (default: ring,tree,gloo)",
        [o](std::string_view value, std::string* error) {
          return parseAlgoList(value, &o->algos, error);
        }},
@@ -127,7 +127,8 @@ std::string benchHelp() {
          "\n"
          "Measures all-reduce on this machine (or across a launcher's ranks): for every size,\n"
          "one row per algorithm with its time, algbw, busbw (x 2(n-1)/n), an alpha-beta model\n"
-         "estimate and the number of wrong elements. ringside's ring and double binary tree\n"
+         "estimate and the number of wrong elements. ringside's ring, double binary tree and\n"
+         "multipath (rings over every link, shares by RINGSIDE_TOPOLOGY's link capacities)\n"
          "and Debian's Gloo run in the same processes on the same buffers. Alpha and beta are\n"
          "measured by ping-pong between ranks 0 and 1 before the first row.\n"
          "Without --ranks, when RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT are set (torchrun,\n"
@@ -224,7 +225,7 @@ bool parseAlgoList(std::string_view text, std::vector<BenchAlgo>* out, std::stri
         [item](BenchAlgo algo) { return item == benchAlgoName(algo); });
     if (found == std::end(bench::kBenchAlgos)) {
       *error = "unknown algorithm '" + std::string(item) +
-               "' (ring, tree, gloo, gloo-bcube, floor, floor-tcp)";
+               "' (ring, tree, multipath, gloo, gloo-bcube, floor, floor-tcp)";
       return false;
     }
     if (std::find(algos.begin(), algos.end(), *found) == algos.end()) algos.push_back(*found);

@@ -14,9 +14,11 @@
 #include <system_error>
 
 #include "record/summary_text.h"
+#include "report/report_format.h"
 #include "ringside/align/align.h"
 #include "ringside/analyzer/steps.h"
 #include "ringside/analyzer/summary.h"
+#include "ringside/format/text.h"
 #include "ringside/storage/step_store.h"
 #include "ringside/storage/trace_reader.h"
 
@@ -164,6 +166,8 @@ bool printTraceSummary(const std::string& trace, std::string_view prefix) {
     return false;
   }
   std::cerr << formatSummary(summary);
+  const std::string note = recordingNote(reader->meta());
+  if (!note.empty()) std::cerr << format::printableText(wrapText(note, kReportWidth, "", "  "));
   return true;
 }
 

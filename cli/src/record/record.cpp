@@ -327,6 +327,20 @@ std::vector<std::string> recordEnvironment(const RecordOptions& options, const s
   }
   if (options.buffer_mb > 0)
     setEnvVar(&env, "RINGSIDE_BUFFER_MB", std::to_string(options.buffer_mb));
+  // Bounded recording: the ranks' collectors apply these (docs/recording.md).
+  for (auto [name, value] : {std::pair{"RINGSIDE_STEPS", &options.steps},
+                             std::pair{"RINGSIDE_DELAY_S", &options.delay_s},
+                             std::pair{"RINGSIDE_DURATION_S", &options.duration_s},
+                             std::pair{"RINGSIDE_DETAIL", &options.detail},
+                             std::pair{"RINGSIDE_MESSAGE_ROWS", &options.message_rows}}) {
+    if (!value->empty()) setEnvVar(&env, name, *value);
+  }
+  if (!options.trigger_file.empty()) {
+    // Absolute: a rank that changes its folder still watches the same file.
+    std::error_code ec;
+    const fs::path trigger = fs::absolute(options.trigger_file, ec);
+    setEnvVar(&env, "RINGSIDE_TRIGGER_FILE", ec ? options.trigger_file : trigger.string());
+  }
   return env;
 }
 

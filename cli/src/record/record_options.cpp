@@ -3,12 +3,32 @@
 #include <algorithm>
 
 #include "ringside/collector/collector.h"
+#include "ringside/collector/window.h"
 
 namespace ringside::cli {
 namespace {
 
 // --buffer-mb's help names the collector's range: keep them in step.
 static_assert(collector::kBufferMbMin == 1 && collector::kBufferMbMax == 65536);
+
+// An option's text, kept when `valid` accepts it.
+std::function<bool(std::string_view, std::string*)> checked(std::string* target,
+                                                            const char* expected,
+                                                            bool (*valid)(std::string_view)) {
+  return [target, expected, valid](std::string_view value, std::string* error) {
+    if (!valid(value)) {
+      *error = expected;
+      return false;
+    }
+    *target = std::string(value);
+    return true;
+  };
+}
+
+bool validSeconds(std::string_view v) {
+  int64_t ns = 0;
+  return collector::parseSecondsNs(v, &ns);
+}
 
 std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
   return {
@@ -41,13 +61,13 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
        "event buffer memory per process in MiB, 1..65536 (RINGSIDE_BUFFER_MB)",
        storeInteger(&o->buffer_mb, collector::kBufferMbMin, collector::kBufferMbMax)},
       {"allreduce", 0, "ALGO",
-       "run Gloo's all-reduces on ringside's ring or tree (RINGSIDE_ALLREDUCE)",
+       "run Gloo's all-reduces on ring, tree or multipath (RINGSIDE_ALLREDUCE)",
        [o](std::string_view value, std::string* error) {
-         if (value == "ring" || value == "tree" || value == "gloo") {
+         if (value == "ring" || value == "tree" || value == "multipath" || value == "gloo") {
            o->allreduce = value == "gloo" ? "" : std::string(value);
            return true;
          }
-         *error = "expected ring, tree or gloo";
+         *error = "expected ring, tree, multipath or gloo";
          return false;
        }},
       {"nccl-log", 0, "",
@@ -74,6 +94,35 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          o->run_id = std::string(value);
          return validRunId(value, error);
        }},
+      {"steps", 0, "A:B",
+       "record steps A..B-1 (0-based; A: or :B) and setup (RINGSIDE_STEPS)",
+       checked(&o->steps, "expected A:B with 0 <= A < B (or A:, :B)",
+               [](std::string_view v) {
+                 int64_t a = 0, b = 0;
+                 return collector::parseStepRange(v, &a, &b);
+               })},
+      {"delay", 0, "SECONDS", "record from SECONDS after each rank's start (RINGSIDE_DELAY_S)",
+       checked(&o->delay_s, "expected a number of seconds >= 0", validSeconds)},
+      {"duration", 0, "SECONDS",
+       "record for SECONDS (after --delay, if given) (RINGSIDE_DURATION_S)",
+       checked(&o->duration_s, "expected a number of seconds >= 0", validSeconds)},
+      {"trigger-file", 0, "PATH",
+       "touch PATH to start recording, again to stop (RINGSIDE_TRIGGER_FILE)",
+       checked(&o->trigger_file, "expected a path", [](std::string_view v) { return !v.empty(); })},
+      {"detail", 0, "LEVEL",
+       "calls, links, messages or auto (default) (RINGSIDE_DETAIL)",
+       checked(&o->detail, "expected calls, links, messages or auto",
+               [](std::string_view v) {
+                 collector::Detail d;
+                 return collector::parseDetail(v, &d);
+               })},
+      {"message-rows", 0, "N",
+       "auto: message rows per rank before links (RINGSIDE_MESSAGE_ROWS)",
+       checked(&o->message_rows, "expected a whole number >= 0",
+               [](std::string_view v) {
+                 return !v.empty() && v.size() <= 15 &&
+                        v.find_first_not_of("0123456789") == std::string_view::npos;
+               })},
       {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
   };
 }
@@ -158,6 +207,13 @@ std::string recordHelp() {
          "(--run-id, RINGSIDE_RUN_ID, else the launcher's job id: torchrun, Open MPI, Slurm;\n"
          "else with --ranks from MASTER_ADDR:MASTER_PORT) must be the same on every node.\n"
          "See docs/multi-node.md.\n"
+         "Bounded recording (docs/recording.md): --steps counts the job's ringside_step()\n"
+         "markers (samples/ringside_steps.py) and keeps the calls before the first one; a job\n"
+         "that marks no steps is recorded up to its first marker, i.e. whole. --delay and\n"
+         "--duration count from each rank's first Gloo/NCCL call; --trigger-file is checked\n"
+         "every 100 ms. Given together, all must hold. --detail: calls only; links: calls plus\n"
+         "one row per call, peer and side (bytes, message count); messages: every message;\n"
+         "auto: every message for the first --message-rows rows of a rank, then links.\n"
          "\n" +
          formatOptionsHelp(recordSpecs(&scratch)) +
          "\n"

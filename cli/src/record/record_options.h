@@ -27,7 +27,7 @@ struct RecordOptions {
   bool master_set = false;  // --master-addr or --master-port given
   bool quiet = false;
   int buffer_mb = 0;  // 0 = leave RINGSIDE_BUFFER_MB alone
-  std::string allreduce;  // "", ring or tree: RINGSIDE_ALLREDUCE for an A/B run
+  std::string allreduce;  // "", ring, tree or multipath: RINGSIDE_ALLREDUCE for an A/B run
   bool no_merge = false;
   bool nccl_log = false;  // NCCL writes its INFO log (rings, trees) into the rank folder
   bool redact = false;    // RINGSIDE_REDACT: command lines stored without their arguments
@@ -39,6 +39,10 @@ struct RecordOptions {
   int node_rank = -1;  // -1 = not given
   std::string run_id;  // --run-id: "" = RINGSIDE_RUN_ID, the launcher's job id or a new one
   bool run_id_set = false;
+  // Bounded recording (docs/recording.md), passed to the ranks as RINGSIDE_STEPS,
+  // RINGSIDE_DELAY_S, RINGSIDE_DURATION_S, RINGSIDE_TRIGGER_FILE, RINGSIDE_DETAIL and
+  // RINGSIDE_MESSAGE_ROWS; "" = not given (the variable is left as the environment has it).
+  std::string steps, delay_s, duration_s, trigger_file, detail, message_rows;
   std::vector<std::string> command;  // CMD ARGS...
 };
 

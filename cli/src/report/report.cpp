@@ -9,6 +9,7 @@
 
 #include "report/report_format.h"
 #include "report/report_input.h"
+#include "record/summary_text.h"
 #include "ringside/storage/privacy.h"
 #include "ringside/analyzer/analysis.h"
 #include "ringside/analyzer/topology.h"
@@ -71,9 +72,10 @@ bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,
 }
 
 bool analyzeTrace(const std::string& trace, const analyzer::AnalysisOptions& options,
-                  analyzer::Analysis* out, std::string* error) {
+                  analyzer::Analysis* out, std::string* error, std::string* recording_note) {
   std::unique_ptr<storage::TraceReader> reader = openReportTrace(trace, error);
   if (!reader) return false;
+  if (recording_note != nullptr) *recording_note = recordingNote(reader->meta());
   std::string why;
   if (!analyzer::analyze(*reader, options, out, &why)) {
     *error = trace + ": " + why;
@@ -121,10 +123,10 @@ int runReport(std::span<const std::string> args) {
   analysis_options.bins = options.bins;
   analysis_options.trace_path = options.trace;
   analyzer::Analysis analysis;
-  if (!loadTopologyOption(options.topology, &topology, &analysis_options, &error) ||
-      !analyzeTrace(options.trace, analysis_options, &analysis, &error))
-    return fail(kPrefix, error);
   ReportContext ctx;
+  if (!loadTopologyOption(options.topology, &topology, &analysis_options, &error) ||
+      !analyzeTrace(options.trace, analysis_options, &analysis, &error, &ctx.recording_note))
+    return fail(kPrefix, error);
   ctx.trace = options.trace;
 
   if (options.format == "csv" && options.csv_table.empty() && !options.output.empty() &&

@@ -27,8 +27,11 @@ int runReport(std::span<const std::string> args);
 
 // Shared with `diff`: opens `trace` (report_input.h) and analyses it. False + one
 // line naming the file in *error.
+// `recording_note`, if given, gets one line when the recording was bounded (a window, a detail
+// level that left messages out or added them up; docs/recording.md), else "".
 bool analyzeTrace(const std::string& trace, const analyzer::AnalysisOptions& options,
-                  analyzer::Analysis* out, std::string* error);
+                  analyzer::Analysis* out, std::string* error,
+                  std::string* recording_note = nullptr);
 
 // Shared with `diff`: loads the --topology file `path`, if any, into *topology and points
 // options->topology at it. False + one line on error.

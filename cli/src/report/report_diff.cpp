@@ -202,6 +202,8 @@ std::string formatDiffText(const Diff& d) {
   out += "\nVerdicts\n";
   if (d.verdicts.empty()) out += "  none: no op and size was measured on both sides\n";
   for (const std::string& v : d.verdicts) out += wrapText(v, W, "  ", "    ");
+  if (!d.what_if_checks.empty()) out += "\nWhat-if, predicted vs measured\n";
+  for (const std::string& v : d.what_if_checks) out += wrapText(v, W, "  ", "    ");
   out += "\n" + renderTableText(rowsTable(d, Units::kHuman), W);
   out += "\n" + renderTableText(phasesTable(d), W);
   out += "\n" + renderTableText(linksTable(d), W);
@@ -214,6 +216,7 @@ std::string formatDiffMarkdown(const Diff& d) {
                     "\n\n## Verdicts\n\n";
   if (d.verdicts.empty()) out += "None: no op and size was measured on both sides.\n";
   for (const std::string& v : d.verdicts) out += "- " + mdCell(v) + "\n";
+  for (const std::string& v : d.what_if_checks) out += "- what-if: " + mdCell(v) + "\n";
   out += "\n" + renderTableMarkdown(rowsTable(d, Units::kHuman));
   out += renderTableMarkdown(phasesTable(d));
   out += renderTableMarkdown(linksTable(d));

@@ -18,6 +18,7 @@ inline constexpr size_t kJsonCollectiveCap = 10000;  // per-instance rows in JSO
 struct ReportContext {
   std::string trace;  // path as given on the command line
   size_t json_collective_cap = kJsonCollectiveCap;
+  std::string recording_note = {};  // one line when the recording was bounded, else ""
 };
 
 // Text for a 100-column terminal: headline, findings first, then tables.

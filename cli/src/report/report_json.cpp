@@ -318,6 +318,24 @@ std::string findingsJson(const analyzer::Analysis& a) {
   return findings.done();
 }
 
+// The what-if per library: each algorithm's predicted time for the job's all-reduces (-1: none).
+std::string whatIfJson(const analyzer::Analysis& a) {
+  Json out = Json::array();
+  for (const analyzer::WhatIf& w : a.what_if) {
+    Json algos = Json::array();
+    for (const analyzer::WhatIfAlgorithm& x : w.algorithms) {
+      algos.item(Json::object().str("algorithm", x.algorithm).boolean("ran", x.ran)
+                     .known("predicted_ns", x.predicted_ns).str("note", x.note).done());
+    }
+    out.item(Json::object().str("library", w.library).str("ran", w.ran).num("ranks", w.ranks)
+                 .num("calls", w.calls).num("steps", w.steps).num("min_bytes", w.min_bytes)
+                 .num("max_bytes", w.max_bytes).num("measured_ns", static_cast<int64_t>(w.measured_ns))
+                 .field("algorithms", algos.done()).str("basis", w.basis).str("best", w.best)
+                 .str("confirm", w.confirm).done());
+  }
+  return out.done();
+}
+
 // The first `cap` of `total` items, all of them when cap is 0.
 size_t capped(size_t total, size_t cap) { return cap == 0 ? total : std::min(total, cap); }
 
@@ -378,6 +396,7 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
                           .known("beta_s_per_byte", a.beta_s_per_byte)
                           .known("capacity_used_share", a.capacity_used_share)
                           .done());
+  root.field("what_if", whatIfJson(a));
   root.field("findings", findingsJson(a));
   Json warnings = Json::array();
   for (const std::string& w : a.warnings) warnings.item(format::jsonString(w));
@@ -393,6 +412,9 @@ std::string formatDiffJson(const analyzer::Diff& d) {
   Json verdicts = Json::array();
   for (const std::string& v : d.verdicts) verdicts.item(format::jsonString(v));
   root.field("verdicts", verdicts.done());
+  Json checks = Json::array();
+  for (const std::string& v : d.what_if_checks) checks.item(format::jsonString(v));
+  root.field("what_if_checks", checks.done());
   Json rows = Json::array();
   for (const analyzer::DiffRow& r : d.rows) {
     // speedup is null where one side has no instance of the op and size.

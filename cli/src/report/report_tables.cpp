@@ -267,6 +267,7 @@ void hostTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
                 {"comm_ns", "in collectives"},  {"wait_ns", "waiting"},
                 {"sent_intra_bytes", "sent intra"}, {"sent_inter_bytes", "sent inter"},
                 {"recv_intra_bytes", "recv intra"}, {"recv_inter_bytes", "recv inter"}};
+  std::vector<double> score;
   for (size_t i = 0; i < a.hosts.size(); ++i) {
     const analyzer::HostStats& x = a.hosts[i];
     std::string ranks = analyzer::formatRankList(x.ranks);
@@ -280,11 +281,10 @@ void hostTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
                          num(x.sent_intra_bytes), num(x.sent_inter_bytes),
                          num(x.recv_intra_bytes), num(x.recv_inter_bytes)});
     }
+    score.push_back(x.comm_ns > 0 ? static_cast<double>(x.wait_ns) / static_cast<double>(x.comm_ns) : 0.0);
   }
-  // Dozens of hosts are a distribution for a person too: those that wait most and least.
-  std::vector<double> score;
-  for (const analyzer::HostStats& x : a.hosts) score.push_back(static_cast<double>(x.wait_ns));
-  if (h) keepRowsForPerson(t, score, limit / 2, /*lowest_too=*/true, "hosts");
+  // Many hosts: those whose ranks wait most and least (a late host waits least).
+  if (h) keepRowsForPerson(t, score, limit, /*lowest_too=*/true, "hosts");
 }
 
 // The host x host matrix as a list: every pair of hosts that carried bytes.
@@ -293,7 +293,7 @@ void hostTrafficTable(const Analysis& a, Units u, size_t limit, ReportTable* t) 
   bool h = u == Units::kHuman;
   t->columns = {{"src_host", "from", false}, {"dst_host", "to", false}, {"scope", "scope", false},
                 {"bytes", "bytes"},          {"messages", "msgs"},      {"busy_ns", "busy"}};
-  std::vector<double> score;  // per row: busy time (a person sees the busiest pairs)
+  std::vector<double> score;
   for (size_t s = 0; s < a.host_traffic.size(); ++s) {
     for (size_t d = 0; d < a.host_traffic[s].size(); ++d) {
       const analyzer::HostTraffic& x = a.host_traffic[s][d];
@@ -306,9 +306,10 @@ void hostTrafficTable(const Analysis& a, Units u, size_t limit, ReportTable* t) 
       score.push_back(static_cast<double>(x.busy_ns));
     }
   }
+  // Many hosts: the busiest pairs (a slow link between hosts is busy longest).
+  if (h) keepRowsForPerson(t, score, limit, /*lowest_too=*/false, "pairs of hosts");
   if (a.host_traffic.empty() && a.hosts.size() >= 2)
     t->note = "left out for this many ranks; the links table lists every link";
-  if (h) keepRowsForPerson(t, score, limit / 2, /*lowest_too=*/false, "pairs of hosts");
 }
 
 // "+1.20 ms", "-35.0 us", "0 ns".
@@ -355,13 +356,46 @@ void clockTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   if (h) keepRowsForPerson(t, score, limit / 2, /*lowest_too=*/true, "clock domains");
 }
 
-void stragglerTable(const Analysis& a, Units u, ReportTable* t) {
+// The what-if: per library of all-reduces, each algorithm's predicted time (docs/whatif.md).
+void whatIfTable(const Analysis& a, Units u, ReportTable* t) {
+  t->title = "What-if: the job's all-reduces under each algorithm (predicted; the one that ran: measured)";
+  bool h = u == Units::kHuman;
+  t->columns = {{"library", "library", false}, {"ranks", "ranks"}, {"calls", "calls"},
+                {"sizes", "sizes", false},     {"ran", "ran", false}, {"ring_ns", "ring"},
+                {"tree_ns", "tree"},           {"multipath_ns", "multipath"}, {"best", "best", false}};
+  for (const analyzer::WhatIf& w : a.what_if) {
+    std::vector<std::string> row = {w.library, num(w.ranks), h ? format::count(w.calls) : num(w.calls),
+                                    w.min_bytes == w.max_bytes
+                                        ? (h ? format::bytes(w.min_bytes) : num(w.min_bytes))
+                                        : (h ? format::bytes(w.min_bytes) + "-" + format::bytes(w.max_bytes)
+                                             : num(w.min_bytes) + "-" + num(w.max_bytes)),
+                                    w.ran};
+    for (const analyzer::WhatIfAlgorithm& x : w.algorithms) {
+      if (x.predicted_ns < 0) {
+        row.push_back(h ? "-" : "");
+      } else if (!h) {
+        row.push_back(num(static_cast<int64_t>(x.predicted_ns)));
+      } else {
+        std::string cell = format::duration(static_cast<int64_t>(x.predicted_ns));
+        if (x.ran) cell += " (ran)";
+        else if (w.measured_ns > 0) cell += " (" + format::fixed(w.measured_ns / x.predicted_ns, 2) + "x)";
+        row.push_back(cell);
+      }
+    }
+    if (!h) row.push_back(w.best);
+    t->rows.push_back(std::move(row));
+  }
+  if (h) t->columns.pop_back();  // a person reads the best one in the confirm line below
+}
+
+void stragglerTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->title = "Stragglers (last rank to enter a collective)";
   bool h = u == Units::kHuman;
   t->columns = {{"rank", "rank"}, {"times_last", "times last"}, {"share", "share"},
                 {"total_skew_ns", "skew caused"}, {"max_skew_ns", "max skew"}};
   int64_t multi = 0;
   for (const auto& c : a.collectives) multi += c.ranks >= 2 ? 1 : 0;
+  std::vector<double> score;
   for (const StragglerRow& s : stragglers(a)) {
     t->rows.push_back(
         {num(s.rank), h ? format::count(s.times_last) : num(s.times_last),
@@ -371,7 +405,11 @@ void stragglerTable(const Analysis& a, Units u, ReportTable* t) {
                   : ""),
          h ? format::duration(s.total_skew_ns) : num(s.total_skew_ns),
          h ? format::duration(s.max_skew_ns) : num(s.max_skew_ns)});
+    score.push_back(static_cast<double>(s.times_last));
   }
+  // With many ranks, each last once or twice, the list is as long as the job: for a person the
+  // ranks that were last most often (the late rank stands first).
+  if (h) keepRowsForPerson(t, score, limit, /*lowest_too=*/false, "ranks (each last less often)");
 }
 
 void gpuTable(const Analysis& a, Units u, ReportTable* t) {
@@ -433,7 +471,7 @@ const std::vector<std::string>& csvTableIds() {
                                                "idle_links", "phases",      "ranks",
                                                "stragglers", "gpus",        "channels",
                                                "hosts",      "host_traffic", "clocks",
-                                               "steps",      "rank_steps"};
+                                               "steps",      "rank_steps", "what_if"};
   return ids;
 }
 
@@ -447,7 +485,8 @@ bool buildReportTable(const Analysis& a, const std::string& id, Units units, siz
   else if (id == "idle_links") idleLinks(a, units, limit, out);
   else if (id == "phases") phases(a, units, out);
   else if (id == "ranks") ranks(a, units, limit, out);
-  else if (id == "stragglers") stragglerTable(a, units, out);
+  else if (id == "stragglers") stragglerTable(a, units, limit, out);
+  else if (id == "what_if") whatIfTable(a, units, out);
   else if (id == "gpus") gpuTable(a, units, out);
   else if (id == "channels") channelTable(a, units, limit, out);
   else if (id == "hosts") hostTable(a, units, limit, out);

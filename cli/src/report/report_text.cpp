@@ -160,9 +160,23 @@ std::string renderTableCsv(const ReportTable& t) {
   return out;
 }
 
+namespace {
+
+// The what-if table is worth a person's lines only when it predicts something.
+bool whatIfPredicts(const analyzer::Analysis& a) {
+  for (const analyzer::WhatIf& w : a.what_if) {
+    for (const analyzer::WhatIfAlgorithm& x : w.algorithms) {
+      if (!x.ran && x.predicted_ns >= 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<ReportTable> humanTables(const analyzer::Analysis& a, size_t limit) {
   std::vector<ReportTable> out;
-  for (const char* id : {"steps", "rank_steps", "op_buckets", "stragglers", "hosts", "ranks",
+  for (const char* id : {"what_if", "steps", "rank_steps", "op_buckets", "stragglers", "hosts", "ranks",
                          "links", "host_traffic", "idle_links", "phases", "gpus", "channels"}) {
     // The GPU tables only where the trace has GPU data (NCCL with CUPTI); the host tables only
     // where the ranks ran on 2+ hosts.
@@ -170,7 +184,8 @@ std::vector<ReportTable> humanTables(const analyzer::Analysis& a, size_t limit) 
     if ((name == "gpus" && a.gpus.empty()) ||
         (name == "channels" && a.channel_traffic.empty()) ||
         ((name == "hosts" || name == "host_traffic") && a.hosts.size() < 2) ||
-        ((name == "steps" || name == "rank_steps") && a.steps.steps.empty()))
+        ((name == "steps" || name == "rank_steps") && a.steps.steps.empty()) ||
+        (name == "what_if" && !whatIfPredicts(a)))
       continue;
     ReportTable t;
     buildReportTable(a, id, Units::kHuman, limit, &t);
@@ -219,6 +234,7 @@ std::string formatReportText(const analyzer::Analysis& a, const ReportContext& c
   const size_t W = kReportWidth;
   std::string out = wrapText("ringside report: " + ctx.trace, W, "", "  ");
   out += wrapText(reportHeadline(a), W, "", "  ");
+  if (!ctx.recording_note.empty()) out += wrapText(ctx.recording_note, W, "", "  ");
   if (a.clock.domains.size() >= 2) {
     ReportTable clocks;
     buildReportTable(a, "clocks", Units::kHuman, humanTableRows(a), &clocks);
@@ -239,6 +255,16 @@ std::string formatReportText(const analyzer::Analysis& a, const ReportContext& c
     out += "\n" + renderTableText(t, W);
     if (t.id == "links") out += wrapText(linkFacts(a), W, "  ", "  ");
     if (t.id == "op_buckets") out += wrapText(modelLine(a), W, "  ", "  ");
+    if (t.id == "what_if") {
+      std::vector<std::string> said;  // each basis once: libraries usually share one
+      for (const analyzer::WhatIf& w : a.what_if) {
+        if (std::find(said.begin(), said.end(), w.basis) == said.end()) {
+          out += wrapText("predicted with the " + w.basis, W, "  ", "    ");
+          said.push_back(w.basis);
+        }
+        if (!w.confirm.empty()) out += wrapText(w.library + ", " + w.best + ": " + w.confirm, W, "  ", "    ");
+      }
+    }
   }
   // The trace's path, findings and notes quote the trace: nothing in it drives the terminal.
   return format::printableText(out);

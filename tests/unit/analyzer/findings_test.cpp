@@ -4,6 +4,7 @@
 
 #include "ringside/analyzer/analysis.h"
 #include "ringside/analyzer/findings.h"
+#include "ringside/analyzer/simulate.h"
 #include "ringside/analyzer/topology.h"
 #include "trace_builder.h"
 
@@ -187,6 +188,81 @@ TEST(FindingOrderTest, BySeverityThenTimeAtStake) {
       EXPECT_GE(x.cost_ns, y.cost_ns) << x.rule << " " << y.rule;
     }
   }
+}
+
+
+// The what-if: the ring that ran is measured; the tree is predicted as the algorithm rule predicts
+// it (measured x model ratio); multipath through the caller's planner, here 3x the ring's rate.
+TEST(WhatIfTest, PredictsEachAlgorithmFromTheMeasuredRing) {
+  TraceBuilder t(4);
+  const std::string path = mixedSizes(&t, "gloo", 10);
+  std::string error;
+  auto reader = storage::TraceReader::open(path, &error);
+  ASSERT_NE(reader, nullptr) << error;
+  AnalysisOptions options;
+  options.trace_path = "run.sqlite";
+  int asked = 0;
+  options.multipath_rate = [&asked](int ranks, std::string* basis) {
+    ++asked;
+    *basis = "test plan";
+    return ranks == 4 ? 3.0 : -1.0;
+  };
+  Analysis a;
+  ASSERT_TRUE(analyze(*reader, options, &a, &error)) << error;
+  ASSERT_EQ(a.what_if.size(), 1u);
+  const WhatIf& w = a.what_if[0];
+  EXPECT_EQ(w.library, "gloo");
+  EXPECT_EQ(w.ran, "ring");
+  EXPECT_EQ(w.ranks, 4);
+  EXPECT_EQ(w.calls, 16);
+  EXPECT_EQ(asked, 1);  // planned once per rank count
+  ASSERT_EQ(w.algorithms.size(), 3u);
+  EXPECT_TRUE(w.algorithms[0].ran);
+  EXPECT_DOUBLE_EQ(w.algorithms[0].predicted_ns, w.measured_ns);
+  const double tree = w.algorithms[1].predicted_ns, multipath = w.algorithms[2].predicted_ns;
+  EXPECT_GT(tree, 0);
+  EXPECT_LT(tree, w.measured_ns);
+  // 4 MiB calls: 6 x (5 + 104.9/3) us against 6 x (5 + 104.9) us: 0.36 of the ring's time.
+  EXPECT_LT(multipath, 0.45 * w.measured_ns);
+  EXPECT_GT(multipath, 0.30 * w.measured_ns);
+  EXPECT_EQ(w.best, "multipath");
+  EXPECT_NE(w.confirm.find("--allreduce multipath"), std::string::npos) << w.confirm;
+  EXPECT_NE(w.basis.find("test plan"), std::string::npos) << w.basis;
+}
+
+TEST(WhatIfTest, MultipathNeedsAPlan) {
+  TraceBuilder t(4);
+  Analysis a = run(mixedSizes(&t, "gloo", 10));
+  ASSERT_EQ(a.what_if.size(), 1u);
+  EXPECT_LT(a.what_if[0].algorithms[2].predicted_ns, 0);
+  EXPECT_NE(a.what_if[0].algorithms[2].note.find("topology"), std::string::npos);
+  EXPECT_EQ(a.what_if[0].best, "tree");
+}
+
+// simulate: one host is all intra-host; a switch's NIC bounds the ring; the tree's busiest host
+// shares its NIC among the tree edges leaving it; multipath gains the NICs on a switch.
+TEST(SimulateTest, ModelsFollowTheCluster) {
+  ClusterSpec c;
+  c.ranks_per_host = 8;
+  c.intra_gbps = 100;
+  c.inter_gbps = 10;
+  c.intra_latency_s = 0;
+  c.inter_latency_s = 0;
+  c.nics = 2;
+  const int64_t bytes = int64_t{64} << 20;
+  const auto out = simulateCluster(c, {bytes}, {8, 64}, nullptr);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].hosts, 1);
+  EXPECT_EQ(out[1].hosts, 8);
+  // Ring, 8 ranks on one host: 2 x 7/8 x 64 MiB / 100 GB/s.
+  EXPECT_NEAR(out[0].algorithms[0].step_ns, 2.0 * 7 / 8 * static_cast<double>(bytes) / 100, 1);
+  // 64 ranks over 8 hosts: the NIC (10 GB/s) bounds every ring step.
+  EXPECT_NEAR(out[1].algorithms[0].step_ns, 2.0 * 63 / 64 * static_cast<double>(bytes) / 10, 1);
+  // Multipath on a switch with 2 NICs a host: half the ring's bandwidth term.
+  EXPECT_NEAR(out[1].algorithms[2].step_ns, out[1].algorithms[0].step_ns / 2, 1);
+  EXPECT_GE(busiestHostTreeEdges(64, 8), 2);
+  EXPECT_EQ(busiestHostTreeEdges(8, 8), 0);  // one host: no edge leaves it
+  EXPECT_NE(clusterTopologyText(c, 16).find("node h1 ranks 8-15"), std::string::npos);
 }
 
 }  // namespace

@@ -316,3 +316,120 @@ TEST(Collector, RedactedCommandLineInAPrivateFolder) {
   ASSERT_EQ(ranks.size(), 1u);
   EXPECT_EQ(ranks[0].command_line, own);
 }
+
+namespace {
+
+// One call as a wrapper makes it: the id taken at entry, `messages` sends to rank 1 (post and
+// completion), then the call's own event.
+void callWithMessages(uint64_t seq, int messages) {
+  col::Event call = collective(seq);
+  for (int i = 0; i < messages; ++i) {
+    col::Event post;
+    post.kind = col::EventKind::kTransferPost;
+    post.id = call.id;
+    post.key = 0x10 + static_cast<uint64_t>(i);
+    post.peer = 1;
+    post.side = static_cast<uint8_t>(col::Side::kSend);
+    post.bytes = 100;
+    post.t0 = col::nowNs();
+    col::emit(post);
+    col::Event done = post;
+    done.kind = col::EventKind::kTransferDone;
+    done.id = 0;  // completions carry no call id
+    done.t1 = col::nowNs();
+    col::emit(done);
+  }
+  call.t1 = col::nowNs();
+  col::emit(call);
+}
+
+struct Rows {
+  int calls = 0, transfers = 0, totals = 0;
+  int64_t bytes = 0, messages = 0;
+};
+
+Rows rowsOf(const std::string& file) {
+  Rows out;
+  std::string err;
+  auto r = st::TraceReader::open(file, &err);
+  EXPECT_TRUE(r) << err;
+  if (!r) return out;
+  EXPECT_TRUE(
+      r->forEachCollective([&](const st::CollectiveRow&) { return ++out.calls > 0; }, &err));
+  EXPECT_TRUE(r->forEachTransfer(
+      [&](const st::TransferRow& t) {
+        ++out.transfers;
+        out.bytes += t.bytes;
+        const bool total = t.chunk == -2;
+        out.totals += total ? 1 : 0;
+        out.messages += total ? t.slot : 1;
+        return true;
+      },
+      &err));
+  return out;
+}
+
+}  // namespace
+
+// RINGSIDE_STEPS=2:4: the setup call and steps 2 and 3 are kept with their messages, steps 0, 1,
+// 4 and 5 are left out and counted; the meta names the window and its changes.
+TEST(Collector, StepWindowKeepsSetupAndItsSteps) {
+  std::string dir = makeTempDir("collector");
+  int rc = inChild(dir, {{"RINGSIDE_STEPS", "2:4"}}, [] {
+    if (!col::activate()) return 2;
+    col::setIdentity(0, 2, "test");
+    callWithMessages(0, 2);  // setup
+    for (int step = 0; step < 6; ++step) {
+      col::markStep(100 + step);  // the job's numbers do not matter: markers are counted
+      callWithMessages(1 + static_cast<uint64_t>(step), 3);
+    }
+    return 0;
+  });
+  ASSERT_EQ(rc, 0);
+  auto files = rankFiles(dir);
+  ASSERT_EQ(files.size(), 1u);
+  Rows rows = rowsOf(files[0]);
+  EXPECT_EQ(rows.calls, 3);
+  EXPECT_EQ(rows.transfers, 2 + 3 + 3);
+  auto meta = metaOf(files[0]);
+  EXPECT_EQ(meta["left_out_calls"], "4");
+  EXPECT_EQ(meta["left_out_messages"], "12");
+  EXPECT_EQ(meta["transfers_unmatched"], "0");
+  EXPECT_EQ(meta["recording_window"], "steps 2:4 (and the calls before the first step marker)");
+  const std::string& changes = meta["recording_window_changes"];
+  EXPECT_NE(changes.find("open at 0.000 s (start); close at"), std::string::npos) << changes;
+  EXPECT_NE(changes.find("(step 0); open at"), std::string::npos) << changes;
+  EXPECT_NE(changes.find("(step 2); close at"), std::string::npos) << changes;
+  EXPECT_NE(changes.find("(step 4)"), std::string::npos) << changes;
+}
+
+// RINGSIDE_DETAIL=links: one per-link total row per call (chunk -2, slot = messages), the same
+// bytes; calls: no transfer rows at all.
+TEST(Collector, DetailLevelsLinksAndCalls) {
+  for (const char* level : {"links", "calls"}) {
+    std::string dir = makeTempDir("collector");
+    int rc = inChild(dir, {{"RINGSIDE_DETAIL", level}}, [] {
+      if (!col::activate()) return 2;
+      col::setIdentity(0, 2, "test");
+      for (uint64_t seq = 0; seq < 4; ++seq) callWithMessages(seq, 5);
+      return 0;
+    });
+    ASSERT_EQ(rc, 0);
+    auto files = rankFiles(dir);
+    ASSERT_EQ(files.size(), 1u);
+    Rows rows = rowsOf(files[0]);
+    auto meta = metaOf(files[0]);
+    EXPECT_EQ(rows.calls, 4) << level;
+    EXPECT_EQ(meta["recording_detail"], level);
+    if (std::string(level) == "links") {
+      EXPECT_EQ(rows.transfers, 4);
+      EXPECT_EQ(rows.totals, 4);
+      EXPECT_EQ(rows.messages, 20);
+      EXPECT_EQ(rows.bytes, 2000);
+      EXPECT_EQ(meta["messages_in_link_totals"], "20");
+    } else {
+      EXPECT_EQ(rows.transfers, 0);
+      EXPECT_EQ(meta["left_out_messages"], "20");
+    }
+  }
+}

@@ -1,4 +1,4 @@
-// Ring and tree all-reduce with ranks as processes, n = 1..8: every size
+// Ring, tree and multipath all-reduce with ranks as processes, n = 1..8: every size
 // class (0, 1, 2, n-1, n+1, a prime, 2^16+3), every dtype and reduce op,
 // automatic and tiny chunks; closed-form expected values, zero wrong
 // elements allowed.
@@ -31,7 +31,7 @@ std::string describe(const Case& c) {
 
 std::vector<Case> casesFor(int n) {
   std::vector<Case> cases;
-  const Algorithm algs[] = {Algorithm::kRing, Algorithm::kTree};
+  const Algorithm algs[] = {Algorithm::kRing, Algorithm::kTree, Algorithm::kMultipath};
   const size_t un = static_cast<size_t>(n);
   for (Algorithm a : algs) {
     for (size_t count :
@@ -86,7 +86,7 @@ int runCases(int rank, int n, int port, std::string* msg) {
 
 class AllreduceRanks : public ::testing::TestWithParam<int> {};
 
-TEST_P(AllreduceRanks, EverySizeDtypeOpBothAlgorithms) {
+TEST_P(AllreduceRanks, EverySizeDtypeOpEveryAlgorithm) {
   int n = GetParam();
   auto results = test::runJob(n, runCases);
   EXPECT_EQ(test::failures(results), "");
@@ -108,7 +108,9 @@ TEST(Allreduce, BackToBackMixedAlgorithms) {
     auto comm = test::makeComm(*rv, msg, 1024);
     if (!comm) return 3;
     for (int i = 0; i < 60; ++i) {
-      Algorithm a = i % 3 == 0 ? Algorithm::kTree : Algorithm::kRing;
+      Algorithm a = i % 3 == 0   ? Algorithm::kTree
+                    : i % 3 == 1 ? Algorithm::kMultipath
+                                 : Algorithm::kRing;
       size_t count = static_cast<size_t>((i * 977) % 5000 + 1);
       auto buf = test::makeInput(DType::kI32, ReduceOp::kSum, rank, count);
       std::string err, first;

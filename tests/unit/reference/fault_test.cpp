@@ -81,6 +81,7 @@ void killedPeer(Algorithm alg) {
 
 TEST(Faults, KilledPeerRing) { killedPeer(Algorithm::kRing); }
 TEST(Faults, KilledPeerTree) { killedPeer(Algorithm::kTree); }
+TEST(Faults, KilledPeerMultipath) { killedPeer(Algorithm::kMultipath); }
 
 TEST(Faults, StoppedPeerHitsTheDeadline) {
   const int n = 3, victim = 1;
@@ -341,7 +342,7 @@ TEST(Faults, ShortReadsWritesAndEintrGiveIdenticalBits) {
       std::mt19937 gen(static_cast<unsigned>(rank) * 7919u + 1);
       std::uniform_real_distribution<float> dist(-1000, 1000);
       for (DType t : {DType::kF32, DType::kF16}) {
-        for (Algorithm a : {Algorithm::kRing, Algorithm::kTree}) {
+        for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kMultipath}) {
           for (size_t count : {size_t{1}, size_t{5}, size_t{1001}}) {
             std::vector<uint64_t> input((count * dtypeSize(t)) / 8 + 1);
             for (size_t i = 0; i < count; ++i) test::store(t, input.data(), i, dist(gen));

@@ -1,5 +1,5 @@
 // What a traced all-reduce leaves in the rank files: one collective per call
-// (library ringside-ring / ringside-tree) and one transfer per message sent
+// (library ringside-ring / ringside-tree / ringside-multipath) and one transfer per message sent
 // and received, with phase, step and chunk, all attributed to the collective.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -123,6 +123,81 @@ TEST(Trace, CollectivesAndTransfers) {
   EXPECT_EQ(total_sent, total_recv);
   // Ring: 2(n-1) segments of ~1/n each way per rank; tree adds its share.
   EXPECT_GT(total_sent, static_cast<int64_t>(n * 2 * (n - 1) * (kCount / n) * 4));
+}
+
+// Multipath over 3 ranks with no topology: the ring and its reverse, each on half the buffer. One
+// collective per call (ringside-multipath / multipath), ring phases, every rank sending to and
+// receiving from both peers the same number of messages, and rank 0's plan in the meta.
+TEST(Trace, MultipathUsesBothDirections) {
+  const int n = 3;
+  const std::string dir = test_support::makeTempDir("reference-trace-mp");
+  ASSERT_FALSE(dir.empty());
+  auto results = test::runJob(n, [&](int rank, int nn, int port, std::string* msg) {
+    ::setenv("RINGSIDE_DIR", dir.c_str(), 1);
+    ::unsetenv("RINGSIDE_TOPOLOGY");
+    if (!collector::activate()) {
+      *msg = "collector did not activate";
+      return 2;
+    }
+    auto rv = test::joinRendezvous(rank, nn, port, msg);
+    if (!rv) return 3;
+    auto comm = test::makeComm(*rv, msg, kChunkBytes);
+    if (!comm) return 4;
+    std::string err;
+    auto buf = test::makeInput(DType::kF32, ReduceOp::kSum, rank, kCount);
+    if (!comm->allreduce(buf.data(), kCount, DType::kF32, ReduceOp::kSum, Algorithm::kMultipath,
+                         &err)) {
+      *msg = err;
+      return 5;
+    }
+    std::vector<std::string> all;
+    if (!rv->exchange("", &all, &err)) return 6;
+    collector::shutdown();
+    return 0;
+  });
+  ASSERT_EQ(test::failures(results), "");
+  auto files = rankFiles(dir);
+  ASSERT_EQ(files.size(), static_cast<size_t>(n));
+  bool plan_seen = false;
+  for (const auto& f : files) {
+    std::string err;
+    auto reader = storage::TraceReader::open(f, &err);
+    ASSERT_TRUE(reader) << err;
+    int me = reader->ranks()[0].rank;
+    auto meta = reader->meta();
+    if (meta.count("multipath_plan") != 0) {
+      plan_seen = true;
+      EXPECT_NE(meta["multipath_plan"].find("2 rings over 6 of 6 links"), std::string::npos)
+          << meta["multipath_plan"];
+    }
+    int calls = 0;
+    ASSERT_TRUE(reader->forEachCollective(
+        [&](const storage::CollectiveRow& c) {
+          ++calls;
+          EXPECT_EQ(c.library, "ringside-multipath");
+          EXPECT_EQ(c.algorithm, "multipath");
+          EXPECT_EQ(c.status, 0);
+          return true;
+        },
+        &err));
+    EXPECT_EQ(calls, 1);
+    std::map<int, int> sends_to, recvs_from;
+    ASSERT_TRUE(reader->forEachTransfer(
+        [&](const storage::TransferRow& t) {
+          EXPECT_TRUE(t.phase == "reduce-scatter" || t.phase == "all-gather") << t.phase;
+          bool send = t.side == "send";
+          (send ? sends_to[t.dst_rank] : recvs_from[t.src_rank])++;
+          return true;
+        },
+        &err));
+    // Each ring: 500 elements, segments of <= 167 = 3 chunks of 64, 2(n-1) steps.
+    for (int peer = 0; peer < n; ++peer) {
+      if (peer == me) continue;
+      EXPECT_EQ(sends_to[peer], 2 * (n - 1) * 3) << "rank " << me << " to " << peer;
+      EXPECT_EQ(recvs_from[peer], 2 * (n - 1) * 3) << "rank " << me << " from " << peer;
+    }
+  }
+  EXPECT_TRUE(plan_seen) << "no rank file has the meta key multipath_plan";
 }
 
 }  // namespace

@@ -45,6 +45,33 @@ struct AnalysisOptions {
   // window, with the index in Analysis::collectives of the instance it belongs to (-1 if none),
   // so a caller can keep per-row figures without reading the transfers a second time.
   std::function<void(const storage::TransferRow& row, int32_t instance)> on_transfer;
+  // Optional, for the what-if (Analysis::what_if, docs/whatif.md): the multipath all-reduce's
+  // total rate over the ring's alone for `ranks` ranks on the user's topology (the caller plans
+  // it: the analyzer does not depend on reference/); <= 0 when unknown. *basis: one line saying
+  // where the capacities come from and what the plan is.
+  std::function<double(int ranks, std::string* basis)> multipath_rate;
+};
+
+// What-if (docs/whatif.md): one library's all-reduces (one rank count), predicted under each
+// all-reduce algorithm ringside has, on this topology.
+struct WhatIfAlgorithm {
+  std::string algorithm;     // "ring", "tree", "multipath"
+  double predicted_ns = -1;  // the calls' summed time under it; -1: not predicted (note says why)
+  bool ran = false;          // the algorithm the job ran: predicted_ns is the measured time
+  std::string note;          // why not predicted, or what the prediction assumes
+};
+struct WhatIf {
+  std::string library;
+  std::string ran;             // the algorithm the job ran: ring, tree, multipath, or "unknown"
+  int ranks = 0;
+  int64_t calls = 0;
+  int64_t steps = 0;           // training steps the calls fall in (0: no steps)
+  int64_t min_bytes = 0, max_bytes = 0;
+  double measured_ns = 0;      // the calls' summed time as recorded (CollectiveInstance::duration_ns)
+  std::vector<WhatIfAlgorithm> algorithms;  // ring, tree, multipath
+  std::string basis;           // the model and capacities behind the predictions
+  std::string best;            // the algorithm predicted fastest ("" when none beats what ran)
+  std::string confirm;         // the A/B run that measures `best`
 };
 
 // One collective matched across ranks by (comm, seq).
@@ -278,6 +305,7 @@ struct Analysis {
   std::string model_source;                     // "topology", "fitted", ""
   // Why there is no model ("too few sizes to fit a model: ..."); empty when there is one.
   std::string model_note;
+  std::vector<WhatIf> what_if;                  // per library of all-reduces (docs/whatif.md)
   std::vector<Finding> findings;                // most important first
   std::vector<std::string> warnings;
   int64_t transfers = 0;                        // transfer rows read (both sides)
@@ -337,6 +365,9 @@ struct Diff {
   std::vector<DiffPhaseRow> phases;
   std::vector<DiffLinkRow> links;
   std::vector<std::string> verdicts;  // judged rows, the most time at stake first
+  // The what-if checked: where B ran an algorithm A's what-if predicted (same library kind and
+  // rank count), A's prediction per call beside B's measurement per call (docs/whatif.md).
+  std::vector<std::string> what_if_checks;
 };
 
 void diff(const Analysis& a, const Analysis& b, const std::string& label_a, const std::string& label_b,

@@ -16,6 +16,7 @@ namespace ringside::bench {
 enum class BenchAlgo {
   kRing,       // ringside's reference ring (reduce-scatter + all-gather)
   kTree,       // ringside's reference double binary tree
+  kMultipath,  // ringside's reference rings over every link (RINGSIDE_TOPOLOGY's capacities)
   kGloo,       // gloo::allreduce, Gloo's default (ring) algorithm
   kGlooBcube,  // gloo::allreduce with AllreduceOptions::setAlgorithm(BCUBE)
   kFloor,      // no all-reduce: the copies and reductions the ring's data needs, in memory (floor.h)
@@ -24,11 +25,12 @@ enum class BenchAlgo {
 };
 
 // Every algorithm, in the order --help lists them.
-inline constexpr BenchAlgo kBenchAlgos[] = {BenchAlgo::kRing,      BenchAlgo::kTree,
-                                            BenchAlgo::kGloo,      BenchAlgo::kGlooBcube,
-                                            BenchAlgo::kFloor,     BenchAlgo::kFloorTcp};
+inline constexpr BenchAlgo kBenchAlgos[] = {BenchAlgo::kRing,  BenchAlgo::kTree,
+                                            BenchAlgo::kMultipath, BenchAlgo::kGloo,
+                                            BenchAlgo::kGlooBcube, BenchAlgo::kFloor,
+                                            BenchAlgo::kFloorTcp};
 
-const char* benchAlgoName(BenchAlgo algo);  // "ring", "tree", "gloo", "gloo-bcube", "floor", "floor-tcp"
+const char* benchAlgoName(BenchAlgo algo);  // "ring", "tree", "multipath", "gloo", "gloo-bcube", "floor", "floor-tcp"
 bool isGlooAlgo(BenchAlgo algo);
 bool isFloorAlgo(BenchAlgo algo);  // floor, floor-tcp: not an all-reduce (no check, no model)
 

@@ -103,6 +103,10 @@ struct Counters {
   // The rank file says so (meta forked_child_calls, forked_children) rather than nothing.
   uint64_t forked_child_calls = 0;
   uint64_t forked_children = 0;
+  // Left out on purpose by the recording window or the detail level (docs/recording.md):
+  // calls, and messages (a message counts once, at its post).
+  uint64_t left_out_calls = 0;
+  uint64_t left_out_messages = 0;
 };
 Counters counters();
 

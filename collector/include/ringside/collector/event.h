@@ -27,7 +27,9 @@ enum class Op : uint8_t {
   kGather, kScatter, kAlltoall, kAlltoallv, kBarrier, kSend, kRecv,
 };
 
-enum class Library : uint8_t { kUnknown, kGloo, kNccl, kRingsideRing, kRingsideTree };
+enum class Library : uint8_t {
+  kUnknown, kGloo, kNccl, kRingsideRing, kRingsideTree, kRingsideMultipath,
+};
 
 enum class DType : uint8_t {
   kUnknown, kF32, kF64, kF16, kBF16, kI8, kU8, kI32, kU32, kI64, kU64, kBool,
@@ -41,6 +43,7 @@ enum class Side : uint8_t { kSend = 1, kRecv = 2 };
 enum class Algorithm : uint8_t {
   kDefault, kRing, kTree, kBcube, kHalvingDoubling,
   kCollnetDirect, kCollnetChain, kNvls, kNvlsTree, kPat,  // NCCL's
+  kMultipath,  // ringside's rings over every link
 };
 
 // NCCL's protocols.

@@ -17,10 +17,13 @@ using collector::ReduceOp;
 enum class Algorithm {
   kRing,  // reduce-scatter then all-gather, n-1 steps each, chunked and pipelined
   kTree,  // double binary tree: pipelined reduce up, broadcast down; half the data per tree
+  // Rings packed over every link (RINGSIDE_TOPOLOGY's capacities), each on a share of the
+  // buffer in proportion to its rate, all at once (docs/reference.md)
+  kMultipath,
 };
 
-const char* algorithmName(Algorithm a);                 // "ring", "tree"
-bool parseAlgorithm(std::string_view s, Algorithm* a);  // "ring" | "tree"
+const char* algorithmName(Algorithm a);                 // "ring", "tree", "multipath"
+bool parseAlgorithm(std::string_view s, Algorithm* a);  // "ring" | "tree" | "multipath"
 
 // Supported: f32 f64 f16 bf16 i32 i64. Returns 0 for anything else.
 size_t dtypeSize(DType t);

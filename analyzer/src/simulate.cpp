@@ -1,0 +1,154 @@
+// analyzer/simulate.cpp — `ringside simulate`'s models (simulate.h, docs/whatif.md).
+#include "ringside/analyzer/simulate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "analysis_state.h"
+
+namespace ringside::analyzer {
+namespace {
+
+// Children of position p in a binary tree over positions 0..n-1 (reference/src/topology.h):
+// 0 has one child, the largest power of two below n; a position whose lowest set bit is l has
+// p - l/2 and p + h, h the largest power of two below l with p + h < n; odd positions are leaves.
+int childPositions(int p, int n, int c[2]) {
+  if (n <= 1) return 0;
+  if (p == 0) {
+    int top = 1;
+    while (top * 2 < n) top *= 2;
+    c[0] = top;
+    return 1;
+  }
+  const int l = p & -p;
+  if (l == 1) return 0;
+  int k = 0;
+  c[k++] = p - l / 2;
+  for (int h = l / 2; h >= 1; h /= 2) {
+    if (p + h < n) {
+      c[k++] = p + h;
+      break;
+    }
+  }
+  return k;
+}
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+int busiestHostTreeEdges(int n, int ranks_per_host) {
+  if (n <= 1 || ranks_per_host <= 0) return 0;
+  std::map<int, int> leaving;  // host -> tree edges with one end outside it
+  for (int tree = 0; tree < 2; ++tree) {
+    // Tree 1 is tree 0's shape over positions p = (rank + 1) mod n.
+    auto rank_at = [&](int p) { return tree == 0 ? p : (p - 1 + n) % n; };
+    for (int p = 0; p < n; ++p) {
+      int c[2];
+      const int k = childPositions(p, n, c);
+      for (int i = 0; i < k; ++i) {
+        const int a = rank_at(p) / ranks_per_host, b = rank_at(c[i]) / ranks_per_host;
+        if (a == b) continue;
+        ++leaving[a];
+        ++leaving[b];
+      }
+    }
+  }
+  int most = 0;
+  for (const auto& [host, edges] : leaving) most = std::max(most, edges);
+  return most;
+}
+
+std::string clusterTopologyText(const ClusterSpec& c, int ranks) {
+  const int per = std::max(1, c.ranks_per_host);
+  const int hosts = (ranks + per - 1) / per;
+  std::string t = "ringside-topology 1\n# ringside simulate: " + std::to_string(hosts) + " hosts of " +
+                  std::to_string(per) + " ranks, " + (c.mesh ? "a full mesh of host pairs" : "a switch") + "\n";
+  for (int h = 0; h < hosts; ++h) {
+    const int lo = h * per, hi = std::min(ranks, lo + per) - 1;
+    t += "node h" + std::to_string(h) + " ranks " + std::to_string(lo) + (hi > lo ? "-" + std::to_string(hi) : "") + "\n";
+    if (hi > lo) {
+      t += "link h" + std::to_string(h) + " h" + std::to_string(h) + " bandwidth " + num(c.intra_gbps) +
+           "GB/s latency " + num(c.intra_latency_s * 1e6) + "us\n";
+    }
+  }
+  if (c.mesh) {
+    for (int a = 0; a < hosts; ++a) {
+      for (int b = a + 1; b < hosts; ++b) {
+        t += "link h" + std::to_string(a) + " h" + std::to_string(b) + " bandwidth " + num(c.inter_gbps) +
+             "GB/s latency " + num(c.inter_latency_s * 1e6) + "us\n";
+      }
+    }
+  }
+  return t;
+}
+
+std::vector<SimulatedScale> simulateCluster(const ClusterSpec& c, const std::vector<int64_t>& step_bytes,
+                                            const std::vector<int>& rank_counts,
+                                            const MultipathPlanner& planner) {
+  std::vector<SimulatedScale> out;
+  const int per = std::max(1, c.ranks_per_host);
+  const int64_t largest = step_bytes.empty() ? 0 : *std::max_element(step_bytes.begin(), step_bytes.end());
+  for (int n : rank_counts) {
+    if (n < 2) continue;
+    SimulatedScale s;
+    s.ranks = n;
+    s.hosts = (n + per - 1) / per;
+    const bool one_host = s.hosts == 1;
+    // Every ring step and every tree level crosses a host boundary once there are 2+ hosts.
+    const double alpha_ns = (one_host ? c.intra_latency_s : std::max(c.intra_latency_s, c.inter_latency_s)) * 1e9;
+    const double slowest = one_host ? c.intra_gbps : std::min(c.intra_gbps, c.inter_gbps);  // bytes/ns
+    const double ring_beta = 1 / slowest;
+    // The tree: its busiest host's NIC (switch) carries all its leaving edges at once; on a mesh
+    // each edge has its host pair's cable, shared with the pair's other edges only.
+    const int edges = one_host ? 1 : std::max(1, busiestHostTreeEdges(n, per));
+    const double tree_beta = one_host ? 1 / c.intra_gbps
+                                      : std::max(1 / c.intra_gbps, (c.mesh ? 1.0 : static_cast<double>(edges)) / c.inter_gbps);
+    double ratio = 1;
+    std::string mp_note;
+    if (one_host) {
+      mp_note = "one host: its ranks share one memory system, no links to add";
+    } else if (!c.mesh) {
+      ratio = std::max(1, c.nics);
+      mp_note = c.nics > 1 ? "rings spread over the " + std::to_string(c.nics) + " NICs of each host"
+                           : "one NIC a host: the rings share it, the ring's rate";
+    } else if (planner) {
+      std::string basis;
+      const double r = planner(clusterTopologyText(c, n), n, &basis);
+      ratio = r > 0 ? r : 1;
+      mp_note = basis;
+    } else {
+      mp_note = "no planner: the ring's rate";
+    }
+    for (const char* algo : {"ring", "tree", "multipath"}) {
+      SimulatedAlgorithm x;
+      x.algorithm = algo;
+      double total = 0, at_largest = 0;
+      for (int64_t bytes : step_bytes) {
+        double t = 0;
+        if (x.algorithm == "tree") t = detail::treeAllreduceNs(n, bytes, alpha_ns, tree_beta);
+        else if (x.algorithm == "ring") t = detail::ringAllreduceNs(n, bytes, alpha_ns, ring_beta);
+        else t = detail::ringAllreduceNs(n, bytes, alpha_ns, ring_beta / ratio);
+        total += t;
+        if (bytes == largest) at_largest = t;
+      }
+      x.step_ns = total;
+      // busbw (nccl-tests): bytes / time x 2(n-1)/n.
+      if (at_largest > 0) x.busbw_gbps = static_cast<double>(largest) / at_largest * 2.0 * (n - 1) / n;
+      if (x.algorithm == "multipath") x.note = mp_note;
+      if (x.algorithm == "tree" && !one_host && !c.mesh)
+        x.note = std::to_string(edges) + " tree edges share the busiest host's NIC";
+      s.algorithms.push_back(std::move(x));
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace ringside::analyzer

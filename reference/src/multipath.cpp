@@ -1,0 +1,510 @@
+// reference/src/multipath.cpp — see multipath.h.
+//
+// Choosing the rings: greedy rounds of a minimum-cost Hamiltonian cycle
+// (Held-Karp, exact for n <= 12), where a link costs (load + 1) / capacity, its
+// load being how many chosen rings already cross it: each round prefers fast
+// links that are still little used. A found cycle is taken in both directions
+// where every reverse link exists (a full-duplex link has a second, independent
+// capacity). After each round the max-min rates of all rings so far are
+// computed; the plan is the round with the highest total rate (fewer rings on a
+// tie). If that total is not above the plain ring's, the plan is the plain ring.
+//
+// On 4 ranks with equal links: round 1 takes 0-1-2-3 both ways (2 links' worth),
+// round 2 0-1-3-2 (the diagonals, but two sides are now shared: still 2), round
+// 3 0-2-1-3: all 6 directed rings, every directed link carried by 2 of them at
+// half its rate, 3 links' worth: 3x the ring. On a square with no diagonals the
+// only Hamiltonian cycle is the ring: it runs both ways (2x the ring when links
+// are full duplex), or alone when they are simplex (exactly the ring).
+#include "multipath.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace ringside::reference::detail {
+
+namespace {
+
+constexpr int kMaxExactRanks = 12;  // Held-Karp: 2^n * n^2 steps per round
+constexpr int kMaxRounds = 8;
+
+// "1Gbit", "100Mbit", "10Gbps", "25Gbit/s" (bits), "2GB/s", "800MB/s" (bytes) -> bytes/s.
+bool parseBandwidth(const std::string& s, double* out) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || !(v > 0) || !std::isfinite(v)) return false;
+  std::string unit(end);
+  double scale = 1;
+  if (!unit.empty() && std::string("kKMGT").find(unit[0]) != std::string::npos) {
+    static const std::map<char, double> kPrefix = {
+        {'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}};
+    scale = kPrefix.at(unit[0]);
+    unit.erase(0, 1);
+  }
+  if (unit == "bit" || unit == "bps" || unit == "bit/s")
+    scale /= 8;
+  else if (unit != "B/s" && unit != "Bps")
+    return false;
+  *out = v * scale;
+  return true;
+}
+
+// "0", "0-3", "0-3,8,10-11".
+bool parseRankList(const std::string& s, std::vector<int>* out) {
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t dash = item.find('-');
+    char* end = nullptr;
+    long lo = std::strtol(item.c_str(), &end, 10), hi = lo;
+    if (end == item.c_str()) return false;
+    if (dash != std::string::npos) hi = std::strtol(item.c_str() + dash + 1, &end, 10);
+    if (*end != '\0' || lo < 0 || hi < lo || hi > (1 << 20)) return false;
+    for (long r = lo; r <= hi; ++r) out->push_back(static_cast<int>(r));
+  }
+  return !out->empty();
+}
+
+// Min-cost Hamiltonian cycle from rank 0 over edges with finite cost (Held-Karp). Empty when
+// there is none.
+std::vector<int> cheapestCycle(int n, const std::vector<double>& cost) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const size_t full = size_t{1} << n, un = static_cast<size_t>(n);
+  std::vector<double> dp(full * un, inf);
+  std::vector<int8_t> from(full * un, -1);
+  dp[1 * un + 0] = 0;
+  for (size_t mask = 1; mask < full; mask += 2) {  // rank 0 always in the set
+    for (size_t v = 0; v < un; ++v) {
+      double d = dp[mask * un + v];
+      if (d == inf) continue;
+      for (size_t w = 1; w < un; ++w) {
+        if (mask & (size_t{1} << w)) continue;
+        double c = cost[v * un + w];
+        if (c == inf) continue;
+        size_t m2 = mask | (size_t{1} << w);
+        if (d + c < dp[m2 * un + w]) {
+          dp[m2 * un + w] = d + c;
+          from[m2 * un + w] = static_cast<int8_t>(v);
+        }
+      }
+    }
+  }
+  double best = inf;
+  size_t last = 0;
+  for (size_t v = 1; v < un; ++v) {
+    double d = dp[(full - 1) * un + v] + cost[v * un + 0];
+    if (d < best) best = d, last = v;
+  }
+  if (best == inf) return {};
+  std::vector<int> cycle;
+  size_t mask = full - 1, v = last;
+  while (v != 0) {
+    cycle.push_back(static_cast<int>(v));
+    size_t prev = static_cast<size_t>(from[mask * un + v]);
+    mask &= ~(size_t{1} << v);
+    v = prev;
+  }
+  cycle.push_back(0);
+  std::reverse(cycle.begin(), cycle.end());
+  return cycle;
+}
+
+bool hasCycle(const LinkCapacities& caps, const std::vector<int>& cycle) {
+  const size_t n = cycle.size();
+  for (size_t k = 0; k < n; ++k)
+    if (caps.resource[static_cast<size_t>(cycle[k]) * static_cast<size_t>(caps.n) +
+                      static_cast<size_t>(cycle[(k + 1) % n])] < 0)
+      return false;
+  return true;
+}
+
+std::vector<int> reversed(const std::vector<int>& c) {
+  std::vector<int> r{c[0]};
+  for (size_t k = c.size() - 1; k >= 1; --k) r.push_back(c[k]);
+  return r;
+}
+
+std::string fmt(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+LinkCapacities equalCapacities(int n) {
+  LinkCapacities caps;
+  caps.n = n;
+  caps.resource.assign(static_cast<size_t>(n) * static_cast<size_t>(n), -1);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      caps.resource[static_cast<size_t>(i * n + j)] = static_cast<int>(caps.capacity.size());
+      caps.capacity.push_back(1.0);
+      caps.names.push_back(std::to_string(i) + "->" + std::to_string(j));
+    }
+  caps.source = "no topology (RINGSIDE_TOPOLOGY unset): every link taken as equal";
+  return caps;
+}
+
+bool parseTopologyCapacities(const std::string& text, int n, LinkCapacities* out,
+                             std::string* error) {
+  std::map<std::string, int> node_index;
+  std::vector<std::string> node_names;
+  std::vector<int> node_of(static_cast<size_t>(n), -1);
+  // Directed node pair -> capacity (0: present, unknown); the first line that names it wins.
+  std::map<std::pair<int, int>, double> link;
+  std::stringstream in(text);
+  std::string line;
+  int lineno = 0;
+  bool header = false;
+  auto fail = [&](const std::string& why) {
+    *error = "line " + std::to_string(lineno) + ": " + why;
+    return false;
+  };
+  while (std::getline(in, line)) {
+    ++lineno;
+    line = line.substr(0, line.find('#'));
+    std::stringstream words(line);
+    std::vector<std::string> w;
+    for (std::string x; words >> x;) w.push_back(x);
+    if (w.empty()) continue;
+    if (!header) {
+      if (w.size() != 2 || w[0] != "ringside-topology" || w[1] != "1")
+        return fail("expected 'ringside-topology 1'");
+      header = true;
+    } else if (w[0] == "node") {
+      std::vector<int> ranks;
+      if (w.size() != 4 || w[2] != "ranks" || !parseRankList(w[3], &ranks))
+        return fail("expected 'node NAME ranks LIST'");
+      int idx = static_cast<int>(node_names.size());
+      node_index[w[1]] = idx;
+      node_names.push_back(w[1]);
+      for (int r : ranks)
+        if (r < n) node_of[static_cast<size_t>(r)] = idx;
+    } else if (w[0] == "link") {
+      if (w.size() < 3 || !node_index.count(w[1]) || !node_index.count(w[2]))
+        return fail("expected 'link A B ...' with declared nodes");
+      int a = node_index[w[1]], b = node_index[w[2]];
+      double bw = 0;
+      bool simplex = false;
+      for (size_t k = 3; k < w.size(); ++k) {
+        if (w[k] == "simplex" || w[k] == "duplex") {
+          simplex = w[k] == "simplex";
+        } else if (w[k] == "bandwidth" && k + 1 < w.size()) {
+          if (!parseBandwidth(w[++k], &bw)) return fail("bad bandwidth '" + w[k] + "'");
+        } else if (w[k] == "latency" && k + 1 < w.size()) {
+          ++k;  // not needed for the shares
+        } else {
+          return fail("unknown word '" + w[k] + "'");
+        }
+      }
+      link.emplace(std::make_pair(a, b), bw);
+      if (!simplex) link.emplace(std::make_pair(b, a), bw);
+    }
+  }
+  if (!header) return fail("empty topology");
+  for (int r = 0; r < n; ++r)
+    if (node_of[static_cast<size_t>(r)] < 0) {
+      *error = "rank " + std::to_string(r) + " is on no node";
+      return false;
+    }
+  // Ranks on one node always have their local link; unknown capacities (none given) are
+  // taken as the fastest given one, local ones as 10x that.
+  double fastest = 0;
+  for (auto& [pair, bw] : link) fastest = std::max(fastest, bw);
+  if (fastest == 0) fastest = 1;
+  LinkCapacities caps;
+  caps.n = n;
+  caps.resource.assign(static_cast<size_t>(n) * static_cast<size_t>(n), -1);
+  std::map<std::pair<int, int>, int> res_of;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      int a = node_of[static_cast<size_t>(i)], b = node_of[static_cast<size_t>(j)];
+      auto it = link.find({a, b});
+      if (it == link.end() && a != b) continue;  // no cable between these hosts
+      auto [r, fresh] =
+          res_of.emplace(std::make_pair(a, b), static_cast<int>(caps.capacity.size()));
+      if (fresh) {
+        double bw = it != link.end() ? it->second : 0;
+        caps.capacity.push_back(bw > 0 ? bw : (a == b ? 10 * fastest : fastest));
+        caps.names.push_back(node_names[static_cast<size_t>(a)] + "->" +
+                             node_names[static_cast<size_t>(b)]);
+      }
+      caps.resource[static_cast<size_t>(i * n + j)] = r->second;
+    }
+  *out = std::move(caps);
+  return true;
+}
+
+LinkCapacities capacitiesFromEnvironment(int n) {
+  const char* path = std::getenv("RINGSIDE_TOPOLOGY");
+  if (path == nullptr || *path == '\0') return equalCapacities(n);
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  LinkCapacities caps;
+  std::string error;
+  if (!f || text.str().size() > (size_t{16} << 20) ||
+      !parseTopologyCapacities(text.str(), n, &caps, &error)) {
+    caps = equalCapacities(n);
+    caps.source = std::string("topology ") + path + " not usable (" +
+                  (error.empty() ? "cannot read it" : error) + "): every link taken as equal";
+    return caps;
+  }
+  caps.source = std::string("capacities from topology ") + path;
+  return caps;
+}
+
+std::vector<double> maxMinRates(const LinkCapacities& caps,
+                                const std::vector<std::vector<int>>& cycles) {
+  const size_t nc = cycles.size(), nr = caps.capacity.size();
+  // crossings[c][r]: how often cycle c crosses resource r.
+  std::vector<std::vector<int>> crossings(nc, std::vector<int>(nr, 0));
+  for (size_t c = 0; c < nc; ++c) {
+    const auto& cy = cycles[c];
+    for (size_t k = 0; k < cy.size(); ++k) {
+      int r = caps.resource[static_cast<size_t>(cy[k] * caps.n + cy[(k + 1) % cy.size()])];
+      if (r >= 0) ++crossings[c][static_cast<size_t>(r)];
+    }
+  }
+  std::vector<double> rate(nc, 0), left(caps.capacity);
+  std::vector<bool> frozen(nc, false);
+  for (size_t round = 0; round < nc; ++round) {
+    double step = std::numeric_limits<double>::infinity();
+    for (size_t r = 0; r < nr; ++r) {
+      int load = 0;
+      for (size_t c = 0; c < nc; ++c)
+        if (!frozen[c]) load += crossings[c][r];
+      if (load > 0) step = std::min(step, left[r] / load);
+    }
+    if (step == std::numeric_limits<double>::infinity()) break;
+    for (size_t r = 0; r < nr; ++r)
+      for (size_t c = 0; c < nc; ++c)
+        if (!frozen[c]) left[r] -= crossings[c][r] * step;
+    for (size_t c = 0; c < nc; ++c)
+      if (!frozen[c]) rate[c] += step;
+    // Rings crossing a saturated link stop growing.
+    for (size_t r = 0; r < nr; ++r) {
+      if (left[r] > 1e-9 * caps.capacity[r]) continue;
+      for (size_t c = 0; c < nc; ++c)
+        if (crossings[c][r] > 0) frozen[c] = true;
+    }
+  }
+  return rate;
+}
+
+MultipathPlan planMultipath(const LinkCapacities& caps) {
+  MultipathPlan plan;
+  const int n = caps.n;
+  std::vector<int> ring(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) ring[static_cast<size_t>(i)] = i;
+  const bool ring_ok = hasCycle(caps, ring);
+  if (ring_ok) plan.ring_rate = maxMinRates(caps, {ring})[0];
+
+  std::vector<std::vector<int>> best;
+  double best_total = 0;
+  if (n >= 2 && n <= kMaxExactRanks) {
+    std::vector<std::vector<int>> chosen;
+    std::vector<int> load(caps.capacity.size(), 0);
+    const size_t un = static_cast<size_t>(n);
+    for (int round = 0; round < kMaxRounds && round < n - 1; ++round) {
+      std::vector<double> cost(un * un, std::numeric_limits<double>::infinity());
+      for (size_t i = 0; i < un; ++i)
+        for (size_t j = 0; j < un; ++j) {
+          int r = i == j ? -1 : caps.resource[i * un + j];
+          if (r < 0) continue;
+          double c = (load[static_cast<size_t>(r)] + 1) / caps.capacity[static_cast<size_t>(r)];
+          int back = caps.resource[j * un + i];
+          if (back >= 0)
+            c += (load[static_cast<size_t>(back)] + 1) / caps.capacity[static_cast<size_t>(back)];
+          // On a tie, the ring's own order (deterministic, and the ring when nothing beats it).
+          if (j != (i + 1) % un) c *= 1 + 1e-9;
+          cost[i * un + j] = c;
+        }
+      std::vector<int> cycle = cheapestCycle(n, cost);
+      if (cycle.empty()) break;
+      std::vector<int> back = reversed(cycle);
+      if (std::find(chosen.begin(), chosen.end(), cycle) != chosen.end() ||
+          std::find(chosen.begin(), chosen.end(), back) != chosen.end())
+        break;  // nothing new: more rounds find the same cycle
+      std::vector<std::vector<int>> add{cycle};
+      if (n > 2 && hasCycle(caps, back)) add.push_back(back);
+      if (chosen.size() + add.size() > static_cast<size_t>(kMaxMultipathCycles)) break;
+      for (const auto& c : add) {
+        chosen.push_back(c);
+        for (size_t k = 0; k < un; ++k)
+          ++load[static_cast<size_t>(caps.resource[static_cast<size_t>(c[k]) * un +
+                                                   static_cast<size_t>(c[(k + 1) % un])])];
+      }
+      std::vector<double> rates = maxMinRates(caps, chosen);
+      double total = 0;
+      for (double r : rates) total += r;
+      if (total > best_total * (1 + 1e-6)) best_total = total, best = chosen;
+    }
+  }
+  if (best.empty() || best_total <= plan.ring_rate * (1 + 1e-6)) {
+    plan.cycles = {ring};
+    plan.is_ring = true;
+    plan.rates = {plan.ring_rate};
+    plan.total_rate = plan.ring_rate;
+    if (n > kMaxExactRanks)
+      plan.note = "multipath: " + std::to_string(n) + " ranks (more than " +
+                  std::to_string(kMaxExactRanks) + "): runs as the ring; " + caps.source;
+    else if (best.empty())
+      plan.note = "multipath: no ring over the topology's links: runs as the ring; " + caps.source;
+    else
+      plan.note =
+          "multipath: no set of rings beats the ring here: runs as the ring; " + caps.source;
+    return plan;
+  }
+  plan.cycles = best;
+  plan.rates = maxMinRates(caps, best);
+  plan.total_rate = best_total;
+  plan.is_ring = plan.cycles.size() == 1 && plan.cycles[0] == ring;
+  std::set<int> used;
+  for (const auto& c : plan.cycles)
+    for (size_t k = 0; k < c.size(); ++k)
+      used.insert(caps.resource[static_cast<size_t>(c[k] * n + c[(k + 1) % c.size()])]);
+  plan.note = "multipath: " + std::to_string(plan.cycles.size()) + " rings over " +
+              std::to_string(used.size()) + " of " + std::to_string(caps.capacity.size()) +
+              " links, " +
+              (plan.ring_rate > 0 ? fmt(best_total / plan.ring_rate, 2) + "x the ring's rate"
+                                  : std::string("the ring has no links")) +
+              "; " + caps.source;
+  return plan;
+}
+
+std::vector<size_t> multipathShares(const MultipathPlan& plan, size_t count) {
+  const size_t nc = plan.cycles.size();
+  std::vector<size_t> share(nc, 0);
+  if (nc == 1 || plan.total_rate <= 0) {
+    share[0] = count;
+    return share;
+  }
+  // Largest remainder: floors first, then one more element to the largest fractions.
+  std::vector<std::pair<double, size_t>> frac;
+  size_t given = 0;
+  for (size_t c = 0; c < nc; ++c) {
+    double exact = static_cast<double>(count) * plan.rates[c] / plan.total_rate;
+    share[c] = std::min(count - given, static_cast<size_t>(std::floor(exact)));
+    given += share[c];
+    frac.emplace_back(-(exact - std::floor(exact)), c);
+  }
+  std::sort(frac.begin(), frac.end());
+  for (size_t k = 0; given < count; k = (k + 1) % nc, ++given) ++share[frac[k].second];
+  return share;
+}
+
+std::vector<int> multipathPeers(const MultipathPlan& plan, int rank) {
+  std::vector<int> peers;
+  for (const auto& c : plan.cycles) {
+    auto it = std::find(c.begin(), c.end(), rank);
+    if (it == c.end() || c.size() < 2) continue;
+    size_t k = static_cast<size_t>(it - c.begin());
+    peers.push_back(c[(k + 1) % c.size()]);
+    peers.push_back(c[(k + c.size() - 1) % c.size()]);
+  }
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
+}
+
+namespace {
+
+// The rings side by side: their streams concatenated; each call goes to the
+// ring that owns the stream. Chunk numbers run over the whole buffer (ring 0's
+// first), as the tree's do over its two halves.
+class MultipathSchedule final : public Schedule {
+ public:
+  void add(std::unique_ptr<Schedule> ring, uint32_t chunk_base) {
+    Part p;
+    p.first_send = sends.size();
+    p.first_recv = recvs.size();
+    p.chunk_base = chunk_base;
+    for (const SendStream& s : ring->sends) {
+      send_part_.push_back(parts_.size());
+      sends.push_back(s);
+    }
+    for (const RecvStream& r : ring->recvs) {
+      recv_part_.push_back(parts_.size());
+      recvs.push_back(r);
+    }
+    scratch_bytes = std::max(scratch_bytes, ring->scratch_bytes);
+    p.ring = std::move(ring);
+    parts_.push_back(std::move(p));
+  }
+
+  Message sendMessage(size_t s, uint32_t index) override {
+    Part& p = parts_[send_part_[s]];
+    Message m = p.ring->sendMessage(s - p.first_send, index);
+    m.chunk += p.chunk_base;
+    return m;
+  }
+  Message recvMessage(size_t s, uint32_t index) override {
+    Part& p = parts_[recv_part_[s]];
+    Message m = p.ring->recvMessage(s - p.first_recv, index);
+    m.chunk += p.chunk_base;
+    return m;
+  }
+  void received(size_t s, uint32_t index, char* scratch) override {
+    Part& p = parts_[recv_part_[s]];
+    p.ring->pool = pool;
+    p.ring->received(s - p.first_recv, index, scratch);
+    // What the ring made ready to send.
+    for (size_t k = 0; k < p.ring->sends.size(); ++k)
+      sends[p.first_send + k].ready = p.ring->sends[k].ready;
+  }
+
+ private:
+  struct Part {
+    std::unique_ptr<Schedule> ring;
+    size_t first_send = 0, first_recv = 0;
+    uint32_t chunk_base = 0;
+  };
+  std::vector<Part> parts_;
+  std::vector<size_t> send_part_, recv_part_;
+};
+
+}  // namespace
+
+std::unique_ptr<Schedule> makeMultipathSchedule(const CollectiveArgs& a, const MultipathPlan& plan,
+                                                const std::vector<int>& link_of) {
+  if (plan.is_ring) return makeRingSchedule(a, link_of);
+  auto s = std::make_unique<MultipathSchedule>();
+  const std::vector<size_t> share = multipathShares(plan, a.count);
+  const size_t esize = dtypeSize(a.dtype);
+  size_t offset = 0;
+  uint32_t chunk_base = 0;
+  for (size_t c = 0; c < plan.cycles.size(); ++c) {
+    const std::vector<int>& cy = plan.cycles[c];
+    size_t len = share[c];
+    if (len == 0) continue;  // a tiny buffer leaves slow rings idle
+    auto it = std::find(cy.begin(), cy.end(), a.rank);
+    const size_t n = cy.size(), pos = static_cast<size_t>(it - cy.begin());
+    CollectiveArgs sub = a;
+    sub.data = a.data + offset * esize;
+    sub.count = len;
+    sub.rank = static_cast<int>(pos);
+    sub.size = static_cast<int>(n);
+    int right = link_of[static_cast<size_t>(cy[(pos + 1) % n])];
+    int left = link_of[static_cast<size_t>(cy[(pos + n - 1) % n])];
+    auto kind =
+        static_cast<FrameKind>(static_cast<int>(FrameKind::kMultipath0) + static_cast<int>(c));
+    auto ring = makeRingScheduleOn(sub, left, right, kind);
+    // The ring's messages are (step, chunk) for 2(n-1) steps.
+    uint32_t chunks = ring->sends[0].total / static_cast<uint32_t>(2 * (n - 1));
+    s->add(std::move(ring), chunk_base);
+    chunk_base += chunks;
+    offset += len;
+  }
+  return s;
+}
+
+}  // namespace ringside::reference::detail

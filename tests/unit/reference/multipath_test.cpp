@@ -1,0 +1,173 @@
+// The multipath plan (reference/src/multipath.cpp): which rings it packs over
+// which links, and their shares. The all-reduce itself is checked for every
+// dtype, op and rank count in allreduce_test.cpp, its faults in fault_test.cpp.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "multipath.h"
+
+namespace ringside::reference::detail {
+namespace {
+
+LinkCapacities parse(const std::string& text, int n) {
+  LinkCapacities caps;
+  std::string error;
+  EXPECT_TRUE(parseTopologyCapacities(text, n, &caps, &error)) << error;
+  return caps;
+}
+
+std::string fourHosts(const std::string& links) {
+  return "ringside-topology 1\nnode h0 ranks 0\nnode h1 ranks 1\nnode h2 ranks 2\n"
+         "node h3 ranks 3\n" +
+         links;
+}
+
+// How many of the plan's rings cross each directed rank pair.
+std::map<std::pair<int, int>, int> linkUse(const MultipathPlan& plan) {
+  std::map<std::pair<int, int>, int> use;
+  for (const auto& c : plan.cycles)
+    for (size_t k = 0; k < c.size(); ++k) ++use[{c[k], c[(k + 1) % c.size()]}];
+  return use;
+}
+
+TEST(MultipathPlan, FullMeshOfFourUsesEveryDirectedLinkEqually) {
+  MultipathPlan plan = planMultipath(equalCapacities(4));
+  // K4 with both directions: no 3 directed Hamiltonian cycles cover its 12 links once (the
+  // complete symmetric digraph on 4 vertices has no Hamiltonian decomposition), so all 6
+  // directed rings run, every directed link carried by exactly 2 at half its rate.
+  ASSERT_EQ(plan.cycles.size(), 6u) << plan.note;
+  auto use = linkUse(plan);
+  EXPECT_EQ(use.size(), 12u);
+  for (auto& [pair, n] : use) EXPECT_EQ(n, 2) << pair.first << "->" << pair.second;
+  for (double r : plan.rates) EXPECT_DOUBLE_EQ(r, 0.5);
+  EXPECT_DOUBLE_EQ(plan.total_rate, 3.0);
+  EXPECT_DOUBLE_EQ(plan.ring_rate, 1.0);
+  EXPECT_FALSE(plan.is_ring);
+  EXPECT_NE(plan.note.find("3.00x the ring"), std::string::npos) << plan.note;
+}
+
+TEST(MultipathPlan, SimplexRingIsExactlyTheRing) {
+  MultipathPlan plan = planMultipath(parse(fourHosts("link h0 h1 bandwidth 1Gbit simplex\n"
+                                                     "link h1 h2 bandwidth 1Gbit simplex\n"
+                                                     "link h2 h3 bandwidth 1Gbit simplex\n"
+                                                     "link h3 h0 bandwidth 1Gbit simplex\n"),
+                                           4));
+  ASSERT_EQ(plan.cycles.size(), 1u) << plan.note;
+  EXPECT_EQ(plan.cycles[0], (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_TRUE(plan.is_ring);
+  EXPECT_NE(plan.note.find("runs as the ring"), std::string::npos) << plan.note;
+}
+
+TEST(MultipathPlan, DuplexRingOnlyRunsTheRingBothWays) {
+  // Only the square's sides are cabled: the ring is the only Hamiltonian cycle, and it leaves
+  // the reverse direction of every cable idle; the plan adds the reverse ring.
+  MultipathPlan plan = planMultipath(parse(fourHosts("link h0 h1 bandwidth 200Mbit\n"
+                                                     "link h1 h2 bandwidth 200Mbit\n"
+                                                     "link h2 h3 bandwidth 200Mbit\n"
+                                                     "link h3 h0 bandwidth 200Mbit\n"),
+                                           4));
+  ASSERT_EQ(plan.cycles.size(), 2u) << plan.note;
+  EXPECT_EQ(plan.cycles[0], (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(plan.cycles[1], (std::vector<int>{0, 3, 2, 1}));
+  auto use = linkUse(plan);
+  EXPECT_EQ(use.size(), 8u);
+  EXPECT_EQ(use.count({0, 2}) + use.count({1, 3}), 0u);  // no cable there
+  EXPECT_DOUBLE_EQ(plan.total_rate, 2 * plan.ring_rate);
+}
+
+TEST(MultipathPlan, SlowLinkGetsASmallShare) {
+  MultipathPlan plan = planMultipath(parse(fourHosts("link h0 h1 bandwidth 200Mbit\n"
+                                                     "link h0 h2 bandwidth 200Mbit\n"
+                                                     "link h0 h3 bandwidth 200Mbit\n"
+                                                     "link h1 h2 bandwidth 40Mbit\n"
+                                                     "link h1 h3 bandwidth 200Mbit\n"
+                                                     "link h2 h3 bandwidth 200Mbit\n"),
+                                           4));
+  // The ring crosses 1->2 at 5 MB/s; the plan carries most data over the other links.
+  EXPECT_DOUBLE_EQ(plan.ring_rate, 5e6);
+  EXPECT_GE(plan.total_rate, 9.99 * plan.ring_rate) << plan.note;  // 0-1-3-2 both ways
+  // No link carries more than its capacity.
+  LinkCapacities caps = parse(fourHosts("link h0 h1 bandwidth 200Mbit\n"
+                                        "link h0 h2 bandwidth 200Mbit\n"
+                                        "link h0 h3 bandwidth 200Mbit\n"
+                                        "link h1 h2 bandwidth 40Mbit\n"
+                                        "link h1 h3 bandwidth 200Mbit\n"
+                                        "link h2 h3 bandwidth 200Mbit\n"),
+                              4);
+  std::vector<double> load(caps.capacity.size(), 0);
+  for (size_t c = 0; c < plan.cycles.size(); ++c)
+    for (size_t k = 0; k < 4; ++k)
+      load[static_cast<size_t>(caps.resource[static_cast<size_t>(
+          plan.cycles[c][k] * 4 + plan.cycles[c][(k + 1) % 4])])] += plan.rates[c];
+  for (size_t r = 0; r < load.size(); ++r)
+    EXPECT_LE(load[r], caps.capacity[r] * (1 + 1e-9)) << caps.names[r];
+}
+
+TEST(MultipathPlan, MissingLinksAreNeverUsed) {
+  // Ranks 0..4, a ring 0-1-2-3-4 plus chords 0-2 and 1-3: every ring the plan picks must run
+  // over cabled pairs only.
+  std::string text = "ringside-topology 1\n";
+  for (int r = 0; r < 5; ++r)
+    text += "node h" + std::to_string(r) + " ranks " + std::to_string(r) + "\n";
+  text += "link h0 h1\nlink h1 h2\nlink h2 h3\nlink h3 h4\nlink h4 h0\nlink h0 h2\nlink h1 h3\n";
+  LinkCapacities caps = parse(text, 5);
+  MultipathPlan plan = planMultipath(caps);
+  for (const auto& c : plan.cycles) {
+    ASSERT_EQ(c.size(), 5u);
+    for (size_t k = 0; k < 5; ++k)
+      EXPECT_GE(caps.resource[static_cast<size_t>(c[k] * 5 + c[(k + 1) % 5])], 0) << plan.note;
+  }
+  EXPECT_GE(plan.total_rate, 2 * plan.ring_rate) << plan.note;
+}
+
+TEST(MultipathPlan, NoHamiltonianCycleFallsBackToTheRing) {
+  // A star: no ring over cabled pairs exists.
+  MultipathPlan plan = planMultipath(parse(fourHosts("link h0 h1\nlink h0 h2\nlink h0 h3\n"), 4));
+  EXPECT_TRUE(plan.is_ring);
+  EXPECT_NE(plan.note.find("no ring over the topology's links"), std::string::npos) << plan.note;
+}
+
+TEST(MultipathPlan, SharesAreProportionalAndCoverTheBuffer) {
+  MultipathPlan plan = planMultipath(equalCapacities(4));
+  for (size_t count : {size_t{1}, size_t{5}, size_t{6}, size_t{7919}}) {
+    auto share = multipathShares(plan, count);
+    size_t sum = 0;
+    for (size_t s : share) {
+      sum += s;
+      EXPECT_LE(s, count / share.size() + 1);
+    }
+    EXPECT_EQ(sum, count);
+  }
+}
+
+TEST(MultipathPlan, HostPairsShareOneCable) {
+  // Two hosts of two ranks: the inter-host cable is one resource for all 4 rank pairs.
+  LinkCapacities caps = parse(
+      "ringside-topology 1\nnode a ranks 0-1\nnode b ranks 2-3\n"
+      "link a a bandwidth 20GB/s\nlink b b bandwidth 20GB/s\nlink a b bandwidth 10Gbit\n",
+      4);
+  EXPECT_EQ(caps.capacity.size(), 4u);  // a->a, a->b, b->a, b->b
+  EXPECT_EQ(caps.resource[0 * 4 + 2], caps.resource[1 * 4 + 3]);
+  MultipathPlan plan = planMultipath(caps);
+  // Any Hamiltonian cycle crosses a->b and b->a at least once each: at most 2 x 1.25 GB/s.
+  EXPECT_LE(plan.total_rate, 2 * 1.25e9 * (1 + 1e-9)) << plan.note;
+}
+
+TEST(MultipathPlan, BadTopologyIsAnError) {
+  LinkCapacities caps;
+  std::string error;
+  EXPECT_FALSE(parseTopologyCapacities("node h0 ranks 0\n", 1, &caps, &error));
+  EXPECT_FALSE(parseTopologyCapacities("ringside-topology 1\nnode h0 ranks 0\n", 2, &caps, &error));
+  EXPECT_NE(error.find("rank 1 is on no node"), std::string::npos) << error;
+  EXPECT_FALSE(parseTopologyCapacities(
+      "ringside-topology 1\nnode h0 ranks 0\nnode h1 ranks 1\nlink h0 h1 bandwidth fast\n", 2,
+      &caps, &error));
+  EXPECT_NE(error.find("line 4"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace ringside::reference::detail
