@@ -34,7 +34,7 @@ std::vector<OptionSpec> mergeSpecs(MergeCliOptions* o) {
        }},
       {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
       {"progress", 0, "",
-       "a progress line (input k of N, rows/s) each second, also without a terminal",
+       "progress (input k of N, rows/s) each second, also without a terminal",
        setFlag(&o->progress)},
       {"realign", 0, "",
        "the INPUT is a merged trace: fit its clock model again and store it in place "
