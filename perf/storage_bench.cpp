@@ -3,9 +3,16 @@
 // Prints rows/s for collective rows and for transfer rows written in batches
 // of 1k, 10k and 100k (commit included), then the merge rate for 4 rank files.
 // Usage: storage_bench [folder] [rows]   (default: a folder under /tmp, 1000000 rows)
+//        storage_bench --merge-ranks N [--rows R] [--folder DIR]
+//   the merge alone at scale: N generated rank files (bench/gen, ring all-reduces, about R
+//   transfer rows in all, default 2000000) written by a child process, then merged here; prints
+//   the phases (probe, copy, indexes), rows/s and this process's peak RSS (memory of the merge).
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
@@ -16,6 +23,7 @@
 
 #include "ringside/storage/merge.h"
 #include "ringside/storage/rank_writer.h"
+#include "trace_gen.h"
 
 using namespace ringside::storage;
 
@@ -109,9 +117,87 @@ Timing writeFile(const std::string& path, int rank, int64_t collectives, int64_t
   return t;
 }
 
+// storage_bench --merge-ranks N [--rows R] [--folder DIR]
+int mergeAtScale(int argc, char** argv) {
+  int ranks = 0;
+  int64_t rows = 2'000'000;
+  std::string dir;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string arg = argv[i];
+    if (arg == "--merge-ranks") ranks = std::atoi(argv[i + 1]);
+    if (arg == "--rows") rows = std::atoll(argv[i + 1]);
+    if (arg == "--folder") dir = argv[i + 1];
+  }
+  if (ranks < 2 || rows < 1) {
+    std::fprintf(stderr, "storage_bench: --merge-ranks N (N >= 2) [--rows R] [--folder DIR]\n");
+    return 2;
+  }
+  const bool own_dir = dir.empty();
+  if (own_dir) {
+    char tmpl[] = "/tmp/ringside-merge-bench-XXXXXX";
+    if (!mkdtemp(tmpl)) return 1;
+    dir = tmpl;
+  }
+  ringside::gen::GenOptions g;
+  g.ranks = ranks;
+  g.hosts = std::max(1, ranks / 8);
+  // A ring all-reduce is 2(N-1) sends per rank: enough calls for about `rows` transfers.
+  g.collectives = std::max<int64_t>(1, rows / (int64_t{ranks} * 2 * (ranks - 1)));
+  g.steps = std::min<int64_t>(g.collectives, 4);
+  std::vector<std::string> files;
+  const double g0 = now();
+  // A folder that has the rank files already (a previous run's --folder) is merged as it is.
+  const bool have = std::filesystem::exists(dir + "/rank-" + std::to_string(ranks - 1) + ".sqlite");
+  const pid_t child = have ? 0 : fork();
+  if (!have && child == 0) {
+    std::string error;
+    if (!ringside::gen::writeRankFiles(g, dir, &files, &error)) {
+      std::fprintf(stderr, "storage_bench: %s\n", error.c_str());
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  if (!have && (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+                WEXITSTATUS(status) != 0)) {
+    return 1;
+  }
+  const double gen_s = now() - g0;
+  MergeOptions o;
+  for (int r = 0; r < ranks; ++r) o.inputs.push_back(dir + "/rank-" + std::to_string(r) + ".sqlite");
+  o.output = dir + "/merged.sqlite";
+  o.overwrite = true;
+  double t_probed = -1, t_copied = -1;
+  const double t0 = now();
+  const double c0 = cpuNow();
+  o.progress_detail = [&](const MergeProgress& p) {
+    if (t_probed < 0) t_probed = now();  // the first call: after the first input's first table
+    if (p.input == p.inputs && t_copied < 0) t_copied = now();  // every input copied
+  };
+  const MergeResult m = mergeRankFiles(o);
+  const double dt = now() - t0;
+  const double dc = cpuNow() - c0;
+  if (!m.ok) {
+    std::fprintf(stderr, "merge failed: %s\n", m.error.c_str());
+    return 1;
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const double total = static_cast<double>(m.collectives + m.transfers);
+  std::printf("merge of %d rank files (%lld calls each, generated in %.1f s): %.0f rows in %.2f s ="
+              " %.0f rows/s, %.0f rows/cpu-s (probe %.2f s, copy %.2f s = %.0f rows/s,"
+              " indexes+sync %.2f s), peak RSS %.1f MiB\n",
+              ranks, static_cast<long long>(g.collectives), gen_s, total, dt, total / dt, total / dc,
+              t_probed - t0, t_copied - t_probed, total / (t_copied - t_probed), t0 + dt - t_copied,
+              static_cast<double>(ru.ru_maxrss) / 1024.0);
+  if (own_dir) std::filesystem::remove_all(dir);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--merge-ranks") return mergeAtScale(argc, argv);
   std::string dir;
   if (argc > 1) {
     dir = argv[1];

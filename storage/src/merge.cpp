@@ -1,12 +1,15 @@
 // storage/src/merge.cpp — merges rank files into one trace.
 //
-// Two passes over the inputs, each through the defensive read-only opener:
-//  1. validate and probe every input (rank row, end_state, row counts);
-//     unusable inputs are skipped with a warning naming the file;
-//  2. copy each usable input (sorted by rank, then start time) inside one read
-//     snapshot of it, remapping string ids and collective ids, into the output.
-// Rows are streamed through prepared statements (bind/step/reset); nothing is
-// loaded whole. The output is built in a temporary file created exclusively
+// Two passes over the inputs:
+//  1. validate and probe every input through the defensive read-only opener (rank row(s),
+//     end_state, row counts); unusable inputs are skipped with a warning naming the file;
+//  2. copy each usable input (sorted by rank, then start time): the input is attached read-only
+//     to the output connection and each table copied by one INSERT ... SELECT inside one
+//     transaction (one read snapshot of the input), string ids remapped through a temporary
+//     table, collective ids moved by a delta. No row passes through this process: memory does
+//     not grow with the number of inputs or rows. The indexes are built once, at the end.
+// A merged trace may be an input too (MergeOptions::merged_inputs): its rows already carry their
+// ranks and their files' names, and it is copied like a rank file otherwise. The output is built in a temporary file created exclusively
 // beside <output> (ringside/fileio/output_file.h), indexed, fsynced and only then
 // moved to <output>; nothing but a regular file there is ever replaced.
 #include "ringside/storage/merge.h"
@@ -44,7 +47,6 @@ using detail::Stmt;
 
 // Ranks beyond this are treated as damage, not as a world to enumerate.
 constexpr int64_t kMaxPlausibleWorld = 1 << 20;
-constexpr int64_t kProgressEvery = 65536;
 
 struct Input {
   std::string path;
@@ -54,6 +56,14 @@ struct Input {
   bool clean = false;
   int64_t rows = 0;  // collectives + transfers at probe time
   int copy_index = 0;  // 0 for the first file of a rank, 1.. for duplicates
+  int version = 0;     // schema version
+  // A merged trace (MergeOptions::merged_inputs): its ranks (sorted; one per rank row, so a rank
+  // of several files is there several times), those cut off,
+  // and the inputs its own merge skipped, as (basename, why). `rank` is its lowest rank.
+  bool merged = false;
+  std::vector<int> ranks;
+  std::vector<int> cut_off;
+  std::vector<std::pair<std::string, std::string>> skipped;
 };
 
 std::string textOf(sqlite3_stmt* st, int index) {
@@ -90,7 +100,59 @@ std::string skipReason(const std::string& path, const std::string& why) {
   return detail::oneLine(text.empty() ? "unreadable" : text);
 }
 
-bool probe(const std::string& path, Input* in, std::string* why) {
+// "1,2,5-9" (joinInts) back into ranks; anything else in the list is ignored.
+std::vector<int> parseInts(const std::string& text) {
+  std::vector<int> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(at, end - at);
+    at = end + 1;
+    char* rest = nullptr;
+    const long lo = std::strtol(item.c_str(), &rest, 10);
+    long hi = lo;
+    if (rest && *rest == '-') hi = std::strtol(rest + 1, &rest, 10);
+    if (rest == item.c_str() || lo < 0 || hi < lo || hi >= kMaxPlausibleWorld) continue;
+    for (long r = lo; r <= hi; ++r) out.push_back(static_cast<int>(r));
+  }
+  return out;
+}
+
+// A merged input's facts from its meta: world size, cut-off ranks, inputs its merge skipped.
+bool probeMergedMeta(sqlite3* raw, Input* in) {
+  using T = detail::MetaTable;
+  Stmt st = detail::prepare(raw,
+                            "SELECT key, value FROM meta WHERE key IN ('world_size', "
+                            "'cut_off_ranks', 'skipped_input_reasons')",
+                            nullptr);
+  if (!st) return false;
+  int rc;
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    const std::string key = textOf(st.get(), T::key);
+    const std::string value = textOf(st.get(), T::value);
+    if (key == "world_size") {
+      const long w = std::strtol(value.c_str(), nullptr, 10);
+      if (w > 0 && w <= kMaxPlausibleWorld) in->world_size = static_cast<int32_t>(w);
+    } else if (key == "cut_off_ranks") {
+      in->cut_off = parseInts(value);
+    } else {
+      // "name: why" per line (writeMergeMeta)
+      for (size_t at = 0; at < value.size();) {
+        size_t end = value.find('\n', at);
+        if (end == std::string::npos) end = value.size();
+        const std::string line = value.substr(at, end - at);
+        at = end + 1;
+        const size_t colon = line.find(": ");
+        if (colon != std::string::npos && colon > 0)
+          in->skipped.emplace_back(line.substr(0, colon), line.substr(colon + 2));
+      }
+    }
+  }
+  return rc == SQLITE_DONE;
+}
+
+bool probe(const std::string& path, bool accept_merged, Input* in, std::string* why) {
   int version = 0;
   Db db = detail::openTraceReadOnly(path, &version, why);
   if (!db) return false;
@@ -100,26 +162,65 @@ bool probe(const std::string& path, Input* in, std::string* why) {
     return false;
   };
   in->path = path;
+  in->version = version;
+  int rank_rows = 0;
   {
     using T = detail::RankTable;
     const std::string sql = detail::selectSql(
         T::kDef, version, "", detail::columns({T::rank, T::world_size, T::start_unix_ns}));
     Stmt st = detail::prepare(raw, sql, nullptr);
     if (!st) return fail("cannot read the rank table");
-    int rows = 0;
     int rc;
     while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-      if (++rows > 1) {
+      if (++rank_rows > 1 && !accept_merged) {
         *why = detail::oneLine(path + ": has several rank rows (a merged trace?), not a rank file");
         return false;
       }
       const int64_t r = detail::columnNullable(st.get(), T::rank);
       const int64_t w = detail::columnNullable(st.get(), T::world_size);
-      in->rank = (r >= 0 && r < kMaxPlausibleWorld) ? static_cast<int32_t>(r) : -1;
-      in->world_size = (w > 0 && w <= kMaxPlausibleWorld) ? static_cast<int32_t>(w) : -1;
-      in->start_unix_ns = sqlite3_column_int64(st.get(), T::start_unix_ns);
+      const int64_t start = sqlite3_column_int64(st.get(), T::start_unix_ns);
+      const bool known = r >= 0 && r < kMaxPlausibleWorld;
+      if (known) in->ranks.push_back(static_cast<int>(r));
+      // A merged input sorts by its first rank and start.
+      if (rank_rows == 1 || (known && (in->rank < 0 || r < in->rank))) {
+        in->rank = known ? static_cast<int32_t>(r) : -1;
+        in->start_unix_ns = start;
+      }
+      if (w > 0 && w <= kMaxPlausibleWorld) in->world_size = std::max<int32_t>(in->world_size, static_cast<int32_t>(w));
     }
     if (rc != SQLITE_DONE) return fail("cannot read the rank table");
+  }
+  {
+    using T = detail::MetaTable;
+    const std::string sql =
+        detail::selectSql(T::kDef, version, " WHERE key IN ('end_state', 'merged_at_unix_ns')");
+    Stmt st = detail::prepare(raw, sql, nullptr);
+    if (!st) return fail("cannot read the meta table");
+    int rc;
+    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+      const std::string key = textOf(st.get(), T::key);
+      if (key == "merged_at_unix_ns") {
+        if (!accept_merged) {
+          *why = detail::oneLine(path + ": is a merged trace, not a rank file");
+          return false;
+        }
+        in->merged = true;
+      }
+      if (key == "end_state") in->clean = textOf(st.get(), T::value) == "clean";
+    }
+    if (rc != SQLITE_DONE) return fail("cannot read the meta table");
+  }
+  if (rank_rows > 1 && !in->merged) {
+    *why = detail::oneLine(path + ": has several rank rows but no merge keys in its meta");
+    return false;
+  }
+  if (in->merged) {
+    if (!probeMergedMeta(raw, in)) return fail("cannot read the meta table");
+    std::sort(in->ranks.begin(), in->ranks.end());
+    if (in->ranks.empty()) {
+      *why = detail::oneLine(path + ": merged trace without ranks");
+      return false;
+    }
   }
   if (in->rank < 0) {
     // Cut off before the rank was known: the rows may still say it.
@@ -133,23 +234,6 @@ bool probe(const std::string& path, Input* in, std::string* why) {
     *why = detail::oneLine(path + ": rank unknown (no rank row and no ranked rows)");
     return false;
   }
-  {
-    using T = detail::MetaTable;
-    const std::string sql =
-        detail::selectSql(T::kDef, version, " WHERE key IN ('end_state', 'merged_at_unix_ns')");
-    Stmt st = detail::prepare(raw, sql, nullptr);
-    if (!st) return fail("cannot read the meta table");
-    int rc;
-    while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-      const std::string key = textOf(st.get(), T::key);
-      if (key == "merged_at_unix_ns") {
-        *why = detail::oneLine(path + ": is a merged trace, not a rank file");
-        return false;
-      }
-      if (key == "end_state") in->clean = textOf(st.get(), T::value) == "clean";
-    }
-    if (rc != SQLITE_DONE) return fail("cannot read the meta table");
-  }
   int64_t nc = 0, nt = 0;
   std::string err;
   if (!detail::queryInt(raw, "SELECT count(*) FROM collective_data", &nc, &err) ||
@@ -159,29 +243,6 @@ bool probe(const std::string& path, Input* in, std::string* why) {
   }
   in->rows = nc + nt;
   return true;
-}
-
-// Copies one value column by column: integers stay integers, NULL stays NULL.
-void copyValue(sqlite3_stmt* to, int to_index, sqlite3_stmt* from, int from_index) {
-  switch (sqlite3_column_type(from, from_index)) {
-    case SQLITE_NULL:
-      sqlite3_bind_null(to, to_index);
-      break;
-    case SQLITE_TEXT:
-      sqlite3_bind_text(to, to_index, reinterpret_cast<const char*>(sqlite3_column_text(from, from_index)),
-                        sqlite3_column_bytes(from, from_index), SQLITE_TRANSIENT);
-      break;
-    default:
-      sqlite3_bind_int64(to, to_index, sqlite3_column_int64(from, from_index));
-      break;
-  }
-}
-
-// Step helper for the output side: false means the output failed (fatal).
-bool stepOut(sqlite3_stmt* st) {
-  const int rc = sqlite3_step(st);
-  sqlite3_reset(st);
-  return rc == SQLITE_DONE;
 }
 
 // How the merger fills an output column from the same column of an input row.
@@ -195,8 +256,7 @@ enum class Fill : uint8_t {
   kNewId,              // neither read nor written: the output numbers the rows itself
 };
 
-// How the rows of one table are copied: which columns are read from the input and which are
-// written, and how each written column is filled.
+// How the rows of one table are copied: which columns are written and how each is filled.
 struct TableCopy {
   // Every column is kCopy, *_sid columns kSid, unless `special` says otherwise.
   TableCopy(const detail::TableDef& t, std::initializer_list<std::pair<int, Fill>> special)
@@ -207,27 +267,18 @@ struct TableCopy {
       if (name.size() > 4 && name.substr(name.size() - 4) == "_sid") fills[i] = Fill::kSid;
     }
     for (const auto& [column, fill] : special) fills[static_cast<size_t>(column)] = fill;
-    int from = 0;
     for (int i = 0; i < t.count; ++i) {
-      const Fill fill = fills[static_cast<size_t>(i)];
-      const bool reads = fill != Fill::kFileName && fill != Fill::kNewId;
-      if (reads) read |= detail::ColumnSet{1} << i;
-      if (fill == Fill::kNewId) continue;  // left out of the INSERT: the output numbers the rows
-      written |= detail::ColumnSet{1} << i;
-      steps.push_back({fill, reads ? from : -1, static_cast<int>(steps.size()) + 1});
-      if (reads) ++from;
+      // kNewId is left out of the INSERT: the output numbers the rows.
+      if (fills[static_cast<size_t>(i)] != Fill::kNewId) steps.push_back({i, fills[static_cast<size_t>(i)]});
     }
   }
 
   struct Step {
+    int column;
     Fill fill;
-    int from;    // index in the row read (-1: not read)
-    int to;      // parameter number in the INSERT
   };
   const detail::TableDef& def;
-  detail::ColumnSet read = 0;     // SELECTed from the input, in table order
-  detail::ColumnSet written = 0;  // INSERTed into the output, in table order
-  std::vector<Step> steps;        // one per written column
+  std::vector<Step> steps;  // one per written column, in table order
 };
 
 // How each table's rows are copied (the string and meta tables have their own copies).
@@ -271,17 +322,13 @@ class Merger {
  private:
   bool openOutput();
   class InputCopy;
+  bool probeAll(std::vector<Input>* inputs,
+                std::vector<std::pair<std::string, std::string>>* skipped);
+  bool checkRankOverlap(const std::vector<Input>& inputs);
   bool writeMergeMeta(const std::vector<std::pair<std::string, std::string>>& skipped);
   bool finish();
-  // Finalizes every output statement (before the output connection can close).
-  void finalizeStatements() {
-    for (Stmt* st : {&ins_coll_, &ins_xfer_, &ins_str_, &ins_rank_, &ins_meta_, &ins_cgpu_, &ins_act_,
-                     &ins_comm_, &ins_anchor_, &ins_marker_})
-      st->reset();
-  }
   // Closes the output and deletes the temporary file (the journal is kept in memory).
   void removeOutput() {
-    finalizeStatements();
     out_.reset();
     file_.discard();
   }
@@ -291,6 +338,9 @@ class Merger {
   }
   void progress() {
     if (opt_.progress) opt_.progress(done_, std::max(done_, total_));
+    if (opt_.progress_detail) {
+      opt_.progress_detail({done_, std::max(done_, total_), inputs_done_, inputs_});
+    }
   }
 
   const MergeOptions& opt_;
@@ -299,12 +349,9 @@ class Merger {
   fileio::OutputFile file_;
   std::string tmp_;  // file_'s temporary path, which SQLite opens by name
   Db out_;
-  Stmt ins_coll_, ins_xfer_, ins_str_, ins_rank_, ins_meta_, ins_cgpu_, ins_act_, ins_comm_,
-      ins_anchor_, ins_marker_;
-  std::unordered_map<std::string, int64_t> out_sids_;
-  int64_t next_sid_ = 1;
   int64_t next_collective_id_ = 1;
   int64_t done_ = 0, total_ = 0;
+  int inputs_done_ = 0, inputs_ = 0;
 };
 
 bool Merger::openOutput() {
@@ -333,24 +380,34 @@ bool Merger::openOutput() {
   }
   sqlite3_extended_result_codes(raw, 1);
   std::string why;
+  // The same defensive settings as the reader's: they cover the attached inputs too.
   if (!detail::hardenConnection(raw, &why)) {
     res_.error = tmp_ + ": " + why;
     return false;
   }
+  // A live rank file may be mid-checkpoint: wait a little rather than fail (as the reader does).
+  sqlite3_busy_timeout(raw, 2000);
   const char* pragmas =
       // Same page size as rank files (fewer, larger pages for bulk appends).
-      "PRAGMA page_size=16384;"
-      // The file is private until renamed: no other connection, no shared lock.
-      "PRAGMA locking_mode=EXCLUSIVE;"
+      "PRAGMA main.page_size=16384;"
+      // The file is private until renamed: no other connection, no shared lock. main only: an
+      // attached live rank file keeps its writer's locking.
+      "PRAGMA main.locking_mode=EXCLUSIVE;"
       // A crash leaves only a temporary file, which is thrown away, so no
       // per-commit fsync: the file is fsynced once before the rename.
-      "PRAGMA synchronous=OFF;"
+      "PRAGMA main.synchronous=OFF;"
       // The journal is only needed to roll back one failed input: keep it in memory.
-      "PRAGMA journal_mode=MEMORY;"
+      "PRAGMA main.journal_mode=MEMORY;"
       // 64 MiB page cache: table appends and index builds stay in memory longer.
-      "PRAGMA cache_size=-65536;";
+      "PRAGMA main.cache_size=-65536;"
+      // The index build may sort with a helper thread. (temp_store stays a file: with it in
+      // memory the index sorts would hold every row in RAM.)
+      "PRAGMA threads=2;";
   if (!detail::exec(raw, pragmas, &why) || !detail::exec(raw, "BEGIN", &why) ||
-      !detail::createSchema(raw, &why) || !detail::exec(raw, "COMMIT", &why)) {
+      !detail::createSchema(raw, &why) || !detail::exec(raw, "COMMIT", &why) ||
+      // An input's string ids -> the output's (refilled per input).
+      !detail::exec(raw, "CREATE TEMP TABLE sid_map(s INTEGER PRIMARY KEY, o INTEGER NOT NULL)",
+                    &why)) {
     res_.error = detail::oneLine(tmp_ + ": cannot create the schema: " + why);
     return false;
   }
@@ -358,185 +415,150 @@ bool Merger::openOutput() {
     res_.error = detail::oneLine(error);
     return false;
   }
-  struct Prep {
-    Stmt* stmt;
-    std::string sql;
-  };
-  // Transfers and GPU activity get new ids (kNewId leaves them out); the other tables keep theirs.
-  const TableCopies& c = copies_;
-  const Prep preps[] = {
-      {&ins_coll_, detail::insertSql(c.collective.def, "INSERT", c.collective.written)},
-      {&ins_xfer_, detail::insertSql(c.transfer.def, "INSERT", c.transfer.written)},
-      {&ins_cgpu_,
-       detail::insertSql(c.collective_gpu.def, "INSERT OR REPLACE", c.collective_gpu.written)},
-      {&ins_act_, detail::insertSql(c.gpu_activity.def, "INSERT", c.gpu_activity.written)},
-      {&ins_comm_,
-       detail::insertSql(c.communicator.def, "INSERT OR REPLACE", c.communicator.written)},
-      {&ins_str_, detail::insertSql(detail::StringTable::kDef)},
-      {&ins_rank_, detail::insertSql(c.rank.def, "INSERT", c.rank.written)},
-      {&ins_meta_, detail::insertSql(detail::MetaTable::kDef, "INSERT OR REPLACE")},
-      {&ins_anchor_, detail::insertSql(c.anchor.def, "INSERT", c.anchor.written)},
-      {&ins_marker_, detail::insertSql(c.marker.def, "INSERT", c.marker.written)},
-  };
-  for (const Prep& p : preps) {
-    *p.stmt = detail::prepare(raw, p.sql, &why);
-    if (!*p.stmt) {
-      res_.error = detail::oneLine(tmp_ + ": cannot prepare: " + why);
-      return false;
-    }
-  }
   return true;
 }
 
-// Copies one input into the output inside one read snapshot of the input and one output
-// transaction. A failure of the input rolls the output transaction back (the merger forgets the
-// strings this input added) and skips the input; a failure of the output fails the merge.
+// Copies one input into the output: the input is attached read-only and every table copied by
+// one INSERT ... SELECT inside one transaction (which is also one read snapshot of the input). A
+// failure of the input rolls the transaction back and skips the input; a failure of the output
+// fails the merge.
 class Merger::InputCopy {
  public:
   InputCopy(Merger& m, const Input& in, bool* input_failed, std::string* why)
       : m_(m), in_(in), input_failed_(input_failed), why_(why), file_(detail::baseName(in.path)) {}
+  ~InputCopy() { detach(); }
+  InputCopy(const InputCopy&) = delete;
+  InputCopy& operator=(const InputCopy&) = delete;
   bool run();
 
  private:
-  bool open();
+  bool attach();
+  void detach() {
+    if (!attached_) return;
+    detail::exec(m_.out_.get(), "ROLLBACK", nullptr);  // no-op after COMMIT
+    detail::exec(m_.out_.get(), "DETACH DATABASE src", nullptr);
+    attached_ = false;
+  }
   bool copyStrings();
+  bool checkIdentity();
   bool moveCollectiveIds();
   bool copyRankAndMeta();
-  bool copyCalls();
-  bool copyGpuTables();
-
-  bool inFail(std::string_view what) {
-    *why_ = detail::oneLine(in_.path + ": " + std::string(what) + ": " + detail::lastError(src_));
-    *input_failed_ = true;
-    return false;
-  }
-  void rollbackOut() {
-    detail::exec(m_.out_.get(), "ROLLBACK", nullptr);
-    for (const auto& s : added_) m_.out_sids_.erase(s);
-    m_.next_sid_ = sid_mark_;
-  }
-  bool readFailed(std::string_view what) {
-    inFail(what);
-    rollbackOut();
-    return false;
-  }
-  bool writeFailed(std::string_view what) {
-    m_.outFail(what);
-    rollbackOut();
-    return false;
-  }
-
-  // Streams the rows of `sql` into `o`: `bind(o, s)` binds one source row and returns false to
-  // leave it out. Written rows are counted into *written (when given) and, for the big tables
-  // (`progress_rows`), in the progress. `what` names the rows in "cannot read/write ..." errors.
-  template <class Bind>
-  bool copyRows(std::string_view sql, sqlite3_stmt* o, const std::string& what, bool progress_rows,
-                int64_t* written, Bind&& bind) {
-    Stmt st = detail::prepare(src_, sql, nullptr);
-    if (!st) return readFailed("cannot read " + what);
-    sqlite3_stmt* s = st.get();
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-      if (!bind(o, s)) continue;
-      if (!stepOut(o)) return writeFailed("cannot write " + what);
-      if (written) ++*written;
-      if (progress_rows && ++m_.done_ % kProgressEvery == 0) m_.progress();
-    }
-    if (rc != SQLITE_DONE) return readFailed("cannot read " + what);
-    return true;
-  }
-  // copyRows of every row of a table in `order`, each column filled as `copy` says.
-  bool copyTable(const TableCopy& copy, std::string_view order, sqlite3_stmt* o,
-                 const std::string& what, bool progress_rows, int64_t* written) {
-    return copyRows(tableSql(copy, order), o, what, progress_rows, written,
-                    [&](sqlite3_stmt* to, sqlite3_stmt* from) {
-                      bindRow(to, from, copy);
-                      return true;
-                    });
-  }
-  std::string tableSql(const TableCopy& copy, std::string_view order) const {
-    return detail::selectOnlySql(copy.def, src_version_, order, copy.read);
-  }
-  void bindRow(sqlite3_stmt* o, sqlite3_stmt* s, const TableCopy& copy);
-  void bindSid(sqlite3_stmt* to, int to_index, sqlite3_stmt* from, int from_index);
+  bool copyTables();
+  // One INSERT ... SELECT of `copy.def`'s rows (filtered by `where`, in `order`); the rows it
+  // wrote go to *rows when given. `what` names the rows in errors.
+  bool copyTable(const TableCopy& copy, const std::string& where, const std::string& order,
+                 std::string_view verb, const std::string& what, int64_t* rows);
+  std::string fillExpr(const TableCopy& copy, const TableCopy::Step& step) const;
+  // Runs `sql` (parameter ?1 bound to `text` when given) on the output connection.
+  bool exec(const std::string& sql, const std::string& what, const std::string* text = nullptr);
+  // The last statement failed: the input's fault (damaged, unreadable, changed) skips it, the
+  // output's fails the merge.
+  bool failed(std::string_view what);
 
   Merger& m_;
   const Input& in_;
   bool* input_failed_;
   std::string* why_;
   const std::string file_;  // the input's basename
-  Db db_;
-  sqlite3* src_ = nullptr;
-  int src_version_ = 0;
-  std::unordered_map<int64_t, int64_t> sid_map_;  // the input's sids -> the output's
-  std::vector<std::string> added_;                // to forget if this input is rolled back
-  int64_t sid_mark_ = 0;
+  bool attached_ = false;
   int64_t lo_ = INT64_MAX, hi_ = INT64_MIN;  // the input's collective id range
   int64_t delta_ = 0;
   int64_t collectives_ = 0, transfers_ = 0;
+  bool identity_sids_ = false;  // the file's sids 1..sids_ are the output's
+  int64_t sids_ = 0;
 };
 
 bool Merger::InputCopy::run() {
   *input_failed_ = false;
-  if (!open() || !copyStrings() || !moveCollectiveIds() || !copyRankAndMeta() || !copyCalls())
+  if (!attach() || !copyStrings() || !moveCollectiveIds() || !copyRankAndMeta() || !copyTables())
     return false;
-  if (src_version_ >= 2 && !copyGpuTables()) return false;
-  if (src_version_ >= 3 && !copyTable(m_.copies_.anchor, " ORDER BY clock_ns",
-                                      m_.ins_anchor_.get(), "clock anchors", false, nullptr)) {
-    return false;
-  }
-  if (src_version_ >= 4 && !copyTable(m_.copies_.marker, " ORDER BY start_ns",
-                                      m_.ins_marker_.get(), "step markers", false, nullptr)) {
-    return false;
-  }
-  if (!detail::exec(m_.out_.get(), "COMMIT", nullptr)) return writeFailed("cannot commit");
-  detail::exec(src_, "COMMIT", nullptr);
+  if (!exec("COMMIT", "the copy")) return false;
+  detach();
   if (lo_ <= hi_) m_.next_collective_id_ += hi_ - lo_ + 1;
   m_.res_.collectives += collectives_;
   m_.res_.transfers += transfers_;
   return true;
 }
 
-// Opens the input and begins its read snapshot and the output transaction.
-bool Merger::InputCopy::open() {
-  // Pass 1 ran quick_check on this file moments ago; damage met now still
-  // surfaces as a read error and rolls this input back.
-  db_ = detail::openTraceReadOnly(in_.path, &src_version_, why_, /*quick_check=*/false);
-  if (!db_) {
+bool Merger::InputCopy::failed(std::string_view what) {
+  sqlite3* out = m_.out_.get();
+  const int code = sqlite3_extended_errcode(out);
+  const int primary = code & 0xff;
+  const bool input = primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB ||
+                     primary == SQLITE_BUSY || primary == SQLITE_LOCKED ||
+                     primary == SQLITE_CANTOPEN || primary == SQLITE_CONSTRAINT ||
+                     primary == SQLITE_MISMATCH || primary == SQLITE_ERROR ||
+                     code == SQLITE_IOERR_READ || code == SQLITE_IOERR_SHORT_READ;
+  if (input) {
+    *why_ = detail::oneLine(in_.path + ": cannot copy " + std::string(what) + ": " +
+                            detail::lastError(out));
     *input_failed_ = true;
-    return false;
+  } else {
+    m_.outFail("cannot write " + std::string(what));
   }
-  src_ = db_.get();
-  // One read snapshot for the whole copy: a live rank file may keep growing.
-  if (!detail::exec(src_, "BEGIN", why_)) return inFail("cannot begin reading");
-  sid_mark_ = m_.next_sid_;
-  if (!detail::exec(m_.out_.get(), "BEGIN", why_)) return m_.outFail("cannot begin");
+  detach();
+  return false;
+}
+
+bool Merger::InputCopy::exec(const std::string& sql, const std::string& what,
+                             const std::string* text) {
+  Stmt st = detail::prepare(m_.out_.get(), sql, nullptr);
+  if (!st) return failed(what);
+  if (text) {
+    sqlite3_bind_text(st.get(), 1, text->data(), static_cast<int>(text->size()), SQLITE_TRANSIENT);
+  }
+  if (sqlite3_step(st.get()) != SQLITE_DONE) return failed(what);
   return true;
 }
 
-// Strings: maps this file's sids onto the output's, adding new values.
-bool Merger::InputCopy::copyStrings() {
-  using T = detail::StringTable;
-  Stmt st = detail::prepare(src_, detail::selectSql(T::kDef, src_version_, ""), nullptr);
-  if (!st) return readFailed("cannot read strings");
-  sqlite3_stmt* s = st.get();
-  sqlite3_stmt* o = m_.ins_str_.get();
-  int rc;
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    if (sqlite3_column_type(s, T::value) == SQLITE_NULL) continue;
-    std::string value = textOf(s, T::value);
-    auto it = m_.out_sids_.find(value);
-    if (it == m_.out_sids_.end()) {
-      sqlite3_bind_int64(o, param(T::id), m_.next_sid_);
-      sqlite3_bind_text(o, param(T::value), value.data(), static_cast<int>(value.size()),
-                        SQLITE_TRANSIENT);
-      if (!stepOut(o)) return writeFailed("cannot write strings");
-      it = m_.out_sids_.emplace(value, m_.next_sid_++).first;
-      added_.push_back(std::move(value));
-    }
-    sid_map_[sqlite3_column_int64(s, T::id)] = it->second;
+// Attaches the input read-only and begins the transaction.
+bool Merger::InputCopy::attach() {
+  sqlite3* out = m_.out_.get();
+  const std::string uri = detail::fileUri(in_.path, "mode=ro");
+  if (!exec("ATTACH DATABASE ?1 AS src", "the file", &uri)) return false;
+  attached_ = true;
+  // Pass 1 checked this file moments ago (quick_check included); make sure it is still that
+  // file. Damage met now still surfaces as a read error and rolls this input back.
+  int64_t app_id = 0, version = 0;
+  if (!detail::queryInt(out, "PRAGMA src.application_id", &app_id, nullptr) ||
+      !detail::queryInt(out, "PRAGMA src.user_version", &version, nullptr)) {
+    return failed("the file");
   }
-  if (rc != SQLITE_DONE) return readFailed("cannot read strings");
+  if (app_id != detail::kApplicationId || version != in_.version) {
+    *why_ = detail::oneLine(in_.path + ": changed while merging");
+    *input_failed_ = true;
+    detach();
+    return false;
+  }
+  return exec("BEGIN", "the file");
+}
+
+// Strings: this file's values new to the output are added (in the file's order); temp.sid_map
+// then maps each of the file's sids to the output's.
+bool Merger::InputCopy::copyStrings() {
+  return exec("DELETE FROM temp.sid_map", "strings") &&
+         exec("INSERT INTO main.string(value) SELECT s.value FROM src.string AS s"
+              " WHERE s.value IS NOT NULL AND NOT EXISTS"
+              " (SELECT 1 FROM main.string AS o WHERE o.value = s.value) ORDER BY s.id",
+              "strings") &&
+         exec("INSERT INTO temp.sid_map(s, o) SELECT s.id, o.id FROM src.string AS s"
+              " JOIN main.string AS o ON o.value = s.value",
+              "strings") &&
+         checkIdentity();
+}
+
+// Rank files of one job mostly intern the same strings in the same order: when this file's sids
+// 1..n are the output's, a sid column is copied with a range check instead of a lookup per row.
+bool Merger::InputCopy::checkIdentity() {
+  Stmt st = detail::prepare(m_.out_.get(),
+                            "SELECT count(*), coalesce(min(s), 1), coalesce(max(s), 0),"
+                            " coalesce(sum(s != o), 0) FROM temp.sid_map",
+                            nullptr);
+  if (!st || sqlite3_step(st.get()) != SQLITE_ROW) return failed("strings");
+  const int64_t n = sqlite3_column_int64(st.get(), 0);
+  identity_sids_ = sqlite3_column_int64(st.get(), 1) == 1 &&
+                   sqlite3_column_int64(st.get(), 2) == n && sqlite3_column_int64(st.get(), 3) == 0;
+  sids_ = n;
   return true;
 }
 
@@ -545,13 +567,12 @@ bool Merger::InputCopy::copyStrings() {
 // its row was written still stays in this block.
 bool Merger::InputCopy::moveCollectiveIds() {
   {
-    Stmt st = detail::prepare(src_,
-                              "SELECT (SELECT min(id) FROM collective_data), (SELECT max(id) FROM collective_data),"
-                              " min(collective_id), max(collective_id) FROM transfer_data",
+    Stmt st = detail::prepare(m_.out_.get(),
+                              "SELECT (SELECT min(id) FROM src.collective_data),"
+                              " (SELECT max(id) FROM src.collective_data),"
+                              " min(collective_id), max(collective_id) FROM src.transfer_data",
                               nullptr);
-    if (!st) return readFailed("cannot read collective ids");
-    const int rc = sqlite3_step(st.get());
-    if (rc != SQLITE_ROW) return readFailed("cannot read collective ids");
+    if (!st || sqlite3_step(st.get()) != SQLITE_ROW) return failed("collective ids");
     for (int i = 0; i < 4; ++i) {
       if (sqlite3_column_type(st.get(), i) == SQLITE_NULL) continue;
       const int64_t x = sqlite3_column_int64(st.get(), i);
@@ -566,114 +587,171 @@ bool Merger::InputCopy::moveCollectiveIds() {
       m_.next_collective_id_ + (hi_ - lo_ + 1) > kLimit) {
     *why_ = detail::oneLine(in_.path + ": collective ids out of range (damaged file?)");
     *input_failed_ = true;
-    rollbackOut();
+    detach();
     return false;
   }
   delta_ = m_.next_collective_id_ - lo_;
   return true;
 }
 
-// Rank row (file = this input's basename) and meta under rank.<r>[#n].
+// The SQL expression that fills one written column from the input's row `t`.
+std::string Merger::InputCopy::fillExpr(const TableCopy& copy, const TableCopy::Step& step) const {
+  const detail::Column& c = copy.def.columns[step.column];
+  if (c.since > in_.version) return "NULL";  // the file predates the column
+  const std::string col = std::string("t.") + c.name;
+  const std::string rank = std::to_string(in_.rank);
+  switch (step.fill) {
+    case Fill::kCopy:
+      return col;
+    case Fill::kSid:
+      // NULL stays NULL; a dangling sid (damaged file) reads as unknown.
+      if (identity_sids_)
+        return "CASE WHEN " + col + " BETWEEN 1 AND " + std::to_string(sids_) + " THEN " + col + " END";
+      return "(SELECT o FROM temp.sid_map WHERE s = " + col + ")";
+    case Fill::kCollectiveId:
+      return col + " + " + std::to_string(delta_);  // NULL stays NULL
+    case Fill::kFileRankIfNull:
+      // A merged input's rows carry their ranks already.
+      return in_.merged ? col : "coalesce(" + col + ", " + rank + ")";
+    case Fill::kFileRankIfUnknown:
+      return in_.merged ? col
+                        : "CASE WHEN " + col + " IS NULL OR " + col + " < 0 THEN " + rank +
+                              " ELSE " + col + " END";
+    case Fill::kFileName:
+      return in_.merged ? col : "?1";
+    case Fill::kNewId:
+      break;  // not written (no step has it)
+  }
+  return "NULL";
+}
+
+bool Merger::InputCopy::copyTable(const TableCopy& copy, const std::string& where,
+                                  const std::string& order, std::string_view verb,
+                                  const std::string& what, int64_t* rows) {
+  std::string names, exprs;
+  for (const TableCopy::Step& step : copy.steps) {
+    if (!names.empty()) {
+      names += ", ";
+      exprs += ", ";
+    }
+    names += copy.def.columns[step.column].name;
+    exprs += fillExpr(copy, step);
+  }
+  const std::string sql = std::string(verb) + " INTO main." + copy.def.name + "(" + names +
+                          ") SELECT " + exprs + " FROM src." + copy.def.name + " AS t" + where +
+                          order;
+  if (!exec(sql, what, &file_)) return false;
+  const int64_t n = sqlite3_changes64(m_.out_.get());
+  if (rows) {
+    *rows += n;
+    m_.done_ += n;
+  }
+  m_.progress();
+  return true;
+}
+
+// Rank row(s) and meta: a rank file's keys under rank.<r>[#n]., a merged input's rank.* keys as
+// they are (its own merge keys are written anew by this merge).
 bool Merger::InputCopy::copyRankAndMeta() {
-  using Meta = detail::MetaTable;
-  if (!copyTable(m_.copies_.rank, "", m_.ins_rank_.get(), "the rank row", false, nullptr)) {
+  if (!copyTable(m_.copies_.rank, "", in_.merged ? " ORDER BY rowid" : "", "INSERT", "the rank row",
+                 nullptr)) {
     return false;
+  }
+  if (in_.merged) {
+    return exec("INSERT OR REPLACE INTO main.meta(key, value) SELECT key, value FROM src.meta"
+                " WHERE key GLOB 'rank.*' ORDER BY rowid",
+                "meta");
   }
   std::string prefix = "rank." + std::to_string(in_.rank);
   if (in_.copy_index > 0) prefix += "#" + std::to_string(in_.copy_index + 1);
   prefix += '.';
-  return copyRows(detail::selectSql(Meta::kDef, src_version_, ""), m_.ins_meta_.get(), "meta",
-                  false, nullptr, [&](sqlite3_stmt* o, sqlite3_stmt* s) {
-                    const std::string key = prefix + textOf(s, Meta::key);
-                    sqlite3_bind_text(o, param(Meta::key), key.data(), static_cast<int>(key.size()),
-                                      SQLITE_TRANSIENT);
-                    copyValue(o, param(Meta::value), s, Meta::value);
-                    return true;
-                  });
+  return exec("INSERT OR REPLACE INTO main.meta(key, value) SELECT ?1 || key, value FROM src.meta",
+              "meta", &prefix);
 }
 
-// The calls and their messages: the rows the merge result counts.
-bool Merger::InputCopy::copyCalls() {
+// The calls and their messages (the rows the merge result counts), then the tables of later
+// schema versions. A merged input keeps its row order (rank by rank, as a one-step merge wrote
+// it), so that merging merged traces gives the one-step merge's rows in the same order.
+bool Merger::InputCopy::copyTables() {
   const TableCopies& c = m_.copies_;
-  return copyTable(c.collective, " ORDER BY id", m_.ins_coll_.get(), "collectives", true,
-                   &collectives_) &&
-         copyTable(c.transfer, " ORDER BY id", m_.ins_xfer_.get(), "transfers", true, &transfers_);
-}
-
-// Version-2 tables: collective ids move by the same delta as above.
-bool Merger::InputCopy::copyGpuTables() {
-  using Comm = detail::CommunicatorTable;
-  const TableCopies& c = m_.copies_;
-  if (!copyTable(c.collective_gpu, " ORDER BY collective_id", m_.ins_cgpu_.get(),
-                 "collective GPU rows", false, nullptr) ||
-      !copyTable(c.gpu_activity, " ORDER BY id", m_.ins_act_.get(), "GPU activity", true,
-                 nullptr)) {
+  const std::string by_rowid = in_.merged ? " ORDER BY rowid" : "";
+  if (!copyTable(c.collective, "", " ORDER BY id", "INSERT", "collectives", &collectives_) ||
+      !copyTable(c.transfer, "", " ORDER BY id", "INSERT", "transfers", &transfers_)) {
     return false;
   }
-  const int comm_sid = detail::indexIn(c.communicator.read, Comm::comm_sid);
-  return copyRows(tableSql(c.communicator, ""), m_.ins_comm_.get(), "communicators", false, nullptr,
-                  [&](sqlite3_stmt* o, sqlite3_stmt* s) {
-                    bindRow(o, s, c.communicator);
-                    // damaged: no communicator id
-                    return sqlite3_column_type(s, comm_sid) != SQLITE_NULL &&
-                           sid_map_.count(sqlite3_column_int64(s, comm_sid)) > 0;
-                  });
-}
-
-// Binds the written columns from the input row, as copy.steps say.
-void Merger::InputCopy::bindRow(sqlite3_stmt* o, sqlite3_stmt* s, const TableCopy& copy) {
-  for (const TableCopy::Step& step : copy.steps) {
-    const int to = step.to;
-    const int from = step.from;
-    switch (step.fill) {
-      case Fill::kCopy:
-        copyValue(o, to, s, from);
-        break;
-      case Fill::kSid:
-        bindSid(o, to, s, from);
-        break;
-      case Fill::kCollectiveId:
-        if (sqlite3_column_type(s, from) == SQLITE_NULL) {
-          sqlite3_bind_null(o, to);
-        } else {
-          sqlite3_bind_int64(o, to, sqlite3_column_int64(s, from) + delta_);
-        }
-        break;
-      case Fill::kFileRankIfNull:
-        if (sqlite3_column_type(s, from) == SQLITE_NULL) {
-          sqlite3_bind_int64(o, to, in_.rank);
-        } else {
-          copyValue(o, to, s, from);
-        }
-        break;
-      case Fill::kFileRankIfUnknown:
-        if (sqlite3_column_type(s, from) == SQLITE_NULL || sqlite3_column_int64(s, from) < 0) {
-          sqlite3_bind_int64(o, to, in_.rank);
-        } else {
-          copyValue(o, to, s, from);
-        }
-        break;
-      case Fill::kFileName:
-        sqlite3_bind_text(o, to, file_.data(), static_cast<int>(file_.size()), SQLITE_TRANSIENT);
-        break;
-      case Fill::kNewId:
-        break;  // not written (no step has it)
+  if (in_.version >= 2) {
+    if (!copyTable(c.collective_gpu, "", " ORDER BY collective_id", "INSERT OR REPLACE",
+                   "collective GPU rows", nullptr) ||
+        !copyTable(c.gpu_activity, "", " ORDER BY id", "INSERT", "GPU activity", nullptr) ||
+        // damaged: no communicator id
+        !copyTable(c.communicator, " WHERE t.comm_sid IN (SELECT s FROM temp.sid_map)", by_rowid,
+                   "INSERT OR REPLACE", "communicators", nullptr)) {
+      return false;
     }
   }
+  if (in_.version >= 3 &&
+      !copyTable(c.anchor, "", in_.merged ? by_rowid : " ORDER BY clock_ns", "INSERT",
+                 "clock anchors", nullptr)) {
+    return false;
+  }
+  return in_.version < 4 ||
+         copyTable(c.marker, "", in_.merged ? by_rowid : " ORDER BY start_ns", "INSERT",
+                   "step markers", nullptr);
 }
 
-void Merger::InputCopy::bindSid(sqlite3_stmt* to, int to_index, sqlite3_stmt* from,
-                                int from_index) {
-  if (sqlite3_column_type(from, from_index) == SQLITE_NULL) {
-    sqlite3_bind_null(to, to_index);
-    return;
+// Pass 1: probes every input; the unusable ones go to *skipped (basename, why) with a warning.
+// False (res_.error set) when none is usable.
+bool Merger::probeAll(std::vector<Input>* inputs,
+                      std::vector<std::pair<std::string, std::string>>* skipped) {
+  for (const auto& [path, why] : opt_.skipped_inputs)
+    skipped->emplace_back(detail::baseName(path), skipReason(path, why));
+  for (const std::string& path : opt_.inputs) {
+    Input in;
+    std::string why;
+    if (probe(path, opt_.merged_inputs, &in, &why)) {
+      total_ += in.rows;
+      // What a merged input's own merge skipped is still missing from this trace.
+      skipped->insert(skipped->end(), in.skipped.begin(), in.skipped.end());
+      inputs->push_back(std::move(in));
+    } else {
+      res_.warnings.push_back("skipped " + why);
+      skipped->emplace_back(detail::baseName(path), skipReason(path, why));
+    }
   }
-  auto it = sid_map_.find(sqlite3_column_int64(from, from_index));
-  if (it == sid_map_.end()) {
-    sqlite3_bind_null(to, to_index);  // dangling sid in a damaged file: unknown
-  } else {
-    sqlite3_bind_int64(to, to_index, it->second);
+  if (inputs->empty()) {
+    res_.error = detail::oneLine("merge: no usable input among " + std::to_string(opt_.inputs.size()) +
+                                 " file(s); first problem: " + res_.warnings.front());
+    return false;
   }
+  std::stable_sort(inputs->begin(), inputs->end(), [](const Input& a, const Input& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.start_unix_ns < b.start_unix_ns;
+  });
+  for (size_t i = 1; i < inputs->size(); ++i) {
+    Input& in = (*inputs)[i];
+    if (in.rank == (*inputs)[i - 1].rank) in.copy_index = (*inputs)[i - 1].copy_index + 1;
+  }
+  inputs_ = static_cast<int>(inputs->size());
+  return true;
+}
+
+// A rank in a merged input and in any other input would be merged twice: an error. (Rank files of
+// one rank among themselves are kept, with a warning, as before.) Inputs are sorted by first rank.
+bool Merger::checkRankOverlap(const std::vector<Input>& inputs) {
+  std::unordered_map<int, size_t> holder;  // rank -> the first input holding it
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Input& in = inputs[i];
+    const std::vector<int> own = in.merged ? in.ranks : std::vector<int>{in.rank};
+    for (int r : own) {
+      auto [it, fresh] = holder.emplace(r, i);
+      if (fresh || it->second == i) continue;
+      const Input& other = inputs[it->second];
+      if (!in.merged && !other.merged) continue;
+      res_.error = detail::oneLine("merge: rank " + std::to_string(r) + " is in both " +
+                                   other.path + " and " + in.path + "; give each rank once");
+      return false;
+    }
+  }
+  return true;
 }
 
 MergeResult Merger::run() {
@@ -695,30 +773,7 @@ MergeResult Merger::run() {
   std::vector<Input> inputs;
   // (basename, why) of every unusable input: the caller's first, then ours.
   std::vector<std::pair<std::string, std::string>> skipped;
-  for (const auto& [path, why] : opt_.skipped_inputs)
-    skipped.emplace_back(detail::baseName(path), skipReason(path, why));
-  for (const std::string& path : opt_.inputs) {
-    Input in;
-    std::string why;
-    if (probe(path, &in, &why)) {
-      inputs.push_back(in);
-      total_ += in.rows;
-    } else {
-      res_.warnings.push_back("skipped " + why);
-      skipped.emplace_back(detail::baseName(path), skipReason(path, why));
-    }
-  }
-  if (inputs.empty()) {
-    res_.error = detail::oneLine("merge: no usable input among " + std::to_string(opt_.inputs.size()) +
-                                 " file(s); first problem: " + res_.warnings.front());
-    return res_;
-  }
-  std::stable_sort(inputs.begin(), inputs.end(), [](const Input& a, const Input& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.start_unix_ns < b.start_unix_ns;
-  });
-  for (size_t i = 1; i < inputs.size(); ++i) {
-    if (inputs[i].rank == inputs[i - 1].rank) inputs[i].copy_index = inputs[i - 1].copy_index + 1;
-  }
+  if (!probeAll(&inputs, &skipped) || !checkRankOverlap(inputs)) return res_;
 
   auto abandon = [&]() {
     removeOutput();
@@ -740,10 +795,17 @@ MergeResult Merger::run() {
       skipped.emplace_back(detail::baseName(in.path), skipReason(in.path, why));
       continue;
     }
-    ++files_per_rank[in.rank];
-    if (!in.clean) cut_off.insert(in.rank);
+    ++inputs_done_;
+    if (in.merged) {
+      for (int r : in.ranks) ++files_per_rank[r];
+      cut_off.insert(in.cut_off.begin(), in.cut_off.end());
+    } else {
+      ++files_per_rank[in.rank];
+      if (!in.clean) cut_off.insert(in.rank);
+    }
     world = std::max(world, in.world_size);
   }
+  progress();  // every input copied; the indexes come next
   if (files_per_rank.empty()) {
     res_.error = detail::oneLine("merge: no usable input among " + std::to_string(opt_.inputs.size()) +
                                  " file(s); first problem: " + res_.warnings.front());
@@ -792,14 +854,20 @@ bool Merger::writeMergeMeta(const std::vector<std::pair<std::string, std::string
   sqlite3* out = out_.get();
   std::string why;
   if (!detail::exec(out, "BEGIN", &why)) return outFail("cannot begin");
+  Stmt ins = detail::prepare(out, detail::insertSql(detail::MetaTable::kDef, "INSERT OR REPLACE"),
+                             nullptr);
+  if (!ins) return outFail("cannot write meta");
   for (const auto& [k, v] : kv) {
     using Meta = detail::MetaTable;
-    sqlite3_bind_text(ins_meta_.get(), param(Meta::key), k.data(), static_cast<int>(k.size()),
+    sqlite3_bind_text(ins.get(), param(Meta::key), k.data(), static_cast<int>(k.size()),
                       SQLITE_TRANSIENT);
-    sqlite3_bind_text(ins_meta_.get(), param(Meta::value), v.data(), static_cast<int>(v.size()),
+    sqlite3_bind_text(ins.get(), param(Meta::value), v.data(), static_cast<int>(v.size()),
                       SQLITE_TRANSIENT);
-    if (!stepOut(ins_meta_.get())) return outFail("cannot write meta");
+    const int rc = sqlite3_step(ins.get());
+    sqlite3_reset(ins.get());
+    if (rc != SQLITE_DONE) return outFail("cannot write meta");
   }
+  ins.reset();
   if (!detail::exec(out, detail::kMergedIndexSql, &why) || !detail::exec(out, "COMMIT", &why)) {
     res_.error = detail::oneLine(tmp_ + ": cannot build indexes: " + why);
     return false;
@@ -810,7 +878,6 @@ bool Merger::writeMergeMeta(const std::vector<std::pair<std::string, std::string
 // Closes, fsyncs and moves the temporary file into place (fileio's rules: a regular file is
 // replaced only with overwrite, anything else never).
 bool Merger::finish() {
-  finalizeStatements();
   if (sqlite3_close(out_.release()) != SQLITE_OK) {
     res_.error = tmp_ + ": cannot close";
     return false;

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <system_error>
 
 #include "record/merge_runner.h"
@@ -32,6 +33,9 @@ std::vector<OptionSpec> mergeSpecs(MergeCliOptions* o) {
          return storeText(&o->run_id)(value, error);
        }},
       {"quiet", 'q', "", "do not print the summary", setFlag(&o->quiet)},
+      {"progress", 0, "",
+       "progress (input k of N, rows/s) each second, also without a terminal",
+       setFlag(&o->progress)},
       {"realign", 0, "",
        "the INPUT is a merged trace: fit its clock model again and store it in place "
        "(docs/clock-alignment.md)",
@@ -82,8 +86,10 @@ std::vector<fs::path> nodeFolders(const std::string& dir) {
 
 // Expands folders into their rank files (a folder's own and those of its node-K folders, as
 // `record --nnodes` lays them out); reports a missing input or an empty folder.
+// The files found in folders go to *in_folders too (a merged trace there is left out: only one
+// given by name is merged).
 bool expandInputs(const MergeCliOptions& options, std::vector<std::string>* files,
-                  std::string* error) {
+                  std::set<std::string>* in_folders, std::string* error) {
   for (const std::string& input : options.inputs) {
     std::error_code ec;
     fs::file_status status = fs::status(input, ec);
@@ -106,6 +112,7 @@ bool expandInputs(const MergeCliOptions& options, std::vector<std::string>* file
     for (std::string& file : found) {
       // A re-merge into the same folder must not read its own output.
       if (!options.output.empty() && samePath(file, options.output)) continue;
+      in_folders->insert(file);
       files->push_back(std::move(file));
     }
     if (files->size() == before) {
@@ -177,7 +184,9 @@ std::string mergeHelp() {
   return "Usage: ringside merge [options] INPUT...\n"
          "\n"
          "Merges rank files into one trace, as `ringside record` does after a job. An INPUT is\n"
-         "a rank file or a folder of them (e.g. the one kept by `record --keep-rank-files`).\n"
+         "a rank file or a folder of them (e.g. the one kept by `record --keep-rank-files`),\n"
+         "or a trace merged before (e.g. one per node, merged in parallel): the result equals\n"
+         "one merge of all the rank files. Two inputs holding the same rank are an error.\n"
          "Rank files of different runs (meta run_id) are never merged into one trace.\n"
          "The merged trace gets a clock model that puts every host's times on one time line\n"
          "(docs/clock-alignment.md); `merge --realign TRACE` fits it again in place.\n"
@@ -195,7 +204,8 @@ int runMerge(std::span<const std::string> args) {
 
   std::string error;
   std::vector<std::string> files;
-  if (!expandInputs(options, &files, &error)) return fail(kPrefix, error);
+  std::set<std::string> in_folders;
+  if (!expandInputs(options, &files, &in_folders, &error)) return fail(kPrefix, error);
   std::error_code ec;
   if (!options.force && fs::exists(options.output, ec))
     return fail(kPrefix, options.output + " exists (use --force to overwrite)");
@@ -216,7 +226,14 @@ int runMerge(std::span<const std::string> args) {
       return fail(kPrefix, file + " is also the output; pick another -o", kExitUsage);
     std::string why;
     std::string run_id;
-    if (readRunId(file, &run_id, &why)) {
+    bool merged = false;
+    if (readRunId(file, &run_id, &why, &merged)) {
+      if (merged && in_folders.count(file)) {
+        // An earlier merge's output in the rank folder: its ranks are the folder's own.
+        std::cerr << kPrefix << "left out " << file
+                  << ": a merged trace in the folder (give it by name to merge it)\n";
+        continue;
+      }
       if (options.run_id_set && run_id != options.run_id) {
         ++other_runs;
         continue;
@@ -257,7 +274,9 @@ int runMerge(std::span<const std::string> args) {
   } else if (first_of_run.size() == 1) {
     merge.extra_meta.emplace_back("run_id", first_of_run.begin()->first);
   }
-  storage::MergeResult result = mergeWithProgress(std::move(merge), kPrefix, alignOptions(options));
+  merge.merged_inputs = true;
+  storage::MergeResult result =
+      mergeWithProgress(std::move(merge), kPrefix, alignOptions(options), options.progress);
   if (!result.ok) return fail(kPrefix, std::string("merge failed: ") + result.error);
   std::cerr << kPrefix << "wrote " << options.output << " (" << result.ranks << " rank"
             << (result.ranks == 1 ? "" : "s") << ")\n";

@@ -14,12 +14,13 @@ struct MergeCliOptions {
   bool force = false;
   bool keep_going = false;  // skip unreadable inputs instead of failing
   bool quiet = false;
+  bool progress = false;  // --progress: a progress line even when stderr is no terminal
   bool run_id_set = false;  // --run-id: only the rank files of that run
   std::string run_id;
   bool realign = false;
   bool calls_evidence = true;     // --clock-evidence: which bounds align the clocks
   bool messages_evidence = true;  // --realign TRACE: fit and store the clock model of a merged trace again
-  std::vector<std::string> inputs;  // rank files and/or folders of them
+  std::vector<std::string> inputs;  // rank files, merged traces and/or folders of rank files
 };
 
 ParseStatus parseMergeArgs(std::span<const std::string> args, MergeCliOptions* out,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -26,33 +27,53 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "\rmerging rank files: 42%" on a terminal, only once the merge has taken a
-// while, so quick merges leave no trace on screen.
+// "\rmerging: input 3 of 16, 42%, 2.1 M rows/s" on a terminal, only once the merge has taken a
+// while, so quick merges leave no trace on screen. With `always` (merge --progress) it is shown
+// when stderr is no terminal too, as one line per second.
 class ProgressLine {
  public:
-  ProgressLine() : enabled_(isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
+  ProgressLine(bool always, std::string_view prefix)
+      : terminal_(isatty(STDERR_FILENO) == 1),
+        enabled_(terminal_ || always),
+        prefix_(prefix),
+        start_(Clock::now()) {}
   ~ProgressLine() {
-    if (shown_) std::cerr << "\r" << std::string(40, ' ') << "\r" << std::flush;
+    if (shown_ && terminal_) std::cerr << "\r" << std::string(width_, ' ') << "\r" << std::flush;
   }
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
-  void update(int64_t done, int64_t total) {
-    if (!enabled_ || total <= 0) return;
-    if (!shown_ && Clock::now() - start_ < std::chrono::milliseconds(500)) return;
-    int percent = static_cast<int>(std::clamp<int64_t>(done * 100 / total, 0, 100));
-    if (shown_ && percent == last_percent_) return;
+  void update(const storage::MergeProgress& p) {
+    if (!enabled_ || p.total <= 0) return;
+    const Clock::time_point now = Clock::now();
+    if (!shown_ && now - start_ < std::chrono::milliseconds(500)) return;
+    // A terminal line is redrawn at most 10 times a second, a log line once a second.
+    if (shown_ && now - last_ < std::chrono::milliseconds(terminal_ ? 100 : 1000)) return;
     shown_ = true;
-    last_percent_ = percent;
-    std::cerr << "\rmerging rank files: " << percent << "%" << std::flush;
+    last_ = now;
+    const int percent = static_cast<int>(std::clamp<int64_t>(p.done * 100 / p.total, 0, 100));
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    char line[160];
+    std::snprintf(line, sizeof line, "merging: input %d of %d, %d%%, %.2f M rows/s",
+                  std::min(p.input + 1, p.inputs), p.inputs, percent,
+                  seconds > 0 ? static_cast<double>(p.done) / seconds / 1e6 : 0.0);
+    const std::string text = line;
+    if (terminal_) {
+      width_ = std::max(width_, text.size());
+      std::cerr << "\r" << text << std::string(width_ - text.size(), ' ') << std::flush;
+    } else {
+      std::cerr << prefix_ << text << "\n";
+    }
   }
 
  private:
   using Clock = std::chrono::steady_clock;
+  bool terminal_;
   bool enabled_;
+  std::string prefix_;
   bool shown_ = false;
-  int last_percent_ = -1;
-  Clock::time_point start_;
+  size_t width_ = 0;
+  Clock::time_point start_, last_;
 };
 
 }  // namespace
@@ -79,12 +100,13 @@ bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std:
   return true;
 }
 
-bool readRunId(const std::string& file, std::string* run_id, std::string* error) {
+bool readRunId(const std::string& file, std::string* run_id, std::string* error, bool* merged) {
   std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(file, error);
   if (reader == nullptr) return false;
   std::map<std::string, std::string> meta = reader->meta();
   auto it = meta.find("run_id");
   *run_id = it != meta.end() ? it->second : "";
+  if (merged) *merged = meta.count("merged_at_unix_ns") > 0;
   return true;
 }
 
@@ -118,11 +140,12 @@ bool storeDetectedSteps(const std::string& trace, std::string_view prefix) {
 }
 
 storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix,
-                                       const align::AlignOptions& align_options) {
+                                       const align::AlignOptions& align_options,
+                                       bool always_progress) {
   storage::MergeResult result;
   {
-    ProgressLine progress;
-    options.progress = [&progress](int64_t done, int64_t total) { progress.update(done, total); };
+    ProgressLine progress(always_progress, prefix);
+    options.progress_detail = [&progress](const storage::MergeProgress& p) { progress.update(p); };
     result = storage::mergeRankFiles(options);
   }
   // A failed merge is told in one line by the caller; its warnings would only bury it.

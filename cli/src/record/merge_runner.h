@@ -18,7 +18,9 @@ bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std:
 
 // The run id in a rank file's meta (RINGSIDE_RUN_ID of the run that wrote it; "" when it had
 // none). Returns false and fills *error (naming the file) when the file cannot be opened.
-bool readRunId(const std::string& file, std::string* run_id, std::string* error);
+// *merged (when given): whether the file is a merged trace rather than a rank file.
+bool readRunId(const std::string& file, std::string* run_id, std::string* error,
+               bool* merged = nullptr);
 
 // Fits the merged trace's clock model (align/) and stores it in the trace; prints one line when
 // the trace spans several clock domains, or why alignment failed (the trace stays usable).
@@ -29,12 +31,14 @@ bool alignClocks(const std::string& trace, std::string_view prefix,
 // step, docs/steps.md); prints one line when that fails (the trace stays usable).
 bool storeDetectedSteps(const std::string& trace, std::string_view prefix);
 
-// storage::mergeRankFiles with a "\r...%" line on stderr when stderr is a
-// terminal and the merge takes longer than half a second. After a successful
+// storage::mergeRankFiles with a "\rmerging: input k of N, ...%, rows/s" line on stderr when
+// stderr is a terminal (or `always_progress`: then a line a second in a log) and the merge takes
+// longer than half a second. After a successful
 // merge, prints the merger's warnings, each prefixed with `prefix`, then aligns the clocks and
 // stores the detected steps.
 storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix,
-                                       const align::AlignOptions& align_options = {});
+                                       const align::AlignOptions& align_options = {},
+                                       bool always_progress = false);
 
 // Opens `trace`, summarizes it and prints the summary to stderr. A failure is
 // reported as one line (prefixed) and returns false; it never throws.

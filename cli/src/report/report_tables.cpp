@@ -326,7 +326,7 @@ std::string signedDuration(int64_t ns) {
 }
 
 // The clock domains of a trace with 2+ (docs/clock-alignment.md).
-void clockTable(const Analysis& a, Units u, ReportTable* t) {
+void clockTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->title = "Clocks (one domain per kernel clock, mapped onto the reference)";
   bool h = u == Units::kHuman;
   t->columns = {{"domain", "domain"},        {"host", "host", false},
@@ -348,6 +348,12 @@ void clockTable(const Analysis& a, Units u, ReportTable* t) {
                          num(d.bounds), num(d.violated)});
     }
   }
+  // A person sees the least and the best aligned domains (the summary line below the table
+  // gives the worst uncertainty and the unmet bounds of all).
+  std::vector<double> score;
+  for (const storage::ClockDomain& d : a.clock.domains)
+    score.push_back(static_cast<double>(d.uncertainty_ns) + 1e15 * static_cast<double>(d.violated));
+  if (h) keepRowsForPerson(t, score, limit / 2, /*lowest_too=*/true, "clock domains");
 }
 
 // The what-if: per library of all-reduces, each algorithm's predicted time (docs/whatif.md).
@@ -485,7 +491,7 @@ bool buildReportTable(const Analysis& a, const std::string& id, Units units, siz
   else if (id == "channels") channelTable(a, units, limit, out);
   else if (id == "hosts") hostTable(a, units, limit, out);
   else if (id == "host_traffic") hostTrafficTable(a, units, limit, out);
-  else if (id == "clocks") clockTable(a, units, out);
+  else if (id == "clocks") clockTable(a, units, limit, out);
   else if (id == "steps") stepTable(a, units, limit, out);
   else if (id == "rank_steps") rankStepTable(a, units, limit, out);
   else return false;

@@ -196,8 +196,14 @@ std::vector<ReportTable> humanTables(const analyzer::Analysis& a, size_t limit) 
 
 namespace {
 
-// Rows per table in the text and Markdown reports (the HTML report shows more).
+// Rows per table in the text and Markdown reports (the HTML report shows more); fewer where
+// many hosts add the host and clock tables, so that the report stays within ~150 lines (256
+// ranks on 32 hosts: 134 lines).
 constexpr size_t kHumanTableRows = 12;
+constexpr size_t kManyHosts = 8;
+size_t humanTableRows(const analyzer::Analysis& a) {
+  return a.hosts.size() >= kManyHosts ? 6 : kHumanTableRows;
+}
 
 std::string linkFacts(const analyzer::Analysis& a) {
   std::string out;
@@ -232,7 +238,7 @@ std::string formatReportText(const analyzer::Analysis& a, const ReportContext& c
   if (!ctx.recording_note.empty()) out += wrapText(ctx.recording_note, W, "", "  ");
   if (a.clock.domains.size() >= 2) {
     ReportTable clocks;
-    buildReportTable(a, "clocks", Units::kHuman, 0, &clocks);
+    buildReportTable(a, "clocks", Units::kHuman, humanTableRows(a), &clocks);
     out += "\n" + renderTableText(clocks, W);
     for (const std::string& line : clockNotes(a)) out += wrapText(line, W, "  ", "    ");
   }
@@ -246,7 +252,7 @@ std::string formatReportText(const analyzer::Analysis& a, const ReportContext& c
     if (!f.action.empty()) out += wrapText("try: " + f.action, W, indent, indent + "     ");
   }
   for (const std::string& w : a.warnings) out += wrapText(w, W, "  [note] ", "         ");
-  for (const ReportTable& t : humanTables(a, kHumanTableRows)) {
+  for (const ReportTable& t : humanTables(a, humanTableRows(a))) {
     out += "\n" + renderTableText(t, W);
     if (t.id == "links") out += wrapText(linkFacts(a), W, "  ", "  ");
     if (t.id == "op_buckets") out += wrapText(modelLine(a), W, "  ", "  ");
@@ -270,7 +276,7 @@ std::string formatReportMarkdown(const analyzer::Analysis& a, const ReportContex
                     "\n\n";
   if (a.clock.domains.size() >= 2) {
     ReportTable clocks;
-    buildReportTable(a, "clocks", Units::kHuman, 0, &clocks);
+    buildReportTable(a, "clocks", Units::kHuman, humanTableRows(a), &clocks);
     out += renderTableMarkdown(clocks);
     for (const std::string& line : clockNotes(a)) out += "- " + mdCell(line) + "\n";
     out += "\n";
@@ -285,7 +291,7 @@ std::string formatReportMarkdown(const analyzer::Analysis& a, const ReportContex
   }
   for (const std::string& w : a.warnings) out += "- note: " + mdCell(w) + "\n";
   out += "\n";
-  for (const ReportTable& t : humanTables(a, kHumanTableRows)) {
+  for (const ReportTable& t : humanTables(a, humanTableRows(a))) {
     out += renderTableMarkdown(t);
     if (t.id == "links") out += mdCell(linkFacts(a)) + "\n\n";
     if (t.id == "op_buckets") out += mdCell(modelLine(a)) + "\n\n";

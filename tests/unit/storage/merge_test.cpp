@@ -297,6 +297,60 @@ TEST_F(MergeTest, MergedTraceIsNotAcceptedAsARankFile) {
   EXPECT_NE(m.error.find("rank file"), std::string::npos) << m.error;
 }
 
+// Node traces merged again (MergeOptions::merged_inputs) equal one merge of the rank files: the
+// same rows with the same ids, cut-off, missing and skipped inputs carried over.
+TEST_F(MergeTest, MergedTracesMergedAgainEqualAOneStepMerge) {
+  RankFileSpec spec;
+  spec.world_size = 5;
+  std::vector<std::string> files;
+  for (int r = 0; r < 4; ++r) {
+    spec.clean = r != 2;
+    files.push_back(rankFile(r, spec));
+  }
+  const std::string garbage = path("garbage.sqlite");
+  writeBytes(garbage, {'h', 'e', 'l', 'l', 'o'});
+  auto merge = [&](std::vector<std::string> inputs, const std::string& out, bool merged) {
+    MergeOptions o;
+    o.inputs = std::move(inputs);
+    o.output = path(out);
+    o.merged_inputs = merged;
+    return mergeRankFiles(o);
+  };
+  const MergeResult one = merge({files[0], files[1], garbage, files[2], files[3]}, "one.sqlite", false);
+  ASSERT_TRUE(one.ok) << one.error;
+  ASSERT_TRUE(merge({files[0], files[1], garbage}, "a.sqlite", false).ok);
+  ASSERT_TRUE(merge({files[2], files[3]}, "b.sqlite", false).ok);
+  const MergeResult two = merge({path("b.sqlite"), path("a.sqlite")}, "two.sqlite", true);
+  ASSERT_TRUE(two.ok) << two.error;
+  EXPECT_EQ(two.ranks, 4);
+  EXPECT_EQ(two.world_size, 5);
+  EXPECT_EQ(two.collectives, one.collectives);
+  EXPECT_EQ(two.transfers, one.transfers);
+  EXPECT_EQ(two.cut_off_ranks, std::vector<int>({2}));
+  EXPECT_EQ(two.missing_ranks, std::vector<int>({4}));
+  const char* const same[] = {
+      "SELECT group_concat(id || ':' || rank || ':' || seq || ':' || comm_sid || ':' || op_sid, ',')"
+      " FROM (SELECT * FROM collective_data ORDER BY id)",
+      "SELECT group_concat(id || ':' || rank || ':' || collective_id || ':' || start_ns || ':' ||"
+      " side_sid, ',') FROM (SELECT * FROM transfer_data ORDER BY id)",
+      "SELECT group_concat(id || '=' || value, ',') FROM (SELECT * FROM string ORDER BY id)",
+      "SELECT group_concat(rank || ':' || file, ',') FROM (SELECT * FROM rank ORDER BY rowid)",
+      "SELECT group_concat(key || '=' || value, ',') FROM (SELECT * FROM meta WHERE key NOT IN"
+      " ('merged_at_unix_ns', 'skipped_input_reasons') ORDER BY key)",
+      "SELECT count(*) FROM clock_anchor_data", "SELECT count(*) FROM communicator_data"};
+  for (const char* sql : same) {
+    EXPECT_EQ(sqlText(path("two.sqlite"), sql), sqlText(path("one.sqlite"), sql)) << sql;
+  }
+  EXPECT_EQ(sqlText(path("two.sqlite"), "SELECT value FROM meta WHERE key = 'skipped_inputs'"),
+            "garbage.sqlite");
+  // A rank file next to the node trace that holds its rank: an error naming the rank.
+  const MergeResult overlap = merge({path("a.sqlite"), files[1]}, "bad.sqlite", true);
+  EXPECT_FALSE(overlap.ok);
+  EXPECT_TRUE(isOneLine(overlap.error)) << overlap.error;
+  EXPECT_NE(overlap.error.find("rank 1 "), std::string::npos) << overlap.error;
+  EXPECT_FALSE(fileExists(path("bad.sqlite")));
+}
+
 TEST_F(MergeTest, OutputInMissingFolderFailsCleanly) {
   MergeOptions o;
   o.inputs = {rankFile(0)};

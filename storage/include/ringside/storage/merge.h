@@ -6,7 +6,11 @@
 // are listed as cut off; ranks below world_size with no file as missing. Both
 // lists are stored in the merged file's meta table.
 // Inputs are opened read-only (a live rank file's -wal is honoured, never
-// copied without it). The output is written to a temporary name and renamed
+// copied without it) and copied inside SQLite: each is attached to the output
+// and every table copied by one INSERT ... SELECT, the indexes built once at the
+// end. With `merged_inputs`, an input may itself be a merged trace (e.g. one per
+// node): its ranks are taken as they are, and the result equals a one-step merge
+// of the same rank files (docs/schema.md, "Merging merged traces"). The output is written to a temporary name and renamed
 // when complete, so a failed merge never leaves a half trace at `output`.
 #pragma once
 
@@ -17,12 +21,25 @@
 
 namespace ringside::storage {
 
+// Where a merge stands, for a progress line.
+struct MergeProgress {
+  int64_t done = 0;   // collective and transfer rows copied so far
+  int64_t total = 0;  // of this many (counted before copying)
+  int input = 0;      // inputs copied so far (the one being copied is input + 1)
+  int inputs = 0;     // usable inputs
+};
+
 struct MergeOptions {
-  std::vector<std::string> inputs;  // rank files
+  std::vector<std::string> inputs;  // rank files (and merged traces, with merged_inputs)
   std::string output;               // merged trace path
   bool overwrite = false;           // replace an existing output
   // Called now and then with rows copied so far and the total to copy.
   std::function<void(int64_t done, int64_t total)> progress;
+  // The same, with the input being copied: called after each table of each input.
+  std::function<void(const MergeProgress&)> progress_detail;
+  // Accept merged traces as inputs (alone or with rank files). Two inputs holding the same rank
+  // then fail the merge (rank files of one rank among themselves are still kept, with a warning).
+  bool merged_inputs = false;
   // key/value pairs added to the merged meta table (e.g. command line).
   std::vector<std::pair<std::string, std::string>> extra_meta;
   // Inputs the caller already found unusable and left out of `inputs`, as (path, why): they are
