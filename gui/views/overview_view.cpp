@@ -42,7 +42,7 @@ OverviewAction OverviewView::draw(const TimelineModel& model, const ViewState& v
   dl->AddText(ImVec2(origin.x + 4, origin.y + ImGui::GetTextLineHeight()), dim,
               ("rank " + std::to_string(o.first_rank.front()) + ".." + std::to_string(o.last_rank.back())).c_str());
   void* tex = image != nullptr ? image(context, rgba_, width_, o.rows, version_) : nullptr;
-  const ImVec2 a(plot_x, origin.y), b(plot_x + static_cast<float>(plot_w), origin.y + height);
+  const ImVec2 a(plot_x, origin.y + 2), b(plot_x + static_cast<float>(plot_w), origin.y + 2 + height);
   if (tex != nullptr) {
     dl->AddImage(tex, a, b);
   } else {
@@ -55,7 +55,8 @@ OverviewAction OverviewView::draw(const TimelineModel& model, const ViewState& v
     return plot_x + static_cast<float>(static_cast<double>(t - model.start_ns) / span) * static_cast<float>(plot_w);
   };
   const float rx0 = std::clamp(x_of(view.range().t0), a.x, b.x), rx1 = std::clamp(x_of(view.range().t1), a.x, b.x);
-  dl->AddRect(ImVec2(rx0, a.y), ImVec2(std::max(rx1, rx0 + 2), b.y), text, 0, 0, 1.5f);
+  // Just outside the strip, so the box never hides the first and last rows.
+  dl->AddRect(ImVec2(rx0 - 1, a.y - 2), ImVec2(std::max(rx1, rx0 + 2) + 1, b.y + 2), text, 0, 0, 1.0f);
   // The latest-arriving rank: marked at the left edge of its row.
   if (o.latest_rank >= 0) {
     for (int r = 0; r < o.rows; ++r) {
@@ -92,7 +93,7 @@ OverviewAction OverviewView::draw(const TimelineModel& model, const ViewState& v
   }
   // The legend and the jump to the latest rank, on one line under the strip.
   // Each piece goes on the line while it fits, else on the next one (a narrow window wraps).
-  ImGui::SetCursorScreenPos(ImVec2(origin.x, b.y + 2));
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, b.y + 4));
   const float right = origin.x + avail_w;
   bool first = true;
   auto place = [&](const char* piece, float extra = 0) {
