@@ -11,9 +11,11 @@
 #
 #   emulate.sh up     --case slow-link|square|ring-only [--prefix rs] [--rate 200mbit] ...
 #   emulate.sh run    --case ... [--out DIR] [--algo ring,tree] [--sizes 1M,4M] [--keep]
-#   emulate.sh run-job [--case square] [--ranks-per-host 2] [--out DIR] -- CMD [ARGS...]
+#   emulate.sh run-job [--case square] [--ranks-per-host 2] [--out DIR] [--allreduce ALGO] -- CMD [ARGS...]
 #                     one `ringside record --nnodes 4 --node-rank i --ranks R` per host running
-#                     CMD (MASTER_ADDR: host 0), merged into DIR/trace.sqlite
+#                     CMD (MASTER_ADDR: host 0), merged into DIR/trace.sqlite; --allreduce ring|
+#                     tree|multipath reroutes the job's Gloo all-reduces (record --allreduce),
+#                     the ranks get RINGSIDE_TOPOLOGY (the case's topology file)
 #   emulate.sh status [--prefix rs]
 #   emulate.sh down   [--prefix rs]
 #   emulate.sh topology --case ...   (prints the matching topology file)
@@ -62,10 +64,11 @@ shift
 CASE="" PREFIX="rs" RATE="200mbit" SLOW_RATE="" DELAY=0 BURST=64kb OUT="" ALGO="ring,tree"
 QUEUE_MS=50 SIZES="1M,4M" ITERS=3 WARMUP=1 KEEP=0 RINGSIDE="" PORT=29500 TIMEOUT_S=60
 CLOCKS=0 MONO_OFFSETS="3600,14400,25200,36000" WALL_OFFSETS="0,8,-5,13" DRIFT="" CLOCKSHIFT=""
-RANKS_PER_HOST=2 JOB=()
+RANKS_PER_HOST=2 JOB=() JOB_ALLREDUCE=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --clocks) CLOCKS=1; shift ;;
+    --allreduce) JOB_ALLREDUCE="$2"; shift 2 ;;
     --mono-offsets-s) MONO_OFFSETS="$2"; shift 2 ;;
     --wall-offsets-ms) WALL_OFFSETS="$2"; shift 2 ;;
     --drift) DRIFT="$2"; shift 2 ;;
@@ -456,10 +459,16 @@ cmd_run_job() {
   local trace="$OUT/trace.sqlite" i pids=() rc=0 run_id
   run_id="emulate-$(date +%Y%m%d-%H%M%S)-$$"
   rm -rf "$trace" "$trace.ranks"
+  local reroute=()
+  if [[ -n "$JOB_ALLREDUCE" ]]; then
+    topology_file >"$OUT/topology.txt"
+    reroute=(--allreduce "$JOB_ALLREDUCE")
+  fi
   for ((i = 0; i < N; i++)); do
-    host_exec $i "$RINGSIDE" record --nnodes $N --node-rank $i --ranks "$RANKS_PER_HOST" \
+    host_exec $i env RINGSIDE_TOPOLOGY="${JOB_ALLREDUCE:+$OUT/topology.txt}" \
+      "$RINGSIDE" record --nnodes $N --node-rank $i --ranks "$RANKS_PER_HOST" \
       --master-addr "$(ident 0)" --master-port "$PORT" --run-id "$run_id" -o "$trace" \
-      --grace-s 10 -q -- "${JOB[@]}" >"$OUT/host$i.out" 2>"$OUT/host$i.err" &
+      "${reroute[@]}" --grace-s 10 -q -- "${JOB[@]}" >"$OUT/host$i.out" 2>"$OUT/host$i.err" &
     pids[$i]=$!
   done
   for ((i = 0; i < N; i++)); do
