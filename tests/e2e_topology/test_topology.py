@@ -15,6 +15,9 @@ finding naming h1-h2, the lowest busy_gbps on it, and the square's diagonals in 
   multipath-ring-only  --algo multipath on the ring-only case (no diagonals): the 8 directed
                        links (the ring both ways) carry about equal payload, the missing
                        diagonals none. Small sizes: about 15 s each; speed is docs/bench.md's.
+  multipath-link-down  the diagonal h0-h2 goes down in the middle of a multipath all-reduce on
+                       the square: every rank fails with a one-line error within the bench's
+                       timeout (8 s), none hangs, none reports a result.
 
 Exit 77 (skipped) when this machine cannot emulate: not root, no namespaces, no tc.
 Standard library only.
@@ -244,10 +247,51 @@ def scenario_multipath(args, prefix, work, case, links):
               (k[0], k[1], total[k], mean))
 
 
+def scenario_link_down(args, prefix, work):
+    import threading
+    import time
+    out = os.path.join(work, "run")
+    timeout_s = 8
+    # A downed link: 16 MiB calls (about 0.7 s each at 200 Mbit/s), the diagonal cut 3 s after
+    # rank 0 made its plan (the first multipath call, which connects the rings' extra peers
+    # through the store, is over by then: the cut falls inside a later call).
+    cut_at = []
+
+    def cut():
+        err = os.path.join(out, "rank0.err")
+        for _ in range(1200):
+            if os.path.exists(err) and "multipath:" in open(err).read():
+                break
+            time.sleep(0.1)
+        time.sleep(3.0)
+        subprocess.run(["ip", "-n", prefix + "-h0", "link", "set", "to-h2", "down"], check=False)
+        cut_at.append(time.monotonic())
+    cutter = threading.Thread(target=cut)
+    cutter.start()
+    p = emulate(["run", "--case", "square", "--out", out, "--ringside", args.ringside,
+                 "--algo", "multipath", "--sizes", "16M", "--iters", "20", "--warmup", "1",
+                 "--timeout-s", str(timeout_s)], prefix, timeout=180)
+    end = time.monotonic()
+    cutter.join()
+    check(p.returncode != 0, "the bench failed once a link went down (exit %d)" % p.returncode)
+    check(cut_at, "the link was cut during the run")
+    # Every rank stops within its timeout after the cut (a call in flight, then the timeout, then
+    # the abort reaching the others), never the store's 60 s.
+    check(end - cut_at[0] < 2 * timeout_s + 10, "all ranks returned %.1f s after the cut" % (end - cut_at[0]))
+    for i in range(4):
+        with open(os.path.join(out, "rank%d.err" % i)) as f:
+            err = [l for l in f.read().splitlines() if l.strip() and "multipath:" not in l]
+        check(err, "rank %d said why it failed" % i)
+        check(not any("Traceback" in l or "terminate called" in l or "Segmentation" in l for l in err),
+              "rank %d failed cleanly: %s" % (i, err[-3:]))
+        print("rank %d: %s" % (i, err[-1]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--scenario", required=True,
-                    choices=["slow-link", "square", "multipath-square", "multipath-ring-only"])
+                    choices=["slow-link", "square", "multipath-square", "multipath-ring-only",
+                             "multipath-link-down"])
     ap.add_argument("--ringside", required=True)
     args = ap.parse_args()
 
@@ -264,6 +308,7 @@ def main():
         {"slow-link": scenario_slow_link, "square": scenario_square,
          "multipath-square": lambda *a: scenario_multipath(*a, "square", every),
          "multipath-ring-only": lambda *a: scenario_multipath(*a, "ring-only", ring_both),
+         "multipath-link-down": scenario_link_down,
          }[args.scenario](args, prefix, work)
     finally:
         emulate(["down"], prefix)
