@@ -15,6 +15,11 @@ finding naming h1-h2, the lowest busy_gbps on it, and the square's diagonals in 
   multipath-ring-only  --algo multipath on the ring-only case (no diagonals): the 8 directed
                        links (the ring both ways) carry about equal payload, the missing
                        diagonals none. Small sizes: about 15 s each; speed is docs/bench.md's.
+  ddp-multipath        the DDP sample on the 4 emulated hosts (one rank each, `emulate.sh run-job`)
+                       with --allreduce ring, then multipath: the same losses; `ringside diff`
+                       shows multipath faster at 1 MiB, and the ring trace's what-if (report
+                       --topology) predicted it (diff's what_if_checks). About 25 s; skipped
+                       without python3-torch.
   multipath-link-down  the diagonal h0-h2 goes down in the middle of a multipath all-reduce on
                        the square: every rank fails with a one-line error within the bench's
                        timeout (8 s), none hangs, none reports a result.
@@ -247,6 +252,42 @@ def scenario_multipath(args, prefix, work, case, links):
               (k[0], k[1], total[k], mean))
 
 
+def scenario_ddp_multipath(args, prefix, work):
+    py = "/usr/bin/python3"
+    if subprocess.run([py, "-c", "import torch"], capture_output=True).returncode != 0:
+        skip("no python3-torch for the DDP sample")
+    sample = os.path.join(REPO, "samples", "ddp_train.py")
+    losses, traces = {}, {}
+    for algo in ("ring", "multipath"):
+        out = os.path.join(work, algo)
+        # emulate() puts --prefix last: here it must come before the job's "--".
+        job = ["--", py, sample, "--steps", "8", "--hidden", "512", "--bucket-cap-mb", "4"]
+        cmd = ["bash", EMULATE, "run-job", "--case", "square", "--ranks-per-host", "1", "--out", out,
+               "--ringside", args.ringside, "--allreduce", algo, "--prefix", prefix] + job
+        print("$ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
+        print(p.stdout, flush=True)
+        if p.returncode == SKIP:
+            skip(p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "emulate.sh cannot run here")
+        check(p.returncode == 0, "DDP with --allreduce %s over the emulated hosts" % algo)
+        with open(os.path.join(out, "host0.out")) as f:
+            losses[algo] = [l.split()[-1] for l in f if " loss " in l]
+        traces[algo] = os.path.join(out, "trace.sqlite")
+    check(losses["ring"] and losses["ring"] == losses["multipath"],
+          "the same losses with ring and multipath: %s / %s" % (losses["ring"][-2:], losses["multipath"][-2:]))
+    topo = os.path.join(work, "ring", "topology.txt")
+    p = subprocess.run([args.ringside, "diff", "--format", "json", "--topology", topo,
+                        traces["ring"], traces["multipath"]], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "diff ring multipath: " + p.stderr.strip())
+    d = json.loads(p.stdout)
+    big = [r for r in d["rows"] if r["op"] == "allreduce" and r["size_lo"] >= 1 << 20]
+    check(big and all(r["speedup"] > 1.5 for r in big),
+          "multipath faster at 1 MiB and up: %s" % [(r["size_lo"], r["speedup"]) for r in big])
+    checks = [c for c in d["what_if_checks"] if "predicted multipath" in c]
+    check(checks, "the ring trace's what-if predicted multipath: %s" % d["what_if_checks"])
+    print("what-if: " + checks[0])
+
+
 def scenario_link_down(args, prefix, work):
     import threading
     import time
@@ -291,7 +332,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--scenario", required=True,
                     choices=["slow-link", "square", "multipath-square", "multipath-ring-only",
-                             "multipath-link-down"])
+                             "multipath-link-down", "ddp-multipath"])
     ap.add_argument("--ringside", required=True)
     args = ap.parse_args()
 
@@ -309,6 +350,7 @@ def main():
          "multipath-square": lambda *a: scenario_multipath(*a, "square", every),
          "multipath-ring-only": lambda *a: scenario_multipath(*a, "ring-only", ring_both),
          "multipath-link-down": scenario_link_down,
+         "ddp-multipath": scenario_ddp_multipath,
          }[args.scenario](args, prefix, work)
     finally:
         emulate(["down"], prefix)
