@@ -48,7 +48,7 @@ std::function<bool(std::string_view, std::string*)> storeQuantity(std::string* t
 
 std::vector<OptionSpec> simulateSpecs(SimulateOptions* o) {
   return {
-      {"sizes", 's', "LIST", "the all-reduces of one step, per-rank bytes (e.g. 25M,25M,12M); default: the trace's",
+      {"sizes", 's', "LIST", "a step's all-reduces, bytes a rank (25M,25M,12M); default: the trace's",
        storeText(&o->sizes)},
       {"ranks", 0, "LIST", "rank counts: a list or a range A:B (doubling), default 8:16384", storeText(&o->ranks)},
       {"ranks-per-host", 0, "N", "ranks on each host (default 8)", storeInteger(&o->ranks_per_host, 1, 1 << 20)},
@@ -57,7 +57,7 @@ std::vector<OptionSpec> simulateSpecs(SimulateOptions* o) {
        storeQuantity(&o->inter_bw, true)},
       {"intra-latency", 0, "TIME", "one way inside a host (default 2us)", storeQuantity(&o->intra_latency, false)},
       {"inter-latency", 0, "TIME", "one way between hosts (default 10us)", storeQuantity(&o->inter_latency, false)},
-      {"fabric", 0, "KIND", "switch (default: every host one NIC to a switch) or mesh (host pairs cabled)",
+      {"fabric", 0, "KIND", "switch (default: NICs to a switch) or mesh (host pairs cabled)",
        storeChoice(&o->fabric, {"switch", "mesh"})},
       {"nics", 0, "N", "switch: NICs per host (default 1)", storeInteger(&o->nics, 1, 64)},
       {"format", 0, "FMT", "text (default) or json", storeChoice(&o->format, {"text", "json"})},
@@ -227,8 +227,8 @@ std::string simulateHelp() {
          "Examples:\n"
          "  ringside simulate job.sqlite --ranks-per-host 8 --inter-bw 200Gbit\n"
          "  ringside simulate --sizes 25M,25M,12M --ranks 8:4096 --fabric switch --nics 4\n"
-         "  ringside simulate --sizes 4M --ranks 4 --ranks-per-host 1 --fabric mesh --inter-bw 200Mbit "
-         "--inter-latency 25us\n";
+         "  ringside simulate --sizes 4M --ranks 4 --ranks-per-host 1 --fabric mesh \\\n"
+         "      --inter-bw 200Mbit --inter-latency 25us\n";
 }
 
 int runSimulate(std::span<const std::string> args) {
