@@ -366,8 +366,9 @@ void whatIfTable(const Analysis& a, Units u, ReportTable* t) {
   for (const analyzer::WhatIf& w : a.what_if) {
     std::vector<std::string> row = {w.library, num(w.ranks), h ? format::count(w.calls) : num(w.calls),
                                     w.min_bytes == w.max_bytes
-                                        ? (h ? format::bytes(w.min_bytes) : num(w.min_bytes))
-                                        : (h ? format::bytes(w.min_bytes) + "-" + format::bytes(w.max_bytes)
+                                        ? (h ? format::bytesWholeOrTenths(static_cast<uint64_t>(w.min_bytes)) : num(w.min_bytes))
+                                        : (h ? format::bytesWholeOrTenths(static_cast<uint64_t>(w.min_bytes)) + "-" +
+                                                   format::bytesWholeOrTenths(static_cast<uint64_t>(w.max_bytes))
                                              : num(w.min_bytes) + "-" + num(w.max_bytes)),
                                     w.ran};
     for (const analyzer::WhatIfAlgorithm& x : w.algorithms) {
@@ -376,9 +377,9 @@ void whatIfTable(const Analysis& a, Units u, ReportTable* t) {
       } else if (!h) {
         row.push_back(num(static_cast<int64_t>(x.predicted_ns)));
       } else {
+        // The one that ran is the `ran` column's, measured; the others say their speed-up on it.
         std::string cell = format::duration(static_cast<int64_t>(x.predicted_ns));
-        if (x.ran) cell += " (ran)";
-        else if (w.measured_ns > 0) cell += " (" + format::fixed(w.measured_ns / x.predicted_ns, 2) + "x)";
+        if (!x.ran && w.measured_ns > 0) cell += " (" + format::fixed(w.measured_ns / x.predicted_ns, 2) + "x)";
         row.push_back(cell);
       }
     }
