@@ -120,6 +120,15 @@ class SqliteTraceReader final : public TraceReader {
   TransferRow alignedTransferRow(sqlite3_stmt* s, int32_t* rank) const;
   bool forEachTransferAligned(const std::function<bool(const TransferRow&)>& fn,
                               std::string* error);
+  // Time-ordered reads in storage order (forEachTransfer): stretches of ids already in order.
+  struct IdRun {
+    int64_t first, last;
+  };
+  // More stretches than this: the table is in no useful order, the index is read instead.
+  static constexpr size_t kMaxRuns = 1 << 14;
+  bool transferRuns(std::vector<IdRun>* runs, std::string* error);
+  bool mergeTransferRuns(const std::vector<IdRun>& runs,
+                         const std::function<bool(const TransferRow&)>& fn, std::string* error);
   std::string_view str(int64_t sid) const {
     if (sid == kNone) return {};
     // Writers number strings densely from 1: a flat table, the map only for stray ids.
@@ -320,11 +329,119 @@ bool SqliteTraceReader::forEachTransferUnordered(
 }
 
 bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferRow&)>& fn, std::string* error) {
+  try {
+    // Merged traces hold each rank's rows together, mostly in time order: reading the table in
+    // storage order, stretch by stretch, and merging the stretches in memory is several times
+    // faster than the start_ns index (one table lookup per row, all over the file).
+    std::vector<IdRun> runs;
+    if (!transferRuns(&runs, error)) return false;
+    if (!runs.empty()) return mergeTransferRuns(runs, fn, error);
+  } catch (const std::bad_alloc&) {
+    if (error) *error = path_ + ": out of memory while reading transfers";
+    return false;
+  }
   if (timesAligned()) return forEachTransferAligned(fn, error);
   return visit(detail::selectOnlySql(TransferTable::kDef, version_, " ORDER BY start_ns, id",
                                      kTransferPlain),
                "transfers", [&](sqlite3_stmt* s) { return fn(transferRow<kTransferPlain>(s)); },
                error);
+}
+
+// Stretches of rows in id order whose (start_ns, id), aligned where times are mapped, ascend:
+// one pass over three columns. Aligned reads also start a stretch where the recording rank
+// changes (each rank has its own mapping). Leaves *runs empty when there are more than kMaxRuns
+// (a table in no useful order): the caller reads through the index instead.
+bool SqliteTraceReader::transferRuns(std::vector<IdRun>* runs, std::string* error) {
+  const bool aligned = timesAligned();
+  Stmt st = detail::prepare(db_.get(), "SELECT id, rank, start_ns FROM transfer_data ORDER BY id",
+                            nullptr);
+  if (!st) return readError(error, "cannot read transfers");
+  int64_t last_start = 0, last_rank = 0;
+  int rc;
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    const int64_t id = sqlite3_column_int64(st.get(), 0);
+    const int64_t rank = detail::columnNullable(st.get(), 1);
+    int64_t start = sqlite3_column_int64(st.get(), 2);
+    if (aligned) start = align(toInt32(rank), start);
+    if (runs->empty() || start < last_start || (aligned && rank != last_rank)) {
+      if (runs->size() == kMaxRuns) {
+        runs->clear();
+        return true;
+      }
+      runs->push_back({id, id});
+    }
+    runs->back().last = id;
+    last_start = start;
+    last_rank = rank;
+  }
+  if (rc != SQLITE_DONE) return readError(error, "cannot read transfers");
+  return true;
+}
+
+// The rows of `runs`, each already in (start_ns, id) order, merged on (start_ns, id): a min-heap
+// of one cursor per run, each reading its stretch of the table in storage order.
+bool SqliteTraceReader::mergeTransferRuns(const std::vector<IdRun>& runs,
+                                          const std::function<bool(const TransferRow&)>& fn,
+                                          std::string* error) {
+  const bool aligned = timesAligned();
+  if (!loadStrings(error)) return false;
+  const std::string sql =
+      detail::selectOnlySql(TransferTable::kDef, version_, " WHERE id >= ?1 AND id <= ?2 ORDER BY id",
+                            aligned ? kTransferRead : kTransferPlain);
+  struct Cursor {
+    Stmt st;
+    TransferRow row;
+  };
+  std::vector<Cursor> cursors(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    cursors[i].st = detail::prepare(db_.get(), sql, nullptr);
+    if (!cursors[i].st) return readError(error, "cannot read transfers");
+    sqlite3_bind_int64(cursors[i].st.get(), 1, runs[i].first);
+    sqlite3_bind_int64(cursors[i].st.get(), 2, runs[i].last);
+  }
+  // Advances cursor i; false at its end (or on error, which *failed says).
+  bool failed = false;
+  auto advance = [&](uint32_t i) {
+    Cursor& c = cursors[i];
+    const int rc = sqlite3_step(c.st.get());
+    if (rc == SQLITE_ROW) {
+      int32_t rank = -1;
+      c.row = aligned ? alignedTransferRow(c.st.get(), &rank)
+                      : transferRow<kTransferPlain>(c.st.get());
+      return true;
+    }
+    if (rc != SQLITE_DONE) failed = true;
+    return false;
+  };
+  // The heap holds each cursor's key beside it: comparisons stay within the heap's memory.
+  struct Head {
+    int64_t start, id;
+    uint32_t cursor;
+  };
+  auto later = [](const Head& x, const Head& y) {
+    return x.start != y.start ? x.start > y.start : x.id > y.id;
+  };
+  auto head = [&](uint32_t i) { return Head{cursors[i].row.start_ns, cursors[i].row.id, i}; };
+  std::vector<Head> heap;
+  heap.reserve(cursors.size());
+  for (uint32_t i = 0; i < cursors.size(); ++i) {
+    if (advance(i)) heap.push_back(head(i));
+    if (failed) return readError(error, "cannot read transfers");
+  }
+  std::make_heap(heap.begin(), heap.end(), later);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const uint32_t i = heap.back().cursor;
+    if (!fn(cursors[i].row)) return true;
+    if (advance(i)) {
+      heap.back() = head(i);
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
+      if (failed) return readError(error, "cannot read transfers");
+    }
+  }
+  return true;
 }
 
 // Aligned order: one cursor per recording rank (the merged index transfer_by_rank_time gives
