@@ -6,6 +6,7 @@
 #include "ringside/storage/trace_reader.h"
 
 #include <algorithm>
+#include <map>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -120,15 +121,17 @@ class SqliteTraceReader final : public TraceReader {
   TransferRow alignedTransferRow(sqlite3_stmt* s, int32_t* rank) const;
   bool forEachTransferAligned(const std::function<bool(const TransferRow&)>& fn,
                               std::string* error);
-  // Time-ordered reads in storage order (forEachTransfer): stretches of ids already in order.
+  // Time-ordered reads in storage order (forEachTransfer): stretches of ids already in order,
+  // chained into lanes.
   struct IdRun {
     int64_t first, last;
   };
-  // More stretches than this: the table is in no useful order, the index is read instead.
-  static constexpr size_t kMaxRuns = 1 << 14;
-  bool transferRuns(std::vector<IdRun>* runs, std::string* error);
-  bool mergeTransferRuns(const std::vector<IdRun>& runs,
-                         const std::function<bool(const TransferRow&)>& fn, std::string* error);
+  // More stretches or lanes than these: the table is in no useful order, the index is read.
+  static constexpr size_t kMaxRuns = size_t{1} << 22;
+  static constexpr size_t kMaxLanes = size_t{1} << 14;
+  bool transferLanes(std::vector<std::vector<IdRun>>* lanes, std::string* error);
+  bool mergeTransferLanes(const std::vector<std::vector<IdRun>>& lanes,
+                          const std::function<bool(const TransferRow&)>& fn, std::string* error);
   std::string_view str(int64_t sid) const {
     if (sid == kNone) return {};
     // Writers number strings densely from 1: a flat table, the map only for stray ids.
@@ -333,9 +336,9 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
     // Merged traces hold each rank's rows together, mostly in time order: reading the table in
     // storage order, stretch by stretch, and merging the stretches in memory is several times
     // faster than the start_ns index (one table lookup per row, all over the file).
-    std::vector<IdRun> runs;
-    if (!transferRuns(&runs, error)) return false;
-    if (!runs.empty()) return mergeTransferRuns(runs, fn, error);
+    std::vector<std::vector<IdRun>> lanes;
+    if (!transferLanes(&lanes, error)) return false;
+    if (!lanes.empty()) return mergeTransferLanes(lanes, fn, error);
   } catch (const std::bad_alloc&) {
     if (error) *error = path_ + ": out of memory while reading transfers";
     return false;
@@ -347,71 +350,122 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
                error);
 }
 
-// Stretches of rows in id order whose (start_ns, id), aligned where times are mapped, ascend:
-// one pass over three columns. Aligned reads also start a stretch where the recording rank
-// changes (each rank has its own mapping). Leaves *runs empty when there are more than kMaxRuns
-// (a table in no useful order): the caller reads through the index instead.
-bool SqliteTraceReader::transferRuns(std::vector<IdRun>* runs, std::string* error) {
+// One pass over id, rank and start_ns finds the stretches of rows, in id order, whose
+// (start_ns, id) ascend (aligned where times are mapped); stretches that follow each other in
+// time are chained into one lane, read by one cursor (a merged trace: a rank's calls that overlap
+// the next ones start a stretch each, but a few lanes per rank hold them all). Leaves *lanes
+// empty when there would be more than kMaxRuns stretches or kMaxLanes lanes (a table in no
+// useful order): the caller reads through the index instead.
+bool SqliteTraceReader::transferLanes(std::vector<std::vector<IdRun>>* lanes, std::string* error) {
   const bool aligned = timesAligned();
   Stmt st = detail::prepare(db_.get(), "SELECT id, rank, start_ns FROM transfer_data ORDER BY id",
                             nullptr);
   if (!st) return readError(error, "cannot read transfers");
-  int64_t last_start = 0, last_rank = 0;
+  // Lanes by the start of their last row: a stretch goes to the lane that ended latest before it.
+  std::multimap<int64_t, size_t> lane_by_end;
+  IdRun run{};
+  int64_t first_start = 0, last_start = 0;
+  size_t runs = 0;
+  auto close = [&]() {
+    if (++runs > kMaxRuns) return false;
+    auto it = lane_by_end.upper_bound(first_start);
+    size_t lane;
+    if (it == lane_by_end.begin()) {
+      if (lanes->size() == kMaxLanes) return false;
+      lane = lanes->size();
+      lanes->emplace_back();
+    } else {
+      lane = (--it)->second;
+      lane_by_end.erase(it);
+    }
+    (*lanes)[lane].push_back(run);
+    lane_by_end.emplace(last_start, lane);
+    return true;
+  };
+  bool any = false;
   int rc;
   while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
     const int64_t id = sqlite3_column_int64(st.get(), 0);
-    const int64_t rank = detail::columnNullable(st.get(), 1);
     int64_t start = sqlite3_column_int64(st.get(), 2);
-    if (aligned) start = align(toInt32(rank), start);
-    if (runs->empty() || start < last_start || (aligned && rank != last_rank)) {
-      if (runs->size() == kMaxRuns) {
-        runs->clear();
+    if (aligned) start = align(toInt32(detail::columnNullable(st.get(), 1)), start);
+    if (!any || start < last_start) {
+      if (any && !close()) {
+        lanes->clear();
         return true;
       }
-      runs->push_back({id, id});
+      any = true;
+      run = {id, id};
+      first_start = start;
     }
-    runs->back().last = id;
+    run.last = id;
     last_start = start;
-    last_rank = rank;
   }
   if (rc != SQLITE_DONE) return readError(error, "cannot read transfers");
+  if (any && !close()) lanes->clear();
   return true;
 }
 
-// The rows of `runs`, each already in (start_ns, id) order, merged on (start_ns, id): a min-heap
-// of one cursor per run, each reading its stretch of the table in storage order.
-bool SqliteTraceReader::mergeTransferRuns(const std::vector<IdRun>& runs,
-                                          const std::function<bool(const TransferRow&)>& fn,
-                                          std::string* error) {
+// The rows of `lanes`, each already in (start_ns, id) order, merged on (start_ns, id): a
+// min-heap of one cursor per lane, each reading its stretches of the table in storage order.
+bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>& lanes,
+                                           const std::function<bool(const TransferRow&)>& fn,
+                                           std::string* error) {
   const bool aligned = timesAligned();
   if (!loadStrings(error)) return false;
-  const std::string sql =
-      detail::selectOnlySql(TransferTable::kDef, version_, " WHERE id >= ?1 AND id <= ?2 ORDER BY id",
-                            aligned ? kTransferRead : kTransferPlain);
+  const std::string sql = detail::selectOnlySql(
+      TransferTable::kDef, version_, " WHERE id >= ?1 AND id <= ?2 ORDER BY id",
+      aligned ? kTransferRead : kTransferPlain);
+  // Each cursor decodes a batch of rows at a time: switching between thousands of statements
+  // row by row would keep none of them in the processor's caches.
+  constexpr size_t kBatch = 64;
   struct Cursor {
     Stmt st;
-    TransferRow row;
+    size_t run = 0;  // the stretch of its lane it reads
+    bool done = false;
+    size_t next = 0;  // rows[next] is its head
+    std::vector<TransferRow> rows;
   };
-  std::vector<Cursor> cursors(runs.size());
-  for (size_t i = 0; i < runs.size(); ++i) {
+  std::vector<Cursor> cursors(lanes.size());
+  auto bind = [&](uint32_t i) {
+    Cursor& c = cursors[i];
+    const IdRun& run = lanes[i][c.run];
+    sqlite3_reset(c.st.get());
+    sqlite3_bind_int64(c.st.get(), 1, run.first);
+    sqlite3_bind_int64(c.st.get(), 2, run.last);
+  };
+  for (uint32_t i = 0; i < cursors.size(); ++i) {
     cursors[i].st = detail::prepare(db_.get(), sql, nullptr);
     if (!cursors[i].st) return readError(error, "cannot read transfers");
-    sqlite3_bind_int64(cursors[i].st.get(), 1, runs[i].first);
-    sqlite3_bind_int64(cursors[i].st.get(), 2, runs[i].last);
+    bind(i);
   }
-  // Advances cursor i; false at its end (or on error, which *failed says).
+  // Refills cursor i's batch; false when its lane has no more rows (or on error: *failed).
   bool failed = false;
+  auto refill = [&](uint32_t i) {
+    Cursor& c = cursors[i];
+    c.rows.clear();
+    c.next = 0;
+    while (!c.done && c.rows.size() < kBatch) {
+      const int rc = sqlite3_step(c.st.get());
+      if (rc == SQLITE_ROW) {
+        int32_t rank = -1;
+        c.rows.push_back(aligned ? alignedTransferRow(c.st.get(), &rank)
+                                 : transferRow<kTransferPlain>(c.st.get()));
+        continue;
+      }
+      if (rc != SQLITE_DONE) failed = true;
+      if (failed || ++c.run == lanes[i].size()) {
+        c.done = true;
+        sqlite3_reset(c.st.get());
+      } else {
+        bind(i);
+      }
+    }
+    return !c.rows.empty();
+  };
+  // Advances cursor i to its next row; false at its lane's end.
   auto advance = [&](uint32_t i) {
     Cursor& c = cursors[i];
-    const int rc = sqlite3_step(c.st.get());
-    if (rc == SQLITE_ROW) {
-      int32_t rank = -1;
-      c.row = aligned ? alignedTransferRow(c.st.get(), &rank)
-                      : transferRow<kTransferPlain>(c.st.get());
-      return true;
-    }
-    if (rc != SQLITE_DONE) failed = true;
-    return false;
+    return ++c.next < c.rows.size() || refill(i);
   };
   // The heap holds each cursor's key beside it: comparisons stay within the heap's memory.
   struct Head {
@@ -421,18 +475,21 @@ bool SqliteTraceReader::mergeTransferRuns(const std::vector<IdRun>& runs,
   auto later = [](const Head& x, const Head& y) {
     return x.start != y.start ? x.start > y.start : x.id > y.id;
   };
-  auto head = [&](uint32_t i) { return Head{cursors[i].row.start_ns, cursors[i].row.id, i}; };
+  auto head = [&](uint32_t i) {
+    const TransferRow& r = cursors[i].rows[cursors[i].next];
+    return Head{r.start_ns, r.id, i};
+  };
   std::vector<Head> heap;
   heap.reserve(cursors.size());
   for (uint32_t i = 0; i < cursors.size(); ++i) {
-    if (advance(i)) heap.push_back(head(i));
+    if (refill(i)) heap.push_back(head(i));
     if (failed) return readError(error, "cannot read transfers");
   }
   std::make_heap(heap.begin(), heap.end(), later);
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), later);
     const uint32_t i = heap.back().cursor;
-    if (!fn(cursors[i].row)) return true;
+    if (!fn(cursors[i].rows[cursors[i].next])) return true;
     if (advance(i)) {
       heap.back() = head(i);
       std::push_heap(heap.begin(), heap.end(), later);
