@@ -416,8 +416,11 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
       TransferTable::kDef, version_, " WHERE id >= ?1 AND id <= ?2 ORDER BY id",
       aligned ? kTransferRead : kTransferPlain);
   // Each cursor decodes a batch of rows at a time: switching between thousands of statements
-  // row by row would keep none of them in the processor's caches.
-  constexpr size_t kBatch = 64;
+  // row by row would keep none of them in the processor's caches. A batch goes on to the end of
+  // a stretch that ends within kMaxBatch rows: its statement is then reset while its cursor is
+  // the newest open one (SQLite finds a closing cursor in a list of all open ones, newest first;
+  // with thousands open, resets deep in that list cost more than reading the rows).
+  constexpr size_t kBatch = 64, kMaxBatch = 256;
   struct Cursor {
     Stmt st;
     size_t run = 0;  // the stretch of its lane it reads
@@ -444,7 +447,11 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
     Cursor& c = cursors[i];
     c.rows.clear();
     c.next = 0;
-    while (!c.done && c.rows.size() < kBatch) {
+    while (!c.done) {
+      if (c.rows.size() >= kBatch) {
+        const auto room = static_cast<int64_t>(kMaxBatch - c.rows.size());
+        if (room <= 0 || lanes[i][c.run].last - c.rows.back().id > room) break;
+      }
       const int rc = sqlite3_step(c.st.get());
       if (rc == SQLITE_ROW) {
         int32_t rank = -1;
