@@ -493,17 +493,33 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
     if (failed) return readError(error, "cannot read transfers");
   }
   std::make_heap(heap.begin(), heap.end(), later);
+  // The earliest head is replaced by its cursor's next row and sifted down in place: one pass,
+  // and none when the same cursor still holds the earliest row.
+  auto siftDown = [&]() {
+    const Head h = heap[0];
+    size_t k = 0;
+    for (;;) {
+      size_t child = 2 * k + 1;
+      if (child >= heap.size()) break;
+      if (child + 1 < heap.size() && later(heap[child], heap[child + 1])) ++child;
+      if (!later(h, heap[child])) break;
+      heap[k] = heap[child];
+      k = child;
+    }
+    heap[k] = h;
+  };
   while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    const uint32_t i = heap.back().cursor;
+    const uint32_t i = heap[0].cursor;
     if (!fn(cursors[i].rows[cursors[i].next])) return true;
     if (advance(i)) {
-      heap.back() = head(i);
-      std::push_heap(heap.begin(), heap.end(), later);
+      heap[0] = head(i);
     } else {
-      heap.pop_back();
       if (failed) return readError(error, "cannot read transfers");
+      heap[0] = heap.back();
+      heap.pop_back();
+      if (heap.empty()) break;
     }
+    siftDown();
   }
   return true;
 }
