@@ -417,10 +417,12 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
       aligned ? kTransferRead : kTransferPlain);
   // Each cursor decodes a batch of rows at a time: switching between thousands of statements
   // row by row would keep none of them in the processor's caches. A batch goes on to the end of
-  // a stretch that ends within kMaxBatch rows: its statement is then reset while its cursor is
+  // a stretch that ends within max_batch rows: its statement is then reset while its cursor is
   // the newest open one (SQLite finds a closing cursor in a list of all open ones, newest first;
   // with thousands open, resets deep in that list cost more than reading the rows).
-  constexpr size_t kBatch = 64, kMaxBatch = 256;
+  // Memory: at most 256 rows (about 26 KiB) a lane, 64 beyond 4,096 lanes.
+  constexpr size_t kBatch = 64;
+  const size_t max_batch = lanes.size() > 4096 ? kBatch : 4 * kBatch;
   struct Cursor {
     Stmt st;
     size_t run = 0;  // the stretch of its lane it reads
@@ -449,7 +451,7 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
     c.next = 0;
     while (!c.done) {
       if (c.rows.size() >= kBatch) {
-        const auto room = static_cast<int64_t>(kMaxBatch - c.rows.size());
+        const auto room = static_cast<int64_t>(max_batch) - static_cast<int64_t>(c.rows.size());
         if (room <= 0 || lanes[i][c.run].last - c.rows.back().id > room) break;
       }
       const int rc = sqlite3_step(c.st.get());
