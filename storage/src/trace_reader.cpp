@@ -350,7 +350,7 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
                error);
 }
 
-// One pass over id, rank and start_ns finds the stretches of rows, in id order, whose
+// One pass over id and start_ns (and rank, where it maps times) finds the stretches of rows, in id order, whose
 // (start_ns, id) ascend (aligned where times are mapped); stretches that follow each other in
 // time are chained into one lane, read by one cursor (a merged trace: a rank's calls that overlap
 // the next ones start a stretch each, but a few lanes per rank hold them all). Leaves *lanes
@@ -358,7 +358,10 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
 // useful order): the caller reads through the index instead.
 bool SqliteTraceReader::transferLanes(std::vector<std::vector<IdRun>>* lanes, std::string* error) {
   const bool aligned = timesAligned();
-  Stmt st = detail::prepare(db_.get(), "SELECT id, rank, start_ns FROM transfer_data ORDER BY id",
+  // The rank only where it maps the time.
+  Stmt st = detail::prepare(db_.get(),
+                            aligned ? "SELECT id, start_ns, rank FROM transfer_data ORDER BY id"
+                                    : "SELECT id, start_ns FROM transfer_data ORDER BY id",
                             nullptr);
   if (!st) return readError(error, "cannot read transfers");
   // Lanes by the start of their last row: a stretch goes to the lane that ended latest before it.
@@ -386,8 +389,8 @@ bool SqliteTraceReader::transferLanes(std::vector<std::vector<IdRun>>* lanes, st
   int rc;
   while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
     const int64_t id = sqlite3_column_int64(st.get(), 0);
-    int64_t start = sqlite3_column_int64(st.get(), 2);
-    if (aligned) start = align(toInt32(detail::columnNullable(st.get(), 1)), start);
+    int64_t start = sqlite3_column_int64(st.get(), 1);
+    if (aligned) start = align(toInt32(detail::columnNullable(st.get(), 2)), start);
     if (!any || start < last_start) {
       if (any && !close()) {
         lanes->clear();
