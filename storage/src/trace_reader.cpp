@@ -350,11 +350,11 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
                error);
 }
 
-// One pass over id and start_ns (and rank, where it maps times) finds the stretches of rows, in id order, whose
-// (start_ns, id) ascend (aligned where times are mapped); stretches that follow each other in
-// time are chained into one lane, read by one cursor (a merged trace: a rank's calls that overlap
-// the next ones start a stretch each, but a few lanes per rank hold them all). Leaves *lanes
-// empty when there would be more than kMaxRuns stretches or kMaxLanes lanes (a table in no
+// One pass over id and start_ns (and rank, where it maps times) finds the stretches of rows, in
+// id order, whose (start_ns, id) ascend (aligned where times are mapped); stretches that follow
+// each other in time are chained into one lane, read by one cursor (a merged trace: a rank's calls
+// that overlap the next ones start a stretch each, but a few lanes per rank hold them all). Leaves
+// *lanes empty when there would be more than kMaxRuns stretches or kMaxLanes lanes (a table in no
 // useful order): the caller reads through the index instead.
 bool SqliteTraceReader::transferLanes(std::vector<std::vector<IdRun>>* lanes, std::string* error) {
   const bool aligned = timesAligned();
