@@ -5,7 +5,9 @@
 // all-reduces on --ranks ranks, every rank sending to rank+1 in reduce-scatter
 // and all-gather steps; writes it with storage::RankWriter and merges it with
 // storage::mergeRankFiles into /tmp. Then times analyze() and prints the time
-// and the peak RSS (getrusage) of this process.
+// and the peak RSS (getrusage) of this process; of it, the largest anonymous part seen (heap:
+// what analyze() allocates, sampled at each progress call) and the mapped trace (file pages,
+// clean and evictable: readers map the file).
 //   analyzer_bench [--transfers N] [--collectives N] [--ranks R] [--bins B] [--keep]
 //   analyzer_bench --trace PATH   (analyze an existing trace, e.g. one kept by --keep)
 #include <sys/resource.h>
@@ -19,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ringside/analyzer/analysis.h"
@@ -31,6 +34,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using ringside::storage::CollectiveRow;
 using ringside::storage::TransferRow;
+
+// The process's resident anonymous and file-backed memory now (/proc/self/status), in KiB.
+std::pair<long, long> residentKiB() {
+  long anon = 0, file = 0;
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      std::sscanf(line, "RssAnon: %ld", &anon);
+      std::sscanf(line, "RssFile: %ld", &file);
+    }
+    std::fclose(f);
+  }
+  return {anon, file};
+}
 
 double seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
@@ -173,13 +190,22 @@ int main(int argc, char** argv) {
   }
 
   std::string error;
+  auto t_open = Clock::now();
   auto reader = ringside::storage::TraceReader::open(trace, &error);
   if (!reader) {
     std::fprintf(stderr, "analyzer_bench: %s\n", error.c_str());
     return 1;
   }
+  std::printf("opened in %.2f s\n", seconds(t_open));
   ringside::analyzer::AnalysisOptions options;
   options.bins = bins;
+  long peak_anon = 0, peak_file = 0;
+  auto sample = [&] {
+    auto [anon, file] = residentKiB();
+    peak_anon = std::max(peak_anon, anon);
+    peak_file = std::max(peak_file, file);
+  };
+  options.progress = [&](double) { sample(); };
   ringside::analyzer::Analysis analysis;
   auto t0 = Clock::now();
   if (!ringside::analyzer::analyze(*reader, options, &analysis, &error)) {
@@ -187,13 +213,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   double took = seconds(t0);
+  sample();
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   std::printf("analyze: %lld transfers, %zu instances, %zu phases, %zu links in %.2f s; "
-              "peak RSS %.0f MiB\n",
+              "peak RSS %.0f MiB (sampled: anonymous %.0f MiB, mapped file %.0f MiB)\n",
               static_cast<long long>(analysis.transfers), analysis.collectives.size(),
               analysis.phases.size(), analysis.links.size(), took,
-              static_cast<double>(usage.ru_maxrss) / 1024.0);
+              static_cast<double>(usage.ru_maxrss) / 1024.0,
+              static_cast<double>(peak_anon) / 1024.0, static_cast<double>(peak_file) / 1024.0);
   reader.reset();
   if (existing.empty() && !keep) {
     std::error_code ec;

@@ -3,7 +3,6 @@
 #include "analysis_phases.h"
 
 #include <algorithm>
-#include <map>
 #include <tuple>
 
 namespace ringside::analyzer::detail {
@@ -67,49 +66,66 @@ void PhaseBuilder::inferGlooRingPhases(std::vector<Send>* sends) {
   }
 }
 
-// One PhaseStats per (rank, phase): its extent, its steps, and the step that stalled longest.
+// One PhaseStats per (rank, phase), in that order: its extent, its steps, and the step that
+// stalled longest. `sends` is sorted by rank; each rank's sends are sorted once more by (phase,
+// step) in a reused buffer (maps per instance cost more than the rest of the pass).
 void PhaseBuilder::addPhaseRows(const CollectiveInstance& c, const std::vector<Send>& sends,
                                 bool inferred) {
-  using RankPhase = std::pair<int, int>;
-  std::map<RankPhase, std::map<int, int64_t>> step_end;  // step -> its last end
-  std::map<RankPhase, std::pair<int64_t, int64_t>> extent;
-  for (const Send& r : sends) {
-    if (r.phase < 0) continue;
-    auto key = std::make_pair(r.rank, r.phase);
-    auto [e, fresh] = extent.try_emplace(key, r.start, r.end);
-    if (!fresh) {
-      e->second.first = std::min(e->second.first, r.start);
-      e->second.second = std::max(e->second.second, r.end);
+  std::vector<Send>& v = scratch_;
+  for (size_t first = 0; first < sends.size();) {
+    size_t last = first;
+    v.clear();
+    for (; last < sends.size() && sends[last].rank == sends[first].rank; ++last) {
+      if (sends[last].phase >= 0) v.push_back(sends[last]);
     }
-    int64_t& end = step_end[key][r.step];
-    end = std::max(end, r.end);
-  }
-  for (const auto& [key, ext] : extent) {
-    PhaseStats p;
-    p.comm = c.comm;
-    p.seq = c.seq;
-    p.rank = key.first;
-    p.phase = s_.phase_names.name(key.second);
-    // A phase's time counts from the moment the last rank entered the call: before that, a
-    // rank's first sends sit waiting for its late peers, which is waiting, not moving data
-    // (docs/metrics.md). The wait is kept beside it.
-    p.start_ns = std::max(ext.first, std::min(c.last_start_ns, ext.second));
-    p.end_ns = ext.second;
-    p.wait_ns = p.start_ns - ext.first;
-    const auto& steps = step_end[key];
-    p.steps = static_cast<int>(steps.size());
-    int64_t prev = p.start_ns;
-    for (const auto& [step, end] : steps) {
-      int64_t gap = end - prev;
-      if (p.slowest_step < 0 || gap > p.slowest_step_ns) {
-        p.slowest_step = step;
-        p.slowest_step_ns = gap;
+    first = last;
+    std::sort(v.begin(), v.end(), [](const Send& a, const Send& b) {
+      return std::tie(a.phase, a.step) < std::tie(b.phase, b.step);
+    });
+    for (size_t p0 = 0; p0 < v.size();) {
+      size_t p1 = p0;
+      int64_t lo = v[p0].start, hi = v[p0].end;
+      for (; p1 < v.size() && v[p1].phase == v[p0].phase; ++p1) {
+        lo = std::min(lo, v[p1].start);
+        hi = std::max(hi, v[p1].end);
       }
-      prev = std::max(prev, end);
+      addPhaseRow(c, v.data() + p0, v.data() + p1, lo, hi, inferred);
+      p0 = p1;
     }
-    p.inferred = inferred;
-    s_.out->phases.push_back(std::move(p));
   }
+}
+
+// The PhaseStats of one rank's sends [from, to) of one phase, sorted by step; [lo, hi] their
+// extent.
+void PhaseBuilder::addPhaseRow(const CollectiveInstance& c, const Send* from, const Send* to,
+                               int64_t lo, int64_t hi, bool inferred) {
+  PhaseStats p;
+  p.comm = c.comm;
+  p.seq = c.seq;
+  p.rank = from->rank;
+  p.phase = s_.phase_names.name(from->phase);
+  // A phase's time counts from the moment the last rank entered the call: before that, a
+  // rank's first sends sit waiting for its late peers, which is waiting, not moving data
+  // (docs/metrics.md). The wait is kept beside it.
+  p.start_ns = std::max(lo, std::min(c.last_start_ns, hi));
+  p.end_ns = hi;
+  p.wait_ns = p.start_ns - lo;
+  p.steps = 0;
+  int64_t prev = p.start_ns;
+  for (const Send* r = from; r != to;) {
+    const int step = r->step;
+    int64_t end = 0;  // a step's last end (ends are never negative here)
+    for (; r != to && r->step == step; ++r) end = std::max(end, r->end);
+    ++p.steps;
+    int64_t gap = end - prev;
+    if (p.slowest_step < 0 || gap > p.slowest_step_ns) {
+      p.slowest_step = step;
+      p.slowest_step_ns = gap;
+    }
+    prev = std::max(prev, end);
+  }
+  p.inferred = inferred;
+  s_.out->phases.push_back(std::move(p));
 }
 
 }  // namespace ringside::analyzer::detail

@@ -42,12 +42,15 @@ class PhaseBuilder {
   void fold(int32_t instance);
   void inferGlooRingPhases(std::vector<Send>* sends);
   void addPhaseRows(const CollectiveInstance& c, const std::vector<Send>& sends, bool inferred);
+  void addPhaseRow(const CollectiveInstance& c, const Send* from, const Send* to, int64_t lo,
+                   int64_t hi, bool inferred);
 
   AnalysisState& s_;
   std::unordered_map<int32_t, std::vector<Send>> pending_;  // instance -> its sends so far
   // Instances whose phase rows are written: a straggling send (clock skew across hosts) must not
   // start a second, partial set of phase rows.
   std::vector<bool> phases_written_;
+  std::vector<Send> scratch_;  // one rank's sends, by (phase, step), in addPhaseRows
   std::vector<Send>* last_pending_ = nullptr;  // consecutive sends usually share an instance
   int32_t last_pending_instance_ = -1;
   using Ending = std::pair<int64_t, int32_t>;  // (last_end_ns, instance) of pending instances

@@ -50,6 +50,7 @@ class TransferPass {
         phases_(s),
         dense_ranks_(std::clamp(std::max(s.meta.world_size, s.max_rank + 1), 0, 1024)),
         dense_link_(static_cast<size_t>(dense_ranks_) * static_cast<size_t>(dense_ranks_), -1),
+        dense_rank_acc_(static_cast<size_t>(dense_ranks_), nullptr),
         total_rows_(std::max<int64_t>(1, s.reader.transferCount())) {}
 
   void add(const TransferRow& row);
@@ -58,6 +59,7 @@ class TransferPass {
  private:
   int32_t instanceOf(int64_t collective_id);
   int linkIndex(int src, int dst);
+  RankAcc& rankAcc(int rank);
   void addToBins(SideAcc& side, int64_t start, int64_t end, int64_t bytes) const;
 
   AnalysisState& s_;
@@ -66,6 +68,7 @@ class TransferPass {
   const int dense_ranks_;
   std::vector<int> dense_link_;
   std::unordered_map<uint64_t, int> link_of_;
+  std::vector<RankAcc*> dense_rank_acc_;  // [rank] -> s_.rank_acc[rank] once used
   int64_t last_collective_id_ = storage::kNone;  // consecutive rows share their collective
   int32_t last_instance_ = -1;
   const int64_t total_rows_;
@@ -99,6 +102,14 @@ int TransferPass::linkIndex(int src, int dst) {
   }
   if (dense != nullptr) *dense = it->second;
   return it->second;
+}
+
+// s_.rank_acc[rank] without a map search per row (its entries never move).
+RankAcc& TransferPass::rankAcc(int rank) {
+  if (rank >= dense_ranks_) return s_.rank_acc[rank];
+  RankAcc*& acc = dense_rank_acc_[static_cast<size_t>(rank)];
+  if (acc == nullptr) acc = &s_.rank_acc[rank];
+  return *acc;
 }
 
 // Bytes spread evenly over the bins the transfer overlaps (clipped to the time range).
@@ -180,7 +191,7 @@ void TransferPass::add(const TransferRow& row) {
   }
   addToBins(side, row.start_ns, end, row.bytes);
   int recorder = send ? row.src_rank : row.dst_rank;
-  if (recorder >= 0) s_.rank_acc[recorder].events.add(row.start_ns, end);
+  if (recorder >= 0) rankAcc(recorder).events.add(row.start_ns, end);
   int phase = row.phase.empty() ? -1 : s_.phase_names.id(row.phase);
   if (instance >= 0) {
     if (side.instances.empty() || side.instances.back() != instance)

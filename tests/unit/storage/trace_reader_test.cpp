@@ -88,6 +88,39 @@ TEST_F(TraceReaderTest, StreamsInOrderAndStopsEarly) {
   EXPECT_EQ(n, 7);
 }
 
+// forEachTransfer reads stretches of the table in storage order and merges them: whatever order
+// the rows are stored in, it visits them as ORDER BY start_ns, id does (and through the index when
+// the stretches are too many to merge).
+TEST_F(TraceReaderTest, TransfersInTimeOrderWhateverTheStorageOrder) {
+  const std::string file = path("shuffled.sqlite");
+  RankFileSpec spec;
+  spec.collectives = 9000;  // 18,000 transfer rows
+  writeRankFile(file, spec);
+  const char* const orders[] = {
+      "(id * 7919) % 50 * 1000",           // overlapping stretches, ties broken by id
+      "id / 100 * 1000 + (id % 100) * 7",  // in order: one stretch
+      "(id % 300) * 1000 + id / 300",      // stretches that follow each other: a few lanes
+      "1000000000 - id",                   // every row a stretch of its own: the index
+  };
+  for (const char* order : orders) {
+    sqlExec(file, std::string("UPDATE transfer_data SET start_ns = ") + order);
+    const std::string expected = sqlText(
+        file, "SELECT group_concat(id) FROM (SELECT id FROM transfer_data ORDER BY start_ns, id)");
+    std::string err;
+    auto r = TraceReader::open(file, &err);
+    ASSERT_TRUE(r) << err;
+    std::string got;
+    ASSERT_TRUE(r->forEachTransfer(
+        [&](const TransferRow& t) {
+          got += (got.empty() ? "" : ",") + std::to_string(t.id);
+          return true;
+        },
+        &err))
+        << err;
+    EXPECT_EQ(got, expected) << order;
+  }
+}
+
 TEST_F(TraceReaderTest, ReadsAFileWhoseFolderIsReadOnly) {
   // A cleanly closed trace is a single file: no -wal/-shm needed to read it.
   const std::string file = path("ro.sqlite");

@@ -70,7 +70,10 @@ class TraceReader {
                                        std::string* error) {
     return forEachCollective(fn, error);
   }
-  // Visit rows ordered by (start_ns).
+  // Visit rows ordered by (start_ns, id). SQLite files are read in storage order: one pass over
+  // id and start_ns finds the stretches of rows already in that order (a merged trace: a few per
+  // rank), which are read side by side and merged in memory; a table in no useful order (more
+  // than 16,384 lanes of stretches) is read through the start_ns index instead.
   virtual bool forEachTransfer(const std::function<bool(const TransferRow&)>& fn,
                                std::string* error) = 0;
   // Visit every row in no particular order (storage order: a plain scan, several times faster on
