@@ -191,13 +191,6 @@ Db openTraceReadOnly(const std::string& path, int* user_version, std::string* er
   }
   // A live rank file may be mid-checkpoint: wait a little rather than fail.
   sqlite3_busy_timeout(raw, 2000);
-  // Readers go through indexes (transfers by time, calls by rank and start): one table lookup per
-  // row, all over the file. Through SQLite's 2 MB page cache the same pages were read again and
-  // again (two thirds of a 1,024-rank analysis was the kernel copying pages for pread: 9.7 s, now
-  // 4.4 s). Mapped, a page is read once and shared with the page cache (clean, evictable memory).
-  // SQLite caps the size at its compile-time limit. A reader never truncates a file, and ringside's
-  // writers only grow theirs (merge replaces its output by rename), so no mapped page disappears.
-  sqlite3_exec(raw, "PRAGMA mmap_size=4294967296", nullptr, nullptr, nullptr);
 
   // quick_check first: every later query may assume a structurally sound file.
   if (quick_check) {
