@@ -43,9 +43,12 @@ std::string num(double v) {
 
 }  // namespace
 
-int busiestHostPairTreeEdges(int n, int ranks_per_host) {
-  if (n <= 1 || ranks_per_host <= 0) return 0;
-  std::map<std::pair<int, int>, int> on_pair;  // (lower host, higher host) -> tree edges over it
+namespace {
+
+// Calls fn(host a, host b) for every edge of both trees of ringside's double binary tree over n
+// ranks whose ends are on different hosts (tree 1 is tree 0's shape over positions (rank + 1) mod n).
+template <class Fn>
+void forEachCrossingTreeEdge(int n, int ranks_per_host, Fn&& fn) {
   for (int tree = 0; tree < 2; ++tree) {
     auto rank_at = [&](int p) { return tree == 0 ? p : (p - 1 + n) % n; };
     for (int p = 0; p < n; ++p) {
@@ -53,10 +56,18 @@ int busiestHostPairTreeEdges(int n, int ranks_per_host) {
       const int k = childPositions(p, n, c);
       for (int i = 0; i < k; ++i) {
         const int a = rank_at(p) / ranks_per_host, b = rank_at(c[i]) / ranks_per_host;
-        if (a != b) ++on_pair[{std::min(a, b), std::max(a, b)}];
+        if (a != b) fn(a, b);
       }
     }
   }
+}
+
+}  // namespace
+
+int busiestHostPairTreeEdges(int n, int ranks_per_host) {
+  if (n <= 1 || ranks_per_host <= 0) return 0;
+  std::map<std::pair<int, int>, int> on_pair;  // (lower host, higher host) -> tree edges over it
+  forEachCrossingTreeEdge(n, ranks_per_host, [&](int a, int b) { ++on_pair[{std::min(a, b), std::max(a, b)}]; });
   int most = 0;
   for (const auto& [pair, edges] : on_pair) most = std::max(most, edges);
   return most;
@@ -65,20 +76,10 @@ int busiestHostPairTreeEdges(int n, int ranks_per_host) {
 int busiestHostTreeEdges(int n, int ranks_per_host) {
   if (n <= 1 || ranks_per_host <= 0) return 0;
   std::map<int, int> leaving;  // host -> tree edges with one end outside it
-  for (int tree = 0; tree < 2; ++tree) {
-    // Tree 1 is tree 0's shape over positions p = (rank + 1) mod n.
-    auto rank_at = [&](int p) { return tree == 0 ? p : (p - 1 + n) % n; };
-    for (int p = 0; p < n; ++p) {
-      int c[2];
-      const int k = childPositions(p, n, c);
-      for (int i = 0; i < k; ++i) {
-        const int a = rank_at(p) / ranks_per_host, b = rank_at(c[i]) / ranks_per_host;
-        if (a == b) continue;
-        ++leaving[a];
-        ++leaving[b];
-      }
-    }
-  }
+  forEachCrossingTreeEdge(n, ranks_per_host, [&](int a, int b) {
+    ++leaving[a];
+    ++leaving[b];
+  });
   int most = 0;
   for (const auto& [host, edges] : leaving) most = std::max(most, edges);
   return most;
