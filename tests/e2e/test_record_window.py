@@ -12,6 +12,7 @@ Each scenario records one to three jobs of a few seconds.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -125,7 +126,8 @@ def scenario_trigger(ctx):
     u.check_eq(before, 0, "messages before the touch")
     for rank in (0, 1):
         changes = meta.get(f"rank.{rank}.recording_window_changes", "")
-        u.check(changes.startswith("close at 0.000 s (start); open at") and "(trigger)" in changes,
+        # The close's time is the rank's own clock at its start (0.000 s, more on a loaded machine).
+        u.check(re.match(r"close at [0-9.]+ s \(start\); open at", changes) is not None and "(trigger)" in changes,
                 f"rank {rank}: meta recording_window_changes {changes!r}")
         u.check(int(meta.get(f"rank.{rank}.left_out_calls", "0")) >= 20,
                 f"rank {rank}: calls before the trigger counted as left out")
