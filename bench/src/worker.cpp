@@ -304,12 +304,16 @@ class BenchRank {
       }
       // The timed calls, interleaved: iteration i calls every algorithm once,
       // in turn, so that a change in the machine's load hits all of them alike.
-      if (!barrier()) return false;
+      // A barrier (untimed) before each call: a call ends on each rank when its
+      // own part is done, and without one the ranks that finished the previous
+      // call last would be charged to this one (multipath timed right after
+      // tree measured 3-4x its time alone).
       std::vector<std::vector<int64_t>> ns(o_.algos.size());
       std::vector<int64_t> cpu_ns(o_.algos.size(), 0);
       for (int i = 0; i < o_.iters; ++i) {
         for (size_t a = 0; a < o_.algos.size(); ++a) {
           if (!runs[a]) continue;
+          if (!barrier()) return false;
           std::memcpy(work.get(), inputs.get(), bytes);
           int64_t c0 = processCpuNs();
           int64_t t0 = collector::nowNs();
