@@ -147,6 +147,10 @@ class BenchRank {
     comm.job_token = rendezvous_->jobToken();
     comm.timeout = timeout();
     comm.chunk_bytes = o_.chunk_bytes;
+    // Multipath's plan (and, with no topology file, its bandwidth probe) at creation, before
+    // anything is timed.
+    comm.prepare_multipath = std::find(o_.algos.begin(), o_.algos.end(), BenchAlgo::kMultipath) !=
+                             o_.algos.end();
     reference::ExchangeFn exchange = [this](const std::string& mine,
                                             std::vector<std::string>* all, std::string* error) {
       return rendezvous_->exchange(mine, all, error);

@@ -166,6 +166,7 @@ bool setUp(Routed* r, std::chrono::milliseconds timeout) {
   o.job_token = jobToken(r->ctx);
   // Gloo's timeout (PyTorch's default is 30 min) bounds every blocking step.
   if (timeout.count() > 0) o.timeout = timeout;
+  o.prepare_multipath = state().algorithm == ref::Algorithm::kMultipath;
   std::string error;
   r->comm = ref::Communicator::create(
       o, [r](const std::string& mine, std::vector<std::string>* all, std::string* err) {

@@ -8,7 +8,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -96,6 +98,52 @@ uint64_t linkToken(uint64_t job_token, const std::vector<std::string>& secrets) 
   return h;
 }
 
+// The bandwidth probe between two hosts' first ranks: both send `iters` messages of `bytes` at
+// once (a full-duplex link loaded both ways, as multipath loads it) and each times its
+// receives. The rate is taken from the first message's arrival to the last's, so neither a
+// late start on the other side nor the connection's first round trips count.
+class ProbeSchedule final : public Schedule {
+ public:
+  ProbeSchedule(int link, const char* out, char* in, size_t bytes, uint32_t iters)
+      : out_(out), in_(in), bytes_(bytes), at_(iters) {
+    sends.push_back(SendStream{link, FrameKind::kPing, iters, iters, 0});
+    recvs.push_back(RecvStream{link, FrameKind::kPing, iters, 0});
+  }
+  Message sendMessage(size_t, uint32_t index) override { return message(const_cast<char*>(out_), index); }
+  Message recvMessage(size_t, uint32_t index) override { return message(in_, index); }
+  void received(size_t, uint32_t index, char*) override { at_[index] = Clock::now(); }
+  // Bytes per second into this rank (a microsecond at least: all at once reads as very fast).
+  double rate() const {
+    if (at_.size() < 2) return 0;
+    std::chrono::duration<double> d = at_.back() - at_.front();
+    return static_cast<double>(bytes_) * static_cast<double>(at_.size() - 1) /
+           std::max(d.count(), 1e-6);
+  }
+
+ private:
+  Message message(char* p, uint32_t index) const {
+    Message m;
+    m.ptr = p;
+    m.bytes = bytes_;
+    m.step = index;
+    m.trace_step = static_cast<int16_t>(index);
+    return m;
+  }
+  const char* out_;
+  char* in_;
+  size_t bytes_;
+  std::vector<Clock::time_point> at_;
+};
+
+// Probe size, per host pair and direction: first 6 messages of 256 KiB (timed over the last 5,
+// 1.25 MiB: 50 ms at 200 Mbit/s); then, when that went faster than kProbeTarget, as many more as
+// take about kProbeTarget at the slower direction's first rate (at most 128: 32 MiB), so that
+// a fast link is not timed over a few hundred microseconds.
+constexpr size_t kProbeBytes = 256 * 1024;
+constexpr uint32_t kProbeMessages = 6;
+constexpr uint32_t kProbeMaxMessages = 128;
+constexpr double kProbeTarget = 0.02;  // seconds
+
 class TcpCommunicator final : public Communicator {
  public:
   explicit TcpCommunicator(const CommunicatorOptions& o) : o_(o) {}
@@ -149,6 +197,12 @@ class TcpCommunicator final : public Communicator {
     for (int peer : algorithmPeers(o_.rank, n)) (peer < o_.rank ? dial : accept).push_back(peer);
     if (!connect(dial, accept, error)) return false;
     if (col::isActive()) registerTrace();
+    if (o_.prepare_multipath && n > 1) {
+      if (std::string why = prepareMultipath(); !why.empty()) {
+        *error = why;
+        return false;
+      }
+    }
     return true;
   }
 
@@ -157,7 +211,7 @@ class TcpCommunicator final : public Communicator {
 
   bool allreduce(void* data, size_t count, DType dtype, ReduceOp op, Algorithm algorithm,
                  std::string* error) override {
-    const uint64_t seq = seq_;
+    uint64_t seq = seq_;
     auto fail = [&](const std::string& why) {
       if (error != nullptr) *error = "allreduce seq " + std::to_string(seq) + ": " + why;
       return false;
@@ -167,12 +221,14 @@ class TcpCommunicator final : public Communicator {
       return fail("unknown algorithm");
     if (std::string why = checkCall(data, count, dtype, op); !why.empty()) return fail(why);
     if (algorithm == Algorithm::kMultipath && !plan_ && o_.world_size > 1) {
-      // First multipath call (every rank at the same point): plan, connect the peers the
-      // rings need that the ring and tree did not, say what was chosen.
+      // First multipath call (every rank at the same point) on a communicator created without
+      // prepare_multipath: plan, connect the peers the rings need that the ring and tree did
+      // not, say what was chosen. The probe, if any, uses sequence numbers of its own.
       if (std::string why = prepareMultipath(); !why.empty()) {
         broken_ = why;
         return fail(why);
       }
+      seq = seq_;
     }
     const size_t esize = dtypeSize(dtype);
     ++seq_;
@@ -295,11 +351,33 @@ class TcpCommunicator final : public Communicator {
     return "";
   }
 
-  // Plans the multipath rings from RINGSIDE_TOPOLOGY (or equal links) and connects the peers
-  // they need. "" when ready, else why not.
+  // Plans the multipath rings and connects the peers they need. Capacities: RINGSIDE_TOPOLOGY's
+  // when set; else, when the ranks are on more than one host, a probe of every host pair; else
+  // every rank pair equal. Collective (every rank at the same point). "" when ready, else why not.
   std::string prepareMultipath() {
-    auto plan = std::make_unique<MultipathPlan>(
-        planMultipath(capacitiesFromEnvironment(o_.world_size)));
+    const int n = o_.world_size;
+    LinkCapacities caps;
+    const char* topology = std::getenv("RINGSIDE_TOPOLOGY");
+    if ((topology == nullptr || *topology == '\0') && n > 2 && n <= kMaxPlannedRanks) {
+      std::vector<std::string> host;
+      for (const std::string& a : addresses_) {
+        std::string h;
+        int port = 0;
+        host.push_back(splitHostPort(a, &h, &port) ? h : a);
+      }
+      ProbeHosts hosts = probeHosts(host);
+      if (hosts.first.size() > 1) {
+        if (std::string why = probeHostPairs(hosts, &caps); !why.empty())
+          return "multipath bandwidth probe: " + why;
+      } else {
+        caps = equalCapacities(n);
+        caps.source = "no topology (RINGSIDE_TOPOLOGY unset), every rank on one host: every "
+                      "rank pair taken as equal";
+      }
+    } else {
+      caps = capacitiesFromEnvironment(n);
+    }
+    auto plan = std::make_unique<MultipathPlan>(planMultipath(caps));
     std::vector<int> dial, accept;
     for (int peer : multipathPeers(*plan, o_.rank))
       if (link_of_[static_cast<size_t>(peer)] < 0) (peer < o_.rank ? dial : accept).push_back(peer);
@@ -308,6 +386,81 @@ class TcpCommunicator final : public Communicator {
     if (o_.rank == 0) std::fprintf(stderr, "ringside: %s\n", plan->note.c_str());
     if (col::isActive()) col::noteMeta("multipath_plan", plan->note.c_str());
     plan_ = std::move(plan);
+    return "";
+  }
+
+  // Measures the rate between every pair of hosts' first ranks, in rounds of disjoint pairs,
+  // and shares the matrix (an untraced ring all-reduce). Collective over every rank, so that
+  // every rank plans from the same numbers. The measured rates go to the trace meta
+  // (`multipath_probe`).
+  std::string probeHostPairs(const ProbeHosts& hosts, LinkCapacities* caps) {
+    const int n = o_.world_size;
+    const size_t nh = hosts.first.size();
+    const auto started = Clock::now();
+    const int mine = hosts.host_of[static_cast<size_t>(o_.rank)];
+    const bool prober = hosts.first[static_cast<size_t>(mine)] == o_.rank;
+    std::string why;
+    if (prober) {  // the first ranks of all hosts connect to each other
+      std::vector<int> dial, accept;
+      for (int first : hosts.first)
+        if (first != o_.rank && link_of_[static_cast<size_t>(first)] < 0)
+          (first < o_.rank ? dial : accept).push_back(first);
+      if (!connect(dial, accept, &why)) return why;
+    }
+    std::vector<double> rate(nh * nh, 0.0);
+    std::vector<char> out(kProbeBytes, 1), in(kProbeBytes);
+    for (const auto& round : probeRounds(static_cast<int>(nh))) {
+      const uint64_t seq = ping_seq_;
+      ping_seq_ += 4;  // every rank counts every round's four exchanges
+      if (!prober) continue;
+      int other = -1;
+      for (auto [a, b] : round)
+        if (a == mine || b == mine) other = a == mine ? b : a;
+      if (other < 0) continue;
+      const int link = link_of_[static_cast<size_t>(hosts.first[static_cast<size_t>(other)])];
+      // A small message each way first: both ends are in this round before the timed part
+      // (a peer that started early would have its bytes waiting in our socket buffer, read at
+      // memory speed).
+      ProbeSchedule sync(link, out.data(), in.data(), 1, 1);
+      if (!run(sync, seq, true, nullptr, &why)) return why;
+      ProbeSchedule first(link, out.data(), in.data(), kProbeBytes, kProbeMessages);
+      if (!run(first, seq + 1, true, nullptr, &why)) return why;
+      double got = first.rate();
+      // Both ends learn both first rates and size the second part alike.
+      double theirs = 0;
+      ProbeSchedule tell(link, reinterpret_cast<const char*>(&got), reinterpret_cast<char*>(&theirs),
+                         sizeof got, 1);
+      if (!run(tell, seq + 2, true, nullptr, &why)) return why;
+      const double slower = std::min(got, theirs);
+      if (slower > 0 && slower * kProbeTarget > kProbeBytes * (kProbeMessages - 1)) {
+        const double want = std::ceil(slower * kProbeTarget / kProbeBytes) + 1;
+        ProbeSchedule more(link, out.data(), in.data(), kProbeBytes,
+                           static_cast<uint32_t>(std::min<double>(want, kProbeMaxMessages)));
+        if (!run(more, seq + 3, true, nullptr, &why)) return why;
+        got = more.rate();
+      }
+      rate[static_cast<size_t>(other) * nh + static_cast<size_t>(mine)] = got;
+    }
+    // Everyone gets every rate: a sum over ranks, each entry written by one rank only.
+    CollectiveArgs a = collectiveArgs(rate.data(), rate.size(), DType::kF64, ReduceOp::kSum);
+    auto share = makeRingSchedule(a, link_of_);
+    if (!run(*share, seq_++, false, nullptr, &why)) return why;
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+    char probe[96];
+    std::snprintf(probe, sizeof probe, "%zu hosts, %.0f ms", nh, ms);
+    *caps = probedCapacities(n, hosts, rate, probe);
+    if (col::isActive()) {
+      std::string text;
+      for (size_t x = 0; x < nh; ++x)
+        for (size_t y = 0; y < nh; ++y) {
+          if (x == y) continue;
+          char one[160];
+          std::snprintf(one, sizeof one, "%s%s->%s %.1f MB/s", text.empty() ? "" : ", ",
+                        hosts.names[x].c_str(), hosts.names[y].c_str(), rate[x * nh + y] / 1e6);
+          text += one;
+        }
+      col::noteMeta("multipath_probe", text.c_str());
+    }
     return "";
   }
 
@@ -373,7 +526,7 @@ class TcpCommunicator final : public Communicator {
   std::vector<Link> links_;
   std::vector<int> link_of_;
   TreeNode trees_[2];
-  std::unique_ptr<MultipathPlan> plan_;  // at the first multipath call
+  std::unique_ptr<MultipathPlan> plan_;  // at creation (prepare_multipath) or the first multipath call
   uint64_t seq_ = 0;       // allreduce calls (frames and errors)
   uint64_t ping_seq_ = 0;  // pingPong calls
   std::string broken_;     // why the communicator failed, once it did

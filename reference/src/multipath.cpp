@@ -31,7 +31,7 @@ namespace ringside::reference::detail {
 
 namespace {
 
-constexpr int kMaxExactRanks = 12;  // Held-Karp: 2^n * n^2 steps per round
+constexpr int kMaxExactRanks = kMaxPlannedRanks;  // Held-Karp: 2^n * n^2 steps per round
 constexpr int kMaxRounds = 8;
 
 // "1Gbit", "100Mbit", "10Gbps", "25Gbit/s" (bits), "2GB/s", "800MB/s" (bytes) -> bytes/s.
@@ -260,6 +260,78 @@ LinkCapacities capacitiesFromEnvironment(int n) {
     return caps;
   }
   caps.source = std::string("capacities from topology ") + path;
+  return caps;
+}
+
+ProbeHosts probeHosts(const std::vector<std::string>& host) {
+  ProbeHosts h;
+  std::map<std::string, int> index;
+  for (size_t r = 0; r < host.size(); ++r) {
+    auto [it, fresh] = index.emplace(host[r], static_cast<int>(h.first.size()));
+    if (fresh) {
+      h.first.push_back(static_cast<int>(r));
+      h.names.push_back(host[r]);
+    }
+    h.host_of.push_back(it->second);
+  }
+  return h;
+}
+
+std::vector<std::vector<std::pair<int, int>>> probeRounds(int n) {
+  std::vector<std::vector<std::pair<int, int>>> rounds;
+  if (n < 2) return rounds;
+  // Circle method over m = n rounded up to even: position m-1 stays, the others rotate; the
+  // pairs with the phantom position n (odd n) are dropped.
+  const int m = n + (n % 2);
+  for (int r = 0; r < m - 1; ++r) {
+    std::vector<std::pair<int, int>> round;
+    auto at = [&](int k) { return k == m - 1 ? m - 1 : (r + k) % (m - 1); };
+    for (int k = 0; k < m / 2; ++k) {
+      int a = at(k), b = at(m - 1 - k);
+      if (a >= n || b >= n) continue;
+      round.emplace_back(std::min(a, b), std::max(a, b));
+    }
+    rounds.push_back(std::move(round));
+  }
+  return rounds;
+}
+
+LinkCapacities probedCapacities(int n, const ProbeHosts& hosts, const std::vector<double>& rate,
+                                const std::string& probe) {
+  const size_t nh = hosts.first.size();
+  double fastest = 0, slowest = 0;
+  for (double r : rate)
+    if (r > 0) {
+      fastest = std::max(fastest, r);
+      slowest = slowest > 0 ? std::min(slowest, r) : r;
+    }
+  LinkCapacities caps;
+  caps.n = n;
+  caps.resource.assign(static_cast<size_t>(n) * static_cast<size_t>(n), -1);
+  std::map<std::pair<int, int>, int> res_of;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const int a = hosts.host_of[static_cast<size_t>(i)], b = hosts.host_of[static_cast<size_t>(j)];
+      double c = 0;
+      if (a == b) {
+        c = 10 * (fastest > 0 ? fastest : 1);
+      } else {
+        double r = rate[static_cast<size_t>(a) * nh + static_cast<size_t>(b)];
+        if (!(r > 0)) continue;  // nothing measured: no link
+        // Powers of sqrt(2) below the fastest: 1, 0.71, 0.5, ... (noise of up to 19 % is lost).
+        c = fastest * std::pow(2.0, std::round(2 * std::log2(r / fastest)) / 2);
+      }
+      auto [it, fresh] = res_of.emplace(std::make_pair(a, b), static_cast<int>(caps.capacity.size()));
+      if (fresh) {
+        caps.capacity.push_back(c);
+        caps.names.push_back(hosts.names[static_cast<size_t>(a)] + "->" +
+                             hosts.names[static_cast<size_t>(b)]);
+      }
+      caps.resource[static_cast<size_t>(i * n + j)] = it->second;
+    }
+  caps.source = "capacities from a probe of every host pair at communicator creation (" + probe +
+                "; " + fmt(slowest / 1e6, 1) + "-" + fmt(fastest / 1e6, 1) + " MB/s)";
   return caps;
 }
 

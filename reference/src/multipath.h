@@ -40,6 +40,29 @@ bool parseTopologyCapacities(const std::string& text, int n, LinkCapacities* out
 // equal capacities too, and `source` says why.
 LinkCapacities capacitiesFromEnvironment(int n);
 
+// The bandwidth probe (no topology file): which ranks share a host, and the rate measured from
+// each host's first rank to each other host's first rank. host[r] is rank r's host (its
+// advertised address); ranks of one host share each host pair's capacity, as on a topology
+// file's nodes. Hosts with no measured rate from A to B (<= 0) have no link A -> B.
+struct ProbeHosts {
+  std::vector<int> host_of;    // per rank: host index, hosts numbered by their first rank
+  std::vector<int> first;      // per host: its lowest rank (the one that probes)
+  std::vector<std::string> names;  // per host
+};
+ProbeHosts probeHosts(const std::vector<std::string>& host);
+// Rounds of disjoint pairs of 0..n-1 (the circle method), every pair in exactly one round:
+// n-1 rounds for even n, n for odd n.
+std::vector<std::vector<std::pair<int, int>>> probeRounds(int n);
+// Capacities from the probe: rate[a*H+b] bytes/s from host a to host b (H hosts). Each rate is
+// rounded to a power of sqrt(2) times the fastest, so that links equal but for the probe's noise
+// plan as equal; a host's own ranks share one local link of 10x the fastest (as a topology's
+// undeclared local links). `probe` says how it was measured, for `source`.
+LinkCapacities probedCapacities(int n, const ProbeHosts& hosts, const std::vector<double>& rate,
+                                const std::string& probe);
+
+// Ranks above which multipath plans nothing and runs as the ring (Held-Karp's 2^n n^2 steps).
+inline constexpr int kMaxPlannedRanks = 12;
+
 struct MultipathPlan {
   std::vector<std::vector<int>> cycles;  // rank orders; cycles[c][k] sends to cycles[c][k+1]
   std::vector<double> rates;             // per cycle, the max-min fair rate (capacity units)

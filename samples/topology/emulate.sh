@@ -10,7 +10,7 @@
 # nothing is routed to the root namespace or beyond.
 #
 #   emulate.sh up     --case slow-link|square|ring-only [--prefix rs] [--rate 200mbit] ...
-#   emulate.sh run    --case ... [--out DIR] [--algo ring,tree] [--sizes 1M,4M] [--keep]
+#   emulate.sh run    --case ... [--out DIR] [--algo ring,tree] [--sizes 1M,4M] [--probe] [--keep]
 #   emulate.sh run-job [--case square] [--ranks-per-host 2] [--out DIR] [--allreduce ALGO] -- CMD [ARGS...]
 #                     one `ringside record --nnodes 4 --node-rank i --ranks R` per host running
 #                     CMD (MASTER_ADDR: host 0), merged into DIR/trace.sqlite; --allreduce ring|
@@ -29,7 +29,8 @@
 #              rendezvous and a tree's h0-h2 messages are relayed over two cables
 #
 # The bench ranks get RINGSIDE_TOPOLOGY=<out>/topology.txt (the case's topology file), from
-# which `--algo multipath` takes its link capacities.
+# which `--algo multipath` takes its link capacities; with --probe they get none, and multipath
+# measures every host pair when the communicator is created (docs/reference.md).
 #
 # Queues: each link's tbf holds at most --queue-ms (default 50) of data at its rate before it
 # drops. A link loaded both ways (multipath) queues the ACKs of one direction behind up to that
@@ -71,10 +72,11 @@ shift
 CASE="" PREFIX="rs" RATE="200mbit" SLOW_RATE="" DELAY=0 BURST=64kb OUT="" ALGO="ring,tree"
 QUEUE_MS=50 MTU=65000 SIZES="1M,4M" ITERS=3 WARMUP=1 KEEP=0 RINGSIDE="" PORT=29500 TIMEOUT_S=60
 CLOCKS=0 MONO_OFFSETS="3600,14400,25200,36000" WALL_OFFSETS="0,8,-5,13" DRIFT="" CLOCKSHIFT=""
-RANKS_PER_HOST=2 JOB=() JOB_ALLREDUCE=""
+RANKS_PER_HOST=2 JOB=() JOB_ALLREDUCE="" PROBE=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --clocks) CLOCKS=1; shift ;;
+    --probe) PROBE=1; shift ;;
     --allreduce) JOB_ALLREDUCE="$2"; shift 2 ;;
     --mono-offsets-s) MONO_OFFSETS="$2"; shift 2 ;;
     --wall-offsets-ms) WALL_OFFSETS="$2"; shift 2 ;;
@@ -437,7 +439,7 @@ cmd_run() {
     # Own UTS namespace per rank with hostname h<i>: the trace's rank.host names the
     # emulated host, as in the topology files (node h<i> ranks <i>).
     host_exec $i env RANK=$i WORLD_SIZE=$N MASTER_ADDR="$(ident 0)" MASTER_PORT=$PORT \
-      RINGSIDE_TOPOLOGY="$OUT/topology.txt" \
+      RINGSIDE_TOPOLOGY="$( ((PROBE)) || echo "$OUT/topology.txt")" \
       "$RINGSIDE" bench --algo "$ALGO" --sizes "$SIZES" --iters "$ITERS" --warmup "$WARMUP" \
       --timeout-s "$TIMEOUT_S" --json "$OUT/bench.json" -o "$trace" -f \
       >"$OUT/rank$i.out" 2>"$OUT/rank$i.err" &
@@ -476,7 +478,7 @@ cmd_run_job() {
     reroute=(--allreduce "$JOB_ALLREDUCE")
   fi
   for ((i = 0; i < N; i++)); do
-    host_exec $i env RINGSIDE_TOPOLOGY="${JOB_ALLREDUCE:+$OUT/topology.txt}" \
+    host_exec $i env RINGSIDE_TOPOLOGY="$( ((PROBE)) || echo "${JOB_ALLREDUCE:+$OUT/topology.txt}")" \
       "$RINGSIDE" record --nnodes $N --node-rank $i --ranks "$RANKS_PER_HOST" \
       --master-addr "$(ident 0)" --master-port "$PORT" --run-id "$run_id" -o "$trace" \
       "${reroute[@]}" --grace-s 10 -q -- "${JOB[@]}" >"$OUT/host$i.out" 2>"$OUT/host$i.err" &

@@ -20,9 +20,12 @@ finding naming h1-h2, the lowest busy_gbps on it, and the square's diagonals in 
                        shows multipath faster at 1 MiB, and the ring trace's what-if (report
                        --topology) predicted it (diff's what_if_checks). About 25 s; skipped
                        without python3-torch.
-  multipath-link-down  the diagonal h0-h2 goes down in the middle of a multipath all-reduce on
+  multipath-link-down  the diagonal h1-h3 goes down in the middle of a multipath all-reduce on
                        the square: every rank fails with a one-line error within the bench's
-                       timeout (8 s), none hangs, none reports a result.
+                       timeout (8 s), none hangs, none reports a result. (h1-h3: no rank's
+                       connection to the rendezvous store on h0 crosses it, so a cut that falls
+                       between two calls, in the bench's barrier, is still found by the next
+                       call and not by the store's own 60 s deadline.)
 
 Exit 77 (skipped) when this machine cannot emulate: not root, no namespaces, no tc.
 Standard library only.
@@ -293,9 +296,10 @@ def scenario_link_down(args, prefix, work):
     import time
     out = os.path.join(work, "run")
     timeout_s = 8
-    # A downed link: 16 MiB calls (about 0.7 s each at 200 Mbit/s), the diagonal cut 3 s after
-    # rank 0 made its plan (the first multipath call, which connects the rings' extra peers
-    # through the store, is over by then: the cut falls inside a later call).
+    # A downed link: 16 MiB calls (about 0.35 s each at 200 Mbit/s, 40 of them), the diagonal
+    # h1-h3 cut 7 s after rank 0 made its plan at communicator creation (then the alpha/beta
+    # ping-pong, about 3 s, the checked and warm-up calls, then the timed calls): the cut falls
+    # inside a timed call or the barrier before one.
     cut_at = []
 
     def cut():
@@ -304,13 +308,13 @@ def scenario_link_down(args, prefix, work):
             if os.path.exists(err) and "multipath:" in open(err).read():
                 break
             time.sleep(0.1)
-        time.sleep(3.0)
-        subprocess.run(["ip", "-n", prefix + "-h0", "link", "set", "to-h2", "down"], check=False)
+        time.sleep(7.0)
+        subprocess.run(["ip", "-n", prefix + "-h1", "link", "set", "to-h3", "down"], check=False)
         cut_at.append(time.monotonic())
     cutter = threading.Thread(target=cut)
     cutter.start()
     p = emulate(["run", "--case", "square", "--out", out, "--ringside", args.ringside,
-                 "--algo", "multipath", "--sizes", "16M", "--iters", "20", "--warmup", "1",
+                 "--algo", "multipath", "--sizes", "16M", "--iters", "40", "--warmup", "1",
                  "--timeout-s", str(timeout_s)], prefix, timeout=180)
     end = time.monotonic()
     cutter.join()

@@ -169,5 +169,71 @@ TEST(MultipathPlan, BadTopologyIsAnError) {
   EXPECT_NE(error.find("line 4"), std::string::npos) << error;
 }
 
+TEST(MultipathProbe, RoundsPairEveryHostOnceAndNoHostTwiceInARound) {
+  for (int n = 1; n <= 13; ++n) {
+    auto rounds = probeRounds(n);
+    EXPECT_EQ(rounds.size(), static_cast<size_t>(n < 2 ? 0 : n % 2 == 0 ? n - 1 : n)) << n;
+    std::map<std::pair<int, int>, int> seen;
+    for (const auto& round : rounds) {
+      std::set<int> busy;
+      for (auto [a, b] : round) {
+        EXPECT_LT(a, b);
+        EXPECT_TRUE(busy.insert(a).second) << "n " << n << ": " << a << " twice in a round";
+        EXPECT_TRUE(busy.insert(b).second) << "n " << n << ": " << b << " twice in a round";
+        ++seen[{a, b}];
+      }
+    }
+    EXPECT_EQ(seen.size(), static_cast<size_t>(n * (n - 1) / 2)) << n;
+    for (auto& [pair, times] : seen) EXPECT_EQ(times, 1) << pair.first << "-" << pair.second;
+  }
+}
+
+// Four hosts, one rank each, every rate 25 MB/s give or take up to 15 %: the noise is rounded
+// away and the plan is the equal-links plan (3x the ring).
+TEST(MultipathProbe, NoisyEqualLinksPlanAsEqual) {
+  ProbeHosts hosts = probeHosts({"a", "b", "c", "d"});
+  ASSERT_EQ(hosts.first.size(), 4u);
+  const double noise[] = {1.0, 0.86, 0.93, 1.0, 0.97, 0.9, 1.0, 0.88, 0.95, 0.99, 0.87, 0.92};
+  std::vector<double> rate(16, 0);
+  int k = 0;
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b)
+      if (a != b) rate[static_cast<size_t>(a * 4 + b)] = 25e6 * noise[k++];
+  LinkCapacities caps = probedCapacities(4, hosts, rate, "test");
+  for (double c : caps.capacity) EXPECT_DOUBLE_EQ(c, 25e6);
+  MultipathPlan plan = planMultipath(caps);
+  EXPECT_EQ(plan.cycles.size(), 6u);
+  EXPECT_NEAR(plan.total_rate / plan.ring_rate, 3.0, 1e-9);
+  EXPECT_NE(plan.note.find("probe of every host pair at communicator creation (test; 21.5-25.0 MB/s)"), std::string::npos)
+      << plan.note;
+}
+
+// h1 <-> h2 measured 5x slower: the plan is the topology file's slow-link plan, around it.
+TEST(MultipathProbe, SlowPairIsAvoided) {
+  ProbeHosts hosts = probeHosts({"h0", "h1", "h2", "h3"});
+  std::vector<double> rate(16, 25e6);
+  rate[1 * 4 + 2] = rate[2 * 4 + 1] = 5e6;
+  MultipathPlan plan = planMultipath(probedCapacities(4, hosts, rate, "test"));
+  auto use = linkUse(plan);
+  EXPECT_EQ(use.count({1, 2}) + use.count({2, 1}), 0u) << plan.note;
+  EXPECT_GT(plan.total_rate / plan.ring_rate, 3.0) << plan.note;
+}
+
+// Two hosts with two ranks each: the ranks of a host share its links (one resource per host
+// pair) and their local link; a pair with no rate measured has no link.
+TEST(MultipathProbe, RanksOfAHostShareItsLinks) {
+  ProbeHosts hosts = probeHosts({"10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2"});
+  EXPECT_EQ(hosts.host_of, (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_EQ(hosts.first, (std::vector<int>{0, 2}));
+  LinkCapacities caps = probedCapacities(4, hosts, {0, 12.5e6, 12.5e6, 0}, "test");
+  ASSERT_EQ(caps.capacity.size(), 4u);  // h0->h0, h0->h1, h1->h0, h1->h1
+  EXPECT_EQ(caps.resource[0 * 4 + 2], caps.resource[1 * 4 + 3]);
+  EXPECT_EQ(caps.resource[0 * 4 + 1], caps.resource[1 * 4 + 0]);
+  EXPECT_DOUBLE_EQ(caps.capacity[static_cast<size_t>(caps.resource[0 * 4 + 1])], 125e6);
+  LinkCapacities one_way = probedCapacities(4, hosts, {0, 12.5e6, 0, 0}, "test");
+  EXPECT_LT(one_way.resource[2 * 4 + 0], 0);
+  EXPECT_GE(one_way.resource[0 * 4 + 2], 0);
+}
+
 }  // namespace
 }  // namespace ringside::reference::detail

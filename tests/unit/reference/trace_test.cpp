@@ -200,5 +200,80 @@ TEST(Trace, MultipathUsesBothDirections) {
   EXPECT_TRUE(plan_seen) << "no rank file has the meta key multipath_plan";
 }
 
+// With no topology and ranks on several hosts, the communicator probes every host pair when it
+// is created (prepare_multipath): here 4 "hosts" are 4 loopback addresses, 127.0.0.1-4, each
+// with one rank, so the plan is made from 12 measured rates. The result is exact, the rates are
+// in the trace meta, and the plan says where its capacities came from.
+TEST(Trace, MultipathProbesHostPairsAtCreation) {
+  const int n = 4;
+  const std::string dir = test_support::makeTempDir("reference-trace-probe");
+  ASSERT_FALSE(dir.empty());
+  auto results = test::runJob(n, [&](int rank, int nn, int port, std::string* msg) {
+    ::setenv("RINGSIDE_DIR", dir.c_str(), 1);
+    ::unsetenv("RINGSIDE_TOPOLOGY");
+    if (!collector::activate()) {
+      *msg = "collector did not activate";
+      return 2;
+    }
+    auto rv = test::joinRendezvous(rank, nn, port, msg);
+    if (!rv) return 3;
+    CommunicatorOptions o;
+    o.rank = rank;
+    o.world_size = nn;
+    o.job_token = rv->jobToken();
+    o.timeout = std::chrono::seconds(20);
+    o.advertise_address = "127.0.0." + std::to_string(rank + 1);
+    o.listen_address = o.advertise_address;
+    o.prepare_multipath = true;
+    auto comm = Communicator::create(
+        o,
+        [&rv](const std::string& mine, std::vector<std::string>* all, std::string* e) {
+          return rv->exchange(mine, all, e);
+        },
+        msg);
+    if (!comm) return 4;
+    std::string err;
+    auto buf = test::makeInput(DType::kF32, ReduceOp::kSum, rank, kCount);
+    if (!comm->allreduce(buf.data(), kCount, DType::kF32, ReduceOp::kSum, Algorithm::kMultipath,
+                         &err)) {
+      *msg = err;
+      return 5;
+    }
+    if (size_t wrong = test::countWrong(DType::kF32, ReduceOp::kSum, nn, buf.data(), kCount, &err);
+        wrong != 0) {
+      *msg = std::to_string(wrong) + " wrong, " + err;
+      return 6;
+    }
+    std::vector<std::string> all;
+    if (!rv->exchange("", &all, &err)) return 7;
+    collector::shutdown();
+    return 0;
+  });
+  ASSERT_EQ(test::failures(results), "");
+  bool probe_seen = false, plan_seen = false;
+  for (const auto& f : rankFiles(dir)) {
+    std::string err;
+    auto reader = storage::TraceReader::open(f, &err);
+    ASSERT_TRUE(reader) << err;
+    auto meta = reader->meta();
+    if (meta.count("multipath_probe") != 0) {
+      probe_seen = true;
+      const std::string& p = meta["multipath_probe"];
+      size_t pairs = 0;
+      for (size_t at = p.find("->"); at != std::string::npos; at = p.find("->", at + 2)) ++pairs;
+      EXPECT_EQ(pairs, 12u) << p;
+      EXPECT_NE(p.find("127.0.0.1->127.0.0.2 "), std::string::npos) << p;
+      EXPECT_EQ(p.find(" 0.0 MB/s"), std::string::npos) << "a pair without a rate: " << p;
+    }
+    if (meta.count("multipath_plan") != 0) {
+      plan_seen = true;
+      EXPECT_NE(meta["multipath_plan"].find("probe of every host pair"), std::string::npos)
+          << meta["multipath_plan"];
+    }
+  }
+  EXPECT_TRUE(probe_seen) << "no rank file has the meta key multipath_probe";
+  EXPECT_TRUE(plan_seen) << "no rank file has the meta key multipath_plan";
+}
+
 }  // namespace
 }  // namespace ringside::reference

@@ -40,6 +40,10 @@ struct CommunicatorOptions {
   std::string advertise_address;             // what peers dial; default: the local address used to reach the master, or 127.0.0.1
   size_t chunk_bytes = 0;                    // pipelining chunk; 0 = automatic
   std::string comm_name;                     // trace communicator name; default "ringside/<size>/<k>"
+  // Plan Algorithm::kMultipath in create() instead of at its first call: connect the peers its
+  // rings need and, with no RINGSIDE_TOPOLOGY and ranks on several hosts, probe every host
+  // pair's bandwidth (docs/reference.md). Set it when the caller will run multipath.
+  bool prepare_multipath = false;
 };
 
 class Communicator {
