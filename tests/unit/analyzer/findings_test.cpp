@@ -263,6 +263,21 @@ TEST(SimulateTest, ModelsFollowTheCluster) {
   EXPECT_GE(busiestHostTreeEdges(64, 8), 2);
   EXPECT_EQ(busiestHostTreeEdges(8, 8), 0);  // one host: no edge leaves it
   EXPECT_NE(clusterTopologyText(c, 16).find("node h1 ranks 8-15"), std::string::npos);
+
+  // The emulated square (4 hosts, a cable per pair, 25 MB/s): both trees cross the 1-2 cable,
+  // which carries half the buffer each way for each of them, and that bound is above one tree's
+  // pipeline (measured: 674 ms at 16 MiB; docs/whatif.md).
+  ClusterSpec sq;
+  sq.ranks_per_host = 1;
+  sq.mesh = true;
+  sq.intra_gbps = 100;
+  sq.inter_gbps = 0.025;
+  sq.intra_latency_s = 0;
+  sq.inter_latency_s = 0;
+  const auto square = simulateCluster(sq, {int64_t{16} << 20}, {4}, nullptr);
+  ASSERT_EQ(square.size(), 1u);
+  EXPECT_EQ(square[0].algorithms[1].algorithm, "tree");
+  EXPECT_NEAR(square[0].algorithms[1].step_ns, 2.0 * (8 << 20) / 0.025, 1e3);
 }
 
 }  // namespace
