@@ -33,6 +33,7 @@ Standard library only.
 import argparse
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -255,6 +256,45 @@ def scenario_multipath(args, prefix, work, case, links):
               (k[0], k[1], total[k], mean))
 
 
+def scenario_multipath_probe(args, prefix, work):
+    # No topology file: multipath probes every host pair when the communicator is created, finds
+    # the slow h1-h2 cable and plans around it, as it does from the topology file.
+    out = os.path.join(work, "run")
+    p = emulate(["run", "--case", "slow-link", "--probe", "--out", out, "--ringside", args.ringside,
+                 "--algo", "ring,tree,multipath", "--sizes", "1M", "--iters", "2", "--warmup", "1"],
+                prefix, timeout=180)
+    check(p.returncode == 0, "ring, tree and multipath bench over slow-link with no topology file")
+    with open(os.path.join(out, "rank0.err")) as f:
+        said = f.read()
+    check("multipath: " in said and "probe of every host pair" in said,
+          "rank 0 planned from the probe: " + said.strip())
+    trace = os.path.join(out, "trace.sqlite")
+    db = sqlite3.connect(trace)
+    meta = dict(db.execute("SELECT key, value FROM meta"))
+    db.close()
+    probe = meta.get("rank.0.multipath_probe", "")  # merged traces keep each rank's meta as rank.N.KEY
+    rates = {}
+    for part in probe.split(", "):
+        m = re.match(r"10\.201\.0\.(\d)->10\.201\.0\.(\d) ([0-9.]+) MB/s$", part)
+        if m:
+            rates[(int(m.group(1)) - 1, int(m.group(2)) - 1)] = float(m.group(3))
+    check(len(rates) == 12, "the trace meta has the 12 measured host pairs: %s" % probe)
+    slow = [rates[k] for k in ((1, 2), (2, 1))]
+    fast = [v for k, v in rates.items() if k not in ((1, 2), (2, 1))]
+    check(max(slow) < 0.5 * min(fast),
+          "the probe found h1-h2 slower than every other pair: %s vs %s MB/s" % (slow, fast))
+    # The plan leaves h1-h2 out: its rings' transfers never cross it.
+    used = trace_links(trace, "multipath")
+    check(used and not ({(1, 2), (2, 1)} & set(used)),
+          "multipath's transfers avoid h1-h2: %s" % sorted(used))
+    with open(os.path.join(out, "bench.json")) as f:
+        rows = json.load(f)["rows"]
+    t = {r["algo"]: r["time_us"] for r in rows}
+    check(t["multipath"] * 1.3 <= min(t["ring"], t["tree"]),
+          "multipath %.1f ms at least 1.3x faster than the better of ring %.1f and tree %.1f ms" %
+          (t["multipath"] / 1e3, t["ring"] / 1e3, t["tree"] / 1e3))
+
+
 def scenario_ddp_multipath(args, prefix, work):
     py = "/usr/bin/python3"
     if subprocess.run([py, "-c", "import torch"], capture_output=True).returncode != 0:
@@ -336,7 +376,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--scenario", required=True,
                     choices=["slow-link", "square", "multipath-square", "multipath-ring-only",
-                             "multipath-link-down", "ddp-multipath"])
+                             "multipath-link-down", "ddp-multipath", "multipath-probe"])
     ap.add_argument("--ringside", required=True)
     args = ap.parse_args()
 
@@ -355,6 +395,7 @@ def main():
          "multipath-ring-only": lambda *a: scenario_multipath(*a, "ring-only", ring_both),
          "multipath-link-down": scenario_link_down,
          "ddp-multipath": scenario_ddp_multipath,
+         "multipath-probe": scenario_multipath_probe,
          }[args.scenario](args, prefix, work)
     finally:
         emulate(["down"], prefix)
