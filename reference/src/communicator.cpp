@@ -135,6 +135,52 @@ class ProbeSchedule final : public Schedule {
   std::vector<Clock::time_point> at_;
 };
 
+// The probe's last part: this host's first rank sends msgs[k] messages of `bytes` to each peer
+// k at once and times its receives per peer, as ProbeSchedule does for one.
+class FanSchedule final : public Schedule {
+ public:
+  FanSchedule(const std::vector<int>& links, const std::vector<uint32_t>& msgs, const char* out,
+              char* in, size_t bytes)
+      : out_(out), in_(in), bytes_(bytes), at_(links.size()) {
+    for (size_t k = 0; k < links.size(); ++k) {
+      sends.push_back(SendStream{links[k], FrameKind::kPing, msgs[k], msgs[k], 0});
+      recvs.push_back(RecvStream{links[k], FrameKind::kPing, msgs[k], 0});
+      at_[k].resize(msgs[k]);
+    }
+  }
+  Message sendMessage(size_t, uint32_t index) override { return message(const_cast<char*>(out_), index); }
+  Message recvMessage(size_t, uint32_t index) override { return message(in_, index); }
+  void received(size_t stream, uint32_t index, char*) override { at_[stream][index] = Clock::now(); }
+  // Bytes per second into this rank from all peers together, from the first message's arrival
+  // (from any peer) to the last's. (Each peer's own rate is not: under contention one stream may
+  // arrive in a burst while another waits.)
+  double total_rate() const {
+    size_t got = 0;
+    Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
+    for (const auto& at : at_) {
+      got += at.size();
+      for (auto t : at) first = std::min(first, t), last = std::max(last, t);
+    }
+    if (got < 2) return 0;
+    std::chrono::duration<double> d = last - first;
+    return static_cast<double>(bytes_) * static_cast<double>(got - 1) / std::max(d.count(), 1e-6);
+  }
+
+ private:
+  Message message(char* p, uint32_t index) const {
+    Message m;
+    m.ptr = p;
+    m.bytes = bytes_;
+    m.step = index;
+    m.trace_step = static_cast<int16_t>(index);
+    return m;
+  }
+  const char* out_;
+  char* in_;  // every peer's messages land in one buffer: only their times matter
+  size_t bytes_;
+  std::vector<std::vector<Clock::time_point>> at_;
+};
+
 // Probe size, per host pair and direction: first 6 messages of 256 KiB (timed over the last 5,
 // 1.25 MiB: 50 ms at 200 Mbit/s); then, when that went faster than kProbeTarget, as many more as
 // take about kProbeTarget at the slower direction's first rate (at most 128: 32 MiB), so that
@@ -407,7 +453,9 @@ class TcpCommunicator final : public Communicator {
           (first < o_.rank ? dial : accept).push_back(first);
       if (!connect(dial, accept, &why)) return why;
     }
-    std::vector<double> rate(nh * nh, 0.0);
+    // rate: each host pair on its own; then per host what it received from all at once.
+    std::vector<double> rate(nh * nh + nh, 0.0);
+    std::vector<uint32_t> msgs(nh, kProbeMessages);  // per other host: the pair's message count
     std::vector<char> out(kProbeBytes, 1), in(kProbeBytes);
     for (const auto& round : probeRounds(static_cast<int>(nh))) {
       const uint64_t seq = ping_seq_;
@@ -438,8 +486,27 @@ class TcpCommunicator final : public Communicator {
                            static_cast<uint32_t>(std::min<double>(want, kProbeMaxMessages)));
         if (!run(more, seq + 3, true, nullptr, &why)) return why;
         got = more.rate();
+        msgs[static_cast<size_t>(other)] = static_cast<uint32_t>(std::min<double>(want, kProbeMaxMessages));
       }
       rate[static_cast<size_t>(other) * nh + static_cast<size_t>(mine)] = got;
+    }
+    // All at once: every first rank to every other, each pair with the message count both ends
+    // chose for it above. Links that share a NIC (a switch) show it here and not above.
+    const uint64_t fan_seq = ping_seq_;
+    ping_seq_ += 2;  // a 1-byte message to every peer first (all are in this part), then the fan
+    if (prober) {
+      std::vector<int> links;
+      std::vector<uint32_t> counts;
+      for (size_t h = 0; h < nh; ++h) {
+        if (static_cast<int>(h) == mine) continue;
+        links.push_back(link_of_[static_cast<size_t>(hosts.first[h])]);
+        counts.push_back(msgs[h]);
+      }
+      FanSchedule sync(links, std::vector<uint32_t>(links.size(), 1), out.data(), in.data(), 1);
+      if (!run(sync, fan_seq, true, nullptr, &why)) return why;
+      FanSchedule fan(links, counts, out.data(), in.data(), kProbeBytes);
+      if (!run(fan, fan_seq + 1, true, nullptr, &why)) return why;
+      rate[nh * nh + static_cast<size_t>(mine)] = fan.total_rate();
     }
     // Everyone gets every rate: a sum over ranks, each entry written by one rank only.
     CollectiveArgs a = collectiveArgs(rate.data(), rate.size(), DType::kF64, ReduceOp::kSum);
@@ -448,7 +515,9 @@ class TcpCommunicator final : public Communicator {
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
     char probe[96];
     std::snprintf(probe, sizeof probe, "%zu hosts, %.0f ms", nh, ms);
-    *caps = probedCapacities(n, hosts, rate, probe);
+    const std::vector<double> all_in(rate.begin() + static_cast<std::ptrdiff_t>(nh * nh), rate.end());
+    rate.resize(nh * nh);
+    *caps = probedCapacities(n, hosts, rate, all_in, probe);
     if (col::isActive()) {
       std::string text;
       for (size_t x = 0; x < nh; ++x)
@@ -459,6 +528,13 @@ class TcpCommunicator final : public Communicator {
                         hosts.names[x].c_str(), hosts.names[y].c_str(), rate[x * nh + y] / 1e6);
           text += one;
         }
+      text += "; all at once, received in all:";
+      for (size_t x = 0; x < nh; ++x) {
+        char one[160];
+        std::snprintf(one, sizeof one, "%s %s %.1f MB/s", x == 0 ? "" : ",", hosts.names[x].c_str(),
+                      all_in[x] / 1e6);
+        text += one;
+      }
       col::noteMeta("multipath_probe", text.c_str());
     }
     return "";

@@ -297,7 +297,7 @@ std::vector<std::vector<std::pair<int, int>>> probeRounds(int n) {
 }
 
 LinkCapacities probedCapacities(int n, const ProbeHosts& hosts, const std::vector<double>& rate,
-                                const std::string& probe) {
+                                const std::vector<double>& all_in, const std::string& probe) {
   const size_t nh = hosts.first.size();
   double fastest = 0, slowest = 0;
   for (double r : rate)
@@ -331,23 +331,52 @@ LinkCapacities probedCapacities(int n, const ProbeHosts& hosts, const std::vecto
       caps.resource[static_cast<size_t>(i * n + j)] = it->second;
     }
   caps.source = "capacities from a probe of every host pair at communicator creation (" + probe +
-                "; " + fmt(slowest / 1e6, 1) + "-" + fmt(fastest / 1e6, 1) + " MB/s)";
+                "; " + fmt(slowest / 1e6, 1) + "-" + fmt(fastest / 1e6, 1) + " MB/s";
+  caps.min_gain = 1.25;
+  if (all_in.size() == nh && nh > 1) {
+    caps.host_of = hosts.host_of;
+    caps.host_in = all_in;
+    double lo = 0, hi = 0;
+    for (double& v : caps.host_in) {
+      if (!(v > 0)) v = 10 * fastest;  // nothing measured: no limit worth the name
+      lo = lo > 0 ? std::min(lo, v) : v;
+      hi = std::max(hi, v);
+    }
+    caps.host_out = caps.host_in;
+    caps.source += "; all at once, each host received " + fmt(lo / 1e6, 1) + "-" +
+                   fmt(hi / 1e6, 1) + " MB/s in all";
+  }
+  caps.source += ")";
   return caps;
 }
 
 std::vector<double> maxMinRates(const LinkCapacities& caps,
                                 const std::vector<std::vector<int>>& cycles) {
-  const size_t nc = cycles.size(), nr = caps.capacity.size();
+  // Resources: the links, then (when given) each host's NIC out, then in.
+  std::vector<double> capacity(caps.capacity);
+  const bool nics = !caps.host_out.empty() && caps.host_of.size() == static_cast<size_t>(caps.n);
+  const size_t nh = caps.host_out.size(), nl = capacity.size();
+  if (nics) {
+    capacity.insert(capacity.end(), caps.host_out.begin(), caps.host_out.end());
+    capacity.insert(capacity.end(), caps.host_in.begin(), caps.host_in.end());
+  }
+  const size_t nc = cycles.size(), nr = capacity.size();
   // crossings[c][r]: how often cycle c crosses resource r.
   std::vector<std::vector<int>> crossings(nc, std::vector<int>(nr, 0));
   for (size_t c = 0; c < nc; ++c) {
     const auto& cy = cycles[c];
     for (size_t k = 0; k < cy.size(); ++k) {
-      int r = caps.resource[static_cast<size_t>(cy[k] * caps.n + cy[(k + 1) % cy.size()])];
+      const int from = cy[k], to = cy[(k + 1) % cy.size()];
+      int r = caps.resource[static_cast<size_t>(from * caps.n + to)];
       if (r >= 0) ++crossings[c][static_cast<size_t>(r)];
+      if (!nics) continue;
+      const int a = caps.host_of[static_cast<size_t>(from)], b = caps.host_of[static_cast<size_t>(to)];
+      if (a == b) continue;
+      ++crossings[c][nl + static_cast<size_t>(a)];
+      ++crossings[c][nl + nh + static_cast<size_t>(b)];
     }
   }
-  std::vector<double> rate(nc, 0), left(caps.capacity);
+  std::vector<double> rate(nc, 0), left(capacity);
   std::vector<bool> frozen(nc, false);
   for (size_t round = 0; round < nc; ++round) {
     double step = std::numeric_limits<double>::infinity();
@@ -365,7 +394,7 @@ std::vector<double> maxMinRates(const LinkCapacities& caps,
       if (!frozen[c]) rate[c] += step;
     // Rings crossing a saturated link stop growing.
     for (size_t r = 0; r < nr; ++r) {
-      if (left[r] > 1e-9 * caps.capacity[r]) continue;
+      if (left[r] > 1e-9 * capacity[r]) continue;
       for (size_t c = 0; c < nc; ++c)
         if (crossings[c][r] > 0) frozen[c] = true;
     }
@@ -422,7 +451,7 @@ MultipathPlan planMultipath(const LinkCapacities& caps) {
       if (total > best_total * (1 + 1e-6)) best_total = total, best = chosen;
     }
   }
-  if (best.empty() || best_total <= plan.ring_rate * (1 + 1e-6)) {
+  if (best.empty() || best_total < plan.ring_rate * caps.min_gain) {
     plan.cycles = {ring};
     plan.is_ring = true;
     plan.rates = {plan.ring_rate};
@@ -434,7 +463,10 @@ MultipathPlan planMultipath(const LinkCapacities& caps) {
       plan.note = "multipath: no ring over the topology's links: runs as the ring; " + caps.source;
     else
       plan.note =
-          "multipath: no set of rings beats the ring here: runs as the ring; " + caps.source;
+          std::string("multipath: no set of rings beats the ring here") +
+          (caps.min_gain > 1.01 ? " by " + fmt((caps.min_gain - 1) * 100, 0) + " % (the probe's margin)"
+                                : std::string()) +
+          ": runs as the ring; " + caps.source;
     return plan;
   }
   plan.cycles = best;

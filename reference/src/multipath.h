@@ -28,6 +28,13 @@ struct LinkCapacities {
   std::vector<double> capacity;    // per resource, bytes per second (relative when no topology)
   std::vector<std::string> names;  // per resource, e.g. "h0->h1"
   std::string source;              // one line: where the capacities come from
+  // Optional (the probe): what each host's NIC carries out and in with all its links busy at
+  // once. A ring edge from host a to host b (a != b) also uses host_out[a] and host_in[b].
+  // Empty: no such limit.
+  std::vector<int> host_of;        // per rank
+  std::vector<double> host_out, host_in;
+  // The plan runs as the ring unless its total rate is at least this times the ring's.
+  double min_gain = 1 + 1e-6;
 };
 
 // Every directed pair a link of capacity 1 ("no topology: every link taken as equal").
@@ -53,12 +60,15 @@ ProbeHosts probeHosts(const std::vector<std::string>& host);
 // Rounds of disjoint pairs of 0..n-1 (the circle method), every pair in exactly one round:
 // n-1 rounds for even n, n for odd n.
 std::vector<std::vector<std::pair<int, int>>> probeRounds(int n);
-// Capacities from the probe: rate[a*H+b] bytes/s from host a to host b (H hosts). Each rate is
-// rounded to a power of sqrt(2) times the fastest, so that links equal but for the probe's noise
-// plan as equal; a host's own ranks share one local link of 10x the fastest (as a topology's
-// undeclared local links). `probe` says how it was measured, for `source`.
+// Capacities from the probe: rate[a*H+b] bytes/s from host a to host b (H hosts), each pair on
+// its own. Each rate is rounded to a power of sqrt(2) times the fastest, so that links equal but
+// for the probe's noise plan as equal; a host's own ranks share one local link of 10x the
+// fastest (as a topology's undeclared local links). `all_in` (per host, may be empty): what each
+// host received in all while every host sent to every other at once: its NIC's limit, taken for
+// both directions (a switch with one NIC a host: about one link's rate, not H-1 of them). Probed
+// plans must beat the ring by 25 % (min_gain). `probe` says how it was measured, for `source`.
 LinkCapacities probedCapacities(int n, const ProbeHosts& hosts, const std::vector<double>& rate,
-                                const std::string& probe);
+                                const std::vector<double>& all_in, const std::string& probe);
 
 // Ranks above which multipath plans nothing and runs as the ring (Held-Karp's 2^n n^2 steps).
 inline constexpr int kMaxPlannedRanks = 12;

@@ -27,6 +27,11 @@
 #   ring-only  4 hosts cabled in a ring, h0-h1-h2-h3-h0, all links equal, no diagonals:
 #              h_i reaches h_i+2 through h_i+1 (IP forwarding on, this case only), so the
 #              rendezvous and a tree's h0-h2 messages are relayed over two cables
+#   switch     4 hosts, one NIC each (--rate, both ways) to a switch (a bridge in namespace
+#              <prefix>-sw): every pair is reachable, but all of a host's traffic shares its
+#              NIC, so the ring is already optimal. The topology file lists every pair at the
+#              NIC's rate (a topology file has no switch), which is also what the probe sees;
+#              the byte counters are per NIC (h<i>->sw)
 #
 # The bench ranks get RINGSIDE_TOPOLOGY=<out>/topology.txt (the case's topology file), from
 # which `--algo multipath` takes its link capacities; with --probe they get none, and multipath
@@ -133,7 +138,7 @@ link_rate() {
 }
 
 our_namespaces() {
-  ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${PREFIX}-h[0-9]+\$" || true
+  ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${PREFIX}-(h[0-9]+|sw)\$" || true
 }
 
 check_can() {
@@ -162,9 +167,9 @@ check_can() {
 check_case() {
   case "$CASE" in
     slow-link) [[ -n "$SLOW_RATE" ]] || SLOW_RATE="$(slow_default)" ;;
-    square | ring-only) ;;
-    "") die "--case slow-link|square|ring-only is required" ;;
-    *) die "unknown case '$CASE' (slow-link, square, ring-only)" ;;
+    square | ring-only | switch) ;;
+    "") die "--case slow-link|square|ring-only|switch is required" ;;
+    *) die "unknown case '$CASE' (slow-link, square, ring-only, switch)" ;;
   esac
 }
 # 5x slower than --rate (200mbit -> 40mbit), for plain <number><unit> rates.
@@ -219,6 +224,11 @@ cmd_up() {
     ip netns exec "$(ns $i)" sysctl -qw net.ipv4.ip_forward=0 net.ipv4.conf.all.rp_filter=0 \
       net.ipv4.conf.default.rp_filter=0
   done
+  if [[ "$CASE" == switch ]]; then
+    up_switch
+    echo "up: case $CASE, prefix $PREFIX, $N hosts, one NIC each at $RATE, delay ${DELAY/#0/none} each way, mtu $MTU"
+    return 0
+  fi
   for ((i = 0; i < N; i++)); do
     for ((j = i + 1; j < N; j++)); do
       has_link $i $j || continue
@@ -248,6 +258,35 @@ cmd_up() {
   echo "up: case $CASE, prefix $PREFIX, $N hosts, rate $RATE${SLOW_RATE:+ (h1-h2: $SLOW_RATE)}, delay ${DELAY/#0/none} each way, mtu $MTU"
 }
 
+# switch: namespace <prefix>-sw holds a bridge; host i's veth "nic" (10.202.0.<i+1>/24) is its
+# port "port<i>". The NIC's rate is shaped both ways: on "nic" (sending) and on "port<i>"
+# (the switch toward the host: receiving).
+up_switch() {
+  local sw="${PREFIX}-sw" i j
+  ip netns add "$sw"
+  ip -n "$sw" link set lo up
+  ip -n "$sw" link add br0 type bridge 2>/dev/null || cannot "no Linux bridge support (the switch case)"
+  ip -n "$sw" link set br0 up
+  for ((i = 0; i < N; i++)); do
+    ip -n "$(ns $i)" link add nic type veth peer name "port$i" netns "$sw"
+    ip -n "$(ns $i)" link set nic mtu "$MTU"
+    ip -n "$sw" link set "port$i" mtu "$MTU"
+    ip -n "$sw" link set "port$i" master br0
+    ip -n "$(ns $i)" addr add "10.202.0.$((i + 1))/24" dev nic
+    ip -n "$(ns $i)" link set nic up
+    ip -n "$sw" link set "port$i" up
+    shape "$(ns $i)" nic "$RATE"
+    shape "$sw" "port$i" "$RATE"
+    ip netns exec "$(ns $i)" sysctl -qw net.ipv4.conf.nic.rp_filter=0
+  done
+  for ((i = 0; i < N; i++)); do
+    for ((j = 0; j < N; j++)); do
+      ((i == j)) && continue
+      ip -n "$(ns $i)" route add "$(ident $j)/32" via "10.202.0.$((j + 1))" dev nic src "$(ident $i)"
+    done
+  done
+}
+
 # Address of host $1 on its link to host $2 (cabled).
 link_addr() {
   local lo=$(($1 < $2 ? $1 : $2)) hi=$(($1 < $2 ? $2 : $1))
@@ -271,6 +310,16 @@ cmd_status() {
   if [[ -z "$nss" ]]; then echo "no namespaces with prefix '$PREFIX'"; return 0; fi
   local i j
   printf '%-10s %-6s %-14s %-24s %s\n' host dev address qdisc tx_bytes
+  if ip netns list | awk '{print $1}' | grep -qx "${PREFIX}-sw"; then
+    for ((i = 0; i < N; i++)); do
+      local n="$(ns $i)"
+      printf '%-10s %-6s %-14s %-24s %s\n' "h$i" nic \
+        "$(ip -n "$n" -4 -o addr show dev nic | awk '{print $4}')" \
+        "$(ip netns exec "$n" tc qdisc show dev nic | head -1 | grep -oE 'rate [^ ]+' || true)" \
+        "$(ip netns exec "$n" cat /sys/class/net/nic/statistics/tx_bytes)"
+    done
+    return 0
+  fi
   for ((i = 0; i < N; i++)); do
     for ((j = 0; j < N; j++)); do
       ((i == j)) && continue
@@ -287,9 +336,16 @@ cmd_status() {
 
 tx_bytes() { ip netns exec "$(ns $1)" cat "/sys/class/net/to-h$2/statistics/tx_bytes"; }
 
-# Snapshot of every directed link's tx bytes: lines "i j bytes".
+# Snapshot of every directed link's tx bytes: lines "i j bytes" (switch: "i sw bytes", what host
+# i's NIC sent).
 snapshot() {
   local i j
+  if [[ "$CASE" == switch ]]; then
+    for ((i = 0; i < N; i++)); do
+      echo "$i sw $(ip netns exec "$(ns $i)" cat /sys/class/net/nic/statistics/tx_bytes)"
+    done
+    return 0
+  fi
   for ((i = 0; i < N; i++)); do
     for ((j = 0; j < N; j++)); do
       ((i == j)) && continue
@@ -306,7 +362,10 @@ topology_file() {
   # Without netem the one-way latency is the veth's own (tens of microseconds here).
   [[ "$lat" == 0 ]] && lat=25us
   echo "ringside-topology 1"
-  if [[ "$CASE" == ring-only ]]; then
+  if [[ "$CASE" == switch ]]; then
+    echo "# emulate.sh --case switch: 4 namespaces, one NIC each to a switch. A topology file has"
+    echo "# no switch: every pair is listed at the NIC's rate, though a host's pairs share its NIC."
+  elif [[ "$CASE" == ring-only ]]; then
     echo "# emulate.sh --case $CASE: 4 namespaces cabled in a ring of veth pairs shaped with tc"
   else
     echo "# emulate.sh --case $CASE: 4 namespaces, full mesh of veth pairs shaped with tc"
@@ -456,7 +515,7 @@ cmd_run() {
   # Lines "i j bytes" -> delta per link, also saved for tests.
   paste -d' ' "$OUT/counters-before.txt" "$OUT/counters-after.txt" |
     awk '{printf "%s %s %d\n", $1, $2, $6 - $3}' >"$OUT/link-bytes.txt"
-  awk '{printf "  h%s->h%s %12d\n", $1, $2, $3}' "$OUT/link-bytes.txt"
+  awk '{printf "  h%s->%s %12d\n", $1, ($2 == "sw" ? "sw" : "h" $2), $3}' "$OUT/link-bytes.txt"
   echo "trace: $trace"
   echo "out:   $OUT"
   return $rc

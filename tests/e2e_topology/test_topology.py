@@ -20,6 +20,10 @@ finding naming h1-h2, the lowest busy_gbps on it, and the square's diagonals in 
                        shows multipath faster at 1 MiB, and the ring trace's what-if (report
                        --topology) predicted it (diff's what_if_checks). About 25 s; skipped
                        without python3-torch.
+  multipath-probe      no topology file on slow-link: multipath's own probe finds h1-h2 slow,
+                       the trace has the rates, the plan avoids it, >= 1.3x ring and tree.
+  multipath-switch     no topology file on the switch case (one NIC a host): the probe sees the
+                       NICs shared and multipath runs as the ring, not slower than it.
   multipath-link-down  the diagonal h1-h3 goes down in the middle of a multipath all-reduce on
                        the square: every rank fails with a one-line error within the bench's
                        timeout (8 s), none hangs, none reports a result. (h1-h3: no rank's
@@ -274,7 +278,7 @@ def scenario_multipath_probe(args, prefix, work):
     db.close()
     probe = meta.get("rank.0.multipath_probe", "")  # merged traces keep each rank's meta as rank.N.KEY
     rates = {}
-    for part in probe.split(", "):
+    for part in probe.split("; ")[0].split(", "):
         m = re.match(r"10\.201\.0\.(\d)->10\.201\.0\.(\d) ([0-9.]+) MB/s$", part)
         if m:
             rates[(int(m.group(1)) - 1, int(m.group(2)) - 1)] = float(m.group(3))
@@ -293,6 +297,25 @@ def scenario_multipath_probe(args, prefix, work):
     check(t["multipath"] * 1.3 <= min(t["ring"], t["tree"]),
           "multipath %.1f ms at least 1.3x faster than the better of ring %.1f and tree %.1f ms" %
           (t["multipath"] / 1e3, t["ring"] / 1e3, t["tree"] / 1e3))
+
+
+def scenario_multipath_switch(args, prefix, work):
+    # One NIC a host to a switch: every pair measures the NIC's rate on its own, but all at once a
+    # host receives one NIC's worth, not three. The ring is already optimal: multipath runs it.
+    out = os.path.join(work, "run")
+    p = emulate(["run", "--case", "switch", "--probe", "--out", out, "--ringside", args.ringside,
+                 "--algo", "ring,multipath", "--sizes", "1M", "--iters", "3", "--warmup", "1"],
+                prefix, timeout=180)
+    check(p.returncode == 0, "ring and multipath bench over the switch with no topology file")
+    with open(os.path.join(out, "rank0.err")) as f:
+        said = f.read()
+    check("runs as the ring" in said and "each host received" in said,
+          "rank 0 found the NICs shared and runs the ring: " + said.strip())
+    with open(os.path.join(out, "bench.json")) as f:
+        t = {r["algo"]: r["time_us"] for r in json.load(f)["rows"]}
+    # The same schedule as the ring: equal but for noise (the bound is loose for CI's machines).
+    check(t["multipath"] <= 1.15 * t["ring"],
+          "multipath %.1f ms, not slower than the ring %.1f ms" % (t["multipath"] / 1e3, t["ring"] / 1e3))
 
 
 def scenario_ddp_multipath(args, prefix, work):
@@ -376,7 +399,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--scenario", required=True,
                     choices=["slow-link", "square", "multipath-square", "multipath-ring-only",
-                             "multipath-link-down", "ddp-multipath", "multipath-probe"])
+                             "multipath-link-down", "ddp-multipath", "multipath-probe",
+                             "multipath-switch"])
     ap.add_argument("--ringside", required=True)
     args = ap.parse_args()
 
@@ -396,6 +420,7 @@ def main():
          "multipath-link-down": scenario_link_down,
          "ddp-multipath": scenario_ddp_multipath,
          "multipath-probe": scenario_multipath_probe,
+         "multipath-switch": scenario_multipath_switch,
          }[args.scenario](args, prefix, work)
     finally:
         emulate(["down"], prefix)
