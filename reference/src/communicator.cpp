@@ -575,6 +575,7 @@ class TcpCommunicator final : public Communicator {
     EngineParams p;
     p.token = link_token_;
     p.seq = seq;
+    p.rank = o_.rank;
     p.ping = ping;
     p.timeout = o_.timeout;
     if (trace != nullptr) {

@@ -166,11 +166,15 @@ class Engine {
 
   void timeoutFailure() {
     std::string ms = std::to_string(p_.timeout.count()) + " ms";
+    // The cause names this rank too: it is forwarded to the others in the abort frame, and
+    // "rank 1: no data from rank 1" (a relayed cause) would not say who waited.
+    const std::string me = p_.rank >= 0 ? "rank " + std::to_string(p_.rank) : std::string("this rank");
     for (size_t i = 0; i < links_.size(); ++i)
-      if (st_[i].recv_left > 0) return fail(-1, "no data from " + peerName(i) + " for " + ms);
+      if (st_[i].recv_left > 0)
+        return fail(-1, me + " got no data from " + peerName(i) + " for " + ms);
     for (size_t i = 0; i < links_.size(); ++i)
-      if (hasSendWork(i)) return fail(-1, peerName(i) + " took no data for " + ms);
-    fail(-1, "no progress for " + ms);
+      if (hasSendWork(i)) return fail(-1, peerName(i) + " took no data from " + me + " for " + ms);
+    fail(-1, me + " made no progress for " + ms);
   }
 
   bool hasSendWork(size_t i) const {

@@ -107,6 +107,7 @@ class Schedule {
 struct EngineParams {
   uint64_t token = 0;
   uint64_t seq = 0;   // this collective's sequence number
+  int rank = -1;      // this rank, for the failure messages
   bool ping = false;  // frames of pingPong (their own sequence numbers)
   std::chrono::milliseconds timeout{30000};
   // Tracing: when non-null, one kTransfer event per message is appended

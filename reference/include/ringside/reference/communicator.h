@@ -61,7 +61,8 @@ class Communicator {
 
   // In place: data holds `count` elements of `dtype` on entry, the reduction
   // over all ranks on return. Collective. False + one-line error on failure
-  // ("allreduce seq 17: rank 3 closed the connection", "... no data from rank 2 for 30 s").
+  // ("allreduce seq 17: rank 3 closed the connection", "... rank 0 got no data from rank 2 for
+  // 30000 ms").
   virtual bool allreduce(void* data, size_t count, DType dtype, ReduceOp op, Algorithm algorithm,
                          std::string* error) = 0;
 
