@@ -98,48 +98,13 @@ uint64_t linkToken(uint64_t job_token, const std::vector<std::string>& secrets) 
   return h;
 }
 
-// The bandwidth probe between two hosts' first ranks: both send `iters` messages of `bytes` at
-// once (a full-duplex link loaded both ways, as multipath loads it) and each times its
-// receives. The rate is taken from the first message's arrival to the last's, so neither a
-// late start on the other side nor the connection's first round trips count.
+// The bandwidth probe: this host's first rank sends msgs[k] messages of `bytes` over links[k],
+// to every peer at once, and times its receives. With one peer (a host pair's round) both ends
+// send at once: a full-duplex link loaded both ways, as multipath loads it. With every peer (the
+// last part) it shows what the host's NIC takes in all.
 class ProbeSchedule final : public Schedule {
  public:
-  ProbeSchedule(int link, const char* out, char* in, size_t bytes, uint32_t iters)
-      : out_(out), in_(in), bytes_(bytes), at_(iters) {
-    sends.push_back(SendStream{link, FrameKind::kPing, iters, iters, 0});
-    recvs.push_back(RecvStream{link, FrameKind::kPing, iters, 0});
-  }
-  Message sendMessage(size_t, uint32_t index) override { return message(const_cast<char*>(out_), index); }
-  Message recvMessage(size_t, uint32_t index) override { return message(in_, index); }
-  void received(size_t, uint32_t index, char*) override { at_[index] = Clock::now(); }
-  // Bytes per second into this rank (a microsecond at least: all at once reads as very fast).
-  double rate() const {
-    if (at_.size() < 2) return 0;
-    std::chrono::duration<double> d = at_.back() - at_.front();
-    return static_cast<double>(bytes_) * static_cast<double>(at_.size() - 1) /
-           std::max(d.count(), 1e-6);
-  }
-
- private:
-  Message message(char* p, uint32_t index) const {
-    Message m;
-    m.ptr = p;
-    m.bytes = bytes_;
-    m.step = index;
-    m.trace_step = static_cast<int16_t>(index);
-    return m;
-  }
-  const char* out_;
-  char* in_;
-  size_t bytes_;
-  std::vector<Clock::time_point> at_;
-};
-
-// The probe's last part: this host's first rank sends msgs[k] messages of `bytes` to each peer
-// k at once and times its receives per peer, as ProbeSchedule does for one.
-class FanSchedule final : public Schedule {
- public:
-  FanSchedule(const std::vector<int>& links, const std::vector<uint32_t>& msgs, const char* out,
+  ProbeSchedule(const std::vector<int>& links, const std::vector<uint32_t>& msgs, const char* out,
               char* in, size_t bytes)
       : out_(out), in_(in), bytes_(bytes), at_(links.size()) {
     for (size_t k = 0; k < links.size(); ++k) {
@@ -152,9 +117,11 @@ class FanSchedule final : public Schedule {
   Message recvMessage(size_t, uint32_t index) override { return message(in_, index); }
   void received(size_t stream, uint32_t index, char*) override { at_[stream][index] = Clock::now(); }
   // Bytes per second into this rank from all peers together, from the first message's arrival
-  // (from any peer) to the last's. (Each peer's own rate is not: under contention one stream may
-  // arrive in a burst while another waits.)
-  double total_rate() const {
+  // (from any peer) to the last's, so neither a late start on the other side nor a connection's
+  // first round trips count (a microsecond at least: all at once reads as very fast). Each
+  // peer's own rate is not used: under contention one stream may arrive in a burst while
+  // another waits.
+  double rate() const {
     size_t got = 0;
     Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
     for (const auto& at : at_) {
@@ -469,24 +436,24 @@ class TcpCommunicator final : public Communicator {
       // A small message each way first: both ends are in this round before the timed part
       // (a peer that started early would have its bytes waiting in our socket buffer, read at
       // memory speed).
-      ProbeSchedule sync(link, out.data(), in.data(), 1, 1);
+      ProbeSchedule sync({link}, {1}, out.data(), in.data(), 1);
       if (!run(sync, seq, true, nullptr, &why)) return why;
-      ProbeSchedule first(link, out.data(), in.data(), kProbeBytes, kProbeMessages);
+      ProbeSchedule first({link}, {kProbeMessages}, out.data(), in.data(), kProbeBytes);
       if (!run(first, seq + 1, true, nullptr, &why)) return why;
       double got = first.rate();
       // Both ends learn both first rates and size the second part alike.
       double theirs = 0;
-      ProbeSchedule tell(link, reinterpret_cast<const char*>(&got), reinterpret_cast<char*>(&theirs),
-                         sizeof got, 1);
+      ProbeSchedule tell({link}, {1}, reinterpret_cast<const char*>(&got),
+                         reinterpret_cast<char*>(&theirs), sizeof got);
       if (!run(tell, seq + 2, true, nullptr, &why)) return why;
       const double slower = std::min(got, theirs);
       if (slower > 0 && slower * kProbeTarget > kProbeBytes * (kProbeMessages - 1)) {
-        const double want = std::ceil(slower * kProbeTarget / kProbeBytes) + 1;
-        ProbeSchedule more(link, out.data(), in.data(), kProbeBytes,
-                           static_cast<uint32_t>(std::min<double>(want, kProbeMaxMessages)));
+        const auto count = static_cast<uint32_t>(
+            std::min<double>(std::ceil(slower * kProbeTarget / kProbeBytes) + 1, kProbeMaxMessages));
+        ProbeSchedule more({link}, {count}, out.data(), in.data(), kProbeBytes);
         if (!run(more, seq + 3, true, nullptr, &why)) return why;
         got = more.rate();
-        msgs[static_cast<size_t>(other)] = static_cast<uint32_t>(std::min<double>(want, kProbeMaxMessages));
+        msgs[static_cast<size_t>(other)] = count;
       }
       rate[static_cast<size_t>(other) * nh + static_cast<size_t>(mine)] = got;
     }
@@ -502,11 +469,11 @@ class TcpCommunicator final : public Communicator {
         links.push_back(link_of_[static_cast<size_t>(hosts.first[h])]);
         counts.push_back(msgs[h]);
       }
-      FanSchedule sync(links, std::vector<uint32_t>(links.size(), 1), out.data(), in.data(), 1);
+      ProbeSchedule sync(links, std::vector<uint32_t>(links.size(), 1), out.data(), in.data(), 1);
       if (!run(sync, fan_seq, true, nullptr, &why)) return why;
-      FanSchedule fan(links, counts, out.data(), in.data(), kProbeBytes);
+      ProbeSchedule fan(links, counts, out.data(), in.data(), kProbeBytes);
       if (!run(fan, fan_seq + 1, true, nullptr, &why)) return why;
-      rate[nh * nh + static_cast<size_t>(mine)] = fan.total_rate();
+      rate[nh * nh + static_cast<size_t>(mine)] = fan.rate();
     }
     // Everyone gets every rate: a sum over ranks, each entry written by one rank only.
     CollectiveArgs a = collectiveArgs(rate.data(), rate.size(), DType::kF64, ReduceOp::kSum);

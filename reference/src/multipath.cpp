@@ -136,6 +136,34 @@ std::string fmt(double v, int digits) {
   return buf;
 }
 
+// Rank pairs -> links, one resource per directed host pair (ranks on one host share their hosts'
+// link, and their own local link): capacity(a, b) of hosts a -> b, <= 0 where there is none.
+template <typename Capacity>
+LinkCapacities hostPairLinks(int n, const std::vector<int>& host_of,
+                             const std::vector<std::string>& host_names, Capacity capacity) {
+  LinkCapacities caps;
+  caps.n = n;
+  caps.resource.assign(static_cast<size_t>(n) * static_cast<size_t>(n), -1);
+  std::map<std::pair<int, int>, int> res_of;  // -1: no link
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const int a = host_of[static_cast<size_t>(i)], b = host_of[static_cast<size_t>(j)];
+      auto [it, fresh] = res_of.emplace(std::make_pair(a, b), -1);
+      if (fresh) {
+        const double c = capacity(a, b);
+        if (c > 0) {
+          it->second = static_cast<int>(caps.capacity.size());
+          caps.capacity.push_back(c);
+          caps.names.push_back(host_names[static_cast<size_t>(a)] + "->" +
+                               host_names[static_cast<size_t>(b)]);
+        }
+      }
+      caps.resource[static_cast<size_t>(i * n + j)] = it->second;
+    }
+  return caps;
+}
+
 }  // namespace
 
 LinkCapacities equalCapacities(int n) {
@@ -220,27 +248,12 @@ bool parseTopologyCapacities(const std::string& text, int n, LinkCapacities* out
   double fastest = 0;
   for (auto& [pair, bw] : link) fastest = std::max(fastest, bw);
   if (fastest == 0) fastest = 1;
-  LinkCapacities caps;
-  caps.n = n;
-  caps.resource.assign(static_cast<size_t>(n) * static_cast<size_t>(n), -1);
-  std::map<std::pair<int, int>, int> res_of;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      if (i == j) continue;
-      int a = node_of[static_cast<size_t>(i)], b = node_of[static_cast<size_t>(j)];
-      auto it = link.find({a, b});
-      if (it == link.end() && a != b) continue;  // no cable between these hosts
-      auto [r, fresh] =
-          res_of.emplace(std::make_pair(a, b), static_cast<int>(caps.capacity.size()));
-      if (fresh) {
-        double bw = it != link.end() ? it->second : 0;
-        caps.capacity.push_back(bw > 0 ? bw : (a == b ? 10 * fastest : fastest));
-        caps.names.push_back(node_names[static_cast<size_t>(a)] + "->" +
-                             node_names[static_cast<size_t>(b)]);
-      }
-      caps.resource[static_cast<size_t>(i * n + j)] = r->second;
-    }
-  *out = std::move(caps);
+  *out = hostPairLinks(n, node_of, node_names, [&](int a, int b) {
+    auto it = link.find({a, b});
+    if (it == link.end() && a != b) return 0.0;  // no cable between these hosts
+    double bw = it != link.end() ? it->second : 0;
+    return bw > 0 ? bw : (a == b ? 10 * fastest : fastest);
+  });
   return true;
 }
 
@@ -305,31 +318,13 @@ LinkCapacities probedCapacities(int n, const ProbeHosts& hosts, const std::vecto
       fastest = std::max(fastest, r);
       slowest = slowest > 0 ? std::min(slowest, r) : r;
     }
-  LinkCapacities caps;
-  caps.n = n;
-  caps.resource.assign(static_cast<size_t>(n) * static_cast<size_t>(n), -1);
-  std::map<std::pair<int, int>, int> res_of;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      if (i == j) continue;
-      const int a = hosts.host_of[static_cast<size_t>(i)], b = hosts.host_of[static_cast<size_t>(j)];
-      double c = 0;
-      if (a == b) {
-        c = 10 * (fastest > 0 ? fastest : 1);
-      } else {
-        double r = rate[static_cast<size_t>(a) * nh + static_cast<size_t>(b)];
-        if (!(r > 0)) continue;  // nothing measured: no link
-        // Powers of sqrt(2) below the fastest: 1, 0.71, 0.5, ... (noise of up to 19 % is lost).
-        c = fastest * std::pow(2.0, std::round(2 * std::log2(r / fastest)) / 2);
-      }
-      auto [it, fresh] = res_of.emplace(std::make_pair(a, b), static_cast<int>(caps.capacity.size()));
-      if (fresh) {
-        caps.capacity.push_back(c);
-        caps.names.push_back(hosts.names[static_cast<size_t>(a)] + "->" +
-                             hosts.names[static_cast<size_t>(b)]);
-      }
-      caps.resource[static_cast<size_t>(i * n + j)] = it->second;
-    }
+  LinkCapacities caps = hostPairLinks(n, hosts.host_of, hosts.names, [&](int a, int b) {
+    if (a == b) return 10 * (fastest > 0 ? fastest : 1);
+    double r = rate[static_cast<size_t>(a) * nh + static_cast<size_t>(b)];
+    if (!(r > 0)) return 0.0;  // nothing measured: no link
+    // Powers of sqrt(2) below the fastest: 1, 0.71, 0.5, ... (noise of up to 19 % is lost).
+    return fastest * std::pow(2.0, std::round(2 * std::log2(r / fastest)) / 2);
+  });
   caps.source = "capacities from a probe of every host pair at communicator creation (" + probe +
                 "; " + fmt(slowest / 1e6, 1) + "-" + fmt(fastest / 1e6, 1) + " MB/s";
   caps.min_gain = 1.25;
