@@ -8,7 +8,7 @@ set -euo pipefail
 
 PACKAGES=(
   # build
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   # storage and tests
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
   # the library we trace, and the PyTorch the DDP sample runs on

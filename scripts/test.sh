@@ -86,6 +86,10 @@ run_ctest() {  # run_ctest DIR CTEST_ARGS...
 }
 
 export CI=${CI:-}
+# ccache (installed by setup-deps, used by CMake when found): compile commands rewritten relative
+# to the checkout, so another clone or worktree of the same sources hits the same cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 total_start=$SECONDS
 
 stage deps bash scripts/setup-deps.sh
