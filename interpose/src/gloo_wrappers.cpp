@@ -353,16 +353,18 @@ bool pytorchNumbersCalls() {
   return yes;
 }
 
-// A/B runs: every collective reports its tag (rerouted all-reduces run in tag
-// order); all-reduces the reference can do run there and are traced by it.
+// A/B runs: all-reduces the reference can do run there (each named by its tag) and are traced
+// by it.
 template <class Opts>
 bool rerouted(Op op, Opts& opts) {
-  Call call = describe(opts);
-  noteCollectiveEntered(call.context, call.tag);
   if constexpr (std::is_same_v<std::remove_const_t<Opts>, gloo::AllreduceOptions>) {
+    Call call = describe(opts);
     if (op == Op::kAllreduce && call.reduce != nullptr)
-      return rerouteAllreduce(opts.*AllreducePeek::impl, classifyReduce(*call.reduce, call.element_size));
+      return rerouteAllreduce(opts.*AllreducePeek::impl, classifyReduce(*call.reduce, call.element_size),
+                              pytorchNumbersCalls());
   }
+  (void)op;
+  (void)opts;
   return false;
 }
 
