@@ -46,6 +46,9 @@ constexpr size_t kMaxBytesPerTurn = size_t{8} << 20;
 constexpr auto kAbortBudget = std::chrono::milliseconds(500);
 // Tagged collectives finished lately, remembered to name a frame of one of them as stale.
 constexpr size_t kRecentTagged = 1024;
+// Frames of collectives that have not started on this rank yet are read on and kept, up to this
+// many payload bytes in all; past it a link waits (parks) until its collective starts.
+constexpr size_t kStashBudget = size_t{256} << 20;
 
 // Which collective a frame belongs to: its space and sequence number.
 enum class Space : uint8_t { kSequential = 0, kTagged = 1, kPing = 2 };
@@ -78,6 +81,14 @@ struct Active {
   size_t remaining = 0;
   bool done = false;
   bool ok = false;
+};
+
+// A frame that arrived before its collective started here, kept until it does.
+struct Stashed {
+  size_t link = 0;
+  FrameHeader h;
+  std::unique_ptr<char[]> payload;
+  int64_t t0 = 0, t1 = 0;
 };
 
 }  // namespace
@@ -135,6 +146,8 @@ struct Engine::Impl {
       if ((a.send_left[i] > 0 || a.recv_left[i] > 0) && (links_[i].closed || links_[i].fd < 0))
         fail(static_cast<int>(i), "rank " + std::to_string(links_[i].peer) + " closed the connection");
     }
+    // Frames that came before it started, in the order they came.
+    if (!failed_) deliverStash(&a);
     // New work: the deadline starts again, parked frames may be this collective's, and a
     // thread waiting in poll() must see its sends.
     last_progress_ = Clock::now();
@@ -183,6 +196,11 @@ struct Engine::Impl {
     char* scratch = nullptr;
     int64_t rt0 = 0;
     unsigned char abuf[kMaxAbortPayload] = {};
+    // receive of a frame of a collective not started here (rstash): kept in stash_buf
+    bool rstash = false;
+    Key stash_key;
+    FrameHeader stash_h;
+    std::unique_ptr<char[]> stash_buf;
     // send in progress
     Active* sa = nullptr;
     int ss = -1;
@@ -322,6 +340,8 @@ struct Engine::Impl {
       a->done = true;
     }
     active_.clear();
+    stash_.clear();
+    stash_bytes_ = 0;
     cv_.notify_all();
   }
 
@@ -458,7 +478,83 @@ struct Engine::Impl {
       io.rt0 = col::nowNs();
       onHeader(i);
       if (!failed_ && !io.parked && io.ra != nullptr && io.rlen == 0) completeRecv(i);
+      if (!failed_ && io.rstash && io.rlen == 0) finishStash(i);
     }
+  }
+
+  // The frames kept for `a` before it started, in the order they came.
+  void deliverStash(Active* a) {
+    auto it = stash_.find(a->key);
+    if (it == stash_.end()) return;
+    std::deque<Stashed> frames = std::move(it->second);
+    stash_.erase(it);
+    for (Stashed& f : frames) {
+      stash_bytes_ -= static_cast<size_t>(f.h.length);
+      if (!failed_ && !a->done) deliverFrame(a, f.link, f.h, f.payload.get(), f.t0, f.t1);
+    }
+  }
+
+  // A whole frame of `a` from link i, read earlier: checked as onHeader() checks one, then
+  // handed over as completeRecv() hands one (its sends are pumped by the driver).
+  void deliverFrame(Active* a, size_t i, const FrameHeader& h, const char* payload, int64_t t0,
+                    int64_t t1) {
+    int stream = -1;
+    for (int r : a->recvs_on[i])
+      if (static_cast<uint8_t>(a->s->recvs[static_cast<size_t>(r)].kind) == h.kind) stream = r;
+    if (stream < 0) return malformed(i, "unexpected kind " + std::to_string(h.kind));
+    RecvStream& rs = a->s->recvs[static_cast<size_t>(stream)];
+    if (rs.next >= rs.total) return malformed(i, "more messages than expected");
+    const uint32_t idx = rs.next;
+    Message m = a->s->recvMessage(static_cast<size_t>(stream), idx);
+    if (std::string bad = mismatch(h, m); !bad.empty()) return malformed(i, bad);
+    char* scratch = nullptr;
+    if (m.bytes > 0) {
+      if (m.reduce) {
+        scratch = a->s->pool->acquire();
+        std::memcpy(scratch, payload, m.bytes);
+      } else {
+        std::memcpy(m.ptr, payload, m.bytes);
+      }
+    }
+    if (a->p->events != nullptr) {
+      trace(*a, m, col::Side::kRecv, links_[i].peer, t0);
+      a->p->events->back().t1 = t1;
+    }
+    ++rs.next;
+    --a->recv_left[i];
+    --io_[i].recv_left;
+    --a->remaining;
+    a->s->received(static_cast<size_t>(stream), idx, scratch);
+    if (a->remaining == 0) finish(a);
+  }
+
+  // A frame of a collective not started here is read whole: kept for it, or handed to it when
+  // it started meanwhile.
+  void finishStash(size_t i) {
+    LinkIo& io = io_[i];
+    io.rstash = false;
+    io.hdr_got = 0;
+    Stashed f;
+    f.link = i;
+    f.h = io.stash_h;
+    f.payload = std::move(io.stash_buf);
+    f.t0 = io.rt0;
+    f.t1 = col::nowNs();
+    auto it = active_.find(io.stash_key);
+    if (it == active_.end()) {
+      stash_[io.stash_key].push_back(std::move(f));
+      return;
+    }
+    stash_bytes_ -= static_cast<size_t>(f.h.length);
+    deliverFrame(it->second, i, f.h, f.payload.get(), f.t0, f.t1);
+    if (!failed_) pumpAllSends();
+  }
+
+  static std::string mismatch(const FrameHeader& h, const Message& m) {
+    if (h.length == m.bytes && h.step == m.step && h.chunk == m.chunk && h.phase == m.phase) return "";
+    return "expected step " + std::to_string(m.step) + " chunk " + std::to_string(m.chunk) + " of " +
+           std::to_string(m.bytes) + " bytes, got step " + std::to_string(h.step) + " chunk " +
+           std::to_string(h.chunk) + " of " + std::to_string(h.length) + " bytes";
   }
 
   // A frame of a collective that is over here.
@@ -506,7 +602,21 @@ struct Engine::Impl {
       for (const auto& [k, a] : active_)
         if (k.space != Space::kTagged && a->recv_left[i] > 0)
           return malformed(i, "a later collective's frame while this one's are due");
-      io.parked = true;  // a collective that has not started here yet
+      // A collective that has not started here yet: read on and keep the frame (a link
+      // that waited for it could hold up a collective in flight here whose frames are behind
+      // it, while that collective holds up the peer's), as long as the budget allows.
+      if (stash_bytes_ + h.length <= kStashBudget) {
+        stash_bytes_ += static_cast<size_t>(h.length);
+        io.rstash = true;
+        io.stash_key = key;
+        io.stash_h = h;
+        io.stash_buf.reset(h.length > 0 ? new char[static_cast<size_t>(h.length)] : nullptr);
+        io.rdst = io.stash_buf.get();
+        io.rlen = static_cast<size_t>(h.length);
+        io.rgot = 0;
+        return;
+      }
+      io.parked = true;
       return;
     }
     Active* a = it->second;
@@ -517,12 +627,7 @@ struct Engine::Impl {
     RecvStream& rs = a->s->recvs[static_cast<size_t>(stream)];
     if (rs.next >= rs.total) return malformed(i, "more messages than expected");
     Message m = a->s->recvMessage(static_cast<size_t>(stream), rs.next);
-    if (h.length != m.bytes || h.step != m.step || h.chunk != m.chunk || h.phase != m.phase)
-      return malformed(i, "expected step " + std::to_string(m.step) + " chunk " +
-                              std::to_string(m.chunk) + " of " + std::to_string(m.bytes) +
-                              " bytes, got step " + std::to_string(h.step) + " chunk " +
-                              std::to_string(h.chunk) + " of " + std::to_string(h.length) +
-                              " bytes");
+    if (std::string bad = mismatch(h, m); !bad.empty()) return malformed(i, bad);
     io.ra = a;
     io.rs = stream;
     io.ridx = rs.next;
@@ -577,7 +682,7 @@ struct Engine::Impl {
     while (!failed_ && !io.parked && messages < kMaxMessagesPerTurn && bytes < kMaxBytesPerTurn) {
       unsigned char* dst;
       size_t want;
-      const bool header = io.ra == nullptr && !io.rabort;
+      const bool header = io.ra == nullptr && !io.rabort && !io.rstash;
       if (header) {
         dst = io.hdr + io.hdr_got;
         want = kFrameHeaderBytes - io.hdr_got;
@@ -617,7 +722,10 @@ struct Engine::Impl {
         if (failed_ || io.parked) return;
         if (io.rabort || io.rlen > 0) continue;
         ++messages;
-        completeRecv(i);  // empty payload
+        if (io.rstash)
+          finishStash(i);
+        else
+          completeRecv(i);  // empty payload
         continue;
       }
       io.rgot += static_cast<size_t>(n);
@@ -627,7 +735,10 @@ struct Engine::Impl {
         return;
       }
       ++messages;
-      completeRecv(i);
+      if (io.rstash)
+        finishStash(i);
+      else
+        completeRecv(i);
     }
   }
 
@@ -718,6 +829,8 @@ struct Engine::Impl {
   Clock::time_point last_progress_;
   uint64_t done_below_[3] = {0, 0, 0};  // per space but kTagged: every lower seq finished
   std::deque<uint64_t> recent_tagged_;
+  std::map<Key, std::deque<Stashed>> stash_;  // frames of collectives not started here yet
+  size_t stash_bytes_ = 0;                     // their payload bytes (and one being read)
   bool failed_ = false;
   bool aborted_ = false;
   std::string cause_;  // forwarded in abort frames

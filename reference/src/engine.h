@@ -23,14 +23,17 @@
 // named by a key that every rank gives the same collective, carried in every
 // frame (the space, from the frame kind and the sequence number's top bit,
 // and the sequence number). A frame is only ever handed to the collective
-// whose key, stream kind, step, chunk and length it carries; a frame of a
-// collective that has not started here yet stays in the link's header buffer
-// ("parked": the link is not read again until that collective starts), so a
-// rank that runs its collectives in another order than its peers (PyTorch's
-// two Gloo worker threads) waits for them instead of taking one
-// collective's bytes for another's. Whichever waiting thread finds nobody
-// driving drives every collective in flight until its own is done, then
-// hands over.
+// whose key, stream kind, step, chunk and length it carries. A frame of a
+// collective that has not started here yet is read on and kept ("stashed",
+// 256 MiB of payload at most in all; past that its link waits until that
+// collective starts) and handed over, in the order it came, when it starts:
+// a rank that runs its collectives in another order than its peers
+// (PyTorch's two Gloo worker threads) never takes one collective's bytes for
+// another's, and never stops reading a link that a collective in flight
+// needs (with several peers, a link that waited could hold up a collective
+// here while that collective held up the peer). Whichever waiting thread
+// finds nobody driving drives every collective in flight until its own is
+// done, then hands over.
 //
 // Deadline: the collectives fail when no byte moved on any link for
 // `timeout` (a silent peer), naming the peer waited for. A reset or EOF fails
