@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <thread>
 #include <vector>
@@ -262,7 +263,9 @@ TEST(Rendezvous, AcceptWithoutDescriptorsDoesNotSpin) {
   // Served once the child frees its descriptors (after its second of measuring).
   auto member = Rendezvous::connect(options(port, 1, 99, 10000), &err);
   EXPECT_TRUE(member) << err;
-  if (member) EXPECT_TRUE(member->set("k", "v", &err)) << err;
+  if (member) {
+    EXPECT_TRUE(member->set("k", "v", &err)) << err;
+  }
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   for (int fd : waiting) ::close(fd);
