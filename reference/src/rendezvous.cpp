@@ -44,6 +44,8 @@ using detail::KvOp;
 // How long accept() is left alone after it failed for want of descriptors (EMFILE, ENFILE, ...):
 // the listening socket stays readable, so polling it at once again would spin.
 constexpr std::chrono::milliseconds kAcceptBackoff{100};
+// A client whose new connection the store closed at once waits this long before dialing again.
+constexpr std::chrono::milliseconds kRedialPause{50};
 
 class KvServer {
  public:
@@ -129,8 +131,13 @@ class KvServer {
   }
 
   // Room for one more connection: under the limit, or the oldest connection that is no
-  // member and older than grace_ is closed for it. False: the new one is to be refused.
+  // member and older than grace_ is closed for it. False: the new one is to be refused (a
+  // rank's client dials again when its new connection is closed before any reply).
   bool makeRoom(Clock::time_point now) {
+    if (liveClients() < max_clients_) return true;
+    // Connections that closed or sent garbage since the last poll free their slots at once.
+    for (auto& c : clients_)
+      if (!c->dead && !c->member && !c->close_after_flush) readFrom(*c);
     if (liveClients() < max_clients_) return true;
     Client* oldest = nullptr;
     for (auto& c : clients_) {
@@ -414,15 +421,6 @@ class TcpRendezvous final : public Rendezvous {
   bool request(KvOp op, const std::string& key, const std::string& value, Deadline deadline,
                KvOp* reply_op, std::string* reply, std::string* error,
                const std::string* waiting_for = nullptr) {
-    if (fd_.get() < 0) {
-      std::string err;
-      fd_.reset(detail::dialTcp(o_.master_addr, o_.master_port, deadline, &err));
-      if (fd_.get() < 0) {
-        *error = "rendezvous: " + err + " (is rank 0 running with MASTER_ADDR/MASTER_PORT " +
-                 master() + "?)";
-        return false;
-      }
-    }
     unsigned char h[detail::kKvHeaderBytes];
     KvHeader kh;
     kh.op = static_cast<uint8_t>(op);
@@ -433,9 +431,34 @@ class TcpRendezvous final : public Rendezvous {
     std::string frame(reinterpret_cast<const char*>(h), sizeof h);
     frame += key;
     frame += value;
-    IoStatus st = detail::writeFull(fd_.get(), frame.data(), frame.size(), deadline);
-    if (st == IoStatus::kOk) st = detail::readFull(fd_.get(), h, sizeof h, deadline);
-    if (st != IoStatus::kOk) return fail(st, waiting_for, error);
+    for (;;) {
+      const bool fresh = fd_.get() < 0;
+      if (fresh) {
+        std::string err;
+        fd_.reset(detail::dialTcp(o_.master_addr, o_.master_port, deadline, &err));
+        if (fd_.get() < 0) {
+          *error = "rendezvous: " + err + " (is rank 0 running with MASTER_ADDR/MASTER_PORT " +
+                   master() + "?)";
+          return false;
+        }
+      }
+      IoStatus st = detail::writeFull(fd_.get(), frame.data(), frame.size(), deadline);
+      if (st == IoStatus::kOk) st = detail::readFull(fd_.get(), h, sizeof h, deadline);
+      if (st == IoStatus::kOk) break;
+      const int e = errno;
+      // A new connection closed before any reply: the store, full of connections that are
+      // not the job's, refused it. Dial again (every request may be repeated) until the
+      // deadline; a store that is gone refuses the dial itself.
+      const bool closed = st == IoStatus::kEof ||
+                          (st == IoStatus::kError && (e == ECONNRESET || e == EPIPE));
+      if (fresh && closed && Clock::now() + kRedialPause < deadline) {
+        fd_.reset();
+        std::this_thread::sleep_for(kRedialPause);
+        continue;
+      }
+      errno = e;
+      return fail(st, waiting_for, error);
+    }
     KvHeader r = detail::decodeKv(h);
     // A refusal carries the store's token (not ours) and a short reason.
     bool refusal = r.op == static_cast<uint8_t>(KvOp::kError) && r.value_len <= 4096;
@@ -448,7 +471,7 @@ class TcpRendezvous final : public Rendezvous {
     }
     std::string v(r.value_len, '\0');
     if (r.value_len > 0) {
-      st = detail::readFull(fd_.get(), v.data(), v.size(), deadline);
+      const IoStatus st = detail::readFull(fd_.get(), v.data(), v.size(), deadline);
       if (st != IoStatus::kOk) return fail(st, waiting_for, error);
     }
     *reply_op = static_cast<KvOp>(r.op);
