@@ -1,10 +1,14 @@
 // storage/src/sqlite_util.cpp — see sqlite_util.h.
 #include "sqlite_util.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -14,8 +18,29 @@
 
 namespace ringside::storage::detail {
 
-std::string fileUri(const std::string& path, std::string_view params) {
+std::string resolveFolders(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  // A bare name lives in the working folder (getcwd's path has no links); "dir/", "dir/." and
+  // "dir/.." are not file names: left to SQLite as they are.
+  if (slash == std::string::npos) return path;
+  const std::string name = path.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") return path;
+  const std::string folder = slash == 0 ? "/" : path.substr(0, slash);
+  char* real = ::realpath(folder.c_str(), nullptr);
+  if (real == nullptr) return path;  // a missing folder: the open fails with its own error
+  std::string out = real;
+  std::free(real);
+  if (out.empty() || out.back() != '/') out += '/';
+  return out + name;
+}
+
+std::string fileUri(const std::string& given, std::string_view params) {
   static const char* const kHex = "0123456789ABCDEF";
+  // SQLITE_OPEN_NOFOLLOW (outputs, files stored into in place, attached inputs) refuses a link
+  // in any component of the name; the protection is meant for the file itself. The folders
+  // above it are resolved here, so a link among them is followed and one at the file is still
+  // refused.
+  const std::string path = resolveFolders(given);
   std::string uri = "file:";
   for (unsigned char c : path) {
     const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
@@ -161,14 +186,28 @@ Db openTraceReadOnly(const std::string& path, int* user_version, std::string* er
   }
   // Cheap first check, before SQLite sees the bytes: the 16-byte magic.
   {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr) {
+    // O_NONBLOCK: a FIFO put in the file's place since the stat() above must not block the
+    // open; it is refused as not a regular file.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
       err = oneLine(path + ": cannot open: " + std::strerror(errno));
       return nullptr;
     }
+    struct stat fsb {};
+    if (::fstat(fd, &fsb) != 0 || !S_ISREG(fsb.st_mode)) {
+      ::close(fd);
+      err = oneLine(path + ": cannot open: not a regular file");
+      return nullptr;
+    }
     char magic[16] = {};
-    const size_t got = std::fread(magic, 1, sizeof magic, f);
-    std::fclose(f);
+    size_t got = 0;
+    while (got < sizeof magic) {
+      const ssize_t n = ::read(fd, magic + got, sizeof magic - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    ::close(fd);
     if (got != sizeof magic || std::memcmp(magic, "SQLite format 3", 16) != 0) {
       err = notTrace(path, "file is not a database");
       return nullptr;

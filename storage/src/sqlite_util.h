@@ -28,6 +28,10 @@ using Stmt = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
 // a plain "file:x?mode=memory" path mean something else). `params` is appended
 // verbatim after '?', e.g. "mode=ro".
 std::string fileUri(const std::string& path, std::string_view params);
+// `path` with the folders above its last component resolved (realpath: no symbolic links, no
+// "." or ".."), the last component kept as it is, so SQLITE_OPEN_NOFOLLOW refuses a link only
+// there. Unchanged when the folder cannot be resolved (it does not exist: the open then fails).
+std::string resolveFolders(const std::string& path);
 
 // Replaces control characters (newlines included) by spaces: errors are one line.
 std::string oneLine(std::string_view text);

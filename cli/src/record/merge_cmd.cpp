@@ -206,7 +206,19 @@ int runMerge(std::span<const std::string> args) {
   std::vector<std::string> files;
   std::set<std::string> in_folders;
   if (!expandInputs(options, &files, &in_folders, &error)) return fail(kPrefix, error);
+  // An input file (named, or found in an input folder) is never the output, --force or not:
+  // by device and inode, so also a link to one. expandInputs leaves out the output when it lies
+  // in an input folder (an earlier merge's output, replaced with -f); a rank file there is an
+  // input all the same.
   std::error_code ec;
+  std::vector<std::string> inputs = files;
+  std::string output_run_id, output_why;
+  bool output_merged = false;
+  if (fs::exists(options.output, ec) &&
+      readRunId(options.output, &output_run_id, &output_why, &output_merged) && !output_merged)
+    inputs.insert(inputs.end(), options.inputs.begin(), options.inputs.end());
+  if (int code = refuseOutputsThatAreInputs(kPrefix, {options.output}, inputs); code >= 0)
+    return code;
   if (!options.force && fs::exists(options.output, ec))
     return fail(kPrefix, options.output + " exists (use --force to overwrite)");
   // Even with --force, only a regular file is replaced (never a link, a device or a folder).

@@ -727,7 +727,7 @@ TEST(TopologyTest, Errors) {
   EXPECT_EQ(error, "f:3: bad bandwidth 'fast' (e.g. 1Gbit, 100Mbit, 2GB/s)");
   EXPECT_FALSE(parseTopology("ringside-topology 2\n", "f", &topo, &error));
   EXPECT_FALSE(loadTopology("/nonexistent/topo", &topo, &error));
-  EXPECT_EQ(error, "/nonexistent/topo: cannot open");
+  EXPECT_EQ(error, "/nonexistent/topo: cannot open: No such file or directory");
 }
 
 }  // namespace
