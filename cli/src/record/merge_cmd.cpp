@@ -275,8 +275,13 @@ int runMerge(std::span<const std::string> args) {
     merge.extra_meta.emplace_back("run_id", first_of_run.begin()->first);
   }
   merge.merged_inputs = true;
-  storage::MergeResult result =
-      mergeWithProgress(std::move(merge), kPrefix, alignOptions(options), options.progress);
+  merge.keep_going = options.keep_going;
+  storage::MergeResult result;
+  {
+    // Interrupted: no temporary file of tens of MB is left beside the output.
+    MergeSignalGuard guard("");
+    result = mergeWithProgress(std::move(merge), kPrefix, alignOptions(options), options.progress);
+  }
   if (!result.ok) return fail(kPrefix, std::string("merge failed: ") + result.error);
   std::cerr << kPrefix << "wrote " << options.output << " (" << result.ranks << " rank"
             << (result.ranks == 1 ? "" : "s") << ")\n";
@@ -285,6 +290,11 @@ int runMerge(std::span<const std::string> args) {
     std::cerr << kPrefix << "missing rank(s) " << analyzer::formatRankList(result.missing_ranks)
               << " of " << result.world_size
               << " (no rank file: a node's folder not given, or the rank wrote nothing)\n";
+  }
+  if (!result.live_ranks.empty()) {
+    std::cerr << kPrefix << "rank(s) " << analyzer::formatRankList(result.live_ranks)
+              << " were still being written (their processes are running): their rows end "
+                 "where this merge read them; merge again when they have ended\n";
   }
   if (!options.quiet) printTraceSummary(options.output, kPrefix);
   return kExitOk;
