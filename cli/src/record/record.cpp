@@ -299,13 +299,17 @@ bool makeRankFolder(const fs::path& path, std::error_code* ec) {
     return false;
   }
   const int fd = ::openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  const int open_errno = errno;
-  ::close(parent_fd);
+  int open_errno = errno;
   if (fd < 0) {
-    // O_NOFOLLOW on a link: ELOOP; a file that is not a folder: ENOTDIR.
+    // A link is ELOOP (O_DIRECTORY makes the kernel say ENOTDIR for one); a file ENOTDIR.
+    struct stat sb {};
+    if (::fstatat(parent_fd, name.c_str(), &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
+      open_errno = ELOOP;
+    ::close(parent_fd);
     *ec = std::error_code(open_errno, std::generic_category());
     return false;
   }
+  ::close(parent_fd);
   if (made) ::fchmod(fd, mode);  // exactly that mode, whatever a stricter umask took away
   ::close(fd);
   return made;

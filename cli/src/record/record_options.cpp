@@ -58,8 +58,7 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          return false;
        }},
       {"wait-s", 0, "SECONDS",
-       "after CMD exited: how long to wait for traced processes still writing their rank files "
-       "(default: 60)",
+       "after CMD exited: wait for traced processes still writing (default: 60)",
        [o](std::string_view value, std::string* error) {
          if (parseSeconds(value, &o->wait_s)) return true;
          *error = "expected a number of seconds >= 0";
