@@ -1,0 +1,194 @@
+"""Nothing the user has is lost, and no failure reads as success (issue 28).
+
+Scenarios (each runs the C++ Gloo sample, 2 ranks, for a few seconds at most):
+  record-keeps-other-files  the job writes its own results.sqlite into the rank folder and merges
+                            an interim peek.sqlite there during the run: record merges and removes
+                            only its rank files; both files stay
+  record-waits-for-writers  the launcher exits while its ranks (started in the background) still
+                            run: record waits for them (one line saying for whom and how long),
+                            merges every call, calls no rank cut off; with --wait-s 0.3 it merges
+                            what they wrote so far, calls them still running (not "killed or
+                            crashed"), keeps their rank files, and its printed merge gets it all
+  record-rank-dir-link      a symbolic link planted at <out>.ranks or <dir>/node-K: refused with
+                            exit 2 before the job, nothing written into the link's target
+  record-job-fails          every rank fails at once: record says the job failed, exits with its
+                            status, still merges
+"""
+
+import os
+import re
+import shlex
+import sqlite3
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_util as u  # noqa: E402
+
+
+def env_for(ctx, **extra):
+    return u.clean_env(GLOO_STORE_DIR=ctx.mkdir("store"), **extra)
+
+
+def sample(ctx, *args):
+    return " ".join(shlex.quote(a) for a in [ctx.gloo_sample, *args])
+
+
+def meta_of(path):
+    t = u.Trace(path)
+    try:
+        return t.meta(), t.scalar("SELECT count(*) FROM collective")
+    finally:
+        t.close()
+
+
+# --------------------------------------------------------------------------- item 1
+
+def keeps_other_files(ctx):
+    ctx.need_gloo_sample()
+    job_dir = ctx.mkdir("job")
+    trace_path = ctx.path("t.sqlite")
+    # Both ranks run the sample; rank 0 then writes the job's own results.sqlite and peeks at
+    # the rank folder with an interim merge (rank 1's file may still be open: -k).
+    after = (f"if [ \"$RANK\" = 0 ]; then {shlex.quote(ctx.python)} -c "
+             f"\"import sqlite3; c = sqlite3.connect('results.sqlite'); "
+             f"c.execute('create table r(x)'); c.execute('insert into r values (42)'); "
+             f"c.commit()\" && {shlex.quote(ctx.ringside)} merge -q -k . -o peek.sqlite; fi")
+    command = ["/bin/sh", "-c",
+               f"{sample(ctx, '--only', 'allreduce', '--iters', '2')} >/dev/null && {{ {after}; }}"]
+    res = ctx.record(["--ranks", "2", "--dir", ".", "-o", trace_path, "-q"], command,
+                     env=env_for(ctx), cwd=job_dir, timeout=60)
+    res.expect(0)
+    results = os.path.join(job_dir, "results.sqlite")
+    u.check(os.path.isfile(results), f"record removed the job's results.sqlite\n{res.describe()}")
+    db = sqlite3.connect(results)
+    u.check_eq(db.execute("SELECT x FROM r").fetchall(), [(42,)], "the job's results.sqlite")
+    db.close()
+    u.check(os.path.isfile(os.path.join(job_dir, "peek.sqlite")),
+            f"record removed the interim merge peek.sqlite\n{res.describe()}")
+    u.check("left alone" in res.stderr, f"no line about the files left alone\n{res.describe()}")
+    u.check_eq(u.rank_files(job_dir), [], "rank files left after a merge of complete files")
+    meta, calls = meta_of(trace_path)
+    u.check_eq(meta.get("ranks"), "2", "ranks merged")
+    u.check(calls > 0, "no calls merged")
+
+
+# --------------------------------------------------------------------------- item 2
+
+ITERS = 30
+
+
+def background_job(ctx, launcher_sleep):
+    ranks = " ".join(
+        f"RANK={r} WORLD_SIZE=2 {sample(ctx, '--only', 'allreduce', '--iters', str(ITERS), '--sleep-ms', '50')} >/dev/null &"
+        for r in (0, 1))
+    return ["/bin/bash", "-c", f"{ranks} sleep {launcher_sleep}"]
+
+
+def wait_for_pids_gone(pids, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if os.path.exists(f"/proc/{p}")]
+        if not alive:
+            return
+        time.sleep(0.1)
+    raise u.TestFailure(f"processes {pids} still running after {timeout} s")
+
+
+def waits_for_writers(ctx):
+    ctx.need_gloo_sample()
+    # 1. The launcher leaves after 0.3 s; the ranks run about 2 s more.
+    trace_path = ctx.path("bg.sqlite")
+    res = ctx.record(["-o", trace_path, "-q"], background_job(ctx, 0.3), env=env_for(ctx),
+                     timeout=90)
+    res.expect(0)
+    u.check(re.search(r"still write their rank files: pid \d+ .*waiting for them up to 60 s",
+                      res.stderr), f"no line saying whom record waits for\n{res.describe()}")
+    u.check(re.search(r"they finished after [0-9.]+ s", res.stderr),
+            f"no line saying how long record waited\n{res.describe()}")
+    meta, _ = meta_of(trace_path)
+    t = u.Trace(trace_path)
+    per_rank = dict(t.rows("SELECT rank, count(*) FROM collective WHERE op = 'allreduce' "
+                           "GROUP BY rank"))
+    t.close()
+    u.check_eq(per_rank, {0: ITERS, 1: ITERS}, "all-reduces merged per rank")
+    u.check_eq(u.meta_list(meta.get("cut_off_ranks")), [], "ranks called cut off")
+    u.check_eq(u.meta_list(meta.get("live_ranks")), [], "ranks still running when merged")
+    u.check(not os.path.exists(trace_path + ".ranks"), "rank folder left after a full merge")
+    u.check("killed or crashed" not in res.stderr, f"ranks called killed\n{res.describe()}")
+
+    # 2. --wait-s 0.3: merged while they still run; kept; called still running, not killed.
+    trace_path = ctx.path("early.sqlite")
+    store = ctx.mkdir("store2")
+    res = ctx.record(["-o", trace_path, "--wait-s", "0.3"], background_job(ctx, 0.3),
+                     env=u.clean_env(GLOO_STORE_DIR=store), timeout=90)
+    res.expect(0)
+    u.check(re.search(r"2 still running after [0-9.]+ s", res.stderr),
+            f"no line saying who still runs\n{res.describe()}")
+    u.check("killed or crashed" not in res.stderr and "CUT-OFF" not in res.stderr,
+            f"live ranks called killed or crashed\n{res.describe()}")
+    u.check("STILL RUNNING" in res.stderr, f"the summary does not say they still ran\n"
+                                           f"{res.describe()}")
+    meta, early_calls = meta_of(trace_path)
+    u.check_eq(u.meta_list(meta.get("live_ranks")), [0, 1], "live_ranks")
+    u.check_eq(u.meta_list(meta.get("cut_off_ranks")), [], "cut_off_ranks of a live merge")
+    files = u.rank_files(trace_path + ".ranks")
+    u.check_eq(len(files), 2, "rank files of the live writers kept")
+    pids = [int(re.match(r"rank-.*-(\d+)-\d+\.sqlite$", os.path.basename(f)).group(1))
+            for f in files]
+    wait_for_pids_gone(pids, 60)
+    found = re.findall(r"merge again with: (ringside merge .+)$", res.stderr, re.M)
+    u.check(len(found) == 1, f"no merge command for later\n{res.describe()}")
+    argv = shlex.split(found[0])
+    later = u.run([ctx.ringside, *argv[1:], "-q"], env=u.clean_env(), timeout=60, cwd=ctx.scratch)
+    later.expect(0)
+    meta, calls = meta_of(trace_path)
+    u.check(calls > early_calls, f"the later merge has no more calls ({calls} vs {early_calls})")
+    u.check_eq(u.meta_list(meta.get("live_ranks")), [], "live_ranks after the writers ended")
+    u.check_eq(u.meta_list(meta.get("cut_off_ranks")), [], "cut_off_ranks after the writers ended")
+
+
+# --------------------------------------------------------------------------- item 8
+
+def rank_dir_link(ctx):
+    ctx.need_gloo_sample()
+    target = ctx.mkdir("elsewhere")
+    marker = ctx.path("job-ran")
+    job = ["/bin/sh", "-c", f"touch {shlex.quote(marker)}"]
+    os.symlink(target, ctx.path("t.sqlite.ranks"))
+    res = ctx.record(["-o", ctx.path("t.sqlite")], job, timeout=30)
+    u.check_eq(res.returncode, 2, f"record with a link at <out>.ranks\n{res.describe()}")
+    u.check("symbolic link" in res.stderr, f"the refusal does not name the link\n{res.describe()}")
+    u.check(not os.path.exists(marker), "the job ran although record refused")
+    nodes = ctx.mkdir("nodes")
+    os.symlink(target, os.path.join(nodes, "node-0"))
+    res = ctx.record(["--nnodes", "2", "--node-rank", "0", "--ranks", "1", "--run-id", "x",
+                      "--dir", nodes], job, timeout=30)
+    u.check_eq(res.returncode, 2, f"record with a link at <dir>/node-0\n{res.describe()}")
+    u.check("symbolic link" in res.stderr, f"the refusal does not name the link\n{res.describe()}")
+    u.check(not os.path.exists(marker), "the job ran although record refused")
+    u.check_eq(os.listdir(target), [], "files written into the link's target")
+
+
+# --------------------------------------------------------------------------- minor
+
+def job_fails(ctx):
+    ctx.need_gloo_sample()
+    trace_path = ctx.path("t.sqlite")
+    command = ["/bin/sh", "-c", f"{sample(ctx, '--only', 'allreduce', '--iters', '2')} "
+                                f">/dev/null; exit 3"]
+    res = ctx.record(["--ranks", "2", "-o", trace_path, "-q"], command, env=env_for(ctx),
+                     timeout=60)
+    u.check_eq(res.returncode, 3, f"record's status when every rank exits 3\n{res.describe()}")
+    u.check(re.search(r"^ringside record: the job failed: exit status 3$", res.stderr, re.M),
+            f"no line saying the job failed\n{res.describe()}")
+    u.check(os.path.isfile(trace_path), "no trace written for a failed job")
+
+
+if __name__ == "__main__":
+    sys.exit(u.main({
+        "record-keeps-other-files": keeps_other_files,
+        "record-waits-for-writers": waits_for_writers,
+        "record-rank-dir-link": rank_dir_link,
+        "record-job-fails": job_fails,
+    }))
