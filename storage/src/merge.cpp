@@ -15,8 +15,10 @@
 #include "ringside/storage/merge.h"
 #include "ringside/storage/privacy.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -326,6 +328,7 @@ class Merger {
   // An exception midway (out of memory) must not leave the temporary file behind.
   ~Merger() {
     if (!res_.ok) removeOutput();
+    releaseTempLock();
   }
   Merger(const Merger&) = delete;
   Merger& operator=(const Merger&) = delete;
@@ -341,6 +344,13 @@ class Merger {
   bool writeMergeMeta(const std::vector<std::pair<std::string, std::string>>& skipped);
   bool finish();
   // Closes the output and deletes the temporary file (the journal is kept in memory).
+  // Held (flock) on our temporary file while this merge may write it, so that another merge
+  // never takes it for one an interrupted merge left (removeStaleTemporaries). Closed only when
+  // no SQLite connection has the file open: closing a descriptor drops the process's POSIX locks.
+  void releaseTempLock() {
+    if (temp_lock_fd_ >= 0) ::close(temp_lock_fd_);
+    temp_lock_fd_ = -1;
+  }
   void removeOutput() {
     out_.reset();
     if (!tmp_.empty()) {
@@ -349,6 +359,7 @@ class Merger {
       if (file_.tempIsOurs(&ignored)) ::unlink((tmp_ + "-journal").c_str());
     }
     file_.discard();
+    releaseTempLock();
     if (opt_.on_temp_file && !tmp_.empty()) opt_.on_temp_file("");
   }
   bool outFail(std::string_view what) {
@@ -371,7 +382,54 @@ class Merger {
   int64_t next_collective_id_ = 1;
   int64_t done_ = 0, total_ = 0;
   int inputs_done_ = 0, inputs_ = 0;
+  int temp_lock_fd_ = -1;
 };
+
+// Temporary files beside `output` (`<output>.tmp-XXXXXXXX` and their -journal) that a merge
+// killed before it could remove them left behind: a regular file of ours, empty or a ringside
+// trace, untouched for a minute and locked by no merge (each live merge holds an flock on its
+// own). Removed; returns their names.
+std::vector<std::string> removeStaleTemporaries(const std::string& output) {
+  std::vector<std::string> removed;
+  const size_t slash = output.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "." : output.substr(0, slash + 1);
+  const std::string prefix = detail::baseName(output) + ".tmp-";
+  DIR* dir = ::opendir(folder.c_str());
+  if (dir == nullptr) return removed;
+  std::vector<std::string> candidates;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name.size() == prefix.size() + 8 && name.compare(0, prefix.size(), prefix) == 0 &&
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789", prefix.size()) ==
+            std::string::npos)
+      candidates.push_back(name);
+  }
+  ::closedir(dir);
+  const int64_t now = static_cast<int64_t>(::time(nullptr));
+  for (const std::string& name : candidates) {
+    const std::string path = (slash == std::string::npos ? "" : folder) + name;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) continue;
+    struct stat sb {};
+    bool stale = ::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == ::geteuid() &&
+                 now - static_cast<int64_t>(sb.st_mtime) >= 60 &&
+                 ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (stale && sb.st_size > 0) {
+      unsigned char header[72] = {};
+      stale = ::pread(fd, header, sizeof header, 0) == static_cast<ssize_t>(sizeof header) &&
+              std::memcmp(header, "SQLite format 3", 16) == 0 &&
+              ((uint32_t{header[68]} << 24) | (uint32_t{header[69]} << 16) |
+               (uint32_t{header[70]} << 8) | uint32_t{header[71]}) ==
+                  static_cast<uint32_t>(detail::kApplicationId);
+    }
+    if (stale) {
+      ::unlink((path + "-journal").c_str());
+      if (::unlink(path.c_str()) == 0) removed.push_back(name);
+    }
+    ::close(fd);  // never had a SQLite connection in this process: no lock of ours to drop
+  }
+  return removed;
+}
 
 bool Merger::openOutput() {
   std::string error;
@@ -382,6 +440,9 @@ bool Merger::openOutput() {
   }
   tmp_ = file_.tempPath();
   if (opt_.on_temp_file) opt_.on_temp_file(tmp_);
+  // Our own open file description, locked for as long as this merge may write the file.
+  temp_lock_fd_ = ::fcntl(file_.fd(), F_DUPFD_CLOEXEC, 0);
+  if (temp_lock_fd_ >= 0) ::flock(temp_lock_fd_, LOCK_EX | LOCK_NB);
   // SQLite opens the (empty) file by name, never through a link; our own descriptor is closed
   // first, since closing it later would drop SQLite's locks on the file.
   file_.closeDescriptor();
@@ -834,6 +895,10 @@ MergeResult Merger::run() {
     return res_;
   }
 
+  // What a merge into the same output killed earlier left (tens of MB, never renamed).
+  for (const std::string& name : removeStaleTemporaries(opt_.output))
+    res_.warnings.push_back("removed " + name + ", left by an interrupted merge");
+
   // Pass 1: validate and probe.
   std::vector<Input> inputs;
   // (basename, why) of every unusable input: the caller's first, then ours.
@@ -972,6 +1037,7 @@ bool Merger::finish() {
     res_.error = detail::oneLine(error);
     return false;
   }
+  releaseTempLock();
   if (opt_.on_temp_file) opt_.on_temp_file("");
   return true;
 }

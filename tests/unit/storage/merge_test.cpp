@@ -1,6 +1,8 @@
 // mergeRankFiles: renumbering, string remapping, cut-off/missing ranks,
 // duplicates, refusals, skipped inputs, live inputs.
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -539,6 +541,39 @@ TEST_F(MergeTest, HotJournalLeftByAKilledWriterIsRolledBackOnOpen) {
   EXPECT_FALSE(fileExists(o.output + "-journal"));
   EXPECT_EQ(sqlInt(o.output, "SELECT count(*) FROM collective_data"), 20);
   EXPECT_EQ(sqlInt(o.output, "SELECT count(*) FROM meta WHERE key LIKE 'junk%'"), 0);
+}
+
+// Issue 28 (minor): a merge killed before it removed its temporary file (tens of MB) leaves it;
+// the next merge into that output removes it, but never one a live merge holds, a fresh one, or
+// a file that is not a ringside trace.
+TEST_F(MergeTest, TemporaryFilesOfAKilledMergeAreRemovedByTheNext) {
+  MergeOptions o;
+  o.inputs = {rankFile(0), rankFile(1)};
+  o.output = path("m.sqlite");
+  ASSERT_TRUE(mergeRankFiles(o).ok);
+  const std::vector<char> trace = readBytes(o.output);
+  ASSERT_EQ(::unlink(o.output.c_str()), 0);
+  const std::string stale = path("m.sqlite.tmp-abcd1234"), held = path("m.sqlite.tmp-held0000"),
+                    fresh = path("m.sqlite.tmp-fresh000"), foreign = path("m.sqlite.tmp-other000");
+  for (const std::string& f : {stale, held, fresh}) writeBytes(f, trace);
+  writeBytes(stale + "-journal", {'j'});
+  writeBytes(foreign, std::vector<char>(4096, 'x'));
+  const timespec old[2] = {{time(nullptr) - 3600, 0}, {time(nullptr) - 3600, 0}};
+  for (const std::string& f : {stale, held, foreign})
+    ASSERT_EQ(::utimensat(AT_FDCWD, f.c_str(), old, 0), 0);
+  const int lock = ::open(held.c_str(), O_RDONLY);  // a live merge's flock
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+  const MergeResult m = mergeRankFiles(o);
+  ::close(lock);
+  ASSERT_TRUE(m.ok) << m.error;
+  EXPECT_FALSE(fileExists(stale));
+  EXPECT_FALSE(fileExists(stale + "-journal"));
+  EXPECT_TRUE(fileExists(held));
+  EXPECT_TRUE(fileExists(fresh));
+  EXPECT_TRUE(fileExists(foreign));
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("m.sqlite.tmp-abcd1234"), std::string::npos) << m.warnings[0];
 }
 
 }  // namespace ringside::storage::testing
