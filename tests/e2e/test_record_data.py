@@ -13,6 +13,12 @@ Scenarios (each runs the C++ Gloo sample, 2 ranks, for a few seconds at most):
                             exit 2 before the job, nothing written into the link's target
   record-job-fails          every rank fails at once: record says the job failed, exits with its
                             status, still merges
+  merge-killed              `ringside merge` of a 4-host job killed at 18 moments (SIGKILL,
+                            SIGTERM, SIGINT): a published trace always holds its clock model and
+                            steps; SIGTERM/SIGINT leave no temporary file, and the next merge
+                            removes what SIGKILL left
+  merge-hot-journal         a write to a trace killed mid-transaction leaves a hot journal:
+                            report and export roll it back instead of failing
 """
 
 import os
@@ -185,10 +191,94 @@ def job_fails(ctx):
     u.check(os.path.isfile(trace_path), "no trace written for a failed job")
 
 
+# --------------------------------------------------------------------------- items 5, 9, minor
+
+def trace_gen(ctx):
+    path = os.path.join(os.path.dirname(ctx.ringside), "trace_gen")
+    if not os.access(path, os.X_OK):
+        u.skip(f"trace_gen not built next to ringside ({path})")
+    return path
+
+
+def merge_killed(ctx):
+    """A merge killed at any moment never leaves a published trace without its clock model and
+    steps (item 5); killed by SIGTERM/SIGINT it leaves no temporary file either (minor)."""
+    ranks = ctx.path("ranks")
+    u.run([trace_gen(ctx), "--out", ranks, "--ranks", "16", "--hosts", "4", "--collectives",
+           "150", "--steps", "10"], timeout=120).expect(0)
+    published = 0
+    for i, sig in enumerate([9, 15, 2] * 6):
+        delay = 0.1 + 0.06 * i
+        out = ctx.path(f"t{i}.sqlite")
+        proc = u.spawn([ctx.ringside, "merge", ranks, "-o", out, "-q"], env=u.clean_env(),
+                       cwd=ctx.scratch)
+        time.sleep(delay)
+        try:
+            os.kill(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        proc.communicate(timeout=60)
+        if os.path.exists(out):
+            published += 1
+            t = u.Trace(out)
+            domains = t.scalar("SELECT count(*) FROM clock_domain")
+            steps = t.scalar("SELECT count(*) FROM step")
+            t.close()
+            u.check_eq(domains, 4, f"clock domains of a trace published by a merge killed "
+                                   f"(signal {sig}) after {delay:.2f} s")
+            u.check(steps > 0, f"no steps in a trace published by a merge killed after {delay:.2f} s")
+        left = [n for n in os.listdir(ctx.scratch) if n.startswith(f"t{i}.sqlite.tmp-")]
+        if sig != 9:
+            u.check_eq(left, [], f"temporary files left by a merge stopped by signal {sig} "
+                                 f"after {delay:.2f} s")
+    print(f"{published} of 18 killed merges had published their trace")
+    # Those SIGKILL left: an hour old now, the next merge into that output removes them.
+    for i in range(0, 18, 3):
+        for n in os.listdir(ctx.scratch):
+            if n.startswith(f"t{i}.sqlite.tmp-"):
+                old = time.time() - 3600
+                os.utime(ctx.path(n), (old, old))
+                out = ctx.path(f"t{i}.sqlite")
+                res = u.run([ctx.ringside, "merge", "-f", ranks, "-o", out, "-q"],
+                            env=u.clean_env(), timeout=60, cwd=ctx.scratch)
+                res.expect(0)
+                u.check(not os.path.exists(ctx.path(n)), f"{n} left after the next merge\n"
+                                                          f"{res.describe()}")
+                u.check("left by an interrupted merge" in res.stderr, f"no line\n{res.describe()}")
+
+
+def hot_journal(ctx):
+    """A writer killed mid-commit leaves a hot journal; the verbs recover it (item 9)."""
+    trace = ctx.path("t.sqlite")
+    u.run([trace_gen(ctx), "--merged", trace, "--ranks", "4", "--hosts", "2"], timeout=120).expect(0)
+    u.run([ctx.ringside, "merge", "--realign", trace], env=u.clean_env(), timeout=60).expect(0)
+    code = ("import os, sqlite3, sys\n"
+            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "c.execute('PRAGMA journal_mode=DELETE'); c.execute('PRAGMA cache_size=10')\n"
+            "c.execute('BEGIN')\n"
+            "c.execute(\"WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 4000)"
+            " INSERT INTO meta(key, value) SELECT 'junk' || x, hex(randomblob(600)) FROM n\")\n"
+            "c.execute('DELETE FROM clock_domain')\n"
+            "os._exit(0)\n")
+    u.run([ctx.python, "-c", code, trace], timeout=60).expect(0)
+    u.check(os.path.getsize(trace + "-journal") > 0, "no hot journal was left")
+    for verb in (["report", trace], ["export", "--perfetto", trace, "-o", ctx.path("t.json")]):
+        res = u.run([ctx.ringside, *verb], env=u.clean_env(), timeout=60, cwd=ctx.scratch)
+        res.expect(0)
+        u.check("readonly" not in res.stderr, f"{verb[0]} after a killed write\n{res.describe()}")
+    u.check(not os.path.exists(trace + "-journal"), "the hot journal is still there")
+    t = u.Trace(trace)
+    u.check_eq(t.scalar("SELECT count(*) FROM meta WHERE key LIKE 'junk%'"), 0, "rolled back rows")
+    u.check_eq(t.scalar("SELECT count(*) FROM clock_domain"), 2, "clock domains after rollback")
+    t.close()
+
+
 if __name__ == "__main__":
     sys.exit(u.main({
         "record-keeps-other-files": keeps_other_files,
         "record-waits-for-writers": waits_for_writers,
         "record-rank-dir-link": rank_dir_link,
         "record-job-fails": job_fails,
+        "merge-killed": merge_killed,
+        "merge-hot-journal": hot_journal,
     }))
