@@ -1135,6 +1135,19 @@ int64_t processStartUnixNs(int64_t pid) {
 
 }  // namespace
 
+bool isForeignFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  unsigned char header[72] = {};
+  const ssize_t got = ::pread(fd, header, sizeof header, 0);
+  ::close(fd);
+  if (got != static_cast<ssize_t>(sizeof header)) return false;
+  if (std::memcmp(header, "SQLite format 3", 16) != 0) return false;  // damaged, maybe ours
+  const uint32_t app = (uint32_t{header[68]} << 24) | (uint32_t{header[69]} << 16) |
+                       (uint32_t{header[70]} << 8) | uint32_t{header[71]};
+  return app != static_cast<uint32_t>(detail::kApplicationId);
+}
+
 bool writerMayBeAlive(const RankFileStatus& status) {
   if (status.clean || status.merged || status.pid <= 0 || status.pid > INT32_MAX) return false;
   char host[256] = {};

@@ -17,6 +17,8 @@ Scenarios (each runs the C++ Gloo sample, 2 ranks, for a few seconds at most):
                             SIGTERM, SIGINT): a published trace always holds its clock model and
                             steps; SIGTERM/SIGINT leave no temporary file, and the next merge
                             removes what SIGKILL left
+  merge-inputs              merge without -k fails on a damaged input; another program's database
+                            in the folder is left out with a line; a copied rank file counts once
   merge-hot-journal         a write to a trace killed mid-transaction leaves a hot journal:
                             report and export roll it back instead of failing
 """
@@ -273,6 +275,56 @@ def hot_journal(ctx):
     t.close()
 
 
+def merge_inputs(ctx):
+    """`ringside merge` without -k fails when an input is unusable (item 7); another program's
+    database found in an input folder is left out with a line, not merged and not an error; an
+    exact copy of a rank file is merged once."""
+    ranks = ctx.path("ranks")
+    u.run([trace_gen(ctx), "--out", ranks, "--ranks", "4", "--collectives", "10"],
+          timeout=120).expect(0)
+    db = sqlite3.connect(os.path.join(ranks, "results.sqlite"))
+    db.execute("create table r(x)")
+    db.commit()
+    db.close()
+    one = ctx.path("one.sqlite")
+    res = u.run([ctx.ringside, "merge", ranks, "-o", one, "-q"], env=u.clean_env(), timeout=60)
+    res.expect(0)
+    u.check("left out" in res.stderr and "results.sqlite: not a ringside file" in res.stderr,
+            f"no line about the job's own database\n{res.describe()}")
+    t = u.Trace(one)
+    calls = t.scalar("SELECT count(*) FROM collective")
+    link_bytes = t.scalar("SELECT sum(bytes) FROM transfer WHERE rank = 1")
+    t.close()
+    # An exact copy of rank 1's file beside it: merged once, the same link bytes.
+    files = u.rank_files(ranks)
+    src = [f for f in files if u.rank_of(f) == 1][0]
+    with open(src, "rb") as f_in, open(os.path.join(ranks, "copy-of-rank-1.sqlite"), "wb") as f_out:
+        f_out.write(f_in.read())
+    two = ctx.path("two.sqlite")
+    res = u.run([ctx.ringside, "merge", ranks, "-o", two, "-q"], env=u.clean_env(), timeout=60)
+    res.expect(0)
+    u.check("a copy of" in res.stderr, f"no line about the copy\n{res.describe()}")
+    t = u.Trace(two)
+    u.check_eq(t.scalar("SELECT count(*) FROM collective"), calls, "calls with a copied rank file")
+    u.check_eq(t.scalar("SELECT sum(bytes) FROM transfer WHERE rank = 1"), link_bytes,
+               "rank 1's bytes with its file copied")
+    t.close()
+    # A damaged rank file: exit 1 naming it without -k, skipped and listed with -k.
+    with open(src, "rb") as f_in, open(os.path.join(ranks, "rank-9.sqlite"), "wb") as f_out:
+        f_out.write(f_in.read(3000))  # cut off: its header still says ringside
+    res = u.run([ctx.ringside, "merge", ranks, "-o", ctx.path("three.sqlite"), "-q"],
+                env=u.clean_env(), timeout=60)
+    u.check_eq(res.returncode, 1, f"merge with a damaged input, no -k\n{res.describe()}")
+    u.check("rank-9.sqlite" in res.stderr, f"the damaged file is not named\n{res.describe()}")
+    u.check(not os.path.exists(ctx.path("three.sqlite")), "a trace was written")
+    res = u.run([ctx.ringside, "merge", "-k", ranks, "-o", ctx.path("three.sqlite"), "-q"],
+                env=u.clean_env(), timeout=60)
+    res.expect(0)
+    t = u.Trace(ctx.path("three.sqlite"))
+    u.check("rank-9.sqlite" in (t.meta().get("skipped_inputs") or ""), "skipped_inputs")
+    t.close()
+
+
 if __name__ == "__main__":
     sys.exit(u.main({
         "record-keeps-other-files": keeps_other_files,
@@ -281,4 +333,5 @@ if __name__ == "__main__":
         "record-job-fails": job_fails,
         "merge-killed": merge_killed,
         "merge-hot-journal": hot_journal,
+        "merge-inputs": merge_inputs,
     }))

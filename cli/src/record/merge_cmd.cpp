@@ -9,8 +9,10 @@
 #include <system_error>
 
 #include "record/merge_runner.h"
+#include "record/record.h"
 #include "ringside/analyzer/summary.h"
 #include "ringside/fileio/output_file.h"
+#include "ringside/storage/merge.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::cli {
@@ -240,6 +242,12 @@ int runMerge(std::span<const std::string> args) {
       }
       if (!run_id.empty()) first_of_run.emplace(run_id, file);
       usable.push_back(file);
+    } else if (in_folders.count(file) &&
+               !parseRankFileName(fs::path(file).filename().string(), nullptr, nullptr) &&
+               storage::isForeignFile(file)) {
+      // Found in a folder, not given by name: another program's database (the job's own
+      // results.sqlite beside the rank files) is no input.
+      std::cerr << kPrefix << "left out " << file << ": not a ringside file\n";
     } else if (options.keep_going) {
       std::cerr << kPrefix << "skipping an input: " << why << "\n";  // `why` names the file
       skipped.emplace_back(file, why);

@@ -99,4 +99,10 @@ bool readRankFileStatus(const std::string& path, RankFileStatus* out, std::strin
 // file did (a pid reused since is not it).
 bool writerMayBeAlive(const RankFileStatus& status);
 
+// Whether `path` is another program's SQLite database (its header's application id is not
+// ringside's); false for a ringside file and for anything that is not an SQLite file (damaged).
+// A rank file still being written (WAL mode) may not show its application id in the main file
+// yet: callers check the name too.
+bool isForeignFile(const std::string& path);
+
 }  // namespace ringside::storage
