@@ -140,6 +140,11 @@ def waits_for_writers(ctx):
     meta, early_calls = meta_of(trace_path)
     u.check_eq(u.meta_list(meta.get("live_ranks")), [0, 1], "live_ranks")
     u.check_eq(u.meta_list(meta.get("cut_off_ranks")), [], "cut_off_ranks of a live merge")
+    report = u.run([ctx.ringside, "report", trace_path], env=u.clean_env(), timeout=60)
+    report.expect(0)
+    u.check("still running when this trace was merged" in report.stdout and
+            "killed or crashed" not in report.stdout,
+            f"report of a trace merged while its ranks ran\n{report.describe()}")
     files = u.rank_files(trace_path + ".ranks")
     u.check_eq(len(files), 2, "rank files of the live writers kept")
     pids = [int(re.match(r"rank-.*-(\d+)-\d+\.sqlite$", os.path.basename(f)).group(1))
