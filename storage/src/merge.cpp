@@ -343,7 +343,6 @@ class Merger {
   void dropCopies(std::vector<Input>* inputs);
   bool writeMergeMeta(const std::vector<std::pair<std::string, std::string>>& skipped);
   bool finish();
-  // Closes the output and deletes the temporary file (the journal is kept in memory).
   // Held (flock) on our temporary file while this merge may write it, so that another merge
   // never takes it for one an interrupted merge left (removeStaleTemporaries). Closed only when
   // no SQLite connection has the file open: closing a descriptor drops the process's POSIX locks.
@@ -351,6 +350,8 @@ class Merger {
     if (temp_lock_fd_ >= 0) ::close(temp_lock_fd_);
     temp_lock_fd_ = -1;
   }
+  // Closes the output and deletes the temporary file (the merge's journal is kept in memory;
+  // one a failed before_publish left goes too).
   void removeOutput() {
     out_.reset();
     if (!tmp_.empty()) {
@@ -1107,11 +1108,14 @@ std::string readSmallFile(const std::string& path, size_t size) {
   return text;
 }
 
-// When process `pid` started, in ns since 1970 (from /proc; whole seconds of boot time), or -1.
-int64_t processStartUnixNs(int64_t pid) {
+// When process `pid` started, in ns since 1970 (from /proc; whole seconds of boot time), or -1;
+// *zombie: it has exited and waits to be reaped.
+int64_t processStartUnixNs(int64_t pid, bool* zombie) {
+  *zombie = false;
   const std::string text = readSmallFile("/proc/" + std::to_string(pid) + "/stat", 4096);
   const size_t close = text.rfind(')');  // the command name may hold spaces and parentheses
   if (close == std::string::npos) return -1;
+  *zombie = text.size() > close + 2 && (text[close + 2] == 'Z' || text[close + 2] == 'X');
   // Fields after the name: state is field 3, starttime field 22.
   size_t at = close + 1;
   unsigned long long ticks = 0;
@@ -1155,7 +1159,9 @@ bool writerMayBeAlive(const RankFileStatus& status) {
   if (::kill(static_cast<pid_t>(status.pid), 0) != 0 && errno != EPERM) return false;
   // A process with that pid that started after the file did (plus /proc's whole-second boot
   // time) is another process: the writer is gone.
-  const int64_t started = processStartUnixNs(status.pid);
+  bool zombie = false;
+  const int64_t started = processStartUnixNs(status.pid, &zombie);
+  if (zombie) return false;  // exited; a parent that does not reap it keeps the pid
   return started < 0 || status.start_unix_ns <= 0 ||
          started <= status.start_unix_ns + 2'000'000'000LL;
 }

@@ -576,4 +576,37 @@ TEST_F(MergeTest, TemporaryFilesOfAKilledMergeAreRemovedByTheNext) {
   EXPECT_NE(m.warnings[0].find("m.sqlite.tmp-abcd1234"), std::string::npos) << m.warnings[0];
 }
 
+// Issue 28, item 2: who may still write a rank file: a running process of that pid on this host
+// that started no later than the file; not a zombie, not another host's pid, not a closed file.
+TEST(WriterAlive, RunningZombieReusedAndOtherHost) {
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  RankFileStatus st;
+  st.host = host;
+  st.pid = getpid();
+  st.start_unix_ns = static_cast<int64_t>(time(nullptr)) * 1'000'000'000LL;
+  EXPECT_TRUE(writerMayBeAlive(st));
+  RankFileStatus other = st;
+  other.host = std::string(host) + "-elsewhere";
+  EXPECT_FALSE(writerMayBeAlive(other));
+  RankFileStatus closed = st;
+  closed.clean = true;
+  EXPECT_FALSE(writerMayBeAlive(closed));
+  RankFileStatus reused = st;
+  reused.start_unix_ns = 1'000'000'000LL;  // the file is from 1970: this pid is a newer process
+  EXPECT_FALSE(writerMayBeAlive(reused));
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  RankFileStatus zombie = st;
+  zombie.pid = child;
+  for (int i = 0; i < 200; ++i) {  // until it has exited (not reaped: a zombie)
+    if (!writerMayBeAlive(zombie)) break;
+    usleep(10'000);
+  }
+  EXPECT_FALSE(writerMayBeAlive(zombie));
+  int status = 0;
+  waitpid(child, &status, 0);
+}
+
 }  // namespace ringside::storage::testing
