@@ -86,9 +86,10 @@ def keeps_other_files(ctx):
 ITERS = 30
 
 
-def background_job(ctx, launcher_sleep):
+def background_job(ctx, launcher_sleep, rank_delay=0):
+    delay = f"sleep {rank_delay}; " if rank_delay else ""
     ranks = " ".join(
-        f"RANK={r} WORLD_SIZE=2 {sample(ctx, '--only', 'allreduce', '--iters', str(ITERS), '--sleep-ms', '50')} >/dev/null &"
+        f"( {delay}RANK={r} WORLD_SIZE=2 {sample(ctx, '--only', 'allreduce', '--iters', str(ITERS), '--sleep-ms', '50')} >/dev/null ) &"
         for r in (0, 1))
     return ["/bin/bash", "-c", f"{ranks} sleep {launcher_sleep}"]
 
@@ -110,7 +111,7 @@ def waits_for_writers(ctx):
     res = ctx.record(["-o", trace_path, "-q"], background_job(ctx, 0.3), env=env_for(ctx),
                      timeout=90)
     res.expect(0)
-    u.check(re.search(r"still write their rank files: pid \d+ .*waiting for them up to 60 s",
+    u.check(re.search(r"still run or write their rank files: pid \d+ .*waiting for them up to 60 s",
                       res.stderr), f"no line saying whom record waits for\n{res.describe()}")
     u.check(re.search(r"they finished after [0-9.]+ s", res.stderr),
             f"no line saying how long record waited\n{res.describe()}")
@@ -159,6 +160,20 @@ def waits_for_writers(ctx):
     u.check(calls > early_calls, f"the later merge has no more calls ({calls} vs {early_calls})")
     u.check_eq(u.meta_list(meta.get("live_ranks")), [], "live_ranks after the writers ended")
     u.check_eq(u.meta_list(meta.get("cut_off_ranks")), [], "cut_off_ranks after the writers ended")
+
+    # 3. The launcher leaves before its ranks made their first call (no rank file yet): record
+    # still waits for them (they are the job's processes), and merges every call.
+    trace_path = ctx.path("late.sqlite")
+    res = ctx.record(["-o", trace_path, "-q"], background_job(ctx, 0.1, rank_delay=1),
+                     env=u.clean_env(GLOO_STORE_DIR=ctx.mkdir("store3")), timeout=90)
+    res.expect(0)
+    u.check("no rank files were written" not in res.stderr,
+            f"record did not wait for ranks that had not written yet\n{res.describe()}")
+    t = u.Trace(trace_path)
+    per_rank = dict(t.rows("SELECT rank, count(*) FROM collective WHERE op = 'allreduce' "
+                           "GROUP BY rank"))
+    t.close()
+    u.check_eq(per_rank, {0: ITERS, 1: ITERS}, "all-reduces of ranks that started late")
 
 
 # --------------------------------------------------------------------------- item 8

@@ -2,10 +2,13 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <map>
 #include <random>
 #include <set>
 #include <system_error>
@@ -429,9 +433,10 @@ bool listCandidates(const FinishedJob& job, std::vector<std::string>* files,
   return true;
 }
 
-// The traced processes of this run still writing their rank files: "pid P (rank file)".
-std::vector<std::string> liveWriters(const FinishedJob& job) {
-  std::vector<std::string> files, live;
+// The traced processes of this run still writing their rank files: pid -> "pid P (rank file)".
+std::map<int64_t, std::string> liveWriters(const FinishedJob& job) {
+  std::vector<std::string> files;
+  std::map<int64_t, std::string> live;
   std::string error;
   if (!listCandidates(job, &files, nullptr, &error)) return live;
   for (const std::string& file : files) {
@@ -451,9 +456,53 @@ std::vector<std::string> liveWriters(const FinishedJob& job) {
     if (!status.run_id.empty() && status.run_id != job.run_id) continue;
     if (status.pid != pid) continue;  // not the file its name says
     if (storage::writerMayBeAlive(status))
-      live.push_back("pid " + std::to_string(pid) + " (" + fs::path(file).filename().string() + ")");
+      live[pid] = "pid " + std::to_string(pid) + " (" + fs::path(file).filename().string() + ")";
   }
   return live;
+}
+
+// The job's processes still running whose parent has exited (a launcher that started its ranks
+// in the background and left): record is their child subreaper (runRecord), so they are now its
+// children, and runJob has reaped every child it started. Zombies among them are reaped here.
+// pid -> "pid P (name)".
+std::map<int64_t, std::string> leftRunning() {
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  std::map<int64_t, std::string> left;
+  const pid_t self = ::getpid();
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return left;
+  while (const dirent* entry = ::readdir(proc)) {
+    const std::string name = entry->d_name;
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int fd = ::open(("/proc/" + name + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[512];
+    const ssize_t got = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (got <= 0) continue;
+    const std::string stat(buf, static_cast<size_t>(got));
+    // "pid (comm) state ppid ...": the name may hold spaces and parentheses.
+    const size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close + 4 > stat.size())
+      continue;
+    const char state = stat[close + 2];
+    const long ppid = std::strtol(stat.c_str() + close + 4, nullptr, 10);
+    if (ppid != self || state == 'Z' || state == 'X') continue;
+    left[std::stoll(name)] =
+        "pid " + name + " (" + stat.substr(open + 1, close - open - 1) + ")";
+  }
+  ::closedir(proc);
+  return left;
+}
+
+// Whom record waits for after the command exited: rank file writers and processes left running.
+std::vector<std::string> stillRunning(const FinishedJob& job) {
+  std::map<int64_t, std::string> all = leftRunning();
+  for (auto& [pid, what] : liveWriters(job)) all[pid] = std::move(what);  // the file says more
+  std::vector<std::string> out;
+  for (auto& [pid, what] : all) out.push_back(std::move(what));
+  return out;
 }
 
 std::string listSome(const std::vector<std::string>& items, size_t most = 4) {
@@ -464,21 +513,21 @@ std::string listSome(const std::vector<std::string>& items, size_t most = 4) {
 }
 
 // The job's command has exited, but processes it started (a launcher that does not wait for its
-// ranks, ranks started in the background) may still be writing their rank files: wait until each
-// writer has closed its file or is gone, at most `wait_s` seconds, saying for whom and how long.
-// Returns the writers still running when the wait ended.
+// ranks, ranks started in the background) may still run or write their rank files: wait until
+// each has ended or closed its file, at most `wait_s` seconds, saying for whom and how long.
+// Returns those still running when the wait ended.
 std::vector<std::string> waitForWriters(const FinishedJob& job, double wait_s) {
   using Clock = std::chrono::steady_clock;
-  std::vector<std::string> live = liveWriters(job);
+  std::vector<std::string> live = stillRunning(job);
   if (live.empty()) return live;
   const Clock::time_point start = Clock::now();
   std::cerr << kPrefix << "the command exited, but " << live.size()
-            << " traced process(es) still write their rank files: " << listSome(live)
+            << " process(es) of the job still run or write their rank files: " << listSome(live)
             << "; waiting for them up to " << format::printf("%g", wait_s) << " s (--wait-s)\n";
   while (!live.empty()) {
     if (std::chrono::duration<double>(Clock::now() - start).count() >= wait_s) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    live = liveWriters(job);
+    live = stillRunning(job);
   }
   const double waited = std::chrono::duration<double>(Clock::now() - start).count();
   if (live.empty()) {
@@ -723,6 +772,9 @@ int runRecord(std::span<const std::string> args) {
   if (job.run_id.empty()) return giveUp(kExitUsage);
   std::vector<std::string> env = recordEnvironment(options, preload, job.dir, job.run_id);
 
+  // The job's processes whose parent exits before them become our children (not init's), so
+  // that after the command we can wait for every process of the job, not only the command.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   SuperviseOptions supervise;
   supervise.grace_s = options.grace_s;
   JobResult result = runJob(buildChildren(options, env, port), supervise);
