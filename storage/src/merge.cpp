@@ -397,18 +397,33 @@ std::vector<std::string> removeStaleTemporaries(const std::string& output) {
   const std::string prefix = detail::baseName(output) + ".tmp-";
   DIR* dir = ::opendir(folder.c_str());
   if (dir == nullptr) return removed;
-  std::vector<std::string> candidates;
+  std::vector<std::string> candidates, journals;
+  constexpr std::string_view kJournal = "-journal";
   while (const dirent* entry = ::readdir(dir)) {
-    const std::string name = entry->d_name;
-    if (name.size() == prefix.size() + 8 && name.compare(0, prefix.size(), prefix) == 0 &&
-        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789", prefix.size()) ==
+    std::string name = entry->d_name;
+    const bool journal = name.size() == prefix.size() + 8 + kJournal.size() &&
+                         name.compare(prefix.size() + 8, kJournal.size(), kJournal) == 0;
+    const std::string base = journal ? name.substr(0, prefix.size() + 8) : name;
+    if (base.size() == prefix.size() + 8 && base.compare(0, prefix.size(), prefix) == 0 &&
+        base.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789", prefix.size()) ==
             std::string::npos)
-      candidates.push_back(name);
+      (journal ? journals : candidates).push_back(std::move(name));
   }
   ::closedir(dir);
   const int64_t now = static_cast<int64_t>(::time(nullptr));
+  const std::string at = slash == std::string::npos ? "" : folder;
+  // A journal whose file is gone (removed before it): ours, a minute old, nothing to roll back.
+  for (const std::string& name : journals) {
+    struct stat sb {}, main_sb {};
+    const std::string path = at + name;
+    if (::lstat(path.c_str(), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == ::geteuid() &&
+        now - static_cast<int64_t>(sb.st_mtime) >= 60 &&
+        ::lstat(path.substr(0, path.size() - kJournal.size()).c_str(), &main_sb) != 0 &&
+        errno == ENOENT && ::unlink(path.c_str()) == 0)
+      removed.push_back(name);
+  }
   for (const std::string& name : candidates) {
-    const std::string path = (slash == std::string::npos ? "" : folder) + name;
+    const std::string path = at + name;
     const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) continue;
     struct stat sb {};

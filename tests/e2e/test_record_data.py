@@ -256,10 +256,12 @@ def merge_killed(ctx):
     print(f"{published} of 18 killed merges had published their trace")
     # Those SIGKILL left: an hour old now, the next merge into that output removes them.
     for i in range(0, 18, 3):
-        for n in os.listdir(ctx.scratch):
-            if n.startswith(f"t{i}.sqlite.tmp-"):
-                old = time.time() - 3600
-                os.utime(ctx.path(n), (old, old))
+        left = [n for n in os.listdir(ctx.scratch) if n.startswith(f"t{i}.sqlite.tmp-")]
+        old = time.time() - 3600
+        for n in left:
+            os.utime(ctx.path(n), (old, old))
+        for n in left:
+            if os.path.exists(ctx.path(n)) and not n.endswith("-journal"):
                 out = ctx.path(f"t{i}.sqlite")
                 res = u.run([ctx.ringside, "merge", "-f", ranks, "-o", out, "-q"],
                             env=u.clean_env(), timeout=60, cwd=ctx.scratch)
@@ -267,6 +269,8 @@ def merge_killed(ctx):
                 u.check(not os.path.exists(ctx.path(n)), f"{n} left after the next merge\n"
                                                           f"{res.describe()}")
                 u.check("left by an interrupted merge" in res.stderr, f"no line\n{res.describe()}")
+        u.check_eq([n for n in os.listdir(ctx.scratch) if n.startswith(f"t{i}.sqlite.tmp-")], [],
+                   f"temporary files beside t{i}.sqlite after the next merge")
 
 
 def hot_journal(ctx):

@@ -558,8 +558,10 @@ TEST_F(MergeTest, TemporaryFilesOfAKilledMergeAreRemovedByTheNext) {
   for (const std::string& f : {stale, held, fresh}) writeBytes(f, trace);
   writeBytes(stale + "-journal", {'j'});
   writeBytes(foreign, std::vector<char>(4096, 'x'));
+  const std::string orphan_journal = path("m.sqlite.tmp-gone0000-journal");  // its file removed
+  writeBytes(orphan_journal, {'j'});
   const timespec old[2] = {{time(nullptr) - 3600, 0}, {time(nullptr) - 3600, 0}};
-  for (const std::string& f : {stale, held, foreign})
+  for (const std::string& f : {stale, held, foreign, orphan_journal})
     ASSERT_EQ(::utimensat(AT_FDCWD, f.c_str(), old, 0), 0);
   const int lock = ::open(held.c_str(), O_RDONLY);  // a live merge's flock
   ASSERT_GE(lock, 0);
@@ -572,8 +574,10 @@ TEST_F(MergeTest, TemporaryFilesOfAKilledMergeAreRemovedByTheNext) {
   EXPECT_TRUE(fileExists(held));
   EXPECT_TRUE(fileExists(fresh));
   EXPECT_TRUE(fileExists(foreign));
-  ASSERT_EQ(m.warnings.size(), 1u);
-  EXPECT_NE(m.warnings[0].find("m.sqlite.tmp-abcd1234"), std::string::npos) << m.warnings[0];
+  EXPECT_FALSE(fileExists(orphan_journal));
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_NE((m.warnings[0] + m.warnings[1]).find("m.sqlite.tmp-abcd1234"), std::string::npos)
+      << m.warnings[0];
 }
 
 // Issue 28, item 2: who may still write a rank file: a running process of that pid on this host
