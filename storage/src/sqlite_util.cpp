@@ -168,6 +168,51 @@ std::string openFailure(const std::string& path, sqlite3* db) {
 
 }  // namespace
 
+bool recoverHotJournal(const std::string& path, std::string* error) {
+  struct stat jb {};
+  const std::string journal = path + "-journal";
+  if (::lstat(journal.c_str(), &jb) != 0 || !S_ISREG(jb.st_mode) || jb.st_size == 0) return true;
+  // Only our own files: the header's application id (offset 68, big-endian) says ringside.
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return true;  // the caller's open says why
+    unsigned char header[72] = {};
+    const ssize_t got = ::pread(fd, header, sizeof header, 0);
+    ::close(fd);
+    if (got != static_cast<ssize_t>(sizeof header)) return true;
+    const uint32_t app = (uint32_t{header[68]} << 24) | (uint32_t{header[69]} << 16) |
+                         (uint32_t{header[70]} << 8) | uint32_t{header[71]};
+    if (app != static_cast<uint32_t>(kApplicationId)) return true;
+  }
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(fileUri(path, "").c_str(), &raw,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
+                                     SQLITE_OPEN_NOFOLLOW,
+                                 nullptr);
+  Db db(raw);
+  std::string why;
+  if (rc != SQLITE_OK || !hardenConnection(raw, &why)) {
+    // No write permission: say what is wrong and how to fix it, not "readonly database".
+    if (error) {
+      *error = oneLine(path + ": an interrupted write left " + journal +
+                       " (a hot journal) that must be rolled back, but the trace cannot be "
+                       "opened for writing: " + (why.empty() ? lastError(raw) : why) +
+                       "; open it once with write permission (e.g. ringside report as its owner)");
+    }
+    return false;
+  }
+  // A live writer's journal is not hot (it holds a lock): then this only waits and reads.
+  sqlite3_busy_timeout(raw, 2000);
+  int64_t version = 0;
+  if (!queryInt(raw, "PRAGMA user_version", &version, &why)) {
+    if (error) {
+      *error = oneLine(path + ": cannot roll back the interrupted write in " + journal + ": " + why);
+    }
+    return false;
+  }
+  return true;
+}
+
 Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error, bool quick_check) {
   std::string scratch;
   std::string& err = error ? *error : scratch;
@@ -213,6 +258,12 @@ Db openTraceReadOnly(const std::string& path, int* user_version, std::string* er
       return nullptr;
     }
   }
+
+  // A rollback journal left by a writer killed mid-commit (`merge --realign`, a clock model or
+  // steps being stored) is "hot": a read-only connection cannot roll it back and fails every
+  // query with "attempt to write a readonly database". SQLite recovers it on the first read of
+  // a read-write connection, as intended; do that once, for a ringside trace only.
+  if (!recoverHotJournal(path, &err)) return nullptr;
 
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(fileUri(path, "mode=ro").c_str(), &raw,

@@ -56,6 +56,12 @@ int64_t columnNullable(sqlite3_stmt* st, int index);
 // Last path component ("a/b/rank.sqlite" -> "rank.sqlite").
 std::string baseName(const std::string& path);
 
+// A hot rollback journal beside `path` (a writer killed mid-commit) is rolled back by opening a
+// ringside trace read-write once, as SQLite intends; other files are left alone. True when there
+// was nothing to do or the rollback worked; false with *error (one line naming the file) when the
+// journal is hot but the file cannot be written. openTraceReadOnly calls it first.
+bool recoverHotJournal(const std::string& path, std::string* error);
+
 // Opens an existing trace read-only, in defensive mode, with trusted_schema
 // off and extensions off, and checks that it is a readable ringside trace of a
 // schema version this build understands. On failure returns nullptr and sets

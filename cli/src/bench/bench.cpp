@@ -203,7 +203,8 @@ int runLocalJob(const BenchOptions& options, std::span<const std::string> args) 
               << dir.string() << "\n";
     return status != 0 ? status : kExitDataError;
   }
-  removeRankFiles(files, created_dir ? dir : fs::path());
+  // Only what the merge copied: a file it skipped (unreadable) is kept, as record does.
+  removeRankFiles(result.merged_files, created_dir ? dir : fs::path());
   std::cerr << kPrefix << "trace written to " << options.output << "\n";
   return status;
 }
