@@ -455,19 +455,13 @@ int startEvent(void* context, void** handle, const Event& e) {
   *handle = nullptr;
   if (!col::isActive()) return kSuccess;
   auto& cnt = link::counters();
-  if (context == nullptr) {
-    // A communicator whose init we declined: NCCL goes on without a profiler
-    // context and still calls us (see init()). Nothing to attach it to.
-    cnt.unknown.fetch_add(1, std::memory_order_relaxed);
-    return kSuccess;
-  }
   // A proxy op another process posted (PXN: NCCL copies it through shared
   // memory to this process's proxy, src/proxy.cc) carries that process's
   // context and parent: addresses in another address space, never to be
   // read, written or decoded here (a slot handle of the other process's
   // ringside would name one of our slots). pid 0: the op came from a process
   // whose NCCL never loaded a profiler (NCCL stamps the pid it stored when it
-  // loaded the plugin), so it is not ours either.
+  // loaded the plugin), so it is not ours either (and its context is null).
   if (e.kind == Kind::kProxyOp && (e.pid == 0 || e.pid != getpid())) {
     cnt.proxy_ops.fetch_add(1, std::memory_order_relaxed);
     cnt.pxn_remote.fetch_add(1, std::memory_order_relaxed);
@@ -480,6 +474,14 @@ int startEvent(void* context, void** handle, const Event& e) {
     o->send = e.is_send;
     o->chunk = e.chunk_size;
     *handle = o;
+    return kSuccess;
+  }
+  if (context == nullptr && e.kind != Kind::kProxyStep) {
+    // A communicator whose init we declined: NCCL goes on without a profiler
+    // context and still calls us (see init()). Nothing to attach it to. (A
+    // proxy step needs no context: its parent is the proxy op we returned,
+    // also for a PXN op whose poster had none.)
+    cnt.unknown.fetch_add(1, std::memory_order_relaxed);
     return kSuccess;
   }
   // From here on the context is this process's (a PluginComm init made).

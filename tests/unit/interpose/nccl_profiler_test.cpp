@@ -416,33 +416,38 @@ TEST(NcclProfiler, PxnProxyOpsNeverTouchForeignPointers) {
     void* local_coll = collEvent(ctx, apiEvent(ctx, nullptr, 7, 0x70), 7);
     void* parents[] = {g + 64, g + 1, g + page - 7, local_coll, nullptr};
     pid_t pids[] = {getpid() + 1, 0};
+    // The poster's context: an address of its own, or null (its plugin
+    // declined init, or with pid 0 it loaded none).
+    void* contexts[] = {g + 128, nullptr};
     int n = 0;
-    for (pid_t pid : pids) {
-      for (void* parent : parents) {
-        np::Event o = ev(np::Kind::kProxyOp, parent);
-        o.pid = pid;
-        o.rank = 3;
-        o.channel = 5;
-        o.peer = 6;
-        o.is_send = (n % 2) == 0;
-        o.chunk_size = 4096;
-        void* oh = nullptr;
-        // NCCL passes the other process's context: sub->profilerContext.
-        np::startEvent(g + 128, &oh, o);
-        if (oh == nullptr) return 12;
-        np::recordEventState(oh, 1, np::StateArgs{});
-        for (int s = 0; s < 2; ++s) {
-          np::Event st = ev(np::Kind::kProxyStep, oh);
-          st.step = s;
-          void* sh = nullptr;
-          np::startEvent(g + 128, &sh, st);
-          np::StateArgs a;
-          a.trans_size = 4096;
-          np::recordEventState(sh, o.is_send ? 9 : 12, a);
-          np::stopEvent(sh);
+    for (void* foreign_ctx : contexts) {
+      for (pid_t pid : pids) {
+        for (void* parent : parents) {
+          np::Event o = ev(np::Kind::kProxyOp, parent);
+          o.pid = pid;
+          o.rank = 3;
+          o.channel = 5;
+          o.peer = 6;
+          o.is_send = (n % 2) == 0;
+          o.chunk_size = 4096;
+          void* oh = nullptr;
+          // NCCL passes the other process's context: sub->profilerContext.
+          np::startEvent(foreign_ctx, &oh, o);
+          if (oh == nullptr) return 12;
+          np::recordEventState(oh, 1, np::StateArgs{});
+          for (int s = 0; s < 2; ++s) {
+            np::Event st = ev(np::Kind::kProxyStep, oh);
+            st.step = s;
+            void* sh = nullptr;
+            np::startEvent(foreign_ctx, &sh, st);
+            np::StateArgs a;
+            a.trans_size = 4096;
+            np::recordEventState(sh, o.is_send ? 9 : 12, a);
+            np::stopEvent(sh);
+          }
+          np::stopEvent(oh);
+          ++n;
         }
-        np::stopEvent(oh);
-        ++n;
       }
     }
     np::finalize(ctx);
@@ -452,10 +457,10 @@ TEST(NcclProfiler, PxnProxyOpsNeverTouchForeignPointers) {
   std::string f = rankFile(dir);
   ASSERT_FALSE(f.empty());
   EXPECT_EQ(queryInt(f, "select count(*) from transfer where collective_id is null and channel = 5 and bytes = 4096"),
-            20);
+            40);
   EXPECT_EQ(queryInt(f, "select count(*) from transfer where collective_id is not null"), 0);
   EXPECT_EQ(queryInt(f, "select count(*) from meta where key = 'nccl_profiler_events'"
-                        " and value like '%pxn_remote=10 %' and value like '%stale_parent=0%'"),
+                        " and value like '%pxn_remote=20 %' and value like '%stale_parent=0%'"),
             1);
 }
 
@@ -660,7 +665,7 @@ TEST(NcclProfiler, DeclinedInitThenNcclKeepsCalling) {
   ASSERT_FALSE(f.empty());
   EXPECT_EQ(queryInt(f, "select count(*) from collective_gpu_data"), 0);
   EXPECT_EQ(queryInt(f, "select count(*) from transfer"), 0);
-  EXPECT_EQ(queryInt(f, "select count(*) from meta where key = 'nccl_profiler_events' and value like '%unknown=39 %'"),
+  EXPECT_EQ(queryInt(f, "select count(*) from meta where key = 'nccl_profiler_events' and value like '%unknown=36 %'"),
             1);
 }
 
