@@ -602,10 +602,12 @@ struct Engine::Impl {
       for (const auto& [k, a] : active_)
         if (k.space != Space::kTagged && a->recv_left[i] > 0)
           return malformed(i, "a later collective's frame while this one's are due");
-      // A collective that has not started here yet: read on and keep the frame (a link
-      // that waited for it could hold up a collective in flight here whose frames are behind
-      // it, while that collective holds up the peer's), as long as the budget allows.
-      if (stash_bytes_ + h.length <= kStashBudget) {
+      // A collective that has not started here yet. Tagged (several in flight): read on and
+      // keep the frame (a link that waited for it could hold up a collective in flight here
+      // whose frames are behind it, while that collective holds up the peer's), as long as
+      // the budget allows. Numbered by the communicator (one at a time): the link waits, and
+      // the payload is read straight into its place once the collective starts.
+      if (key.space == Space::kTagged && stash_bytes_ + h.length <= kStashBudget) {
         stash_bytes_ += static_cast<size_t>(h.length);
         io.rstash = true;
         io.stash_key = key;

@@ -24,7 +24,7 @@
 // frame (the space, from the frame kind and the sequence number's top bit,
 // and the sequence number). A frame is only ever handed to the collective
 // whose key, stream kind, step, chunk and length it carries. A frame of a
-// collective that has not started here yet is read on and kept ("stashed",
+// tagged collective that has not started here yet is read on and kept ("stashed",
 // 256 MiB of payload at most in all; past that its link waits until that
 // collective starts) and handed over, in the order it came, when it starts:
 // a rank that runs its collectives in another order than its peers
@@ -33,7 +33,10 @@
 // needs (with several peers, a link that waited could hold up a collective
 // here while that collective held up the peer). Whichever waiting thread
 // finds nobody driving drives every collective in flight until its own is
-// done, then hands over.
+// done, then hands over. A frame of a later collective numbered by the
+// communicator (they run one at a time: a peer ran ahead) stays in its link's
+// header buffer ("parked"; the link is not read again until that collective
+// starts), so its payload is read straight into place.
 //
 // Deadline: the collectives fail when no byte moved on any link for
 // `timeout` (a silent peer), naming the peer waited for. A reset or EOF fails
