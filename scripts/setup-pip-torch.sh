@@ -3,6 +3,7 @@
 # path of its python on stdout (the only line on stdout; progress goes to stderr).
 #
 #   python=$(bash scripts/setup-pip-torch.sh) || exit $?    # 77: skipped (no PyPI), 1: failed
+#   python=$(bash scripts/setup-pip-torch.sh --cached-only)  # never installs: 77 when not set up
 #
 # Which torch: RINGSIDE_TORCH_VERSION (e.g. 2.7.1); unset, the newest 2.x that pip offers for
 # this python. The plain `pip install torch` of a Linux x86_64 wheel pulls its CUDA libraries
@@ -22,6 +23,13 @@ set -euo pipefail
 
 log() { echo "setup-pip-torch: $*" >&2; }
 skip() { log "skipped: $*"; exit 77; }
+
+cached_only=0
+case ${1:-} in
+  --cached-only) cached_only=1 ;;
+  "") ;;
+  *) log "usage: $0 [--cached-only]"; exit 2 ;;
+esac
 
 py=${RINGSIDE_PIP_PYTHON:-python3}
 command -v "$py" >/dev/null 2>&1 || skip "no $py on PATH"
@@ -54,6 +62,8 @@ if [[ -z $want && -z ${RINGSIDE_PIP_ENV:-} && ${RINGSIDE_PIP_REFRESH:-0} != 1 ]]
            sort -V | tail -n1)
   if [[ -n $newest ]]; then echo "$(env_dir "$newest")/bin/python"; exit 0; fi
 fi
+
+((cached_only == 0)) || skip "no pip torch environment${want:+ with torch $want} under ${RINGSIDE_PIP_ENV:-$root} (run scripts/setup-pip-torch.sh)"
 
 # Not cached: ask PyPI (this is also the reachability check).
 versions=$("$py" -m pip index versions torch --timeout 20 --retries 1 2>/dev/null |
