@@ -67,6 +67,11 @@ def scenario(world):
         # OMP_NUM_THREADS: torchrun would set 1 and warn about it.
         env = u.clean_env(OMP_NUM_THREADS="1")
         untraced = u.run(job(ctx.path("untraced.json")), env=env, timeout=240, cwd=ctx.scratch)
+        if untraced.returncode != 0:
+            # The baseline is not what is under test: one failed untraced run (seen once in
+            # 13, cause not caught) is shown and retried; a traced failure is never retried.
+            print(f"untraced run failed; retrying once\n{untraced.describe()}")
+            untraced = u.run(job(ctx.path("untraced.json")), env=env, timeout=240, cwd=ctx.scratch)
         untraced.expect(0)
         baseline = loss_lines(untraced.stdout)
         u.check_eq(len(baseline), STEPS, "loss lines of the untraced run")
