@@ -519,10 +519,14 @@ bool callsBindPastUs(const std::string& reason) {
 // Registered once the first Gloo context made the collector active (so it runs
 // before the collector's exit flush): a process that created contexts but
 // never reached a collective wrapper says why instead of claiming success.
+// `interposition` says "inactive" only where the calls bypassed ringside and
+// nothing else (NCCL) was recorded; otherwise the finding goes under
+// `gloo_interposition` and leaves the process's own verdict alone.
 void glooVerdictAtExit() {
   if (g_collective_reached.load() || !col::isActive()) return;
   std::string why = glooInactiveReason(findRealSymbol(kPgVtable));
-  col::noteMeta("interposition", why.c_str());
+  bool alone = callsBindPastUs(why) && col::counters().emitted == 0;
+  col::noteMeta(alone ? "interposition" : "gloo_interposition", why.c_str());
 }
 
 }  // namespace
