@@ -25,8 +25,9 @@ bool contains(const dl_phdr_info* info, uintptr_t addr) {
   return false;
 }
 
-void scanRelocations(const dl_phdr_info* info, const ElfW(Rela)* rel, size_t bytes, const ElfW(Sym)* symtab,
-                     const char* strtab, const char* symbol, ImportInfo* out) {
+void scanRelocations(const dl_phdr_info* info, const ElfW(Rela) * rel, size_t bytes,
+                     const ElfW(Sym) * symtab, const char* strtab, const char* symbol,
+                     ImportInfo* out) {
   if (rel == nullptr || symtab == nullptr || strtab == nullptr) return;
   size_t n = bytes / sizeof(ElfW(Rela));
   for (size_t i = 0; i < n; ++i) {

@@ -10,12 +10,12 @@
 namespace ringside::interpose {
 
 struct ImportInfo {
-  bool found = false;        // a loaded object contains `inside`
-  std::string object;        // its path
-  bool symbolic = false;     // DT_SYMBOLIC or DF_SYMBOLIC: it binds every own symbol to itself
-  bool bind_now = false;     // DF_BIND_NOW / DF_1_NOW: slots were filled at load
-  int relocations = 0;       // dynamic relocations that name `symbol`
-  void* slot = nullptr;      // current value of the first PLT/GOT slot for `symbol`
+  bool found = false;     // a loaded object contains `inside`
+  std::string object;     // its path
+  bool symbolic = false;  // DT_SYMBOLIC or DF_SYMBOLIC: it binds every own symbol to itself
+  bool bind_now = false;  // DF_BIND_NOW / DF_1_NOW: slots were filled at load
+  int relocations = 0;    // dynamic relocations that name `symbol`
+  void* slot = nullptr;   // current value of the first PLT/GOT slot for `symbol`
 };
 
 // Inspects the loaded object that contains address `inside` for relocations

@@ -86,8 +86,7 @@ bool contextShape(const void* ctx, ContextShape* out) {
       if (!plausible(w[0], w[1])) return false;
       *out = ContextShape{w[0], w[1], false};
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 

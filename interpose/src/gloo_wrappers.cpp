@@ -288,7 +288,8 @@ int32_t commFor(gloo::Context* ctx) {
     // its fields are read only where the layout is identified.
     ContextShape shape;
     bool known = contextShape(ctx, &shape);
-    if (!known && vptrLayoutConfirmed(ctx) && ctx->size > 0 && ctx->rank >= 0 && ctx->rank < ctx->size) {
+    if (!known && vptrLayoutConfirmed(ctx) && ctx->size > 0 && ctx->rank >= 0 &&
+        ctx->rank < ctx->size) {
       shape = ContextShape{ctx->rank, ctx->size, false};
       known = true;
     }
@@ -298,9 +299,10 @@ int32_t commFor(gloo::Context* ctx) {
     } else {
       static std::once_flag once;
       std::call_once(once, [] {
-        col::noteMeta("gloo_context",
-                      "a Gloo context was created where ringside could not see it and its field layout is "
-                      "not identified: its rank and size are unknown");
+        col::noteMeta(
+            "gloo_context",
+            "a Gloo context was created where ringside could not see it and its field layout is "
+            "not identified: its rank and size are unknown");
       });
       col::registerComm(ctx, -1, -1, "gloo");
     }
@@ -408,12 +410,14 @@ bool pytorchNumbersCalls() {
 // that says so, on every rank alike, before anything is touched.
 void requireRerouteLayout(const gloo::Context* ctx) {
   ContextLayout layout = contextLayout();
-  if (layout == ContextLayout::kVptr || (layout == ContextLayout::kUnknown && vptrLayoutConfirmed(ctx)))
+  if (layout == ContextLayout::kVptr ||
+      (layout == ContextLayout::kUnknown && vptrLayoutConfirmed(ctx)))
     return;
-  throw std::runtime_error(std::string("ringside (RINGSIDE_ALLREDUCE): rerouting Gloo's all-reduce is not "
-                                       "supported yet with this Gloo (gloo::Context layout: ") +
-                           contextLayoutName(layout) +
-                           "; PyTorch 2.8+ from pip); run without --allreduce, or with Debian's python3-torch");
+  throw std::runtime_error(
+      std::string("ringside (RINGSIDE_ALLREDUCE): rerouting Gloo's all-reduce is not "
+                  "supported yet with this Gloo (gloo::Context layout: ") +
+      contextLayoutName(layout) +
+      "; PyTorch 2.8+ from pip); run without --allreduce, or with Debian's python3-torch");
 }
 
 template <class Opts>
@@ -496,7 +500,9 @@ namespace {
 constexpr const char* kPgVtable = "_ZTVN4c10d16ProcessGroupGlooE";
 constexpr const char* kAllreduce = "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE";
 
-std::string nameOf(const std::string& path, const char* fallback) { return path.empty() ? fallback : path; }
+std::string nameOf(const std::string& path, const char* fallback) {
+  return path.empty() ? fallback : path;
+}
 
 // Why no Gloo collective reached ringside in this process, from the loaded
 // objects: whether Gloo's functions are exported, and whether the object that
@@ -508,18 +514,21 @@ std::string glooInactiveReason(void* pg) {
   std::string where = nameOf(objectOf(caller), "the program");
   if (real == nullptr)
     return "inactive: Gloo is linked statically into " + where +
-           " and hidden (its functions are not exported: hidden visibility or -Wl,--exclude-libs), so its "
-           "calls never reach ringside (use a PyTorch whose Gloo is exported, such as the pip wheels or "
-           "Debian's python3-torch)";
+           " and hidden (its functions are not exported: hidden visibility or -Wl,--exclude-libs), "
+           "so its calls never reach ringside (use a PyTorch whose Gloo is exported, such as the "
+           "pip wheels or Debian's python3-torch)";
   ImportInfo imp = inspectImport(caller, kAllreduce);
   if (imp.found && imp.symbolic)
-    return "inactive: " + where + " is linked with -Bsymbolic: it binds its own calls of Gloo to itself, "
+    return "inactive: " + where +
+           " is linked with -Bsymbolic: it binds its own calls of Gloo to itself, "
            "so they never reach ringside";
   if (imp.found && imp.relocations == 0) {
-    std::string also = objectOf(real) == objectOf(caller) ? "" : " (Gloo is in " + objectOf(real) + ")";
-    return "inactive: " + where + " exports Gloo's functions but calls gloo::allreduce directly, with no "
-           "relocation for it (-Bsymbolic-functions, protected visibility or LTO)" + also +
-           ", so its calls never reach ringside";
+    std::string also =
+        objectOf(real) == objectOf(caller) ? "" : " (Gloo is in " + objectOf(real) + ")";
+    return "inactive: " + where +
+           " exports Gloo's functions but calls gloo::allreduce directly, with no "
+           "relocation for it (-Bsymbolic-functions, protected visibility or LTO)" +
+           also + ", so its calls never reach ringside";
   }
   if (imp.found && imp.slot == real)
     return "inactive: " + where + " binds gloo::allreduce to " + nameOf(objectOf(real), "Gloo") +
@@ -555,7 +564,8 @@ void glooVerdictAtExit() {
 // run. Where the calls would have reached us, the process simply used no Gloo
 // (e.g. an NCCL job): nothing is written.
 void checkStaticGlooAtExit() {
-  if (col::isActive() || g_collective_reached.load() || std::getenv("RINGSIDE_DISABLE") != nullptr) return;
+  if (col::isActive() || g_collective_reached.load() || std::getenv("RINGSIDE_DISABLE") != nullptr)
+    return;
   if (std::getenv("RANK") == nullptr && std::getenv("OMPI_COMM_WORLD_RANK") == nullptr &&
       std::getenv("SLURM_PROCID") == nullptr && std::getenv("PMI_RANK") == nullptr)
     return;

@@ -10,8 +10,8 @@ namespace {
 std::atomic<int> g_calls{0};
 }
 
-extern "C" __attribute__((visibility("default"))) void fake_gloo_allreduce(const void* options) __asm__(
-    "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE");
+extern "C" __attribute__((visibility("default"))) void fake_gloo_allreduce(
+    const void* options) __asm__("_ZN4gloo9allreduceERKNS_16AllreduceOptionsE");
 extern "C" void fake_gloo_allreduce(const void*) { g_calls.fetch_add(1); }
 
 extern "C" __attribute__((visibility("default"))) int fake_gloo_calls() { return g_calls.load(); }

@@ -8,7 +8,8 @@ extern "C" {
 __attribute__((visibility("default"))) void* fake_process_group_gloo_vtable[4] __asm__(
     "_ZTVN4c10d16ProcessGroupGlooE") = {nullptr, nullptr, nullptr, nullptr};
 
-void fake_gloo_allreduce(const void* options) __asm__("_ZN4gloo9allreduceERKNS_16AllreduceOptionsE");
+void fake_gloo_allreduce(const void* options) __asm__(
+    "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE");
 int fake_gloo_calls();
 
 __attribute__((visibility("default"))) int fake_torch_run() {

@@ -11,8 +11,8 @@
 
 using ringside::interpose::classifyContextLayout;
 using ringside::interpose::ContextLayout;
-using ringside::interpose::ContextShape;
 using ringside::interpose::contextLayout;
+using ringside::interpose::ContextShape;
 using ringside::interpose::contextShape;
 using ringside::interpose::noteContextConstructed;
 using ringside::interpose::resetContextsForTest;
@@ -49,11 +49,12 @@ PlainContext plainContext(int rank, int size) {
 
 TEST(GlooContext, ClassifiesBothLayouts) {
   for (int size : {1, 2, 4, 1000}) {
-    for (int rank = 0; rank < size; rank += size > 3 ? size / 3 : 1) {
+    for (int rank = 0; rank<size; rank += size> 3 ? size / 3 : 1) {
       auto v = vptrContext(rank, size);
       auto p = plainContext(rank, size);
       EXPECT_EQ(classifyContextLayout(&v, rank, size), ContextLayout::kVptr) << rank << "/" << size;
-      EXPECT_EQ(classifyContextLayout(&p, rank, size), ContextLayout::kPlain) << rank << "/" << size;
+      EXPECT_EQ(classifyContextLayout(&p, rank, size), ContextLayout::kPlain)
+          << rank << "/" << size;
     }
   }
 }
@@ -63,7 +64,8 @@ TEST(GlooContext, AmbiguousOrImplausibleIsUnknown) {
   int32_t both[16] = {2, 4, 2, 4};
   EXPECT_EQ(classifyContextLayout(both, 2, 4), ContextLayout::kUnknown);
   auto v = vptrContext(1, 2);
-  EXPECT_EQ(classifyContextLayout(&v, 1, 3), ContextLayout::kUnknown);  // not what the constructor got
+  EXPECT_EQ(classifyContextLayout(&v, 1, 3),
+            ContextLayout::kUnknown);  // not what the constructor got
   EXPECT_EQ(classifyContextLayout(&v, 2, 2), ContextLayout::kUnknown);  // rank out of range
   EXPECT_EQ(classifyContextLayout(nullptr, 0, 1), ContextLayout::kUnknown);
 }
@@ -122,7 +124,8 @@ TEST(ElfBinding, FindsARelocationOfAnImportedFunction) {
   ASSERT_TRUE(imp.found);
   EXPECT_GT(imp.relocations, 0);
   EXPECT_FALSE(imp.symbolic);
-  auto none = ringside::interpose::inspectImport(inside, "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE");
+  auto none =
+      ringside::interpose::inspectImport(inside, "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE");
   EXPECT_EQ(none.relocations, 0);
   EXPECT_FALSE(ringside::interpose::inspectImport(nullptr, "strlen").found);
 }
