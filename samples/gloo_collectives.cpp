@@ -16,6 +16,15 @@
 // With --threads T, T threads run the iterations at once, each on its own Gloo
 // context (a communicator of its own) sharing one TCP device.
 //
+// With --workers W, the iterations' all-reduces run as PyTorch's Gloo process group
+// runs a job's collectives: the main thread numbers them with tags in program order
+// and queues them; W worker threads share one context and take them off the queue in
+// order, so up to W are in flight at once and reach Gloo in an order that differs
+// between ranks. Each call's size and input follow from its tag (sizes from --bytes
+// down to one element). --jitter-ms J makes a worker of ranks other than 0 pause a
+// random 0..J ms before a third of its calls (rank 0 races ahead), which is what CPU
+// contention does to PyTorch's worker threads.
+//
 // Exit status: 0 when every check passed, 1 on a wrong result or a Gloo error,
 // 2 on bad usage. Rank 0 prints one "OK <op>" line per collective.
 #include <gloo/allgather.h>
@@ -67,6 +76,8 @@ struct Options {
   long timeoutS = 30;   // Gloo timeout for every collective
   long threads = 1;     // threads running the collectives, each on its own Gloo context
   bool forkWorld = false;  // at the end, a child forked without exec runs its own 1-rank world
+  long workers = 0;        // > 0: the all-reduces off a queue by this many threads on one context
+  long jitterMs = 0;       // --workers: random pause before some calls (ranks other than 0)
 };
 
 const char* const kOps[] = {"allreduce", "broadcast", "allgather", "allgatherv", "reduce",
@@ -77,6 +88,7 @@ const char* const kOps[] = {"allreduce", "broadcast", "allgather", "allgatherv",
                "gloo_collectives: %s\n"
                "usage: gloo_collectives [--iters N] [--bytes B] [--only OP] [--fork-during N]\n"
                "                        [--fork-world] [--sleep-ms MS] [--timeout-s S] [--threads T]\n"
+               "                        [--workers W [--jitter-ms J]]\n"
                "  env: RANK, WORLD_SIZE (required), GLOO_STORE_DIR or MASTER_PORT,\n"
                "       GLOO_STORE_PREFIX, GLOO_DEVICE_HOST\n"
                "  OP: allreduce broadcast allgather allgatherv reduce gather scatter\n"
@@ -126,6 +138,10 @@ Options parseArgs(int argc, char** argv) {
       o.sleepMs = parseLong("--sleep-ms", value(), 0);
     } else if (a == "--threads") {
       o.threads = parseLong("--threads", value(), 1);
+    } else if (a == "--workers") {
+      o.workers = parseLong("--workers", value(), 1);
+    } else if (a == "--jitter-ms") {
+      o.jitterMs = parseLong("--jitter-ms", value(), 0);
     } else if (a == "--timeout-s") {
       o.timeoutS = parseLong("--timeout-s", value(), 1);
     } else if (a == "-h" || a == "--help") {
@@ -491,6 +507,63 @@ void runIterations(const std::shared_ptr<gloo::Context>& context, const Options&
   }
 }
 
+// --workers: the all-reduces numbered in program order (tags from 1), run by `workers`
+// threads that share the context and take them in order, as PyTorch's process group does.
+void runQueue(const std::shared_ptr<gloo::Context>& context, const Options& o) {
+  const long rank = context->rank, size = context->size;
+  const size_t most = std::max<size_t>(1, o.bytes / sizeof(Elem));
+  std::atomic<long> next{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::string> errors(static_cast<size_t>(o.workers));
+  std::vector<std::thread> workers;
+  for (long w = 0; w < o.workers; ++w) {
+    workers.emplace_back([&, w] {
+      uint64_t seed = static_cast<uint64_t>(rank) * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(w) + 1;
+      auto rnd = [&seed] {  // splitmix64: the same pauses for the same rank and worker
+        uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+      };
+      try {
+        for (;;) {
+          const long it = next.fetch_add(1);
+          if (it >= o.iters || stop.load()) return;
+          const uint32_t tag = static_cast<uint32_t>(it + 1);
+          // Sizes from `most` down to 1 element, neighbours different.
+          size_t count = std::max<size_t>(1, most >> (it % 7));
+          if (it % 3 == 1 && count > 1) --count;
+          if (rank != 0 && o.jitterMs > 0 && rnd() % 3 == 0) {
+            std::this_thread::sleep_for(std::chrono::microseconds(
+                rnd() % static_cast<uint64_t>(o.jitterMs * 1000 + 1)));
+          }
+          std::vector<Elem> buf(count);
+          for (size_t i = 0; i < count; ++i) buf[i] = value(rank, i, it);
+          gloo::AllreduceOptions opts(context);
+          opts.setOutput(buf.data(), count);
+          opts.setReduceFunction(&sumInt);
+          opts.setTag(tag);
+          gloo::allreduce(opts);
+          for (size_t i = 0; i < count; ++i) {
+            Elem want = 0;
+            for (long r = 0; r < size; ++r) want += value(r, i, it);
+            expectEq("allreduce", it, i, buf[i], want);
+          }
+        }
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(w)] = e.what();
+        stop.store(true);
+      }
+    });
+  }
+  for (auto& t : workers) t.join();
+  for (long w = 0; w < o.workers; ++w) {
+    if (!errors[static_cast<size_t>(w)].empty()) {
+      throw Failure("worker " + std::to_string(w) + ": " + errors[static_cast<size_t>(w)]);
+    }
+  }
+}
+
 // --fork-world: a child forked without exec builds a world of its own (one rank, its own
 // device: the parent's loop thread does not exist in the child), runs one all-reduce and
 // leaves with _exit. ringside does not record such a child; the parent's trace counts its calls.
@@ -540,7 +613,9 @@ int run(const Options& o) {
   auto context = connect(storeDir, prefix, device, rank, size, o);
 
   Forker forker(o.forkDuring);
-  if (o.threads == 1) {
+  if (o.workers > 0) {
+    runQueue(context, o);
+  } else if (o.threads == 1) {
     runIterations(context, o);
   } else {
     // Thread k uses its own context, so its calls are a communicator of their own.
@@ -579,8 +654,12 @@ int run(const Options& o) {
   gloo::barrier(closing);
   if (rank == 0) {
     const size_t bytes = std::max<size_t>(1, o.bytes / sizeof(Elem)) * sizeof(Elem);
+    if (o.workers > 0) {
+      std::printf("OK allreduce ranks=%ld calls=%ld workers=%ld bytes=%zu\n", size, o.iters,
+                  o.workers, bytes);
+    }
     for (const char* op : kOps) {
-      if (o.only.empty() || o.only == op) {
+      if (o.workers == 0 && (o.only.empty() || o.only == op)) {
         std::printf("OK %s ranks=%ld iters=%ld bytes=%zu", op, size, o.iters, bytes);
         if (o.threads > 1) {
           std::printf(" threads=%ld", o.threads);

@@ -25,6 +25,14 @@ void metaFindings(const AnalysisState& s, std::vector<Finding>* findings) {
         "cut-off", "rank(s) " + ranks + " cut off: their trace ends early (killed or crashed)",
         "cut_off_ranks=" + ranks));
   }
+  if (!s.meta.live.empty()) {
+    const std::string ranks = formatRankList(s.meta.live);
+    findings->push_back(makeFinding(
+        "still-running",
+        "rank(s) " + ranks + " were still running when this trace was merged: their trace ends "
+        "where the merge read it (merge again once the job has ended)",
+        "live_ranks=" + ranks));
+  }
   if (!a.missing_ranks.empty()) {
     // A long list (a large world with few files) as ranges: "1-4095", not 4095 numbers.
     std::string ranks = a.missing_ranks.size() <= 32 ? format::join(a.missing_ranks, ",")

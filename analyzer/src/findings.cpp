@@ -12,6 +12,10 @@ const std::vector<FindingRule>& findingRules() {
       {"cut-off", "problem", "meta lists cut-off ranks (killed or crashed: their trace ends early)",
        "see why those ranks ended early (their logs, the OOM killer, the scheduler); figures "
        "after that point are one-sided"},
+      {"still-running", "problem",
+       "meta lists ranks whose process was still running when the trace was merged (their "
+       "trace ends where the merge read it; nothing was killed)",
+       "merge again once the job has ended (ringside merge -f FOLDER -o TRACE)"},
       {"missing-ranks", "problem", "meta lists missing ranks (no trace file)",
        "record every rank (each must start with the preload library) and merge all rank files"},
       {"interposition-inactive", "problem",

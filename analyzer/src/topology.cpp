@@ -1,10 +1,6 @@
 // analyzer/topology.cpp — the topology file parser (format: docs/topology.md).
 #include "ringside/analyzer/topology.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -13,6 +9,8 @@
 #include <map>
 #include <sstream>
 #include <string_view>
+
+#include "ringside/fileio/input_file.h"
 
 namespace ringside::analyzer {
 namespace {
@@ -234,47 +232,10 @@ bool parseBandwidthText(std::string_view text, double* gbps) { return parseBandw
 bool parseLatencyText(std::string_view text, double* seconds) { return parseLatency(text, seconds); }
 
 bool loadTopology(const std::string& path, Topology* out, std::string* error) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    *error = path + ": cannot open";
-    return false;
-  }
-  struct stat st {};
+  // fileio's rule for configuration files: never blocks on a FIFO, only a regular file, bounded.
   std::string text;
-  bool ok = ::fstat(fd, &st) == 0;
-  if (!ok) {
-    *error = path + ": cannot read: " + std::strerror(errno);
-  } else if (!S_ISREG(st.st_mode)) {
-    // /dev/zero, a FIFO or a terminal would be read without end.
-    *error = path + ": not a regular file";
-    ok = false;
-  } else if (static_cast<uint64_t>(st.st_size) > kMaxTopologyFileBytes) {
-    *error = path + ": " + std::to_string(st.st_size) +
-             " bytes; a topology file may have at most " +
-             std::to_string(kMaxTopologyFileBytes >> 20) + " MiB";
-    ok = false;
-  }
-  // Read at most one byte past the limit: a file that grows while it is read is still refused.
-  char buffer[65536];
-  while (ok) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *error = path + ": cannot read: " + std::strerror(errno);
-      ok = false;
-    } else if (n == 0) {
-      break;
-    } else if (text.size() + static_cast<size_t>(n) > kMaxTopologyFileBytes) {
-      *error = path + ": more than the " + std::to_string(kMaxTopologyFileBytes >> 20) +
-               " MiB a topology file may have";
-      ok = false;
-    } else {
-      text.append(buffer, static_cast<size_t>(n));
-    }
-  }
-  ::close(fd);
-  return ok && parseTopology(text, path, out, error);
+  return fileio::readConfigFile(path, kMaxTopologyFileBytes, "topology file", &text, error) &&
+         parseTopology(text, path, out, error);
 }
 
 }  // namespace ringside::analyzer

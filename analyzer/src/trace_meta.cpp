@@ -95,6 +95,7 @@ TraceMeta readTraceMeta(const std::map<std::string, std::string>& meta,
     }
     out.rank_file = !out.missing.empty();
   }
+  if (auto it = meta.find("live_ranks"); it != meta.end()) out.live = parseRankList(it->second);
   if (auto it = meta.find("cut_off_ranks"); it != meta.end()) {
     out.cut_off = parseRankList(it->second);
   } else {

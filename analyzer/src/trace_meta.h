@@ -25,6 +25,7 @@ inline constexpr int64_t kMaxWorldSize = int64_t{1} << 20;
 struct TraceMeta {
   int world_size = -1;                               // meta world_size, else the ranks' largest
   std::vector<int> cut_off, missing;                 // sorted
+  std::vector<int> live;  // meta live_ranks: their process still ran when merged (sorted)
   bool rank_file = false;  // a rank file read alone: `missing` are the world's other ranks
   std::map<int, int64_t> dropped;                    // rank -> events_dropped, ranks that dropped
   std::map<std::string, std::vector<int>> inactive;  // interposition "inactive..." -> ranks

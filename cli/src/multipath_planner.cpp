@@ -1,9 +1,9 @@
 #include "multipath_planner.h"
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 
+#include "ringside/analyzer/topology.h"
+#include "ringside/fileio/input_file.h"
 #include "ringside/reference/multipath_plan.h"
 
 namespace ringside::cli {
@@ -16,14 +16,12 @@ analyzer::MultipathPlanner multipathPlanner() {
 
 std::function<double(int ranks, std::string* basis)> multipathRateFor(const std::string& path) {
   if (path.empty()) return {};
-  // Read once (the analyzer already checked the file: a regular file of at most 16 MiB).
+  // Read once, by fileio's rule for configuration files (the analyzer read it the same way
+  // just before; a file replaced meanwhile by a FIFO or /dev/zero gives an empty plan).
   auto text = std::make_shared<std::string>();
-  {
-    std::ifstream f(path);
-    std::stringstream s;
-    s << f.rdbuf();
-    *text = s.str();
-  }
+  std::string ignored;
+  fileio::readConfigFile(path, analyzer::kMaxTopologyFileBytes, "topology file", text.get(),
+                         &ignored);
   return [text, path](int ranks, std::string* basis) {
     std::string plan;
     const double r = reference::multipathRateRatio(*text, ranks, &plan);

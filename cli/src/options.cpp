@@ -6,6 +6,8 @@
 #include <iostream>
 #include <vector>
 
+#include "ringside/fileio/input_file.h"
+
 namespace ringside::cli {
 namespace {
 
@@ -238,6 +240,15 @@ int handleParseOutcome(ParseStatus status, const std::function<std::string()>& h
 int fail(std::string_view prefix, std::string_view message, int status) {
   std::cerr << prefix << message << "\n";
   return status;
+}
+
+int refuseOutputsThatAreInputs(std::string_view prefix, const std::vector<std::string>& outputs,
+                               const std::vector<std::string>& inputs) {
+  std::string error;
+  for (const std::string& output : outputs) {
+    if (fileio::outputIsAnInput(output, inputs, &error)) return fail(prefix, error, kExitUsage);
+  }
+  return -1;
 }
 
 std::function<bool(std::string_view, std::string*)> storeInteger(int* target, int64_t min,

@@ -88,4 +88,13 @@ int parseVerbArgs(std::span<const std::string> args,
 // A verb giving up: prints "<prefix><message>" to stderr and returns `status`.
 int fail(std::string_view prefix, std::string_view message, int status = kExitDataError);
 
+// Every verb with inputs and outputs asks this before it reads or writes anything: an output
+// that is one of its inputs (the same device and inode, so also through a symbolic or a hard
+// link, or a file inside an input folder) is refused, with --force too, since writing it would
+// destroy what it is made from (`report t.sqlite -o t.sqlite`). Empty outputs and "-" (standard
+// output) are skipped. Returns -1 when the verb may go on, else kExitUsage after one line
+// "<prefix><output>: is the input <input>; an output never replaces its input (...)".
+int refuseOutputsThatAreInputs(std::string_view prefix, const std::vector<std::string>& outputs,
+                               const std::vector<std::string>& inputs);
+
 }  // namespace ringside::cli

@@ -379,7 +379,7 @@ void emitCollective(int32_t comm, uint64_t id, const CollectiveCall& call, int64
   e.kind = EventKind::kCollective;
   e.id = id;
   e.comm = static_cast<int16_t>(comm);
-  e.key = static_cast<uint64_t>(nextSeq(comm));
+  e.key = call.seq >= 0 ? static_cast<uint64_t>(call.seq) : static_cast<uint64_t>(nextSeq(comm));
   e.op = static_cast<uint8_t>(call.op);
   e.library = static_cast<uint8_t>(call.library);
   e.algorithm = static_cast<uint8_t>(call.algorithm);

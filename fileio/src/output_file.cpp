@@ -286,12 +286,100 @@ bool writeOutputFile(const std::string& path, std::string_view bytes, bool overw
          out.commit(error);
 }
 
-bool writeStandardOutput(std::string_view bytes, std::string* error) {
+namespace {
+
+// std::cout's buffer once installCheckedStandardOutput() ran: writes to descriptor 1 and keeps
+// the first error. Never destroyed (std::cout may be used until the very end of the process).
+class StdoutBuf : public std::streambuf {
+ public:
+  StdoutBuf() { setp(buf_.data(), buf_.data() + buf_.size()); }
+  int error() const { return err_; }
+  void noteError(int e) {
+    if (err_ == 0) err_ = e;
+  }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    // Large writes (an export to '-') go straight through once the buffer is drained.
+    if (n >= static_cast<std::streamsize>(buf_.size())) {
+      if (!drain()) return 0;
+      int err = 0;
+      if (!writeAll(STDOUT_FILENO, s, static_cast<size_t>(n), &err)) {
+        noteError(err);
+        return 0;
+      }
+      return n;
+    }
+    return std::streambuf::xsputn(s, n);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  bool drain() {
+    const size_t n = static_cast<size_t>(pptr() - pbase());
+    setp(buf_.data(), buf_.data() + buf_.size());
+    if (err_ != 0) return false;
+    // stdio's own buffer first (nothing in ringside writes there, but keep the order if so).
+    std::fflush(stdout);
+    int err = 0;
+    if (!writeAll(STDOUT_FILENO, buf_.data(), n, &err)) {
+      noteError(err);
+      return false;
+    }
+    return true;
+  }
+
+  int err_ = 0;
+  std::array<char, 64 * 1024> buf_{};
+};
+
+StdoutBuf* g_stdout_buf = nullptr;
+bool g_failure_returned = false;  // standardOutputOk or writeStandardOutput returned false
+
+}  // namespace
+
+void installCheckedStandardOutput() {
+  if (g_stdout_buf != nullptr) return;
   std::cout.flush();
-  std::fflush(stdout);
+  g_stdout_buf = new StdoutBuf();  // never freed: std::cout outlives every object
+  std::cout.rdbuf(g_stdout_buf);
+}
+
+bool standardOutputOk(std::string* error) {
+  errno = 0;
+  std::cout.flush();
+  const int cout_errno = errno;
+  int err = g_stdout_buf != nullptr ? g_stdout_buf->error() : 0;
+  const bool cout_ok = static_cast<bool>(std::cout) && err == 0;
+  errno = 0;
+  const bool stdio_ok = std::fflush(stdout) == 0 && !std::ferror(stdout);
+  if (cout_ok && stdio_ok) return true;
+  if (err == 0) err = !stdio_ok && errno != 0 ? errno : cout_errno;
+  *error = "cannot write standard output: " + reason(err != 0 ? err : EIO);
+  g_failure_returned = true;
+  return false;
+}
+
+bool standardOutputFailedUnsaid(std::string* error) {
+  const bool said = g_failure_returned;
+  return !standardOutputOk(error) && !said;
+}
+
+bool writeStandardOutput(std::string_view bytes, std::string* error) {
+  if (!standardOutputOk(error)) return false;
   int err = 0;
   if (!writeAll(STDOUT_FILENO, bytes.data(), bytes.size(), &err)) {
+    if (g_stdout_buf != nullptr) g_stdout_buf->noteError(err);
     *error = "cannot write standard output: " + reason(err);
+    g_failure_returned = true;
     return false;
   }
   return true;

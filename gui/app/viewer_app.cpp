@@ -6,10 +6,13 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "backend.h"
 #include "headless.h"
 #include "ringside/analyzer/topology.h"
+#include "ringside/fileio/input_file.h"
 #include "viewer_session.h"
 #include "viewer_state.h"
 
@@ -57,6 +60,18 @@ bool openWindow(const ViewerOptions& options, Backend* backend) {
 }  // namespace
 
 int runViewer(const ViewerOptions& options) {
+  // No output (screenshot, CSV, layout, state) replaces a trace or the topology it shows, -f or
+  // not: the same rule as every verb's (fileio/input_file.h), by device and inode.
+  std::vector<std::string> inputs = options.traces;
+  inputs.push_back(options.topology);
+  for (const std::string* output : {&options.screenshot, &options.export_csv,
+                                    &options.dump_layout, &options.state_out}) {
+    std::string error;
+    if (fileio::outputIsAnInput(*output, inputs, &error)) {
+      std::cerr << "ringside view: " << error << "\n";
+      return 2;
+    }
+  }
   const bool headless = !options.screenshot.empty();
   std::unique_ptr<analyzer::Topology> topology;
   if (!loadTopologyOption(options, &topology)) return 1;
@@ -84,7 +99,9 @@ int runViewer(const ViewerOptions& options) {
     }
     backend.present();
   }
-  state.flush();  // the last state, unthrottled
+  // The last state, unthrottled. A state file that cannot be written is a failure: scripts
+  // read it (the reason was said on stderr).
+  if (!state.flush()) return 1;
   return session.exitCode();
 }
 

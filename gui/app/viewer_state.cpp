@@ -194,13 +194,22 @@ void StateWriter::update(std::string state) {
   pending_ = std::move(state);
   const auto now = std::chrono::steady_clock::now();
   if (pending_ != last_ && now - last_write_ > std::chrono::milliseconds(100)) {
-    if (writeFileAtomically(path_, pending_)) last_ = pending_;
+    if (writeFileAtomically(path_, pending_)) {
+      last_ = pending_;
+      written_ = true;
+    }
     last_write_ = now;
   }
 }
 
-void StateWriter::flush() {
-  if (enabled() && pending_ != last_) writeFileAtomically(path_, pending_);
+bool StateWriter::flush() {
+  if (!enabled()) return true;
+  if (pending_ != last_ || !written_) {
+    if (!writeFileAtomically(path_, pending_)) return false;
+    last_ = pending_;
+    written_ = true;
+  }
+  return true;
 }
 
 }  // namespace ringside::gui

@@ -41,17 +41,19 @@ std::string viewerStartFailedJson(const std::string& error);
 // file, never a link or a device; the first failure is said on stderr.
 bool writeFileAtomically(const std::string& path, const std::string& text);
 
-// Writes the state when it changes, at most 10 times a second; flush() writes the last one.
+// Writes the state when it changes, at most 10 times a second; flush() writes the last one and
+// says whether the file holds it (false: it could not be written; the viewer exits 1).
 class StateWriter {
  public:
   explicit StateWriter(std::string path) : path_(std::move(path)) {}
   bool enabled() const { return !path_.empty(); }
   void update(std::string state);
-  void flush();
+  bool flush();
 
  private:
   std::string path_;
   std::string last_, pending_;
+  bool written_ = false;  // a state was written at least once
   std::chrono::steady_clock::time_point last_write_ =
       std::chrono::steady_clock::now() - std::chrono::seconds(1);
 };

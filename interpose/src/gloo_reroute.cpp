@@ -8,9 +8,9 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ringside/collector/collector.h"
@@ -23,8 +23,9 @@ namespace {
 namespace ref = ringside::reference;
 using UB = gloo::transport::UnboundBuffer;
 
-// Longest wait for a lower tag that may never reach a Gloo wrapper.
-constexpr auto kGapWait = std::chrono::milliseconds(200);
+// Tags remembered with how often each was used (programs that repeat tags); past this many
+// distinct tags the counts start again (a repeat that far apart is a different call anyway).
+constexpr size_t kMaxTagCounts = size_t{1} << 16;
 // Address exchange: one fixed-size blob per rank, on slots far from Gloo's own.
 constexpr size_t kBlob = 256;
 constexpr uint64_t kExchangeSlot = 0x52696e6753696400ull;  // "RingSid\0"
@@ -56,20 +57,11 @@ struct Routed {
   const gloo::Context* ctx = nullptr;
   std::mutex mutex;
   std::condition_variable cv;
-  std::set<uint32_t> entered;  // tags at or above `frontier` that have entered
-  uint32_t frontier = 0;       // every tag below it has entered (or was given up on)
-  std::multiset<uint32_t> waiting;  // rerouted tags not finished yet (programs with one fixed tag repeat it)
-  bool running = false;
+  bool setting_up = false;  // one thread sets the communicator up; the others wait
   std::unique_ptr<ref::Communicator> comm;
   std::string setup_error;
   uint64_t exchanges = 0;
-
-  void advance() {
-    while (!entered.empty() && *entered.begin() <= frontier) {
-      if (*entered.begin() == frontier) ++frontier;
-      entered.erase(entered.begin());
-    }
-  }
+  std::unordered_map<uint32_t, uint32_t> tag_uses;  // programs that repeat tags
 };
 
 std::mutex g_mutex;
@@ -188,15 +180,6 @@ bool setUp(Routed* r, std::chrono::milliseconds timeout) {
 
 bool rerouteRequested() { return state().requested; }
 
-void noteCollectiveEntered(const gloo::Context* ctx, uint32_t tag) {
-  if (!rerouteRequested() || ctx == nullptr) return;
-  Routed* r = routedFor(ctx);
-  std::lock_guard<std::mutex> lock(r->mutex);
-  if (tag >= r->frontier) r->entered.insert(tag);
-  r->advance();
-  r->cv.notify_all();
-}
-
 void forgetContext(const gloo::Context* ctx) {
   if (!rerouteRequested()) return;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -204,7 +187,8 @@ void forgetContext(const gloo::Context* ctx) {
     if (r->ctx == ctx) r->ctx = nullptr;  // the old state stays allocated (a late thread may hold it)
 }
 
-bool rerouteAllreduce(const gloo::detail::AllreduceOptionsImpl& impl, const ReduceKind& kind) {
+bool rerouteAllreduce(const gloo::detail::AllreduceOptionsImpl& impl, const ReduceKind& kind,
+                      bool unique_tags) {
   if (!rerouteRequested()) return false;
   const gloo::Context* ctx = impl.context.get();
   size_t esize = ref::dtypeSize(kind.dtype);
@@ -221,31 +205,35 @@ bool rerouteAllreduce(const gloo::detail::AllreduceOptionsImpl& impl, const Redu
   Routed* r = routedFor(ctx);
   const uint32_t tag = impl.tag;
   std::unique_lock<std::mutex> lock(r->mutex);
-  r->waiting.insert(tag);
-  if (!r->cv.wait_for(lock, kGapWait, [&] { return r->frontier > tag; })) {
-    // A lower tag never showed up: it was not a Gloo call. Give up on it.
-    if (r->frontier <= tag) r->frontier = tag + 1;
-    r->advance();
+  // The id every rank gives this call: PyTorch's tag, or the tag and its earlier uses.
+  uint64_t id = tag;
+  if (!unique_tags) {
+    if (r->tag_uses.size() >= kMaxTagCounts && r->tag_uses.count(tag) == 0) r->tag_uses.clear();
+    id |= static_cast<uint64_t>(r->tag_uses[tag]++) << 32;
   }
-  r->cv.wait(lock, [&] { return !r->running && *r->waiting.begin() == tag; });
-  r->running = true;
+  // The first call sets the communicator up (a collective over the context); later ones wait.
+  r->cv.wait(lock, [&] { return !r->setting_up; });
+  if (!r->comm && r->setup_error.empty()) {
+    r->setting_up = true;
+    lock.unlock();
+    setUp(r, impl.timeout);
+    lock.lock();
+    r->setting_up = false;
+    r->cv.notify_all();
+  }
+  ref::Communicator* comm = r->comm.get();
+  const std::string setup_error = r->setup_error;
   lock.unlock();
 
   std::string error;
   bool ok = true;
-  if (!r->comm && r->setup_error.empty()) setUp(r, impl.timeout);
-  if (!r->comm) {
-    error = "cannot set up ringside's reference all-reduce: " + r->setup_error;
+  if (comm == nullptr) {
+    error = "cannot set up ringside's reference all-reduce: " + setup_error;
     ok = false;
   } else {
-    ok = r->comm->allreduce(data, impl.elements, kind.dtype, kind.op, state().algorithm, &error);
+    ok = comm->allreduceTagged(id, data, impl.elements, kind.dtype, kind.op, state().algorithm,
+                               &error);
   }
-
-  lock.lock();
-  r->running = false;
-  r->waiting.erase(r->waiting.find(tag));
-  r->cv.notify_all();
-  lock.unlock();
   if (!ok) throw std::runtime_error("ringside (RINGSIDE_ALLREDUCE=" +
                                     std::string(ref::algorithmName(state().algorithm)) + "): " + error);
   return true;

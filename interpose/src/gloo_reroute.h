@@ -8,11 +8,16 @@
 //
 // Order: PyTorch runs a process group's collectives on two worker threads, so
 // two all-reduces can reach us concurrently and in a different order on
-// different ranks. Gloo keeps them apart by tag; the reference runs one at a
-// time, so rerouted calls run strictly in tag order (PyTorch numbers a group's
-// collectives in program order, the same on every rank): a call waits until
-// every lower tag on its context has entered a Gloo wrapper (kGapWait bounds
-// the wait for tags that never do) and no lower rerouted tag is pending.
+// different ranks. Gloo keeps them apart by tag, and so does the reference:
+// each rerouted call runs at once as Communicator::allreduceTagged with an id
+// from its tag (PyTorch numbers a group's collectives in program order, the
+// same on every rank; a program that repeats a tag gets the tag and how often
+// it was used before), and every frame goes only to the call whose id it
+// carries, whatever order the calls reach each rank in. (Before issue 29 rerouted
+// calls ran one at a time in tag order, giving up after 200 ms on a lower tag
+// that had not arrived: a worker thread delayed that long ran its all-reduce
+// after the next one on that rank only, and the ranks read each other's
+// frames as the wrong call's.)
 #pragma once
 
 #include <gloo/allreduce.h>
@@ -28,15 +33,14 @@ namespace ringside::interpose {
 // warns once and disables rerouting).
 bool rerouteRequested();
 
-// Every wrapped Gloo collective reports its context and tag on entry.
-void noteCollectiveEntered(const gloo::Context* ctx, uint32_t tag);
-
 // A context was (re)created at this address: forget what we knew of the old one.
 void forgetContext(const gloo::Context* ctx);
 
 // Runs an all-reduce on the reference implementation if it can (one buffer,
 // a probed dtype and op the reference supports). Returns false if the caller
 // must run Gloo instead; throws std::runtime_error if the reference failed.
-bool rerouteAllreduce(const gloo::detail::AllreduceOptionsImpl& impl, const ReduceKind& kind);
+// `unique_tags`: the program never repeats a tag on a context (PyTorch).
+bool rerouteAllreduce(const gloo::detail::AllreduceOptionsImpl& impl, const ReduceKind& kind,
+                      bool unique_tags);
 
 }  // namespace ringside::interpose

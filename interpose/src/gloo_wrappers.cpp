@@ -402,8 +402,6 @@ bool pytorchNumbersCalls() {
   return yes;
 }
 
-// A/B runs: every collective reports its tag (rerouted all-reduces run in tag
-// order); all-reduces the reference can do run there and are traced by it.
 // The reroute (gloo_reroute.cpp) still reads a context's rank and size through
 // Debian's header, i.e. the vptr layout. Where this process's Gloo has another
 // layout (PyTorch 2.8+) it would read `base` as the rank: refuse with an error
@@ -420,16 +418,20 @@ void requireRerouteLayout(const gloo::Context* ctx) {
       "; PyTorch 2.8+ from pip); run without --allreduce, or with Debian's python3-torch");
 }
 
+// A/B runs: all-reduces the reference can do run there (each named by its tag) and are traced
+// by it.
 template <class Opts>
 bool rerouted(Op op, Opts& opts) {
-  Call call = describe(opts);
-  noteCollectiveEntered(call.context, call.tag);
   if constexpr (std::is_same_v<std::remove_const_t<Opts>, gloo::AllreduceOptions>) {
+    Call call = describe(opts);
     if (op == Op::kAllreduce && call.reduce != nullptr) {
       requireRerouteLayout(call.context);
-      return rerouteAllreduce(opts.*AllreducePeek::impl, classifyReduce(*call.reduce, call.element_size));
+      return rerouteAllreduce(opts.*AllreducePeek::impl, classifyReduce(*call.reduce, call.element_size),
+                              pytorchNumbersCalls());
     }
   }
+  (void)op;
+  (void)opts;
   return false;
 }
 

@@ -257,10 +257,10 @@ Counters& counters() {
 
 void noteCountersMeta() {
   Counters& c = counters();
-  char buf[360];
+  char buf[400];
   std::snprintf(buf, sizeof buf,
                 "coll=%llu p2p=%llu claimed=%llu own=%llu proxy_ops=%llu proxy_steps=%llu kernel_ch=%llu "
-                "net_plugin=%llu pxn_remote=%llu ce=%llu api=%llu unknown=%llu unmatched=%llu",
+                "net_plugin=%llu pxn_remote=%llu ce=%llu api=%llu unknown=%llu unmatched=%llu stale_parent=%llu",
                 static_cast<unsigned long long>(c.colls.load()), static_cast<unsigned long long>(c.p2ps.load()),
                 static_cast<unsigned long long>(c.claimed.load()), static_cast<unsigned long long>(c.own.load()),
                 static_cast<unsigned long long>(c.proxy_ops.load()),
@@ -269,7 +269,8 @@ void noteCountersMeta() {
                 static_cast<unsigned long long>(c.net_plugin.load()),
                 static_cast<unsigned long long>(c.pxn_remote.load()), static_cast<unsigned long long>(c.ce.load()),
                 static_cast<unsigned long long>(c.api.load()), static_cast<unsigned long long>(c.unknown.load()),
-                static_cast<unsigned long long>(c.unmatched.load()));
+                static_cast<unsigned long long>(c.unmatched.load()),
+                static_cast<unsigned long long>(c.stale_parent.load()));
   col::noteMeta("nccl_profiler_events", buf);
 }
 

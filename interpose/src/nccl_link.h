@@ -108,7 +108,8 @@ int64_t gpuTimerToHostNs(uint64_t gpu_ns, int64_t observed_ns);
 // ---- counters (meta nccl_profiler_events) ----
 struct Counters {
   std::atomic<uint64_t> colls{0}, p2ps{0}, claimed{0}, own{0}, proxy_ops{0}, proxy_steps{0},
-      kernel_ch{0}, net_plugin{0}, pxn_remote{0}, ce{0}, api{0}, unknown{0}, unmatched{0};
+      kernel_ch{0}, net_plugin{0}, pxn_remote{0}, ce{0}, api{0}, unknown{0}, unmatched{0},
+      stale_parent{0};  // a slot handle (API, coll/p2p event) used after its slot was reused
 };
 Counters& counters();
 void noteCountersMeta();

@@ -1,6 +1,8 @@
 #include "nccl_log.h"
 
+#include <fcntl.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +12,8 @@
 
 namespace ringside::interpose::nccl_log {
 namespace {
+
+constexpr size_t kMaxLineBytes = size_t{1} << 20;
 
 // "host:pid:tid [dev] NCCL INFO <text>" → pid, tid, text.
 bool split(const std::string& line, long* pid, long* tid, std::string* text) {
@@ -109,8 +113,20 @@ std::string debugFilePath() {
 std::vector<CommTopology> readNew(const std::string& path, long pid, long* offset, Parser* parser) {
   (void)pid;
   std::vector<CommTopology> out;
-  FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return out;
+  // NCCL_DEBUG_FILE comes from the job's environment: a FIFO there must not block the job in
+  // open(), and /dev/zero or a terminal must not be read (only a regular file is).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return out;
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    return out;
+  }
+  FILE* f = ::fdopen(fd, "r");
+  if (f == nullptr) {
+    ::close(fd);
+    return out;
+  }
   if (std::fseek(f, *offset, SEEK_SET) != 0) {
     std::fclose(f);
     return out;
@@ -122,6 +138,10 @@ std::vector<CommTopology> readNew(const std::string& path, long pid, long* offse
     line += buf;
     if (line.empty() || line.back() != '\n') {
       if (std::feof(f)) break;  // a line still being written: read it next time
+      if (line.size() > kMaxLineBytes) {  // no NCCL line is this long: skipped, memory bounded
+        consumed += static_cast<long>(line.size());
+        line.clear();
+      }
       continue;
     }
     consumed += static_cast<long>(line.size());

@@ -1,11 +1,11 @@
 // The NCCL profiler plugin's event model (nccl_profiler.h): handles for the
 // events NCCL starts, what they turn into when they stop.
 //
-// Handles are reference counted: a child event (proxy op, proxy step, kernel
-// channel) holds its parent, and a parent is finished (its GPU times written)
-// only when NCCL stopped it and every child is gone. NCCL stops a coll event
-// when the call is enqueued, long before its GPU work ends; the reference
-// count is what tells us the collective is done.
+// Handles: API and coll/p2p events live in pools of slots whose handles carry
+// a generation (NCCL names them as parents long after it stopped them; a
+// stale one is detected, never misattributed); the others are heap objects,
+// reference counted (a proxy step holds its proxy op). A coll's GPU span is
+// written when its first and its last kernel channel stop.
 //
 // Times: every host time is collector::nowNs() taken in the callback (NCCL's
 // proxy thread observes the events it reports, so these are observation
@@ -37,9 +37,15 @@ constexpr int kSuccess = 0;
 constexpr int kInternalError = 3;
 
 // ---- handles ----
+// Two kinds of handle go to NCCL, which treats them as opaque:
+// - heap handles (groups, proxy ops and steps, kernel channels): a Handle*,
+//   reference counted (a child holds its parent until it is gone); aligned,
+//   so their low bit is 0;
+// - slot handles (collApi/p2pApi and coll/p2p events): an integer with the
+//   low bit set that names a slot of a pool and the generation the slot had
+//   when the event was started (see "pooled slots" below).
 struct Handle {
   Kind kind = Kind::kUnknown;
-  bool pooled = false;        // API events: never freed (see ApiH)
   std::atomic<int> refs{1};   // 1 for "not stopped yet", +1 per live child
   Handle* parent = nullptr;   // held (refs) while this handle lives
   PluginComm* pc = nullptr;
@@ -55,42 +61,145 @@ struct GroupH : Handle {
   bool v4_style = false;        // v1–v4 group: every op is in one; user groups known only by size
 };
 
-// v5+ API events. NCCL stops a collApi event when the API call returns, but
-// the coll event it parents is started later (in ncclGroupEnd, perhaps on
-// another thread) and still points at it. So API handles are never freed:
-// they come from a ring of slots reused in order, long after any coll event
-// could still name them.
-struct ApiH : Handle {
+// ---- pooled slots: API and coll/p2p events ----
+// NCCL keeps naming a stopped collApi event as the parent of its coll event
+// (started later, in ncclGroupEnd, or on every replay of a CUDA graph that
+// captured the call: src/enqueue.cc, hostStreamPlanTask), and a stopped coll
+// event as the parent of its proxy ops and kernel channels. Nothing tells the
+// plugin when NCCL is done with a handle, so these events live in fixed pools
+// of slots reused round-robin, and each handle carries the slot's generation:
+// every use decodes it, locks the slot and goes on only if the generation
+// still matches. A handle whose slot was reused since (a group of more calls
+// than the pool holds, a graph replayed after many later calls) is stale: the
+// event is recorded without its parent (counter stale_parent), never
+// attributed to the call that now owns the slot.
+constexpr uint64_t kPoolApi = 0, kPoolColl = 1;
+constexpr int kIndexShift = 2, kIndexBits = 14, kGenShift = kIndexShift + kIndexBits;
+constexpr uint64_t kGenMask = (1ull << (64 - kGenShift)) - 1;
+static_assert(sizeof(void*) == 8, "slot handles need 64-bit pointers");
+
+bool isSlotHandle(const void* h) { return (reinterpret_cast<uintptr_t>(h) & 1u) != 0; }
+
+void* encodeSlot(uint64_t pool, uint64_t index, uint64_t gen) {
+  uint64_t v = ((gen & kGenMask) << kGenShift) | (index << kIndexShift) | (pool << 1) | 1u;
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(v));
+}
+
+struct SlotRef {
+  uint64_t pool = 0;
+  uint64_t index = 0;
+  uint64_t gen = 0;  // 0: no slot
+};
+
+SlotRef decodeSlot(const void* h) {
+  auto v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
+  SlotRef r;
+  r.pool = (v >> 1) & 1u;
+  r.index = (v >> kIndexShift) & ((1ull << kIndexBits) - 1);
+  r.gen = v >> kGenShift;
+  return r;
+}
+
+// v5+ API events: the wrapped call claimed inside the application's call.
+struct ApiData {
+  Kind kind = Kind::kUnknown;
   link::Pending call;  // the wrapped call it claimed (call.id == 0: none)
   uint64_t group_plus_one = 0;
   uint64_t stream = 0;
 };
-constexpr uint64_t kApiPool = 2048;
-ApiH g_api_pool[kApiPool];
-std::atomic<uint64_t> g_api_next{0};
-
-// coll/p2p events. NCCL stops them when the call is enqueued and keeps naming
-// them afterwards as the parent of proxy-op and kernel-channel events, so,
-// like API handles, they are never freed: a ring of slots reused in order.
-// The call's GPU span is written when its first and its last channel stop.
-struct CollH : Handle {
+// coll/p2p events. The call's GPU span is written when its first and its last
+// channel stop.
+struct CollData {
+  Kind kind = Kind::kUnknown;
   uint64_t id = 0;
   int32_t comm = -1;
   col::Op op = col::Op::kUnknown;
   col::Algorithm algorithm = col::Algorithm::kDefault;
   int channels = -1;
-  std::atomic<int64_t> gpu_start{INT64_MAX};
-  std::atomic<int64_t> gpu_end{INT64_MIN};
-  std::atomic<int> channels_done{0};
+  int64_t gpu_start = INT64_MAX;
+  int64_t gpu_end = INT64_MIN;
+  int channels_done = 0;
   bool own = false;        // no wrapped call claimed: the plugin writes the collective itself
   col::Event own_event;    // its kCollective, written when NCCL stops the event (enqueued)
 };
-constexpr uint64_t kCollPool = 8192;  // calls NCCL may still be working on; ~1.5 MiB
-CollH g_coll_pool[kCollPool];
-std::atomic<uint64_t> g_coll_next{0};
+
+template <class Data>
+struct Slot {
+  std::mutex mutex;
+  uint64_t gen = 0;  // bumped (under the mutex) by every allocation
+  Data d;
+};
+
+template <class Data, uint64_t N>
+struct Pool {
+  static_assert(N <= (1ull << kIndexBits));
+  Slot<Data> slots[N];
+  std::atomic<uint64_t> next{0};
+
+  // Takes the next slot, fills it, returns the handle.
+  void* alloc(uint64_t pool_id, const Data& d) {
+    uint64_t i = next.fetch_add(1, std::memory_order_relaxed) % N;
+    Slot<Data>& s = slots[i];
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.gen = (s.gen + 1) & kGenMask;
+    if (s.gen == 0) s.gen = 1;
+    s.d = d;
+    return encodeSlot(pool_id, i, s.gen);
+  }
+  // Runs f(Data&) under the slot's lock if `ref` still names the slot's
+  // current generation; false (f not run) if the handle is stale.
+  template <class F>
+  bool with(const SlotRef& ref, F f) {
+    if (ref.gen == 0 || ref.index >= N) return false;
+    Slot<Data>& s = slots[ref.index];
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.gen != ref.gen) return false;
+    f(s.d);
+    return true;
+  }
+};
+
+constexpr uint64_t kApiPool = 2048;
+Pool<ApiData, kApiPool> g_api;
+constexpr uint64_t kCollPool = 8192;  // calls NCCL may still be working on
+Pool<CollData, kCollPool> g_coll;
+
+// What a child (proxy op, kernel channel) copies from its coll/p2p event at
+// its start: it never reads the slot again except through (index, gen).
+struct CollRef {
+  SlotRef slot;  // gen 0: no coll (none named, stale, or another process's)
+  Kind kind = Kind::kUnknown;
+  uint64_t id = 0;
+  int32_t comm = -1;
+  col::Op op = col::Op::kUnknown;
+  col::Algorithm algorithm = col::Algorithm::kDefault;
+};
+
+void countStale() { link::counters().stale_parent.fetch_add(1, std::memory_order_relaxed); }
+
+// The coll/p2p a child event names as its parent, copied; stale parents are counted.
+CollRef collOf(void* parent) {
+  CollRef r;
+  if (parent == nullptr || !isSlotHandle(parent)) return r;
+  SlotRef ref = decodeSlot(parent);
+  if (ref.pool != kPoolColl) return r;
+  bool ok = g_coll.with(ref, [&](CollData& d) {
+    r.kind = d.kind;
+    r.id = d.id;
+    r.comm = d.comm;
+    r.op = d.op;
+    r.algorithm = d.algorithm;
+  });
+  if (!ok) {
+    countStale();
+    return CollRef{};
+  }
+  r.slot = ref;
+  return r;
+}
 
 struct ProxyOpH : Handle {
-  CollH* coll = nullptr;  // the coll/p2p it belongs to (nullptr: unknown, e.g. PXN)
+  uint64_t coll_id = 0;   // the coll/p2p it belongs to (0: unknown, e.g. PXN or stale)
   int32_t comm = -1;
   int peer = -1;
   int channel = -1;
@@ -109,35 +218,27 @@ struct ProxyStepH : Handle {
 };
 
 struct KernelChH : Handle {
-  CollH* coll = nullptr;
+  CollRef coll;
   int64_t start = 0;   // host clock
   int64_t stop = 0;
 };
 
+// A heap handle NCCL gave back (nullptr for none and for slot handles).
+Handle* heapHandle(void* h) { return h == nullptr || isSlotHandle(h) ? nullptr : static_cast<Handle*>(h); }
+
 void addRef(Handle* h) {
-  if (h != nullptr && !h->pooled) h->refs.fetch_add(1, std::memory_order_relaxed);
+  if (h != nullptr) h->refs.fetch_add(1, std::memory_order_relaxed);
 }
 
 void finish(Handle* h);
 
 void release(Handle* h) {
   while (h != nullptr) {
-    if (h->pooled || h->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (h->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     finish(h);
     Handle* parent = h->parent;
     delete h;
     h = parent;  // the child's reference on its parent
-  }
-}
-
-void minStore(std::atomic<int64_t>& a, int64_t v) {
-  int64_t cur = a.load(std::memory_order_relaxed);
-  while (v < cur && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
-  }
-}
-void maxStore(std::atomic<int64_t>& a, int64_t v) {
-  int64_t cur = a.load(std::memory_order_relaxed);
-  while (v > cur && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
   }
 }
 
@@ -204,20 +305,13 @@ col::Phase phaseOf(col::Op op) {
 }
 
 // ---- starting each kind ----
-CollH* startColl(PluginComm* pc, Handle* parent, const Event& e) {
-  CollH* h = &g_coll_pool[g_coll_next.fetch_add(1, std::memory_order_relaxed) % kCollPool];
-  h->pooled = true;
-  h->parent = nullptr;
-  h->gpu_start.store(INT64_MAX, std::memory_order_relaxed);
-  h->gpu_end.store(INT64_MIN, std::memory_order_relaxed);
-  h->channels_done.store(0, std::memory_order_relaxed);
-  h->own = false;
-  h->kind = e.kind;
-  h->pc = pc;
-  h->op = e.op;
-  h->algorithm = e.algorithm;
-  h->channels = e.channels;
-  h->comm = commOf(pc, e.comm_hash, e.rank);
+void* startColl(PluginComm* pc, void* parent, const Event& e) {
+  CollData h;
+  h.kind = e.kind;
+  h.op = e.op;
+  h.algorithm = e.algorithm;
+  h.channels = e.channels;
+  h.comm = commOf(pc, e.comm_hash, e.rank);
   auto& cnt = link::counters();
   (e.kind == Kind::kColl ? cnt.colls : cnt.p2ps).fetch_add(1, std::memory_order_relaxed);
   auto op8 = static_cast<uint8_t>(e.op);
@@ -225,38 +319,46 @@ CollH* startColl(PluginComm* pc, Handle* parent, const Event& e) {
   link::Pending call;
   uint64_t group_plus_one = 0, stream = 0;
   GroupH* group = nullptr;
-  if (parent != nullptr && (parent->kind == Kind::kCollApi || parent->kind == Kind::kP2pApi)) {
-    auto* api = static_cast<ApiH*>(parent);
-    call = api->call;
-    group_plus_one = api->group_plus_one;
-    stream = api->stream;
+  if (parent != nullptr && isSlotHandle(parent)) {
+    // v5+: the collApi/p2pApi event, stopped long ago perhaps (a group's
+    // calls start their coll events in ncclGroupEnd; a graph's on every replay).
+    SlotRef ref = decodeSlot(parent);
+    bool ok = ref.pool == kPoolApi && g_api.with(ref, [&](ApiData& api) {
+      call = api.call;
+      group_plus_one = api.group_plus_one;
+      stream = api.stream;
+    });
+    // Stale: the API event's slot went to a later call. Its call was claimed
+    // by that API event already; which one it was is lost, never guessed.
+    if (!ok) countStale();
   } else {
-    if (parent != nullptr && parent->kind == Kind::kGroup) group = static_cast<GroupH*>(parent);
+    Handle* ph = heapHandle(parent);
+    if (ph != nullptr && ph->kind == Kind::kGroup) group = static_cast<GroupH*>(ph);
     // < v5: NCCL starts the coll event on the calling thread, in call order.
-    if (!link::claimPending(h->comm, op8, &call) && e.kind == Kind::kP2p) {
+    if (!link::claimPending(h.comm, op8, &call) && e.kind == Kind::kP2p) {
       // alltoall/gather/scatter that NCCL runs as sends and receives
-      link::peekComposite(h->comm, &call);
+      link::peekComposite(h.comm, &call);
     }
   }
   bool own = call.id == 0;
-  h->id = own ? col::newCollectiveId() : call.id;
+  h.id = own ? col::newCollectiveId() : call.id;
   if (!own) {
     cnt.claimed.fetch_add(1, std::memory_order_relaxed);
     if (call.group != 0) group_plus_one = call.group;
     if (call.stream != 0) stream = call.stream;
-    if (h->comm < 0) h->comm = call.comm;
+    if (h.comm < 0) h.comm = call.comm;
   }
   if (group != nullptr && own) {  // a wrapped call has its group from the wrapper
     std::lock_guard<std::mutex> lock(group->mutex);
-    if (group->n < 64) group->ids[group->n++] = h->id;
+    if (group->n < 64) group->ids[group->n++] = h.id;
   }
 
-  if (own && link::isWrapped(h->comm)) {
+  if (own && link::isWrapped(h.comm)) {
     // The wrapper saw every call on this communicator and recorded this one
     // already, but its entry could not be matched (NCCL launched the group on
-    // another thread, or a group of more calls than the queue holds): its GPU
-    // side and transfers go under an id of their own, with no second
-    // collective row for the same call.
+    // another thread, a group of more calls than the queue holds, a stale
+    // API parent): its GPU side and transfers go under an id of their own,
+    // with no second collective row for the same call.
     cnt.unmatched.fetch_add(1, std::memory_order_relaxed);
   } else if (own) {
     cnt.own.fetch_add(1, std::memory_order_relaxed);
@@ -265,11 +367,11 @@ CollH* startColl(PluginComm* pc, Handle* parent, const Event& e) {
     // NCCL's enqueue, as the profiler sees it.
     col::Event c;
     c.kind = col::EventKind::kCollective;
-    c.id = h->id;
+    c.id = h.id;
     c.op = op8;
     c.library = static_cast<uint8_t>(col::Library::kNccl);
-    c.comm = static_cast<int16_t>(h->comm);
-    c.key = static_cast<uint64_t>(col::nextSeq(h->comm));
+    c.comm = static_cast<int16_t>(h.comm);
+    c.key = static_cast<uint64_t>(col::nextSeq(h.comm));
     c.aux = e.count;
     c.dtype = static_cast<uint8_t>(e.dtype);
     c.bytes = 0;
@@ -285,33 +387,24 @@ CollH* startColl(PluginComm* pc, Handle* parent, const Event& e) {
     if (e.op != col::Op::kAllreduce && e.op != col::Op::kReduce && e.op != col::Op::kReducescatter)
       c.reduce_op = static_cast<uint8_t>(col::ReduceOp::kNone);
     c.t0 = col::nowNs();
-    h->own = true;
-    h->own_event = c;
+    h.own = true;
+    h.own_event = c;
   }
 
   col::Event g;
   g.kind = col::EventKind::kCollectiveGpu;
-  g.id = h->id;
+  g.id = h.id;
   g.key = stream;
   g.aux = group_plus_one;
   g.peer = e.channels;
-  g.comm = static_cast<int16_t>(link::commDevice(h->comm) >= 0 ? link::commDevice(h->comm)
-                                                                : (pc != nullptr ? pc->device.load() : -1));
+  g.comm = static_cast<int16_t>(link::commDevice(h.comm) >= 0 ? link::commDevice(h.comm)
+                                                               : (pc != nullptr ? pc->device.load() : -1));
   g.algorithm = static_cast<uint8_t>(e.algorithm);
   g.protocol = static_cast<uint8_t>(e.protocol);
   g.library = static_cast<uint8_t>(col::Library::kNccl);
   g.op = op8;
   col::emit(g);
-  return h;
-}
-
-// The coll/p2p a child event belongs to, if its parent pointer may be
-// dereferenced (PXN: a proxy op made by another process carries that
-// process's pointers; its pid says so).
-CollH* collOf(Handle* parent) {
-  if (parent == nullptr) return nullptr;
-  if (parent->kind == Kind::kColl || parent->kind == Kind::kP2p) return static_cast<CollH*>(parent);
-  return nullptr;
+  return g_coll.alloc(kPoolColl, h);
 }
 
 }  // namespace
@@ -321,7 +414,13 @@ int init(int version, void** context, int* activation_mask, const InitInfo& info
   if (context == nullptr) return kInternalError;
   *context = nullptr;
   // NCCL is in use: this is where a process without our wrappers (no
-  // LD_PRELOAD) starts recording. RINGSIDE_DISABLE: tell NCCL to unload us.
+  // LD_PRELOAD) starts recording. RINGSIDE_DISABLE: decline. NCCL does not
+  // unload a plugin whose init failed: it logs "Profiler init failed ...
+  // Continue without profiler" and goes on calling startEvent / stopEvent /
+  // recordEventState for this communicator with the null context left here
+  // (NCCL 2.28.9-2.30.7, src/plugin/profiler.cc, ncclProfilerPluginInit), so
+  // every entry point copes with a null context (startEvent records nothing
+  // and returns a null handle; the others ignore a null handle).
   if (!col::activate()) return kInternalError;
   PluginComm* pc = link::newPluginComm(version);
   if (pc == nullptr) return kInternalError;
@@ -355,9 +454,39 @@ int startEvent(void* context, void** handle, const Event& e) {
   if (handle == nullptr) return kSuccess;
   *handle = nullptr;
   if (!col::isActive()) return kSuccess;
-  auto* pc = static_cast<PluginComm*>(context);
   auto& cnt = link::counters();
-  auto* parent = static_cast<Handle*>(e.parent);
+  // A proxy op another process posted (PXN: NCCL copies it through shared
+  // memory to this process's proxy, src/proxy.cc) carries that process's
+  // context and parent: addresses in another address space, never to be
+  // read, written or decoded here (a slot handle of the other process's
+  // ringside would name one of our slots). pid 0: the op came from a process
+  // whose NCCL never loaded a profiler (NCCL stamps the pid it stored when it
+  // loaded the plugin), so it is not ours either (and its context is null).
+  if (e.kind == Kind::kProxyOp && (e.pid == 0 || e.pid != getpid())) {
+    cnt.proxy_ops.fetch_add(1, std::memory_order_relaxed);
+    cnt.pxn_remote.fetch_add(1, std::memory_order_relaxed);
+    auto* o = new (std::nothrow) ProxyOpH();
+    if (o == nullptr) return kSuccess;
+    o->kind = Kind::kProxyOp;
+    o->comm = -1;  // kept apart: the descriptor names no communicator of ours
+    o->peer = e.peer;
+    o->channel = e.channel;
+    o->send = e.is_send;
+    o->chunk = e.chunk_size;
+    *handle = o;
+    return kSuccess;
+  }
+  if (context == nullptr && e.kind != Kind::kProxyStep) {
+    // A communicator whose init we declined: NCCL goes on without a profiler
+    // context and still calls us (see init()). Nothing to attach it to. (A
+    // proxy step needs no context: its parent is the proxy op we returned,
+    // also for a PXN op whose poster had none.)
+    cnt.unknown.fetch_add(1, std::memory_order_relaxed);
+    return kSuccess;
+  }
+  // From here on the context is this process's (a PluginComm init made).
+  auto* pc = static_cast<PluginComm*>(context);
+  Handle* heap_parent = heapHandle(e.parent);
   Handle* h = nullptr;
   switch (e.kind) {
     case Kind::kGroup:
@@ -376,45 +505,39 @@ int startEvent(void* context, void** handle, const Event& e) {
     case Kind::kCollApi:
     case Kind::kP2pApi: {
       cnt.api.fetch_add(1, std::memory_order_relaxed);
-      ApiH* a = &g_api_pool[g_api_next.fetch_add(1, std::memory_order_relaxed) % kApiPool];
-      a->pooled = true;
-      a->parent = nullptr;
-      a->call = link::Pending{};
-      a->group_plus_one = 0;
-      int32_t comm = pc != nullptr ? pc->comm.load(std::memory_order_acquire) : -1;
-      // v5+: the API event is started inside the application's call, on its thread.
-      link::claimPending(comm, static_cast<uint8_t>(e.op), &a->call);
-      a->stream = reinterpret_cast<uint64_t>(e.stream);
-      if (parent != nullptr && parent->kind == Kind::kGroupApi) {
-        auto* g = static_cast<GroupH*>(parent);
-        if (g->user_group) a->group_plus_one = g->group_plus_one;
+      ApiData a;
+      a.kind = e.kind;
+      int32_t comm = pc->comm.load(std::memory_order_acquire);
+      // v5+: the API event is started inside the application's call, on its
+      // thread, inside the ncclGroupStart/End that the groupApi event is.
+      link::claimPending(comm, static_cast<uint8_t>(e.op), &a.call);
+      a.stream = reinterpret_cast<uint64_t>(e.stream);
+      if (heap_parent != nullptr && heap_parent->kind == Kind::kGroupApi) {
+        auto* g = static_cast<GroupH*>(heap_parent);
+        if (g->user_group) a.group_plus_one = g->group_plus_one;
       }
-      h = a;
-      break;
+      *handle = g_api.alloc(kPoolApi, a);
+      return kSuccess;
     }
     case Kind::kColl:
     case Kind::kP2p:
-      h = startColl(pc, parent, e);
-      break;
+      *handle = startColl(pc, e.parent, e);
+      return kSuccess;
     case Kind::kProxyOp: {
       cnt.proxy_ops.fetch_add(1, std::memory_order_relaxed);
       auto* o = new (std::nothrow) ProxyOpH();
       if (o == nullptr) return kSuccess;
-      bool local = e.pid == 0 || e.pid == getpid();
-      if (!local) {
-        cnt.pxn_remote.fetch_add(1, std::memory_order_relaxed);
-        parent = nullptr;  // another process's pointer
-      }
-      o->coll = collOf(parent);
-      o->comm = o->coll != nullptr ? o->coll->comm : commOf(pc, 0, e.rank);
+      CollRef coll = collOf(e.parent);
+      o->coll_id = coll.id;
+      o->comm = coll.slot.gen != 0 ? coll.comm : commOf(pc, 0, e.rank);
       o->peer = e.peer;
       o->channel = e.channel;
       o->send = e.is_send;
       o->chunk = e.chunk_size;
-      if (o->coll != nullptr) {
-        o->phase = phaseOf(o->coll->op);
-        if (o->coll->algorithm == col::Algorithm::kRing && o->coll->kind == Kind::kColl) {
-          int me = pc != nullptr && pc->rank >= 0 ? pc->rank : e.rank;
+      if (coll.slot.gen != 0) {
+        o->phase = phaseOf(coll.op);
+        if (coll.algorithm == col::Algorithm::kRing && coll.kind == Kind::kColl) {
+          int me = pc->rank >= 0 ? pc->rank : e.rank;
           noteRingPeer(o->comm, e.channel, e.peer, e.is_send, me);
         }
       }
@@ -423,10 +546,12 @@ int startEvent(void* context, void** handle, const Event& e) {
     }
     case Kind::kProxyStep: {
       cnt.proxy_steps.fetch_add(1, std::memory_order_relaxed);
-      if (parent == nullptr || parent->kind != Kind::kProxyOp) return kSuccess;
+      // The parent is the proxy op this process's proxy started (also for a
+      // PXN op); the context may be another process's: not used.
+      if (heap_parent == nullptr || heap_parent->kind != Kind::kProxyOp) return kSuccess;
       auto* s = new (std::nothrow) ProxyStepH();
       if (s == nullptr) return kSuccess;
-      s->op = static_cast<ProxyOpH*>(parent);
+      s->op = static_cast<ProxyOpH*>(heap_parent);
       s->step = e.step;
       s->t_start = col::nowNs();
       h = s;
@@ -436,7 +561,7 @@ int startEvent(void* context, void** handle, const Event& e) {
       cnt.kernel_ch.fetch_add(1, std::memory_order_relaxed);
       auto* k = new (std::nothrow) KernelChH();
       if (k == nullptr) return kSuccess;
-      k->coll = collOf(parent);
+      k->coll = collOf(e.parent);
       int64_t now = col::nowNs();
       k->start = e.gpu_timer != 0 ? link::gpuTimerToHostNs(e.gpu_timer, now) : now;
       h = k;
@@ -459,20 +584,18 @@ int startEvent(void* context, void** handle, const Event& e) {
   if (h == nullptr) return kSuccess;
   h->kind = e.kind;
   h->pc = pc;
-  // Children hold their parent until they are gone (proxy steps their proxy
-  // op; coll/p2p and API handles are pooled, holding them is a no-op). A coll
-  // reads what it needs from its API or group event when it starts.
-  bool holds = e.kind == Kind::kProxyOp || e.kind == Kind::kProxyStep || e.kind == Kind::kKernelCh;
-  if (parent != nullptr && holds) {
-    addRef(parent);
-    h->parent = parent;
+  // A proxy step holds its proxy op until it is gone. Proxy ops and kernel
+  // channels copied what they need from their coll/p2p slot (CollRef).
+  if (e.kind == Kind::kProxyStep) {
+    addRef(heap_parent);
+    h->parent = heap_parent;
   }
   *handle = h;
   return kSuccess;
 }
 
 int recordEventState(void* handle, int state, const StateArgs& args) {
-  auto* h = static_cast<Handle*>(handle);
+  Handle* h = heapHandle(handle);  // API and coll/p2p events have no states we keep
   if (h == nullptr) return kSuccess;
   int64_t now = col::nowNs();
   switch (h->kind) {
@@ -496,21 +619,33 @@ int recordEventState(void* handle, int state, const StateArgs& args) {
 }
 
 int stopEvent(void* handle) {
-  auto* h = static_cast<Handle*>(handle);
-  if (h == nullptr) return kSuccess;
+  if (handle == nullptr) return kSuccess;
   int64_t now = col::nowNs();
+  if (isSlotHandle(handle)) {
+    SlotRef ref = decodeSlot(handle);
+    if (ref.pool == kPoolApi) {
+      if (!g_api.with(ref, [](ApiData&) {})) countStale();
+      return kSuccess;
+    }
+    bool emit = false;
+    col::Event own_event;
+    bool ok = g_coll.with(ref, [&](CollData& d) {
+      if (!d.own) return;
+      d.own_event.t1 = now;  // enqueued: NCCL's stop of a coll event
+      own_event = d.own_event;
+      emit = true;
+    });
+    if (!ok) countStale();
+    if (emit && col::isActive()) col::emit(own_event);
+    return kSuccess;
+  }
+  auto* h = static_cast<Handle*>(handle);
   if (h->kind == Kind::kKernelCh) {
     auto* k = static_cast<KernelChH*>(h);
     if (k->stop == 0) k->stop = now;
   } else if (h->kind == Kind::kProxyStep) {
     auto* s = static_cast<ProxyStepH*>(h);
     if (s->t_arrived == 0) s->t_arrived = now;
-  } else if (h->kind == Kind::kColl || h->kind == Kind::kP2p) {
-    auto* c = static_cast<CollH*>(h);
-    if (c->own && col::isActive()) {
-      c->own_event.t1 = now;  // enqueued: NCCL's stop of a coll event
-      col::emit(c->own_event);
-    }
   }
   release(h);
   return kSuccess;
@@ -546,23 +681,30 @@ void finish(Handle* h) {
     }
     case Kind::kKernelCh: {
       auto* k = static_cast<KernelChH*>(h);
-      CollH* c = k->coll;
-      if (c == nullptr) return;
-      minStore(c->gpu_start, k->start);
-      maxStore(c->gpu_end, k->stop != 0 ? k->stop : k->start);
-      // Written at the first channel's stop (a span even if NCCL reports fewer
-      // channels than it announced) and again when the last announced one
-      // stopped; the writer's upsert keeps the latest.
-      int done = c->channels_done.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (done != 1 && c->channels > 0 && done != c->channels) return;
+      if (k->coll.slot.gen == 0) return;  // no coll, or a stale one (counted at start)
       col::Event g;
-      g.kind = col::EventKind::kCollectiveGpu;
-      g.id = c->id;
-      g.t0 = c->gpu_start.load(std::memory_order_relaxed);
-      g.t1 = c->gpu_end.load(std::memory_order_relaxed);
-      g.library = static_cast<uint8_t>(col::Library::kNccl);
-      g.op = static_cast<uint8_t>(c->op);
-      col::emit(g);
+      bool write = false;
+      bool ok = g_coll.with(k->coll.slot, [&](CollData& c) {
+        if (k->start < c.gpu_start) c.gpu_start = k->start;
+        int64_t end = k->stop != 0 ? k->stop : k->start;
+        if (end > c.gpu_end) c.gpu_end = end;
+        // Written at the first channel's stop (a span even if NCCL reports
+        // fewer channels than it announced) and again when the last announced
+        // one stopped; the writer's upsert keeps the latest.
+        int done = ++c.channels_done;
+        if (done != 1 && c.channels > 0 && done != c.channels) return;
+        g.kind = col::EventKind::kCollectiveGpu;
+        g.id = c.id;
+        g.t0 = c.gpu_start;
+        g.t1 = c.gpu_end;
+        g.library = static_cast<uint8_t>(col::Library::kNccl);
+        g.op = static_cast<uint8_t>(c.op);
+        write = true;
+      });
+      // The coll's slot went to a later call while this channel ran: its
+      // span is not merged into the wrong call.
+      if (!ok) countStale();
+      if (write) col::emit(g);
       return;
     }
     case Kind::kProxyStep: {
@@ -570,7 +712,7 @@ void finish(Handle* h) {
       ProxyOpH* o = s->op;
       col::Event t;
       t.kind = col::EventKind::kTransfer;
-      t.id = o->coll != nullptr ? o->coll->id : 0;
+      t.id = o->coll_id;
       t.comm = static_cast<int16_t>(o->comm);
       t.peer = o->peer;
       t.side = static_cast<uint8_t>(o->send ? col::Side::kSend : col::Side::kRecv);

@@ -30,7 +30,7 @@ enum class Kind : uint8_t {
 
 struct Event {
   Kind kind = Kind::kUnknown;
-  void* parent = nullptr;
+  void* parent = nullptr;  // NCCL's parentObj: a handle we returned, or (PXN) another process's pointer
   int rank = -1;
   // coll, p2p, collApi, p2pApi
   collector::Op op = collector::Op::kUnknown;
@@ -45,7 +45,7 @@ struct Event {
   void* stream = nullptr;  // API events (v5+)
   int group_depth = 0;     // groupApi (v5+)
   // proxyOp
-  pid_t pid = 0;
+  pid_t pid = 0;           // the posting process: not getpid() (or 0) = PXN, never dereference parent/context
   int channel = -1;        // proxyOp, kernelCh
   int steps = 0;
   int chunk_size = 0;

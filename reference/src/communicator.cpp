@@ -14,6 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
 
 #include "algorithms.h"
 #include "handshake.h"
@@ -203,13 +206,14 @@ class TcpCommunicator final : public Communicator {
       }
       link_token_ = linkToken(o_.job_token, secrets);
     }
+    engine_ = std::make_unique<Engine>(links_, link_token_, o_.rank, o_.timeout);
     link_of_.assign(static_cast<size_t>(n), -1);
     trees_[0] = treeNode(0, o_.rank, n);
     trees_[1] = treeNode(1, o_.rank, n);
     std::vector<int> dial, accept;
     for (int peer : algorithmPeers(o_.rank, n)) (peer < o_.rank ? dial : accept).push_back(peer);
     if (!connect(dial, accept, error)) return false;
-    if (col::isActive()) registerTrace();
+    if (col::isActive()) traceComm();
     if (o_.prepare_multipath && n > 1) {
       if (std::string why = prepareMultipath(); !why.empty()) {
         *error = why;
@@ -224,38 +228,67 @@ class TcpCommunicator final : public Communicator {
 
   bool allreduce(void* data, size_t count, DType dtype, ReduceOp op, Algorithm algorithm,
                  std::string* error) override {
-    uint64_t seq = seq_;
+    return allreduceAs(false, 0, data, count, dtype, op, algorithm, error);
+  }
+
+  bool allreduceTagged(uint64_t id, void* data, size_t count, DType dtype, ReduceOp op,
+                       Algorithm algorithm, std::string* error) override {
+    return allreduceAs(true, id, data, count, dtype, op, algorithm, error);
+  }
+
+ private:
+  // allreduce() (tagged false: the next of the communicator's own numbers) and
+  // allreduceTagged() (the caller's id; several at once).
+  bool allreduceAs(bool tagged, uint64_t id, void* data, size_t count, DType dtype, ReduceOp op,
+                   Algorithm algorithm, std::string* error) {
+    std::string name = tagged ? "allreduce tag " + std::to_string(id) : std::string();
     auto fail = [&](const std::string& why) {
-      if (error != nullptr) *error = "allreduce seq " + std::to_string(seq) + ": " + why;
+      if (error != nullptr) *error = name + ": " + why;
       return false;
     };
+    if (!tagged) name = "allreduce seq " + std::to_string(peekSeq());
+    if (tagged && (id & kTaggedSeqBit) != 0) return fail("id out of range (at most 2^63-1)");
     if (algorithm != Algorithm::kRing && algorithm != Algorithm::kTree &&
         algorithm != Algorithm::kMultipath)
       return fail("unknown algorithm");
     if (std::string why = checkCall(data, count, dtype, op); !why.empty()) return fail(why);
-    if (algorithm == Algorithm::kMultipath && !plan_ && o_.world_size > 1) {
+    std::shared_lock<std::shared_mutex> calls(calls_);
+    if (tagged && algorithm == Algorithm::kMultipath && o_.world_size > 1 && !hasPlan())
+      // Planning is collective and changes the links: with calls in flight on other threads
+      // it would wait for them while they wait for peers that are planning.
+      return fail("multipath with tagged calls needs CommunicatorOptions::prepare_multipath");
+    if (algorithm == Algorithm::kMultipath && o_.world_size > 1 && !hasPlan()) {
       // First multipath call (every rank at the same point) on a communicator created without
       // prepare_multipath: plan, connect the peers the rings need that the ring and tree did
-      // not, say what was chosen. The probe, if any, uses sequence numbers of its own.
-      if (std::string why = prepareMultipath(); !why.empty()) {
-        broken_ = why;
-        return fail(why);
+      // not, say what was chosen. The probe, if any, uses sequence numbers of its own. Alone:
+      // it changes the links.
+      calls.unlock();
+      {
+        std::unique_lock<std::shared_mutex> alone(calls_);
+        if (!plan_) {
+          if (std::string why = prepareMultipath(); !why.empty()) {
+            setBroken(why);
+            return fail(why);
+          }
+        }
       }
-      seq = seq_;
+      calls.lock();
     }
+    uint64_t seq = tagged ? (kTaggedSeqBit | id) : nextSeq();
+    if (!tagged) name = "allreduce seq " + std::to_string(seq);
     const size_t esize = dtypeSize(dtype);
-    ++seq_;
 
     const bool tracing = col::isActive();
-    if (tracing && comm_ < 0) registerTrace();
     col::Event ev;
+    std::vector<col::Event> events;
     int64_t t0 = tracing ? col::nowNs() : 0;
     if (tracing) {
       ev.id = col::newCollectiveId();
-      ev.comm = static_cast<int16_t>(comm_);
-      events_.clear();
+      ev.comm = static_cast<int16_t>(traceComm());
     }
 
+    if (tagged && !enterTagged(id))
+      return fail("a call with this id is already in flight on this communicator");
     bool ok = true;
     std::string why;
     if (o_.world_size > 1 && count > 0) {
@@ -264,11 +297,12 @@ class TcpCommunicator final : public Communicator {
                                     : algorithm == Algorithm::kTree
                                         ? makeTreeSchedule(a, trees_, link_of_)
                                         : makeMultipathSchedule(a, *plan_, link_of_);
-      ok = run(*s, seq, false, tracing ? &ev : nullptr, &why);
+      ok = run(*s, seq, false, tracing ? &ev : nullptr, &events, &why);
     }
 
+    if (tagged) leaveTagged(id);
     if (tracing) {
-      for (const col::Event& e : events_) col::emit(e);
+      for (const col::Event& e : events) col::emit(e);
       col::CollectiveCall call;
       call.op = col::Op::kAllreduce;
       call.library = algorithm == Algorithm::kRing   ? col::Library::kRingsideRing
@@ -281,30 +315,33 @@ class TcpCommunicator final : public Communicator {
       call.reduce_op = op;
       call.count = count;
       call.bytes = count * esize;
-      col::emitCollective(comm_, ev.id, call, t0, col::nowNs(), ok);
+      if (tagged) call.seq = static_cast<int64_t>(id);
+      col::emitCollective(ev.comm, ev.id, call, t0, col::nowNs(), ok);
     }
     if (!ok) {
-      broken_ = why;
+      setBroken(why);
       return fail(why);
     }
     return true;
   }
 
+ public:
   bool ringFloor(void* data, size_t count, DType dtype, ReduceOp op, std::string* error) override {
-    const uint64_t seq = seq_;
+    uint64_t seq = peekSeq();
     auto fail = [&](const std::string& why) {
       if (error != nullptr) *error = "ringFloor seq " + std::to_string(seq) + ": " + why;
       return false;
     };
     if (std::string why = checkCall(data, count, dtype, op); !why.empty()) return fail(why);
-    ++seq_;
+    std::shared_lock<std::shared_mutex> calls(calls_);
+    seq = nextSeq();
     if (o_.world_size < 2 || count == 0) return true;
     CollectiveArgs a = collectiveArgs(data, count, dtype, op);
     a.unordered = true;
     auto s = makeRingSchedule(a, link_of_);
     std::string why;
-    if (!run(*s, seq, false, nullptr, &why)) {
-      broken_ = why;
+    if (!run(*s, seq, false, nullptr, nullptr, &why)) {
+      setBroken(why);
       return fail(why);
     }
     return true;
@@ -312,6 +349,8 @@ class TcpCommunicator final : public Communicator {
 
   bool pingPong(int a, int b, size_t bytes, int iters, double* seconds,
                 std::string* error) override {
+    // Alone: it may connect a peer (a change of the links).
+    std::unique_lock<std::shared_mutex> alone(calls_);
     const uint64_t seq = ping_seq_;
     auto fail = [&](const std::string& why) {
       if (error != nullptr)
@@ -323,8 +362,8 @@ class TcpCommunicator final : public Communicator {
     const int n = o_.world_size;
     if (a < 0 || a >= n || b < 0 || b >= n) return fail("rank out of range");
     if (iters < 0 || bytes > kMaxFramePayload) return fail("bad size or iteration count");
-    if (!broken_.empty())
-      return fail("communicator unusable after an earlier failure (" + broken_ + ")");
+    if (std::string broken = brokenWhy(); !broken.empty())
+      return fail("communicator unusable after an earlier failure (" + broken + ")");
     ++ping_seq_;
     if ((o_.rank != a && o_.rank != b) || a == b || iters == 0) return true;
     const int peer = o_.rank == a ? b : a;
@@ -334,7 +373,7 @@ class TcpCommunicator final : public Communicator {
       std::vector<int> dial, accept;
       (peer < o_.rank ? dial : accept).push_back(peer);
       if (!connect(dial, accept, &why)) {
-        broken_ = why;
+        setBroken(why);
         return fail(why);
       }
     }
@@ -342,8 +381,8 @@ class TcpCommunicator final : public Communicator {
     auto s = makePingSchedule(o_.rank == a, link_of_[static_cast<size_t>(peer)], ping_buf_.data(),
                               bytes, static_cast<uint32_t>(iters));
     auto start = Clock::now();
-    if (!run(*s, seq, true, nullptr, &why)) {
-      broken_ = why;
+    if (!run(*s, seq, true, nullptr, nullptr, &why)) {
+      setBroken(why);
       return fail(why);
     }
     std::chrono::duration<double> d = Clock::now() - start;
@@ -360,7 +399,8 @@ class TcpCommunicator final : public Communicator {
       return "unsupported reduce op";
     if (count > 0 && data == nullptr) return "null buffer";
     if (count > (kMaxFramePayload / esize) * static_cast<size_t>(o_.world_size)) return "buffer too large";
-    if (!broken_.empty()) return "communicator unusable after an earlier failure (" + broken_ + ")";
+    if (std::string broken = brokenWhy(); !broken.empty())
+      return "communicator unusable after an earlier failure (" + broken + ")";
     return "";
   }
 
@@ -398,6 +438,7 @@ class TcpCommunicator final : public Communicator {
     if (!connect(dial, accept, &why)) return "multipath setup: " + why;
     if (o_.rank == 0) std::fprintf(stderr, "ringside: %s\n", plan->note.c_str());
     if (col::isActive()) col::noteMeta("multipath_plan", plan->note.c_str());
+    std::lock_guard<std::mutex> lock(state_);
     plan_ = std::move(plan);
     return "";
   }
@@ -437,21 +478,21 @@ class TcpCommunicator final : public Communicator {
       // (a peer that started early would have its bytes waiting in our socket buffer, read at
       // memory speed).
       ProbeSchedule sync({link}, {1}, out.data(), in.data(), 1);
-      if (!run(sync, seq, true, nullptr, &why)) return why;
+      if (!run(sync, seq, true, nullptr, nullptr, &why)) return why;
       ProbeSchedule first({link}, {kProbeMessages}, out.data(), in.data(), kProbeBytes);
-      if (!run(first, seq + 1, true, nullptr, &why)) return why;
+      if (!run(first, seq + 1, true, nullptr, nullptr, &why)) return why;
       double got = first.rate();
       // Both ends learn both first rates and size the second part alike.
       double theirs = 0;
       ProbeSchedule tell({link}, {1}, reinterpret_cast<const char*>(&got),
                          reinterpret_cast<char*>(&theirs), sizeof got);
-      if (!run(tell, seq + 2, true, nullptr, &why)) return why;
+      if (!run(tell, seq + 2, true, nullptr, nullptr, &why)) return why;
       const double slower = std::min(got, theirs);
       if (slower > 0 && slower * kProbeTarget > kProbeBytes * (kProbeMessages - 1)) {
         const auto count = static_cast<uint32_t>(
             std::min<double>(std::ceil(slower * kProbeTarget / kProbeBytes) + 1, kProbeMaxMessages));
         ProbeSchedule more({link}, {count}, out.data(), in.data(), kProbeBytes);
-        if (!run(more, seq + 3, true, nullptr, &why)) return why;
+        if (!run(more, seq + 3, true, nullptr, nullptr, &why)) return why;
         got = more.rate();
         msgs[static_cast<size_t>(other)] = count;
       }
@@ -470,15 +511,15 @@ class TcpCommunicator final : public Communicator {
         counts.push_back(msgs[h]);
       }
       ProbeSchedule sync(links, std::vector<uint32_t>(links.size(), 1), out.data(), in.data(), 1);
-      if (!run(sync, fan_seq, true, nullptr, &why)) return why;
+      if (!run(sync, fan_seq, true, nullptr, nullptr, &why)) return why;
       ProbeSchedule fan(links, counts, out.data(), in.data(), kProbeBytes);
-      if (!run(fan, fan_seq + 1, true, nullptr, &why)) return why;
+      if (!run(fan, fan_seq + 1, true, nullptr, nullptr, &why)) return why;
       rate[nh * nh + static_cast<size_t>(mine)] = fan.rate();
     }
     // Everyone gets every rate: a sum over ranks, each entry written by one rank only.
     CollectiveArgs a = collectiveArgs(rate.data(), rate.size(), DType::kF64, ReduceOp::kSum);
     auto share = makeRingSchedule(a, link_of_);
-    if (!run(*share, seq_++, false, nullptr, &why)) return why;
+    if (!run(*share, nextSeq(), false, nullptr, nullptr, &why)) return why;
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
     char probe[96];
     std::snprintf(probe, sizeof probe, "%zu hosts, %.0f ms", nh, ms);
@@ -530,31 +571,85 @@ class TcpCommunicator final : public Communicator {
     hp.accept = accept;
     hp.deadline = Clock::now() + o_.timeout;
     size_t before = links_.size();
-    if (!connectPeers(hp, &links_, error)) return false;
+    const bool ok = connectPeers(hp, &links_, error);
     for (size_t i = before; i < links_.size(); ++i)
       link_of_[static_cast<size_t>(links_[i].peer)] = static_cast<int>(i);
-    return true;
+    engine_->linksAdded();
+    return ok;
   }
 
-  bool run(Schedule& s, uint64_t seq, bool ping, const col::Event* trace, std::string* why) {
-    s.pool = &pool_;
-    pool_.prepare(s.scratch_bytes);
+  // One collective through the engine; any number of threads at once (each its own seq).
+  // `events` gets its messages when `trace` is set.
+  bool run(Schedule& s, uint64_t seq, bool ping, const col::Event* trace,
+           std::vector<col::Event>* events, std::string* why) {
+    std::unique_ptr<ScratchPool> pool = takePool();
+    s.pool = pool.get();
+    pool->prepare(s.scratch_bytes);
     EngineParams p;
     p.token = link_token_;
     p.seq = seq;
     p.rank = o_.rank;
     p.ping = ping;
     p.timeout = o_.timeout;
-    if (trace != nullptr) {
+    if (trace != nullptr && events != nullptr) {
       size_t messages = 0;
       for (auto& x : s.sends) messages += x.total;
       for (auto& x : s.recvs) messages += x.total;
-      events_.reserve(messages);
-      p.events = &events_;
+      events->reserve(messages);
+      p.events = events;
       p.trace_template.comm = trace->comm;
       p.trace_template.id = trace->id;
     }
-    return runEngine(s, links_, p, why);
+    const bool ok = engine_->run(s, p, why);
+    // After a failure the schedule may still hold chunks of the pool: it is dropped.
+    if (ok) givePool(std::move(pool));
+    return ok;
+  }
+
+  std::unique_ptr<ScratchPool> takePool() {
+    std::lock_guard<std::mutex> lock(state_);
+    if (pools_.empty()) return std::make_unique<ScratchPool>();
+    auto p = std::move(pools_.back());
+    pools_.pop_back();
+    return p;
+  }
+  void givePool(std::unique_ptr<ScratchPool> p) {
+    std::lock_guard<std::mutex> lock(state_);
+    pools_.push_back(std::move(p));
+  }
+
+  uint64_t peekSeq() {
+    std::lock_guard<std::mutex> lock(state_);
+    return seq_;
+  }
+  uint64_t nextSeq() {
+    std::lock_guard<std::mutex> lock(state_);
+    return seq_++;
+  }
+  std::string brokenWhy() const {
+    std::lock_guard<std::mutex> lock(state_);
+    return broken_;
+  }
+  void setBroken(const std::string& why) {
+    std::lock_guard<std::mutex> lock(state_);
+    if (broken_.empty()) broken_ = why;
+  }
+  bool enterTagged(uint64_t id) {
+    std::lock_guard<std::mutex> lock(state_);
+    return in_flight_.insert(id).second;
+  }
+  void leaveTagged(uint64_t id) {
+    std::lock_guard<std::mutex> lock(state_);
+    in_flight_.erase(id);
+  }
+  bool hasPlan() {
+    std::lock_guard<std::mutex> lock(state_);
+    return plan_ != nullptr;
+  }
+  int32_t traceComm() {
+    std::lock_guard<std::mutex> lock(state_);
+    if (comm_ < 0) registerTrace();
+    return comm_;
   }
 
   void registerTrace() {
@@ -570,13 +665,18 @@ class TcpCommunicator final : public Communicator {
   std::vector<Link> links_;
   std::vector<int> link_of_;
   TreeNode trees_[2];
+  std::unique_ptr<Engine> engine_;  // moves every collective's frames over links_
+  // Collectives hold it shared; what changes the links (connecting a peer, planning multipath
+  // on its first call) holds it alone.
+  std::shared_mutex calls_;
+  mutable std::mutex state_;  // guards what follows, to ping_buf_
   std::unique_ptr<MultipathPlan> plan_;  // at creation (prepare_multipath) or the first multipath call
-  uint64_t seq_ = 0;       // allreduce calls (frames and errors)
-  uint64_t ping_seq_ = 0;  // pingPong calls
+  uint64_t seq_ = 0;       // untagged allreduce and ringFloor calls (frames and errors)
+  uint64_t ping_seq_ = 0;  // pingPong calls (alone)
   std::string broken_;     // why the communicator failed, once it did
   int32_t comm_ = -1;      // collector communicator index
-  ScratchPool pool_;
-  std::vector<col::Event> events_;
+  std::set<uint64_t> in_flight_;  // tagged calls' ids
+  std::vector<std::unique_ptr<ScratchPool>> pools_;  // one per collective in flight, kept for reuse
   std::vector<char> ping_buf_;
 };
 

@@ -2,11 +2,17 @@
 #include "engine.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
 
 #include "ringside/collector/collector.h"
 
@@ -36,95 +42,152 @@ namespace col = ringside::collector;
 // Fairness: at most this much is read from one link before the others get a turn.
 constexpr int kMaxMessagesPerTurn = 8;
 constexpr size_t kMaxBytesPerTurn = size_t{8} << 20;
-// Budget for telling the other peers that this collective failed.
+// Budget for telling the other peers that the collectives failed.
 constexpr auto kAbortBudget = std::chrono::milliseconds(500);
+// Tagged collectives finished lately, remembered to name a frame of one of them as stale.
+constexpr size_t kRecentTagged = 1024;
+// Frames of collectives that have not started on this rank yet are read on and kept, up to this
+// many payload bytes in all; past it a link waits (parks) until its collective starts.
+constexpr size_t kStashBudget = size_t{256} << 20;
 
-class Engine {
- public:
-  Engine(Schedule& s, std::vector<Link>& links, const EngineParams& p)
-      : s_(s), links_(links), p_(p), st_(links.size()) {
-    for (size_t i = 0; i < s_.sends.size(); ++i) {
-      auto& ls = st_[static_cast<size_t>(s_.sends[i].link)];
-      ls.sends.push_back(static_cast<int>(i));
-      ls.send_left += s_.sends[i].total - s_.sends[i].next;
-      remaining_ += s_.sends[i].total - s_.sends[i].next;
-    }
-    for (size_t i = 0; i < s_.recvs.size(); ++i) {
-      auto& ls = st_[static_cast<size_t>(s_.recvs[i].link)];
-      ls.recvs.push_back(static_cast<int>(i));
-      ls.recv_left += s_.recvs[i].total - s_.recvs[i].next;
-      remaining_ += s_.recvs[i].total - s_.recvs[i].next;
-    }
+// Which collective a frame belongs to: its space and sequence number.
+enum class Space : uint8_t { kSequential = 0, kTagged = 1, kPing = 2 };
+struct Key {
+  Space space = Space::kSequential;
+  uint64_t seq = 0;
+  bool operator<(const Key& o) const {
+    return space != o.space ? space < o.space : seq < o.seq;
+  }
+  bool operator==(const Key& o) const { return space == o.space && seq == o.seq; }
+};
+
+Key keyOf(bool ping, uint64_t seq) {
+  if (ping) return {Space::kPing, seq};
+  return {(seq & kTaggedSeqBit) != 0 ? Space::kTagged : Space::kSequential, seq};
+}
+
+std::string keyName(const Key& k) {
+  if (k.space == Space::kTagged) return "tag " + std::to_string(k.seq & ~kTaggedSeqBit);
+  return std::to_string(k.seq);
+}
+
+// One collective in flight: its schedule and where it stands on each link.
+struct Active {
+  Schedule* s = nullptr;
+  const EngineParams* p = nullptr;
+  Key key;
+  std::vector<std::vector<int>> sends_on, recvs_on;  // per link: its streams there
+  std::vector<uint32_t> send_left, recv_left;        // per link
+  size_t remaining = 0;
+  bool done = false;
+  bool ok = false;
+};
+
+// A frame that arrived before its collective started here, kept until it does.
+struct Stashed {
+  size_t link = 0;
+  FrameHeader h;
+  std::unique_ptr<char[]> payload;
+  int64_t t0 = 0, t1 = 0;
+};
+
+}  // namespace
+
+struct Engine::Impl {
+  Impl(std::vector<Link>& links, uint64_t token, int rank, std::chrono::milliseconds timeout)
+      : links_(links), token_(token), rank_(rank), timeout_(timeout), io_(links.size()) {
+    wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  }
+  ~Impl() {
+    if (wake_ >= 0) ::close(wake_);
   }
 
-  bool run(std::string* error) {
-    last_progress_ = Clock::now();
-    for (size_t i = 0; i < links_.size() && !failed_; ++i) {
-      Link& l = links_[i];
-      if ((st_[i].recv_left > 0 || st_[i].send_left > 0) && (l.closed || l.fd < 0)) {
-        fail(static_cast<int>(i), "rank " + std::to_string(l.peer) + " closed the connection");
-        break;
-      }
-      if (l.parked) {  // a header read during an earlier collective
-        l.parked = false;
-        if (p_.events != nullptr) st_[i].rt0 = col::nowNs();
-        onHeader(i);
-        if (!failed_ && !l.parked && st_[i].rs >= 0 && st_[i].rlen == 0) completeRecv(i);
-      }
+  bool run(Schedule& s, const EngineParams& p, std::string* error) {
+    Active a;
+    a.s = &s;
+    a.p = &p;
+    a.key = keyOf(p.ping, p.seq);
+    const size_t nl = links_.size();
+    a.sends_on.resize(nl);
+    a.recvs_on.resize(nl);
+    a.send_left.assign(nl, 0);
+    a.recv_left.assign(nl, 0);
+    for (size_t i = 0; i < s.sends.size(); ++i) {
+      const SendStream& ss = s.sends[i];
+      const auto l = static_cast<size_t>(ss.link);
+      a.sends_on[l].push_back(static_cast<int>(i));
+      a.send_left[l] += ss.total - ss.next;
+      a.remaining += ss.total - ss.next;
     }
-    if (!failed_) pumpAllSends();
-    std::vector<pollfd> fds;
-    std::vector<size_t> which;
-    while (remaining_ > 0 && !failed_) {
-      fds.clear();
-      which.clear();
-      for (size_t i = 0; i < links_.size(); ++i) {
-        Link& l = links_[i];
-        if (l.closed || l.fd < 0) continue;
-        short ev = l.parked ? 0 : POLLIN;
-        if (st_[i].wblocked && hasSendWork(i)) ev |= POLLOUT;
-        if (ev == 0) continue;
-        fds.push_back({l.fd, ev, 0});
-        which.push_back(i);
-      }
-      Deadline deadline = last_progress_ + p_.timeout;
-      int ms = pollMs(deadline);
-      if (ms == 0 || fds.empty()) {
-        timeoutFailure();
-        break;
-      }
-      int rc = ::poll(fds.data(), fds.size(), ms);
-      if (rc < 0) {
-        if (errno == EINTR) continue;
-        fail(-1, "poll failed: " + errnoText(errno));
-        break;
-      }
-      for (size_t k = 0; k < fds.size() && !failed_; ++k) {
-        size_t i = which[k];
-        short re = fds[k].revents;
-        if (re == 0) continue;
-        if ((re & (POLLIN | POLLHUP | POLLERR)) && !links_[i].parked) pumpRecv(i);
-        if (!failed_ && (re & (POLLOUT | POLLERR | POLLHUP)) && hasSendWork(i)) {
-          st_[i].wblocked = false;
-          pumpSend(i);
-        }
-      }
+    for (size_t i = 0; i < s.recvs.size(); ++i) {
+      const RecvStream& rs = s.recvs[i];
+      const auto l = static_cast<size_t>(rs.link);
+      a.recvs_on[l].push_back(static_cast<int>(i));
+      a.recv_left[l] += rs.total - rs.next;
+      a.remaining += rs.total - rs.next;
     }
+
+    std::unique_lock<std::mutex> lock(mutex_);
     if (failed_) {
-      sendAborts();
       *error = shown_;
       return false;
     }
-    return true;
+    if (active_.count(a.key) != 0) {
+      *error = "collective " + keyName(a.key) + " is already in flight on this communicator";
+      return false;
+    }
+    if (a.remaining == 0) return true;
+    active_[a.key] = &a;
+    for (size_t i = 0; i < nl; ++i) {
+      LinkIo& io = io_[i];
+      for (int st : a.sends_on[i]) io.sends.push_back({&a, st});
+      io.send_left += a.send_left[i];
+      io.recv_left += a.recv_left[i];
+      if ((a.send_left[i] > 0 || a.recv_left[i] > 0) && (links_[i].closed || links_[i].fd < 0))
+        fail(static_cast<int>(i), "rank " + std::to_string(links_[i].peer) + " closed the connection");
+    }
+    // Frames that came before it started, in the order they came.
+    if (!failed_) deliverStash(&a);
+    // New work: the deadline starts again, parked frames may be this collective's, and a
+    // thread waiting in poll() must see its sends.
+    last_progress_ = Clock::now();
+    dirty_ = true;
+    if (driving_ && wake_ >= 0) {
+      uint64_t one = 1;
+      [[maybe_unused]] ssize_t n = ::write(wake_, &one, sizeof one);
+    }
+    while (!a.done) {
+      if (!driving_) {
+        driving_ = true;
+        drive(lock, a);
+        driving_ = false;
+        cv_.notify_all();
+      } else {
+        cv_.wait(lock);
+      }
+    }
+    if (!a.ok) *error = shown_;
+    return a.ok;
+  }
+
+  void linksAdded() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    io_.resize(links_.size());
   }
 
  private:
-  struct LinkState {
-    std::vector<int> sends, recvs;
-    uint32_t send_left = 0, recv_left = 0;
-    size_t rr = 0;  // round-robin cursor over `sends`
+  struct LinkIo {
+    // sends of every collective in flight on this link: (collective, its stream)
+    std::vector<std::pair<Active*, int>> sends;
+    uint32_t send_left = 0, recv_left = 0;  // over every collective in flight
+    size_t rr = 0;                          // round-robin cursor over `sends`
+    // receive: the header being read (or parked: a collective not started here)
+    unsigned char hdr[kFrameHeaderBytes] = {};
+    size_t hdr_got = 0;
+    bool parked = false;
     // receive in progress (after its header)
-    int rs = -1;  // stream, -1: reading a header (or an abort payload when rabort)
+    Active* ra = nullptr;  // nullptr: reading a header (or an abort payload when rabort)
+    int rs = -1;
     bool rabort = false;
     uint32_t ridx = 0;
     Message rmsg;
@@ -133,15 +196,116 @@ class Engine {
     char* scratch = nullptr;
     int64_t rt0 = 0;
     unsigned char abuf[kMaxAbortPayload] = {};
+    // receive of a frame of a collective not started here (rstash): kept in stash_buf
+    bool rstash = false;
+    Key stash_key;
+    FrameHeader stash_h;
+    std::unique_ptr<char[]> stash_buf;
     // send in progress
+    Active* sa = nullptr;
     int ss = -1;
-    uint32_t sidx = 0;
     Message smsg;
     unsigned char shdr[kFrameHeaderBytes] = {};
     size_t ssent = 0;  // over header + payload
     int64_t st0 = 0;
     bool wblocked = false;
   };
+
+  // Drives every collective in flight until `mine` is done (or all failed). Called with the
+  // lock held; releases it only while waiting in poll().
+  void drive(std::unique_lock<std::mutex>& lock, Active& mine) {
+    std::vector<pollfd> fds;
+    std::vector<size_t> which;
+    while (!mine.done) {
+      if (failed_) {
+        finishFailure();
+        break;
+      }
+      if (dirty_) {
+        dirty_ = false;
+        deliverParked();
+        if (!failed_) pumpAllSends();
+        continue;
+      }
+      fds.clear();
+      which.clear();
+      if (wake_ >= 0) fds.push_back({wake_, POLLIN, 0});
+      for (size_t i = 0; i < links_.size(); ++i) {
+        Link& l = links_[i];
+        if (l.closed || l.fd < 0) continue;
+        short ev = io_[i].parked ? 0 : POLLIN;
+        if (io_[i].wblocked && hasSendWork(i)) ev |= POLLOUT;
+        if (ev == 0) continue;
+        fds.push_back({l.fd, ev, 0});
+        which.push_back(i);
+      }
+      const Deadline deadline = last_progress_ + timeout_;
+      int ms = pollMs(deadline);
+      if (ms == 0 || which.empty()) {
+        // No byte moved for the timeout, or nothing left to wait on but a collective that
+        // has not started here: on a parked link with nothing else to read.
+        if (ms == 0 || !anyParked()) {
+          timeoutFailure();
+          continue;
+        }
+      }
+      lock.unlock();
+      int rc = ::poll(fds.data(), fds.size(), ms);
+      int poll_errno = errno;
+      lock.lock();
+      if (rc < 0) {
+        if (poll_errno == EINTR) continue;
+        fail(-1, "poll failed: " + errnoText(poll_errno));
+        continue;
+      }
+      size_t k = 0;
+      if (wake_ >= 0) {
+        if (fds[0].revents != 0) {
+          uint64_t v;
+          while (::read(wake_, &v, sizeof v) > 0) {
+          }
+        }
+        k = 1;
+      }
+      for (size_t w = 0; k < fds.size() && !failed_; ++k, ++w) {
+        size_t i = which[w];
+        short re = fds[k].revents;
+        if (re == 0) continue;
+        if ((re & (POLLIN | POLLHUP | POLLERR)) && !io_[i].parked) pumpRecv(i);
+        if (!failed_ && (re & (POLLOUT | POLLERR | POLLHUP)) && hasSendWork(i)) {
+          io_[i].wblocked = false;
+          pumpSend(i);
+        }
+      }
+    }
+  }
+
+  bool anyParked() const {
+    for (size_t i = 0; i < links_.size(); ++i)
+      if (io_[i].parked && !links_[i].closed) return true;
+    return false;
+  }
+
+  // A collective has every message sent and received: off the links, its thread woken.
+  void finish(Active* a) {
+    for (LinkIo& io : io_) {
+      auto& v = io.sends;
+      v.erase(std::remove_if(v.begin(), v.end(), [a](const auto& e) { return e.first == a; }),
+              v.end());
+      if (io.rr > v.size()) io.rr = 0;
+    }
+    active_.erase(a->key);
+    if (a->key.space == Space::kTagged) {
+      recent_tagged_.push_back(a->key.seq);
+      if (recent_tagged_.size() > kRecentTagged) recent_tagged_.pop_front();
+    } else {
+      uint64_t& done = done_below_[static_cast<size_t>(a->key.space)];
+      done = std::max(done, a->key.seq + 1);
+    }
+    a->ok = true;
+    a->done = true;
+    cv_.notify_all();
+  }
 
   std::string peerName(size_t i) const { return "rank " + std::to_string(links_[i].peer); }
 
@@ -160,17 +324,38 @@ class Engine {
     }
   }
 
+  // Every collective in flight fails with the cause; the peers are told.
+  void finishFailure() {
+    if (!aborted_) {
+      aborted_ = true;
+      sendAborts();
+    }
+    for (LinkIo& io : io_) {
+      io.sends.clear();
+      io.sa = nullptr;
+      io.ra = nullptr;
+    }
+    for (auto& [key, a] : active_) {
+      a->ok = false;
+      a->done = true;
+    }
+    active_.clear();
+    stash_.clear();
+    stash_bytes_ = 0;
+    cv_.notify_all();
+  }
+
   void malformed(size_t i, const std::string& what) {
     fail(static_cast<int>(i), peerName(i) + " sent a malformed frame (" + what + ")");
   }
 
   void timeoutFailure() {
-    std::string ms = std::to_string(p_.timeout.count()) + " ms";
+    std::string ms = std::to_string(timeout_.count()) + " ms";
     // The cause names this rank too: it is forwarded to the others in the abort frame, and
     // "rank 1: no data from rank 1" (a relayed cause) would not say who waited.
-    const std::string me = p_.rank >= 0 ? "rank " + std::to_string(p_.rank) : std::string("this rank");
+    const std::string me = rank_ >= 0 ? "rank " + std::to_string(rank_) : std::string("this rank");
     for (size_t i = 0; i < links_.size(); ++i)
-      if (st_[i].recv_left > 0)
+      if (io_[i].recv_left > 0)
         return fail(-1, me + " got no data from " + peerName(i) + " for " + ms);
     for (size_t i = 0; i < links_.size(); ++i)
       if (hasSendWork(i)) return fail(-1, peerName(i) + " took no data from " + me + " for " + ms);
@@ -178,10 +363,10 @@ class Engine {
   }
 
   bool hasSendWork(size_t i) const {
-    const LinkState& ls = st_[i];
-    if (ls.ss >= 0) return true;
-    for (int s : ls.sends) {
-      const SendStream& ss = s_.sends[static_cast<size_t>(s)];
+    const LinkIo& io = io_[i];
+    if (io.sa != nullptr) return true;
+    for (const auto& [a, st] : io.sends) {
+      const SendStream& ss = a->s->sends[static_cast<size_t>(st)];
       if (ss.next < ss.ready && ss.next < ss.total) return true;
     }
     return false;
@@ -189,66 +374,66 @@ class Engine {
 
   void pumpAllSends() {
     for (size_t i = 0; i < links_.size() && !failed_; ++i)
-      if (!st_[i].wblocked && hasSendWork(i)) pumpSend(i);
+      if (!io_[i].wblocked && hasSendWork(i)) pumpSend(i);
   }
 
-  // Picks the next ready message on link i (round robin over its streams).
+  // Picks the next ready message on link i (round robin over the streams there).
   bool startSend(size_t i) {
-    LinkState& ls = st_[i];
-    size_t n = ls.sends.size();
+    LinkIo& io = io_[i];
+    const size_t n = io.sends.size();
     for (size_t k = 0; k < n; ++k) {
-      size_t pos = (ls.rr + k) % n;
-      int s = ls.sends[pos];
-      SendStream& ss = s_.sends[static_cast<size_t>(s)];
+      const size_t pos = (io.rr + k) % n;
+      auto [a, st] = io.sends[pos];
+      SendStream& ss = a->s->sends[static_cast<size_t>(st)];
       if (ss.next >= ss.ready || ss.next >= ss.total) continue;
-      ls.rr = pos + 1;
-      ls.ss = s;
-      ls.sidx = ss.next;
-      ls.smsg = s_.sendMessage(static_cast<size_t>(s), ss.next);
+      io.rr = pos + 1;
+      io.sa = a;
+      io.ss = st;
+      io.smsg = a->s->sendMessage(static_cast<size_t>(st), ss.next);
       FrameHeader h;
       h.kind = static_cast<uint8_t>(ss.kind);
-      h.phase = ls.smsg.phase;
-      h.token = p_.token;
-      h.seq = p_.seq;
-      h.step = ls.smsg.step;
-      h.chunk = ls.smsg.chunk;
-      h.length = ls.smsg.bytes;
-      encodeFrame(h, ls.shdr);
-      ls.ssent = 0;
-      if (p_.events != nullptr) ls.st0 = col::nowNs();
+      h.phase = io.smsg.phase;
+      h.token = token_;
+      h.seq = a->key.seq;
+      h.step = io.smsg.step;
+      h.chunk = io.smsg.chunk;
+      h.length = io.smsg.bytes;
+      encodeFrame(h, io.shdr);
+      io.ssent = 0;
+      if (a->p->events != nullptr) io.st0 = col::nowNs();
       return true;
     }
     return false;
   }
 
   void pumpSend(size_t i) {
-    LinkState& ls = st_[i];
+    LinkIo& io = io_[i];
     Link& l = links_[i];
     for (;;) {
-      if (ls.ss < 0 && !startSend(i)) return;
-      const size_t total = kFrameHeaderBytes + ls.smsg.bytes;
-      while (ls.ssent < total) {
+      if (io.sa == nullptr && !startSend(i)) return;
+      const size_t total = kFrameHeaderBytes + io.smsg.bytes;
+      while (io.ssent < total) {
         iovec iov[2];
         int cnt = 0;
-        if (ls.ssent < kFrameHeaderBytes)
-          iov[cnt++] = {ls.shdr + ls.ssent, kFrameHeaderBytes - ls.ssent};
-        size_t off = ls.ssent > kFrameHeaderBytes ? ls.ssent - kFrameHeaderBytes : 0;
-        if (ls.smsg.bytes > off) iov[cnt++] = {ls.smsg.ptr + off, ls.smsg.bytes - off};
+        if (io.ssent < kFrameHeaderBytes)
+          iov[cnt++] = {io.shdr + io.ssent, kFrameHeaderBytes - io.ssent};
+        size_t off = io.ssent > kFrameHeaderBytes ? io.ssent - kFrameHeaderBytes : 0;
+        if (io.smsg.bytes > off) iov[cnt++] = {io.smsg.ptr + off, io.smsg.bytes - off};
         ssize_t n = ioSendv(l.fd, iov, cnt);
         if (n > 0) {
-          ls.ssent += static_cast<size_t>(n);
+          io.ssent += static_cast<size_t>(n);
           progress();
           continue;
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-          ls.wblocked = true;
+          io.wblocked = true;
           return;
         }
         int e = n < 0 ? errno : EPIPE;
         // The peer may have told us why before it went: an abort frame
         // waiting in our receive buffer names the real cause.
-        if (!l.parked) pumpRecv(i);
+        if (!io.parked) pumpRecv(i);
         if (failed_) return;
         if (e == EPIPE || e == ECONNRESET)
           fail(static_cast<int>(i), peerName(i) + " closed the connection");
@@ -257,17 +442,20 @@ class Engine {
         return;
       }
       // The whole message is in the kernel.
-      if (p_.events != nullptr) trace(ls.smsg, col::Side::kSend, l.peer, ls.st0);
-      SendStream& ss = s_.sends[static_cast<size_t>(ls.ss)];
-      ++ss.next;
-      --ls.send_left;
-      --remaining_;
-      ls.ss = -1;
+      Active* a = io.sa;
+      if (a->p->events != nullptr) trace(*a, io.smsg, col::Side::kSend, l.peer, io.st0);
+      ++a->s->sends[static_cast<size_t>(io.ss)].next;
+      --a->send_left[i];
+      --io.send_left;
+      --a->remaining;
+      io.sa = nullptr;
+      io.ss = -1;
+      if (a->remaining == 0) finish(a);
     }
   }
 
-  void trace(const Message& m, col::Side side, int peer, int64_t t0) {
-    col::Event e = p_.trace_template;
+  static void trace(const Active& a, const Message& m, col::Side side, int peer, int64_t t0) {
+    col::Event e = a.p->trace_template;
     e.kind = col::EventKind::kTransfer;
     e.side = static_cast<uint8_t>(side);
     e.peer = peer;
@@ -278,112 +466,229 @@ class Engine {
     e.step = m.trace_step;
     e.aux = m.chunk;
     e.key = 0;
-    p_.events->push_back(e);
+    a.p->events->push_back(e);
   }
 
-  // A complete header is in links_[i].hdr: check it against what this
-  // collective expects before reading any payload byte.
+  // Headers parked on links: now that another collective started, some may be its.
+  void deliverParked() {
+    for (size_t i = 0; i < links_.size() && !failed_; ++i) {
+      LinkIo& io = io_[i];
+      if (!io.parked || links_[i].closed) continue;
+      io.parked = false;
+      io.rt0 = col::nowNs();
+      onHeader(i);
+      if (!failed_ && !io.parked && io.ra != nullptr && io.rlen == 0) completeRecv(i);
+      if (!failed_ && io.rstash && io.rlen == 0) finishStash(i);
+    }
+  }
+
+  // The frames kept for `a` before it started, in the order they came.
+  void deliverStash(Active* a) {
+    auto it = stash_.find(a->key);
+    if (it == stash_.end()) return;
+    std::deque<Stashed> frames = std::move(it->second);
+    stash_.erase(it);
+    for (Stashed& f : frames) {
+      stash_bytes_ -= static_cast<size_t>(f.h.length);
+      if (!failed_ && !a->done) deliverFrame(a, f.link, f.h, f.payload.get(), f.t0, f.t1);
+    }
+  }
+
+  // A whole frame of `a` from link i, read earlier: checked as onHeader() checks one, then
+  // handed over as completeRecv() hands one (its sends are pumped by the driver).
+  void deliverFrame(Active* a, size_t i, const FrameHeader& h, const char* payload, int64_t t0,
+                    int64_t t1) {
+    int stream = -1;
+    for (int r : a->recvs_on[i])
+      if (static_cast<uint8_t>(a->s->recvs[static_cast<size_t>(r)].kind) == h.kind) stream = r;
+    if (stream < 0) return malformed(i, "unexpected kind " + std::to_string(h.kind));
+    RecvStream& rs = a->s->recvs[static_cast<size_t>(stream)];
+    if (rs.next >= rs.total) return malformed(i, "more messages than expected");
+    const uint32_t idx = rs.next;
+    Message m = a->s->recvMessage(static_cast<size_t>(stream), idx);
+    if (std::string bad = mismatch(h, m); !bad.empty()) return malformed(i, bad);
+    char* scratch = nullptr;
+    if (m.bytes > 0) {
+      if (m.reduce) {
+        scratch = a->s->pool->acquire();
+        std::memcpy(scratch, payload, m.bytes);
+      } else {
+        std::memcpy(m.ptr, payload, m.bytes);
+      }
+    }
+    if (a->p->events != nullptr) {
+      trace(*a, m, col::Side::kRecv, links_[i].peer, t0);
+      a->p->events->back().t1 = t1;
+    }
+    ++rs.next;
+    --a->recv_left[i];
+    --io_[i].recv_left;
+    --a->remaining;
+    a->s->received(static_cast<size_t>(stream), idx, scratch);
+    if (a->remaining == 0) finish(a);
+  }
+
+  // A frame of a collective not started here is read whole: kept for it, or handed to it when
+  // it started meanwhile.
+  void finishStash(size_t i) {
+    LinkIo& io = io_[i];
+    io.rstash = false;
+    io.hdr_got = 0;
+    Stashed f;
+    f.link = i;
+    f.h = io.stash_h;
+    f.payload = std::move(io.stash_buf);
+    f.t0 = io.rt0;
+    f.t1 = col::nowNs();
+    auto it = active_.find(io.stash_key);
+    if (it == active_.end()) {
+      stash_[io.stash_key].push_back(std::move(f));
+      return;
+    }
+    stash_bytes_ -= static_cast<size_t>(f.h.length);
+    deliverFrame(it->second, i, f.h, f.payload.get(), f.t0, f.t1);
+    if (!failed_) pumpAllSends();
+  }
+
+  static std::string mismatch(const FrameHeader& h, const Message& m) {
+    if (h.length == m.bytes && h.step == m.step && h.chunk == m.chunk && h.phase == m.phase) return "";
+    return "expected step " + std::to_string(m.step) + " chunk " + std::to_string(m.chunk) + " of " +
+           std::to_string(m.bytes) + " bytes, got step " + std::to_string(h.step) + " chunk " +
+           std::to_string(h.chunk) + " of " + std::to_string(h.length) + " bytes";
+  }
+
+  // A frame of a collective that is over here.
+  bool isStale(const Key& k) const {
+    if (k.space == Space::kTagged)
+      return std::find(recent_tagged_.begin(), recent_tagged_.end(), k.seq) != recent_tagged_.end();
+    if (k.seq < done_below_[static_cast<size_t>(k.space)]) return true;
+    // Collectives numbered by the communicator run one at a time: below the one in flight,
+    // every one is over.
+    for (const auto& [key, a] : active_)
+      if (key.space == k.space && key.seq > k.seq) return true;
+    return false;
+  }
+
+  // A complete header is in io_[i].hdr: check it against the collectives in flight before
+  // reading any payload byte.
   void onHeader(size_t i) {
-    Link& l = links_[i];
-    LinkState& ls = st_[i];
-    FrameHeader h = decodeFrame(l.hdr);
+    LinkIo& io = io_[i];
+    FrameHeader h = decodeFrame(io.hdr);
     if (h.magic != kFrameMagic) return malformed(i, "bad magic");
     if (h.version != kWireVersion)
       return malformed(i, "unsupported version " + std::to_string(h.version));
-    if (h.token != p_.token) return malformed(i, "wrong link token");
+    if (h.token != token_) return malformed(i, "wrong link token");
     if (h.flags != 0) return malformed(i, "unknown flags");
     if (h.kind == static_cast<uint8_t>(FrameKind::kAbort)) {
       if (h.length > kMaxAbortPayload) return malformed(i, "oversized abort");
-      ls.rabort = true;
-      ls.rdst = reinterpret_cast<char*>(ls.abuf);
-      ls.rlen = static_cast<size_t>(h.length);
-      ls.rgot = 0;
-      if (ls.rlen == 0) finishAbort(i);
+      io.rabort = true;
+      io.rdst = reinterpret_cast<char*>(io.abuf);
+      io.rlen = static_cast<size_t>(h.length);
+      io.rgot = 0;
+      if (io.rlen == 0) finishAbort(i);
       return;
     }
     if (h.kind < 1 || h.kind > kLastFrameKind)
       return malformed(i, "unknown kind " + std::to_string(h.kind));
     if (h.length > kMaxFramePayload)
       return malformed(i, "oversized length " + std::to_string(h.length));
-    bool other_space = isAllreduceKind(h.kind) == p_.ping;
-    if (other_space || h.seq > p_.seq) {
-      // The peer is already in a later collective: it finished this one, so
-      // it sent us everything of this one before, on this link.
-      if (ls.recv_left > 0)
-        return malformed(i, "a later collective's frame while this one's are due");
-      l.parked = true;
+    const Key key = keyOf(!isAllreduceKind(h.kind), h.seq);
+    auto it = active_.find(key);
+    if (it == active_.end()) {
+      if (isStale(key)) return malformed(i, "stale sequence number " + keyName(key));
+      // A collective numbered by the communicator runs alone: while it expects frames on this
+      // link, the peer sends nothing else there before them (whatever it ran before is over
+      // here too, whatever it runs after comes after them).
+      for (const auto& [k, a] : active_)
+        if (k.space != Space::kTagged && a->recv_left[i] > 0)
+          return malformed(i, "a later collective's frame while this one's are due");
+      // A collective that has not started here yet: read on and keep the frame (a link
+      // that waited for it could hold up a collective in flight here whose frames are behind
+      // it, while that collective holds up the peer's), as long as the budget allows.
+      if (stash_bytes_ + h.length <= kStashBudget) {
+        stash_bytes_ += static_cast<size_t>(h.length);
+        io.rstash = true;
+        io.stash_key = key;
+        io.stash_h = h;
+        io.stash_buf.reset(h.length > 0 ? new char[static_cast<size_t>(h.length)] : nullptr);
+        io.rdst = io.stash_buf.get();
+        io.rlen = static_cast<size_t>(h.length);
+        io.rgot = 0;
+        return;
+      }
+      io.parked = true;
       return;
     }
-    if (h.seq < p_.seq) return malformed(i, "stale sequence number " + std::to_string(h.seq));
+    Active* a = it->second;
     int stream = -1;
-    for (int r : ls.recvs)
-      if (static_cast<uint8_t>(s_.recvs[static_cast<size_t>(r)].kind) == h.kind) stream = r;
+    for (int r : a->recvs_on[i])
+      if (static_cast<uint8_t>(a->s->recvs[static_cast<size_t>(r)].kind) == h.kind) stream = r;
     if (stream < 0) return malformed(i, "unexpected kind " + std::to_string(h.kind));
-    RecvStream& rs = s_.recvs[static_cast<size_t>(stream)];
+    RecvStream& rs = a->s->recvs[static_cast<size_t>(stream)];
     if (rs.next >= rs.total) return malformed(i, "more messages than expected");
-    Message m = s_.recvMessage(static_cast<size_t>(stream), rs.next);
-    if (h.length != m.bytes || h.step != m.step || h.chunk != m.chunk || h.phase != m.phase)
-      return malformed(i, "expected step " + std::to_string(m.step) + " chunk " +
-                              std::to_string(m.chunk) + " of " + std::to_string(m.bytes) +
-                              " bytes, got step " + std::to_string(h.step) + " chunk " +
-                              std::to_string(h.chunk) + " of " + std::to_string(h.length) +
-                              " bytes");
-    ls.rs = stream;
-    ls.ridx = rs.next;
-    ls.rmsg = m;
-    ls.rlen = m.bytes;
-    ls.rgot = 0;
-    ls.scratch = nullptr;
+    Message m = a->s->recvMessage(static_cast<size_t>(stream), rs.next);
+    if (std::string bad = mismatch(h, m); !bad.empty()) return malformed(i, bad);
+    io.ra = a;
+    io.rs = stream;
+    io.ridx = rs.next;
+    io.rmsg = m;
+    io.rlen = m.bytes;
+    io.rgot = 0;
+    io.scratch = nullptr;
     if (m.reduce) {
-      if (m.bytes > 0) ls.scratch = s_.pool->acquire();
-      ls.rdst = ls.scratch;
+      if (m.bytes > 0) io.scratch = a->s->pool->acquire();
+      io.rdst = io.scratch;
     } else {
-      ls.rdst = m.ptr;
+      io.rdst = m.ptr;
     }
   }
 
   void finishAbort(size_t i) {
-    LinkState& ls = st_[i];
-    std::string text(reinterpret_cast<const char*>(ls.abuf), ls.rlen);
+    LinkIo& io = io_[i];
+    std::string text(reinterpret_cast<const char*>(io.abuf), io.rlen);
     for (char& c : text)
       if (c < 0x20 || c > 0x7e) c = '?';  // it is shown to people: printable only
-    ls.rabort = false;
+    io.rabort = false;
     fail(static_cast<int>(i), text, text + " (reported by " + peerName(i) + ")");
   }
 
   void completeRecv(size_t i) {
     Link& l = links_[i];
-    LinkState& ls = st_[i];
-    if (p_.events != nullptr) trace(ls.rmsg, col::Side::kRecv, l.peer, ls.rt0);
-    RecvStream& rs = s_.recvs[static_cast<size_t>(ls.rs)];
+    LinkIo& io = io_[i];
+    Active* a = io.ra;
+    if (a->p->events != nullptr) trace(*a, io.rmsg, col::Side::kRecv, l.peer, io.rt0);
+    RecvStream& rs = a->s->recvs[static_cast<size_t>(io.rs)];
     ++rs.next;
-    --ls.recv_left;
-    --remaining_;
-    size_t stream = static_cast<size_t>(ls.rs);
-    uint32_t idx = ls.ridx;
-    char* scratch = ls.scratch;
-    ls.rs = -1;
-    ls.scratch = nullptr;
-    l.hdr_got = 0;
-    s_.received(stream, idx, scratch);
+    --a->recv_left[i];
+    --io.recv_left;
+    --a->remaining;
+    const auto stream = static_cast<size_t>(io.rs);
+    const uint32_t idx = io.ridx;
+    char* scratch = io.scratch;
+    io.ra = nullptr;
+    io.rs = -1;
+    io.scratch = nullptr;
+    io.hdr_got = 0;
+    a->s->received(stream, idx, scratch);
+    if (a->remaining == 0) finish(a);
     pumpAllSends();  // what this made ready goes on the wire before we read on
   }
 
   void pumpRecv(size_t i) {
     Link& l = links_[i];
-    LinkState& ls = st_[i];
+    LinkIo& io = io_[i];
     int messages = 0;
     size_t bytes = 0;
-    while (!failed_ && !l.parked && messages < kMaxMessagesPerTurn && bytes < kMaxBytesPerTurn) {
+    while (!failed_ && !io.parked && messages < kMaxMessagesPerTurn && bytes < kMaxBytesPerTurn) {
       unsigned char* dst;
       size_t want;
-      bool header = ls.rs < 0 && !ls.rabort;
+      const bool header = io.ra == nullptr && !io.rabort && !io.rstash;
       if (header) {
-        dst = l.hdr + l.hdr_got;
-        want = kFrameHeaderBytes - l.hdr_got;
+        dst = io.hdr + io.hdr_got;
+        want = kFrameHeaderBytes - io.hdr_got;
       } else {
-        dst = reinterpret_cast<unsigned char*>(ls.rdst) + ls.rgot;
-        want = ls.rlen - ls.rgot;
+        dst = reinterpret_cast<unsigned char*>(io.rdst) + io.rgot;
+        want = io.rlen - io.rgot;
       }
       ssize_t n = ioRecv(l.fd, dst, want);
       if (n < 0) {
@@ -398,9 +703,9 @@ class Engine {
       }
       if (n == 0) {
         // EOF. Between frames, with nothing more expected from or for this
-        // peer in this collective, it is a peer that finished and left.
-        if (!header || l.hdr_got > 0 || ls.recv_left > 0 || ls.send_left > 0) {
-          std::string where = l.hdr_got > 0 && header ? " in the middle of a frame header" : "";
+        // peer by any collective in flight, it is a peer that finished and left.
+        if (!header || io.hdr_got > 0 || io.recv_left > 0 || io.send_left > 0) {
+          std::string where = io.hdr_got > 0 && header ? " in the middle of a frame header" : "";
           fail(static_cast<int>(i), peerName(i) + " closed the connection" + where);
         } else {
           l.closed = true;
@@ -410,28 +715,34 @@ class Engine {
       progress();
       bytes += static_cast<size_t>(n);
       if (header) {
-        if (l.hdr_got == 0 && p_.events != nullptr) ls.rt0 = col::nowNs();
-        l.hdr_got += static_cast<size_t>(n);
-        if (l.hdr_got < kFrameHeaderBytes) continue;
+        if (io.hdr_got == 0) io.rt0 = col::nowNs();
+        io.hdr_got += static_cast<size_t>(n);
+        if (io.hdr_got < kFrameHeaderBytes) continue;
         onHeader(i);
-        if (failed_ || l.parked) return;
-        if (ls.rabort || ls.rlen > 0) continue;
+        if (failed_ || io.parked) return;
+        if (io.rabort || io.rlen > 0) continue;
         ++messages;
-        completeRecv(i);  // empty payload
+        if (io.rstash)
+          finishStash(i);
+        else
+          completeRecv(i);  // empty payload
         continue;
       }
-      ls.rgot += static_cast<size_t>(n);
-      if (ls.rgot < ls.rlen) continue;
-      if (ls.rabort) {
+      io.rgot += static_cast<size_t>(n);
+      if (io.rgot < io.rlen) continue;
+      if (io.rabort) {
         finishAbort(i);
         return;
       }
       ++messages;
-      completeRecv(i);
+      if (io.rstash)
+        finishStash(i);
+      else
+        completeRecv(i);
     }
   }
 
-  // Tells every peer still connected that this collective failed: first
+  // Tells every peer still connected that the collectives failed: first
   // finishes a half-written message (the peer reads frames whole), then one
   // abort frame, then closes our side for writing. All links at once (one
   // slow peer must not use up the others' time), bounded in time.
@@ -440,8 +751,7 @@ class Engine {
     const std::string text = cause_.substr(0, kMaxAbortPayload);
     FrameHeader h;
     h.kind = static_cast<uint8_t>(FrameKind::kAbort);
-    h.token = p_.token;
-    h.seq = p_.seq;
+    h.token = token_;
     h.length = text.size();
     std::string abort(kFrameHeaderBytes, '\0');
     encodeFrame(h, reinterpret_cast<unsigned char*>(abort.data()));
@@ -454,13 +764,13 @@ class Engine {
     for (size_t i = 0; i < links_.size(); ++i) {
       Link& l = links_[i];
       if (l.closed || l.fd < 0) continue;
-      LinkState& ls = st_[i];
+      LinkIo& io = io_[i];
       Out o{i, {{nullptr, 0}, {nullptr, 0}, {abort.data(), abort.size()}}};
-      if (ls.ss >= 0) {
-        if (ls.ssent < kFrameHeaderBytes)
-          o.part[0] = {ls.shdr + ls.ssent, kFrameHeaderBytes - ls.ssent};
-        size_t off = ls.ssent > kFrameHeaderBytes ? ls.ssent - kFrameHeaderBytes : 0;
-        if (ls.smsg.bytes > off) o.part[1] = {ls.smsg.ptr + off, ls.smsg.bytes - off};
+      if (io.sa != nullptr) {
+        if (io.ssent < kFrameHeaderBytes)
+          o.part[0] = {io.shdr + io.ssent, kFrameHeaderBytes - io.ssent};
+        size_t off = io.ssent > kFrameHeaderBytes ? io.ssent - kFrameHeaderBytes : 0;
+        if (io.smsg.bytes > off) o.part[1] = {io.smsg.ptr + off, io.smsg.bytes - off};
       }
       outs.push_back(o);
     }
@@ -500,27 +810,48 @@ class Engine {
       ::shutdown(links_[o.link].fd, SHUT_WR);
       links_[o.link].closed = true;
     }
-    // Reduced chunks still held by the schedule are not returned: the
+    // Reduced chunks still held by the schedules are not returned: the
     // communicator is unusable from here on.
   }
 
-  Schedule& s_;
   std::vector<Link>& links_;
-  const EngineParams& p_;
-  std::vector<LinkState> st_;
-  size_t remaining_ = 0;
+  const uint64_t token_;
+  const int rank_;
+  const std::chrono::milliseconds timeout_;
+  int wake_ = -1;  // eventfd: a collective started while another thread waits in poll()
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<LinkIo> io_;
+  std::map<Key, Active*> active_;
+  bool driving_ = false;
+  bool dirty_ = false;  // a collective started: parked headers and its sends to look at
   Clock::time_point last_progress_;
+  uint64_t done_below_[3] = {0, 0, 0};  // per space but kTagged: every lower seq finished
+  std::deque<uint64_t> recent_tagged_;
+  std::map<Key, std::deque<Stashed>> stash_;  // frames of collectives not started here yet
+  size_t stash_bytes_ = 0;                     // their payload bytes (and one being read)
   bool failed_ = false;
+  bool aborted_ = false;
   std::string cause_;  // forwarded in abort frames
   std::string shown_;  // what this rank reports
 };
 
-}  // namespace
+Engine::Engine(std::vector<Link>& links, uint64_t token, int rank, std::chrono::milliseconds timeout)
+    : impl_(std::make_unique<Impl>(links, token, rank, timeout)) {}
+
+Engine::~Engine() = default;
+
+bool Engine::run(Schedule& schedule, const EngineParams& params, std::string* error) {
+  return impl_->run(schedule, params, error);
+}
+
+void Engine::linksAdded() { impl_->linksAdded(); }
 
 bool runEngine(Schedule& schedule, std::vector<Link>& links, const EngineParams& params,
                std::string* error) {
-  Engine e(schedule, links, params);
-  return e.run(error);
+  Engine e(links, params.token, params.rank, params.timeout);
+  return e.run(schedule, params, error);
 }
 
 }  // namespace ringside::reference::detail

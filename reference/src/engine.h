@@ -1,4 +1,4 @@
-// reference/src/engine.h — moves one collective's messages over the peer links.
+// reference/src/engine.h — moves collectives' messages over the peer links.
 //
 // An algorithm (ring.cpp, tree.cpp, the ping-pong) describes one collective
 // from one rank's view as a Schedule: in-order streams of messages per
@@ -6,23 +6,41 @@
 // message has arrived (reduce it, make later sends ready). The engine knows
 // nothing of rings or trees; it only moves bytes:
 //
-//   one thread, non-blocking sockets, poll() over every link. Whenever a
-//   link can take bytes, the next ready message of one of its send streams
-//   (round robin between streams, never switching inside a message) is
-//   written from where it lies; whenever a link has bytes, the frame header
-//   is read and checked, then the payload is read straight into its place
-//   (or into a scratch chunk when it is to be reduced). A completed receive
-//   is handed to the schedule at once, and the sends it made ready are
-//   written before anything else is read. While this thread reduces chunk k,
-//   the kernel keeps receiving chunk k+1 into the socket buffer and keeps
-//   sending what was already written: sending, receiving and reducing
-//   overlap without a second thread.
+//   non-blocking sockets, poll() over every link, one thread at a time
+//   driving. Whenever a link can take bytes, the next ready message of one
+//   of its send streams (round robin between streams, and between the
+//   collectives in flight, never switching inside a message) is written from
+//   where it lies; whenever a link has bytes, the frame header is read and
+//   checked, then the payload is read straight into its place (or into a
+//   scratch chunk when it is to be reduced). A completed receive is handed
+//   to its schedule at once, and the sends it made ready are written before
+//   anything else is read. While the driving thread reduces chunk k, the
+//   kernel keeps receiving chunk k+1 into the socket buffer and keeps sending
+//   what was already written: sending, receiving and reducing overlap
+//   without a second thread.
 //
-// Deadline: the collective fails when no byte moved on any link for
-// `timeout` (a silent peer), naming the peer it waits for. A reset or EOF
-// fails it at once, naming that peer. On failure the engine tells every
-// other peer (an abort frame, after finishing a half-written message) so
-// that all survivors fail quickly and name the same cause.
+// Several collectives at once (Engine::run from several threads): each is
+// named by a key that every rank gives the same collective, carried in every
+// frame (the space, from the frame kind and the sequence number's top bit,
+// and the sequence number). A frame is only ever handed to the collective
+// whose key, stream kind, step, chunk and length it carries. A frame of a
+// collective that has not started here yet is read on and kept ("stashed",
+// 256 MiB of payload at most in all; past that its link waits until that
+// collective starts) and handed over, in the order it came, when it starts:
+// a rank that runs its collectives in another order than its peers
+// (PyTorch's two Gloo worker threads) never takes one collective's bytes for
+// another's, and never stops reading a link that a collective in flight
+// needs (with several peers, a link that waited could hold up a collective
+// here while that collective held up the peer). Whichever waiting thread
+// finds nobody driving drives every collective in flight until its own is
+// done, then hands over.
+//
+// Deadline: the collectives fail when no byte moved on any link for
+// `timeout` (a silent peer), naming the peer waited for. A reset or EOF fails
+// them at once, naming that peer. On failure the engine tells every other
+// peer (an abort frame, after finishing a half-written message) so that all
+// survivors fail quickly and name the same cause; the engine is unusable
+// from then on.
 #pragma once
 
 #include <chrono>
@@ -42,12 +60,12 @@ struct Link {
   int fd = -1;
   int peer = -1;
   bool closed = false;  // EOF seen, or shut down after a failure
-  // A header read during one collective that belongs to a later one stays
-  // here ("parked"); the link is not read again until that collective.
-  unsigned char hdr[kFrameHeaderBytes] = {};
-  size_t hdr_got = 0;
-  bool parked = false;
 };
+
+// Sequence numbers with this bit set name collectives that may run at once
+// (Communicator::allreduceTagged: the caller's id, the same on every rank);
+// without it, the communicator's own count of its calls (one at a time).
+inline constexpr uint64_t kTaggedSeqBit = uint64_t{1} << 63;
 
 struct Message {
   char* ptr = nullptr;  // send: the bytes; receive: where they go (unless reduce)
@@ -106,7 +124,7 @@ class Schedule {
 
 struct EngineParams {
   uint64_t token = 0;
-  uint64_t seq = 0;   // this collective's sequence number
+  uint64_t seq = 0;   // this collective's sequence number (kTaggedSeqBit: a tagged one)
   int rank = -1;      // this rank, for the failure messages
   bool ping = false;  // frames of pingPong (their own sequence numbers)
   std::chrono::milliseconds timeout{30000};
@@ -116,9 +134,30 @@ struct EngineParams {
   collector::Event trace_template;
 };
 
-// Runs the schedule to completion. False + *error (one line, naming a peer
-// rank) on failure; then every link is closed for writing after an abort
-// frame, and the communicator must not be used again.
+// The links' I/O state across collectives, and the collectives in flight.
+// Thread-safe: run() may be called from several threads at once, each with a
+// collective of its own key (seq, ping); token, rank and timeout are the
+// engine's (the first run's params give them when not set here).
+class Engine {
+ public:
+  Engine(std::vector<Link>& links, uint64_t token, int rank, std::chrono::milliseconds timeout);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Runs the schedule to completion. False + *error (one line, naming a peer
+  // rank) on failure; then every link is closed for writing after an abort
+  // frame, and the engine fails every later run.
+  bool run(Schedule& schedule, const EngineParams& params, std::string* error);
+  // The links vector grew (a peer connected later). Only with no run in progress.
+  void linksAdded();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One collective on links that no other engine uses (tests).
 bool runEngine(Schedule& schedule, std::vector<Link>& links, const EngineParams& params,
                std::string* error);
 

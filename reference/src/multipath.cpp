@@ -21,11 +21,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
 #include <sstream>
+
+#include "ringside/fileio/input_file.h"
 
 namespace ringside::reference::detail {
 
@@ -33,6 +34,8 @@ namespace {
 
 constexpr int kMaxExactRanks = kMaxPlannedRanks;  // Held-Karp: 2^n * n^2 steps per round
 constexpr int kMaxRounds = 8;
+// RINGSIDE_TOPOLOGY is read as `report --topology` reads it: a regular file of at most 16 MiB.
+constexpr uint64_t kMaxTopologyFileBytes = uint64_t{16} << 20;
 
 // "1Gbit", "100Mbit", "10Gbps", "25Gbit/s" (bits), "2GB/s", "800MB/s" (bytes) -> bytes/s.
 bool parseBandwidth(const std::string& s, double* out) {
@@ -260,13 +263,13 @@ bool parseTopologyCapacities(const std::string& text, int n, LinkCapacities* out
 LinkCapacities capacitiesFromEnvironment(int n) {
   const char* path = std::getenv("RINGSIDE_TOPOLOGY");
   if (path == nullptr || *path == '\0') return equalCapacities(n);
-  std::ifstream f(path);
-  std::stringstream text;
-  text << f.rdbuf();
+  // fileio's rule for configuration files: a FIFO never blocks the open, /dev/zero or a
+  // terminal is refused (only a regular file), at most 16 MiB is read.
+  std::string text;
   LinkCapacities caps;
   std::string error;
-  if (!f || text.str().size() > (size_t{16} << 20) ||
-      !parseTopologyCapacities(text.str(), n, &caps, &error)) {
+  if (!fileio::readConfigFile(path, kMaxTopologyFileBytes, "topology file", &text, &error) ||
+      !parseTopologyCapacities(text, n, &caps, &error)) {
     caps = equalCapacities(n);
     caps.source = std::string("topology ") + path + " not usable (" +
                   (error.empty() ? "cannot read it" : error) + "): every link taken as equal";

@@ -14,11 +14,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "io.h"
@@ -37,11 +41,18 @@ using detail::KvOp;
 
 // ---------------------------------------------------------------- server --
 
+// How long accept() is left alone after it failed for want of descriptors (EMFILE, ENFILE, ...):
+// the listening socket stays readable, so polling it at once again would spin.
+constexpr std::chrono::milliseconds kAcceptBackoff{100};
+// A client whose new connection the store closed at once waits this long before dialing again.
+constexpr std::chrono::milliseconds kRedialPause{50};
+
 class KvServer {
  public:
   static std::unique_ptr<KvServer> start(const std::string& master_addr, int port, uint64_t token,
+                                         size_t max_clients, std::chrono::milliseconds idle,
                                          std::string* error) {
-    std::unique_ptr<KvServer> s(new KvServer(token));
+    std::unique_ptr<KvServer> s(new KvServer(token, max_clients, idle, port));
     int bound = 0;
     // A local job's store (MASTER_ADDR on the loopback) takes no connection from
     // another host; otherwise every interface, as torchrun's store does.
@@ -76,9 +87,84 @@ class KvServer {
     std::string wait_key;
     bool close_after_flush = false;
     bool dead = false;
+    // Sent a well-formed request with the job's token: a rank, never closed for being idle.
+    bool member = false;
+    Clock::time_point accepted;
   };
 
-  explicit KvServer(uint64_t token) : token_(token) {}
+  KvServer(uint64_t token, size_t max_clients, std::chrono::milliseconds idle, int port)
+      : token_(token),
+        max_clients_(std::max<size_t>(max_clients, 1)),
+        idle_(std::max(idle, std::chrono::milliseconds(1))),
+        // A connection younger than this is not closed to make room: a rank's first request
+        // is on its way.
+        grace_(std::min(std::chrono::milliseconds(1000), idle_ / 4)),
+        port_(port) {}
+
+  // One line on stderr per kind of trouble (the store runs inside rank 0 of a user's job).
+  void warnOnce(bool* said, const std::string& text) {
+    if (*said) return;
+    *said = true;
+    std::fprintf(stderr, "ringside: rendezvous store on port %d: %s\n", port_, text.c_str());
+  }
+
+  size_t liveClients() const {
+    size_t n = 0;
+    for (const auto& c : clients_) n += c->dead ? 0 : 1;
+    return n;
+  }
+
+  void drop(Client& c) {
+    c.dead = true;
+    c.fd.reset();  // its descriptor is free at once
+  }
+
+  // Closes connections that sent nothing (no request with the job's token) for idle_.
+  void closeIdle(Clock::time_point now) {
+    for (auto& c : clients_) {
+      if (c->dead || c->member || now - c->accepted < idle_) continue;
+      drop(*c);
+      warnOnce(&said_idle_, "closed a connection that sent no request within " +
+                                std::to_string(idle_.count()) +
+                                " ms (another program connecting to MASTER_PORT?)");
+    }
+  }
+
+  // Room for one more connection: under the limit, or the oldest connection that is no
+  // member and older than grace_ is closed for it. False: the new one is to be refused (a
+  // rank's client dials again when its new connection is closed before any reply).
+  bool makeRoom(Clock::time_point now) {
+    if (liveClients() < max_clients_) return true;
+    // Connections that closed or sent garbage since the last poll free their slots at once.
+    for (auto& c : clients_)
+      if (!c->dead && !c->member && !c->close_after_flush) readFrom(*c);
+    if (liveClients() < max_clients_) return true;
+    Client* oldest = nullptr;
+    for (auto& c : clients_) {
+      if (c->dead || c->member || now - c->accepted < grace_) continue;
+      if (oldest == nullptr || c->accepted < oldest->accepted) oldest = c.get();
+    }
+    warnOnce(&said_full_, std::to_string(max_clients_) +
+                              " connections at once (the limit); closing those that sent "
+                              "nothing (another program connecting to MASTER_PORT?)");
+    if (oldest == nullptr) return false;
+    drop(*oldest);
+    return true;
+  }
+
+  // Milliseconds until the next idle connection times out or accepting resumes; -1: none.
+  int pollTimeoutMs(Clock::time_point now, Clock::time_point accept_resumes) const {
+    std::optional<Clock::time_point> next;
+    if (accept_resumes > now) next = accept_resumes;
+    for (const auto& c : clients_) {
+      if (c->dead || c->member) continue;
+      const Clock::time_point t = c->accepted + idle_;
+      if (!next || t < *next) next = t;
+    }
+    if (!next) return -1;
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
+    return static_cast<int>(std::clamp<int64_t>(ms, 1, 60000));
+  }
 
   void reply(Client& c, KvOp op, const std::string& value) {
     unsigned char h[detail::kKvHeaderBytes];
@@ -111,6 +197,7 @@ class KvServer {
       if (op != KvOp::kSet && op != KvOp::kGet && op != KvOp::kCheck)
         return refuse(c, "unknown request");
       if (op != KvOp::kSet && h.value_len != 0) return refuse(c, "malformed request");
+      c.member = true;  // the job's token in a well-formed header: one of the ranks
       size_t total = detail::kKvHeaderBytes + h.key_len + h.value_len;
       if (c.in.size() < total) return;  // wait for the rest (bounded by the checks above)
       std::string key = c.in.substr(detail::kKvHeaderBytes, h.key_len);
@@ -175,36 +262,63 @@ class KvServer {
     if (c.close_after_flush) c.dead = true;
   }
 
+  // Accepts what is pending. Returns when accept() says there is no more, or pauses accepting
+  // (kAcceptBackoff) when it fails for want of descriptors or memory.
+  void acceptPending(Clock::time_point now, Clock::time_point* accept_resumes) {
+    for (;;) {
+      int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        const int e = errno;
+        if (e == EINTR || e == ECONNABORTED || e == EPROTO) continue;
+        if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+          *accept_resumes = now + kAcceptBackoff;
+          warnOnce(&said_accept_, "cannot accept connections: " + detail::errnoText(e) +
+                                      " (" + std::to_string(liveClients()) +
+                                      " open); trying again every " +
+                                      std::to_string(kAcceptBackoff.count()) + " ms");
+        }
+        return;  // EAGAIN: nothing more pending
+      }
+      if (!makeRoom(now)) {
+        ::close(fd);  // refused: every slot holds a rank or a connection just made
+        continue;
+      }
+      detail::tuneSocket(fd);
+      auto c = std::make_unique<Client>();
+      c->fd.reset(fd);
+      c->accepted = now;
+      clients_.push_back(std::move(c));
+    }
+  }
+
   void run() {
     std::vector<pollfd> fds;
+    Clock::time_point accept_resumes{};
     for (;;) {
+      Clock::time_point now = Clock::now();
+      closeIdle(now);
+      std::erase_if(clients_, [](const std::unique_ptr<Client>& c) { return c->dead; });
       fds.clear();
       fds.push_back({wake_read_.get(), POLLIN, 0});
-      fds.push_back({listen_.get(), POLLIN, 0});
+      // While accepting is paused the listening socket is not polled (it stays readable).
+      fds.push_back({now >= accept_resumes ? listen_.get() : -1, POLLIN, 0});
       for (auto& c : clients_) {
         short ev = c->close_after_flush ? 0 : POLLIN;
         if (c->out_off < c->out.size()) ev |= POLLOUT;
         fds.push_back({c->fd.get(), ev, 0});
       }
-      int rc = ::poll(fds.data(), fds.size(), -1);
+      int rc = ::poll(fds.data(), fds.size(), pollTimeoutMs(now, accept_resumes));
       if (rc < 0) {
         if (errno == EINTR) continue;
         return;
       }
       if (fds[0].revents != 0) return;  // stop requested
-      if (fds[1].revents & POLLIN) {
-        for (;;) {
-          int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-          if (fd < 0) break;
-          detail::tuneSocket(fd);
-          auto c = std::make_unique<Client>();
-          c->fd.reset(fd);
-          clients_.push_back(std::move(c));
-        }
-      }
-      size_t polled = fds.size() - 2;  // clients accepted just now were not polled
+      now = Clock::now();
+      size_t polled = fds.size() - 2;  // clients accepted below are not polled yet
+      if (fds[1].revents & POLLIN) acceptPending(now, &accept_resumes);
       for (size_t i = 0; i < polled; ++i) {
         Client& c = *clients_[i];
+        if (c.dead) continue;  // closed to make room for a new connection
         short re = fds[i + 2].revents;
         if (re & (POLLIN | POLLHUP | POLLERR)) readFrom(c);
         if (!c.dead && !c.out.empty()) writeTo(c);
@@ -217,6 +331,11 @@ class KvServer {
   }
 
   uint64_t token_;
+  size_t max_clients_;
+  std::chrono::milliseconds idle_;
+  std::chrono::milliseconds grace_;
+  int port_;
+  bool said_idle_ = false, said_full_ = false, said_accept_ = false;
   Fd listen_, wake_read_, wake_write_;
   std::thread thread_;
   std::map<std::string, std::string> kv_;
@@ -231,7 +350,11 @@ class TcpRendezvous final : public Rendezvous {
 
   bool start(std::string* error) {
     if (o_.rank == 0) {
-      server_ = KvServer::start(o_.master_addr, o_.master_port, o_.job_token, error);
+      const size_t max_clients =
+          o_.store_max_connections > 0 ? static_cast<size_t>(o_.store_max_connections)
+                                       : 2 * static_cast<size_t>(o_.world_size) + 64;
+      server_ = KvServer::start(o_.master_addr, o_.master_port, o_.job_token, max_clients,
+                                o_.store_idle_timeout, error);
       if (!server_) {
         *error = "rendezvous: rank 0 cannot serve the store: " + *error;
         return false;
@@ -298,15 +421,6 @@ class TcpRendezvous final : public Rendezvous {
   bool request(KvOp op, const std::string& key, const std::string& value, Deadline deadline,
                KvOp* reply_op, std::string* reply, std::string* error,
                const std::string* waiting_for = nullptr) {
-    if (fd_.get() < 0) {
-      std::string err;
-      fd_.reset(detail::dialTcp(o_.master_addr, o_.master_port, deadline, &err));
-      if (fd_.get() < 0) {
-        *error = "rendezvous: " + err + " (is rank 0 running with MASTER_ADDR/MASTER_PORT " +
-                 master() + "?)";
-        return false;
-      }
-    }
     unsigned char h[detail::kKvHeaderBytes];
     KvHeader kh;
     kh.op = static_cast<uint8_t>(op);
@@ -317,9 +431,34 @@ class TcpRendezvous final : public Rendezvous {
     std::string frame(reinterpret_cast<const char*>(h), sizeof h);
     frame += key;
     frame += value;
-    IoStatus st = detail::writeFull(fd_.get(), frame.data(), frame.size(), deadline);
-    if (st == IoStatus::kOk) st = detail::readFull(fd_.get(), h, sizeof h, deadline);
-    if (st != IoStatus::kOk) return fail(st, waiting_for, error);
+    for (;;) {
+      const bool fresh = fd_.get() < 0;
+      if (fresh) {
+        std::string err;
+        fd_.reset(detail::dialTcp(o_.master_addr, o_.master_port, deadline, &err));
+        if (fd_.get() < 0) {
+          *error = "rendezvous: " + err + " (is rank 0 running with MASTER_ADDR/MASTER_PORT " +
+                   master() + "?)";
+          return false;
+        }
+      }
+      IoStatus st = detail::writeFull(fd_.get(), frame.data(), frame.size(), deadline);
+      if (st == IoStatus::kOk) st = detail::readFull(fd_.get(), h, sizeof h, deadline);
+      if (st == IoStatus::kOk) break;
+      const int e = errno;
+      // A new connection closed before any reply: the store, full of connections that are
+      // not the job's, refused it. Dial again (every request may be repeated) until the
+      // deadline; a store that is gone refuses the dial itself.
+      const bool closed = st == IoStatus::kEof ||
+                          (st == IoStatus::kError && (e == ECONNRESET || e == EPIPE));
+      if (fresh && closed && Clock::now() + kRedialPause < deadline) {
+        fd_.reset();
+        std::this_thread::sleep_for(kRedialPause);
+        continue;
+      }
+      errno = e;
+      return fail(st, waiting_for, error);
+    }
     KvHeader r = detail::decodeKv(h);
     // A refusal carries the store's token (not ours) and a short reason.
     bool refusal = r.op == static_cast<uint8_t>(KvOp::kError) && r.value_len <= 4096;
@@ -332,7 +471,7 @@ class TcpRendezvous final : public Rendezvous {
     }
     std::string v(r.value_len, '\0');
     if (r.value_len > 0) {
-      st = detail::readFull(fd_.get(), v.data(), v.size(), deadline);
+      const IoStatus st = detail::readFull(fd_.get(), v.data(), v.size(), deadline);
       if (st != IoStatus::kOk) return fail(st, waiting_for, error);
     }
     *reply_op = static_cast<KvOp>(r.op);

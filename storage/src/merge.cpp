@@ -15,9 +15,15 @@
 #include "ringside/storage/merge.h"
 #include "ringside/storage/privacy.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <algorithm>
 #include <cerrno>
@@ -54,6 +60,9 @@ struct Input {
   int32_t world_size = -1;
   int64_t start_unix_ns = 0;
   bool clean = false;
+  std::string host;   // rank.host (rank files)
+  int64_t pid = -1;   // rank.pid (rank files)
+  bool live = false;  // not closed, and its writer still runs on this host
   int64_t rows = 0;  // collectives + transfers at probe time
   int copy_index = 0;  // 0 for the first file of a rank, 1.. for duplicates
   int version = 0;     // schema version
@@ -167,7 +176,8 @@ bool probe(const std::string& path, bool accept_merged, Input* in, std::string* 
   {
     using T = detail::RankTable;
     const std::string sql = detail::selectSql(
-        T::kDef, version, "", detail::columns({T::rank, T::world_size, T::start_unix_ns}));
+        T::kDef, version, "",
+        detail::columns({T::rank, T::world_size, T::start_unix_ns, T::host, T::pid}));
     Stmt st = detail::prepare(raw, sql, nullptr);
     if (!st) return fail("cannot read the rank table");
     int rc;
@@ -185,6 +195,10 @@ bool probe(const std::string& path, bool accept_merged, Input* in, std::string* 
       if (rank_rows == 1 || (known && (in->rank < 0 || r < in->rank))) {
         in->rank = known ? static_cast<int32_t>(r) : -1;
         in->start_unix_ns = start;
+      }
+      if (rank_rows == 1) {
+        in->host = textOf(st.get(), T::host);
+        in->pid = detail::columnNullable(st.get(), T::pid);
       }
       if (w > 0 && w <= kMaxPlausibleWorld) in->world_size = std::max<int32_t>(in->world_size, static_cast<int32_t>(w));
     }
@@ -314,6 +328,7 @@ class Merger {
   // An exception midway (out of memory) must not leave the temporary file behind.
   ~Merger() {
     if (!res_.ok) removeOutput();
+    releaseTempLock();
   }
   Merger(const Merger&) = delete;
   Merger& operator=(const Merger&) = delete;
@@ -325,12 +340,28 @@ class Merger {
   bool probeAll(std::vector<Input>* inputs,
                 std::vector<std::pair<std::string, std::string>>* skipped);
   bool checkRankOverlap(const std::vector<Input>& inputs);
+  void dropCopies(std::vector<Input>* inputs);
   bool writeMergeMeta(const std::vector<std::pair<std::string, std::string>>& skipped);
   bool finish();
-  // Closes the output and deletes the temporary file (the journal is kept in memory).
+  // Held (flock) on our temporary file while this merge may write it, so that another merge
+  // never takes it for one an interrupted merge left (removeStaleTemporaries). Closed only when
+  // no SQLite connection has the file open: closing a descriptor drops the process's POSIX locks.
+  void releaseTempLock() {
+    if (temp_lock_fd_ >= 0) ::close(temp_lock_fd_);
+    temp_lock_fd_ = -1;
+  }
+  // Closes the output and deletes the temporary file (the merge's journal is kept in memory;
+  // one a failed before_publish left goes too).
   void removeOutput() {
     out_.reset();
+    if (!tmp_.empty()) {
+      // A journal the caller's before_publish left (a failed write) goes with the file.
+      std::string ignored;
+      if (file_.tempIsOurs(&ignored)) ::unlink((tmp_ + "-journal").c_str());
+    }
     file_.discard();
+    releaseTempLock();
+    if (opt_.on_temp_file && !tmp_.empty()) opt_.on_temp_file("");
   }
   bool outFail(std::string_view what) {
     res_.error = detail::oneLine(tmp_ + ": " + std::string(what) + ": " + detail::lastError(out_.get()));
@@ -352,7 +383,69 @@ class Merger {
   int64_t next_collective_id_ = 1;
   int64_t done_ = 0, total_ = 0;
   int inputs_done_ = 0, inputs_ = 0;
+  int temp_lock_fd_ = -1;
 };
+
+// Temporary files beside `output` (`<output>.tmp-XXXXXXXX` and their -journal) that a merge
+// killed before it could remove them left behind: a regular file of ours, empty or a ringside
+// trace, untouched for a minute and locked by no merge (each live merge holds an flock on its
+// own). Removed; returns their names.
+std::vector<std::string> removeStaleTemporaries(const std::string& output) {
+  std::vector<std::string> removed;
+  const size_t slash = output.find_last_of('/');
+  const std::string folder = slash == std::string::npos ? "." : output.substr(0, slash + 1);
+  const std::string prefix = detail::baseName(output) + ".tmp-";
+  DIR* dir = ::opendir(folder.c_str());
+  if (dir == nullptr) return removed;
+  std::vector<std::string> candidates, journals;
+  constexpr std::string_view kJournal = "-journal";
+  while (const dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    const bool journal = name.size() == prefix.size() + 8 + kJournal.size() &&
+                         name.compare(prefix.size() + 8, kJournal.size(), kJournal) == 0;
+    const std::string base = journal ? name.substr(0, prefix.size() + 8) : name;
+    if (base.size() == prefix.size() + 8 && base.compare(0, prefix.size(), prefix) == 0 &&
+        base.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789", prefix.size()) ==
+            std::string::npos)
+      (journal ? journals : candidates).push_back(std::move(name));
+  }
+  ::closedir(dir);
+  const int64_t now = static_cast<int64_t>(::time(nullptr));
+  const std::string at = slash == std::string::npos ? "" : folder;
+  // A journal whose file is gone (removed before it): ours, a minute old, nothing to roll back.
+  for (const std::string& name : journals) {
+    struct stat sb {}, main_sb {};
+    const std::string path = at + name;
+    if (::lstat(path.c_str(), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == ::geteuid() &&
+        now - static_cast<int64_t>(sb.st_mtime) >= 60 &&
+        ::lstat(path.substr(0, path.size() - kJournal.size()).c_str(), &main_sb) != 0 &&
+        errno == ENOENT && ::unlink(path.c_str()) == 0)
+      removed.push_back(name);
+  }
+  for (const std::string& name : candidates) {
+    const std::string path = at + name;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) continue;
+    struct stat sb {};
+    bool stale = ::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == ::geteuid() &&
+                 now - static_cast<int64_t>(sb.st_mtime) >= 60 &&
+                 ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (stale && sb.st_size > 0) {
+      unsigned char header[72] = {};
+      stale = ::pread(fd, header, sizeof header, 0) == static_cast<ssize_t>(sizeof header) &&
+              std::memcmp(header, "SQLite format 3", 16) == 0 &&
+              ((uint32_t{header[68]} << 24) | (uint32_t{header[69]} << 16) |
+               (uint32_t{header[70]} << 8) | uint32_t{header[71]}) ==
+                  static_cast<uint32_t>(detail::kApplicationId);
+    }
+    if (stale) {
+      ::unlink((path + "-journal").c_str());
+      if (::unlink(path.c_str()) == 0) removed.push_back(name);
+    }
+    ::close(fd);  // never had a SQLite connection in this process: no lock of ours to drop
+  }
+  return removed;
+}
 
 bool Merger::openOutput() {
   std::string error;
@@ -362,6 +455,10 @@ bool Merger::openOutput() {
     return false;
   }
   tmp_ = file_.tempPath();
+  if (opt_.on_temp_file) opt_.on_temp_file(tmp_);
+  // Our own open file description, locked for as long as this merge may write the file.
+  temp_lock_fd_ = ::fcntl(file_.fd(), F_DUPFD_CLOEXEC, 0);
+  if (temp_lock_fd_ >= 0) ::flock(temp_lock_fd_, LOCK_EX | LOCK_NB);
   // SQLite opens the (empty) file by name, never through a link; our own descriptor is closed
   // first, since closing it later would drop SQLite's locks on the file.
   file_.closeDescriptor();
@@ -713,6 +810,9 @@ bool Merger::probeAll(std::vector<Input>* inputs,
       // What a merged input's own merge skipped is still missing from this trace.
       skipped->insert(skipped->end(), in.skipped.begin(), in.skipped.end());
       inputs->push_back(std::move(in));
+    } else if (!opt_.keep_going) {
+      res_.error = detail::oneLine(why + " (use -k to merge the other inputs without it)");
+      return false;
     } else {
       res_.warnings.push_back("skipped " + why);
       skipped->emplace_back(detail::baseName(path), skipReason(path, why));
@@ -726,12 +826,54 @@ bool Merger::probeAll(std::vector<Input>* inputs,
   std::stable_sort(inputs->begin(), inputs->end(), [](const Input& a, const Input& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.start_unix_ns < b.start_unix_ns;
   });
+  dropCopies(inputs);
+  for (Input& in : *inputs) {
+    if (in.merged || in.clean) continue;
+    RankFileStatus st;
+    st.host = in.host;
+    st.pid = in.pid;
+    st.start_unix_ns = in.start_unix_ns;
+    in.live = writerMayBeAlive(st);
+  }
   for (size_t i = 1; i < inputs->size(); ++i) {
     Input& in = (*inputs)[i];
     if (in.rank == (*inputs)[i - 1].rank) in.copy_index = (*inputs)[i - 1].copy_index + 1;
   }
   inputs_ = static_cast<int>(inputs->size());
   return true;
+}
+
+// Rank files that are copies of one another (the same rank, host, pid and start: one process's
+// file, e.g. `cp`'d beside it) would put that rank's rows in twice: only the one with the most
+// rows is kept (the first of equals), with a warning. Inputs are sorted by rank and start.
+void Merger::dropCopies(std::vector<Input>* inputs) {
+  std::vector<Input> kept;
+  kept.reserve(inputs->size());
+  for (Input& in : *inputs) {
+    Input* same = nullptr;
+    if (!in.merged && in.pid >= 0) {
+      for (size_t j = kept.size(); j-- > 0;) {
+        Input& k = kept[j];
+        if (k.rank != in.rank) break;
+        if (!k.merged && k.pid == in.pid && k.host == in.host &&
+            k.start_unix_ns == in.start_unix_ns) {
+          same = &k;
+          break;
+        }
+      }
+    }
+    if (same == nullptr) {
+      kept.push_back(std::move(in));
+      continue;
+    }
+    if (in.rows > same->rows) std::swap(*same, in);  // `in` is now the one left out
+    total_ -= in.rows;
+    res_.duplicates.emplace_back(in.path, same->path);
+    res_.warnings.push_back("left out " + in.path + ": a copy of " + same->path + " (rank " +
+                            std::to_string(in.rank) +
+                            ", the same process's file); its rows are merged once");
+  }
+  *inputs = std::move(kept);
 }
 
 // A rank in a merged input and in any other input would be merged twice: an error. (Rank files of
@@ -769,6 +911,10 @@ MergeResult Merger::run() {
     return res_;
   }
 
+  // What a merge into the same output killed earlier left (tens of MB, never renamed).
+  for (const std::string& name : removeStaleTemporaries(opt_.output))
+    res_.warnings.push_back("removed " + name + ", left by an interrupted merge");
+
   // Pass 1: validate and probe.
   std::vector<Input> inputs;
   // (basename, why) of every unusable input: the caller's first, then ours.
@@ -784,13 +930,17 @@ MergeResult Merger::run() {
 
   // Pass 2: copy.
   std::map<int, int> files_per_rank;
-  std::set<int> cut_off;
+  std::set<int> cut_off, live;
   int world = -1;
   for (const Input& in : inputs) {
     bool input_failed = false;
     std::string why;
     if (!InputCopy(*this, in, &input_failed, &why).run()) {
       if (!input_failed) return abandon();  // the output failed: res_.error is set
+      if (!opt_.keep_going) {
+        res_.error = detail::oneLine(why + " (use -k to merge the other inputs without it)");
+        return abandon();
+      }
       res_.warnings.push_back("skipped " + why);
       skipped.emplace_back(detail::baseName(in.path), skipReason(in.path, why));
       continue;
@@ -801,8 +951,14 @@ MergeResult Merger::run() {
       cut_off.insert(in.cut_off.begin(), in.cut_off.end());
     } else {
       ++files_per_rank[in.rank];
-      if (!in.clean) cut_off.insert(in.rank);
+      if (in.live) {
+        live.insert(in.rank);
+        res_.live_files.push_back(in.path);
+      } else if (!in.clean) {
+        cut_off.insert(in.rank);
+      }
     }
+    res_.merged_files.push_back(in.path);
     world = std::max(world, in.world_size);
   }
   progress();  // every input copied; the indexes come next
@@ -819,7 +975,10 @@ MergeResult Merger::run() {
   }
   res_.ranks = static_cast<int>(files_per_rank.size());
   res_.world_size = world;
+  // A rank with a live file and a cut-off one (a restart) is still being written.
+  for (int r : live) cut_off.erase(r);
   res_.cut_off_ranks.assign(cut_off.begin(), cut_off.end());
+  res_.live_ranks.assign(live.begin(), live.end());
   for (int r = 0; r < world; ++r) {
     if (!files_per_rank.count(r)) res_.missing_ranks.push_back(r);
   }
@@ -849,6 +1008,8 @@ bool Merger::writeMergeMeta(const std::vector<std::pair<std::string, std::string
   kv.emplace_back("world_size", std::to_string(res_.world_size));
   kv.emplace_back("cut_off_ranks", joinInts(res_.cut_off_ranks));
   kv.emplace_back("missing_ranks", joinInts(res_.missing_ranks));
+  // Ranks whose writer was still running (docs/schema.md): their rows end where the merge read.
+  kv.emplace_back("live_ranks", joinInts(res_.live_ranks));
   kv.emplace_back("skipped_inputs", skipped_list);
   kv.emplace_back("skipped_input_reasons", skipped_reasons);
   sqlite3* out = out_.get();
@@ -883,14 +1044,142 @@ bool Merger::finish() {
     return false;
   }
   std::string error;
+  // What makes the trace correct (its clock model, its steps) goes in before it is published.
+  if (opt_.before_publish && !opt_.before_publish(tmp_, &error)) {
+    res_.error = detail::oneLine(error);
+    return false;
+  }
   if (!file_.commit(&error)) {
     res_.error = detail::oneLine(error);
+    return false;
+  }
+  releaseTempLock();
+  if (opt_.on_temp_file) opt_.on_temp_file("");
+  return true;
+}
+
+}  // namespace
+
+bool readRankFileStatus(const std::string& path, RankFileStatus* out, std::string* error) {
+  *out = RankFileStatus{};
+  int version = 0;
+  Db db = detail::openTraceReadOnly(path, &version, error, /*quick_check=*/false);
+  if (!db) return false;
+  sqlite3* raw = db.get();
+  {
+    using T = detail::RankTable;
+    const std::string sql = detail::selectSql(
+        T::kDef, version, " LIMIT 1", detail::columns({T::host, T::pid, T::start_unix_ns}));
+    Stmt st = detail::prepare(raw, sql, nullptr);
+    if (!st) {
+      *error = detail::oneLine(path + ": cannot read the rank table: " + detail::lastError(raw));
+      return false;
+    }
+    if (sqlite3_step(st.get()) == SQLITE_ROW) {
+      out->host = textOf(st.get(), T::host);
+      out->pid = detail::columnNullable(st.get(), T::pid);
+      out->start_unix_ns = sqlite3_column_int64(st.get(), T::start_unix_ns);
+    }
+  }
+  using T = detail::MetaTable;
+  const std::string sql = detail::selectSql(
+      T::kDef, version, " WHERE key IN ('end_state', 'merged_at_unix_ns', 'run_id')");
+  Stmt st = detail::prepare(raw, sql, nullptr);
+  if (!st) {
+    *error = detail::oneLine(path + ": cannot read the meta table: " + detail::lastError(raw));
+    return false;
+  }
+  int rc;
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    const std::string key = textOf(st.get(), T::key);
+    const std::string value = textOf(st.get(), T::value);
+    if (key == "end_state") out->clean = value == "clean";
+    if (key == "merged_at_unix_ns") out->merged = true;
+    if (key == "run_id") out->run_id = value;
+  }
+  if (rc != SQLITE_DONE) {
+    *error = detail::oneLine(path + ": cannot read the meta table: " + detail::lastError(raw));
     return false;
   }
   return true;
 }
 
+namespace {
+
+// The first `size` - 1 bytes of a small file, or "".
+std::string readSmallFile(const std::string& path, size_t size) {
+  std::string text;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  text.resize(size);
+  size_t have = 0;
+  while (have + 1 < size) {  // /proc files come in pieces
+    const ssize_t got = ::read(fd, text.data() + have, size - 1 - have);
+    if (got <= 0) break;
+    have += static_cast<size_t>(got);
+  }
+  ::close(fd);
+  text.resize(have);
+  return text;
+}
+
+// When process `pid` started, in ns since 1970 (from /proc; whole seconds of boot time), or -1;
+// *zombie: it has exited and waits to be reaped.
+int64_t processStartUnixNs(int64_t pid, bool* zombie) {
+  *zombie = false;
+  const std::string text = readSmallFile("/proc/" + std::to_string(pid) + "/stat", 4096);
+  const size_t close = text.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return -1;
+  *zombie = text.size() > close + 2 && (text[close + 2] == 'Z' || text[close + 2] == 'X');
+  // Fields after the name: state is field 3, starttime field 22.
+  size_t at = close + 1;
+  unsigned long long ticks = 0;
+  for (int field = 3; field <= 22; ++field) {
+    at = text.find_first_not_of(' ', at);
+    if (at == std::string::npos) return -1;
+    const size_t end = text.find(' ', at);
+    if (field == 22) ticks = std::strtoull(text.substr(at, end - at).c_str(), nullptr, 10);
+    if (end == std::string::npos) break;
+    at = end;
+  }
+  const std::string stat = readSmallFile("/proc/stat", 1 << 20);
+  const size_t btime = stat.find("\nbtime ");
+  if (btime == std::string::npos) return -1;
+  const long long boot = std::atoll(stat.c_str() + btime + 7);
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (boot <= 0 || ticks == 0 || hz <= 0) return -1;
+  return boot * 1000000000LL +
+         static_cast<int64_t>(ticks * (1000000000ULL / static_cast<unsigned long long>(hz)));
+}
+
 }  // namespace
+
+bool isForeignFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  unsigned char header[72] = {};
+  const ssize_t got = ::pread(fd, header, sizeof header, 0);
+  ::close(fd);
+  if (got != static_cast<ssize_t>(sizeof header)) return false;
+  if (std::memcmp(header, "SQLite format 3", 16) != 0) return false;  // damaged, maybe ours
+  const uint32_t app = (uint32_t{header[68]} << 24) | (uint32_t{header[69]} << 16) |
+                       (uint32_t{header[70]} << 8) | uint32_t{header[71]};
+  return app != static_cast<uint32_t>(detail::kApplicationId);
+}
+
+bool writerMayBeAlive(const RankFileStatus& status) {
+  if (status.clean || status.merged || status.pid <= 0 || status.pid > INT32_MAX) return false;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0 || status.host != host) return false;
+  if (::kill(static_cast<pid_t>(status.pid), 0) != 0 && errno != EPERM) return false;
+  // A process with that pid that started after the file did (plus /proc's whole-second boot
+  // time) is another process: the writer is gone.
+  bool zombie = false;
+  const int64_t started = processStartUnixNs(status.pid, &zombie);
+  if (zombie) return false;  // exited; a parent that does not reap it keeps the pid
+  return started < 0 || status.start_unix_ns <= 0 ||
+         started <= status.start_unix_ns + 2'000'000'000LL;
+}
 
 MergeResult mergeRankFiles(const MergeOptions& options) {
   try {

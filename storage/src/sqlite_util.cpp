@@ -1,10 +1,14 @@
 // storage/src/sqlite_util.cpp — see sqlite_util.h.
 #include "sqlite_util.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -14,8 +18,29 @@
 
 namespace ringside::storage::detail {
 
-std::string fileUri(const std::string& path, std::string_view params) {
+std::string resolveFolders(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  // A bare name lives in the working folder (getcwd's path has no links); "dir/", "dir/." and
+  // "dir/.." are not file names: left to SQLite as they are.
+  if (slash == std::string::npos) return path;
+  const std::string name = path.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") return path;
+  const std::string folder = slash == 0 ? "/" : path.substr(0, slash);
+  char* real = ::realpath(folder.c_str(), nullptr);
+  if (real == nullptr) return path;  // a missing folder: the open fails with its own error
+  std::string out = real;
+  std::free(real);
+  if (out.empty() || out.back() != '/') out += '/';
+  return out + name;
+}
+
+std::string fileUri(const std::string& given, std::string_view params) {
   static const char* const kHex = "0123456789ABCDEF";
+  // SQLITE_OPEN_NOFOLLOW (outputs, files stored into in place, attached inputs) refuses a link
+  // in any component of the name; the protection is meant for the file itself. The folders
+  // above it are resolved here, so a link among them is followed and one at the file is still
+  // refused.
+  const std::string path = resolveFolders(given);
   std::string uri = "file:";
   for (unsigned char c : path) {
     const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
@@ -143,6 +168,51 @@ std::string openFailure(const std::string& path, sqlite3* db) {
 
 }  // namespace
 
+bool recoverHotJournal(const std::string& path, std::string* error) {
+  struct stat jb {};
+  const std::string journal = path + "-journal";
+  if (::lstat(journal.c_str(), &jb) != 0 || !S_ISREG(jb.st_mode) || jb.st_size == 0) return true;
+  // Only our own files: the header's application id (offset 68, big-endian) says ringside.
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return true;  // the caller's open says why
+    unsigned char header[72] = {};
+    const ssize_t got = ::pread(fd, header, sizeof header, 0);
+    ::close(fd);
+    if (got != static_cast<ssize_t>(sizeof header)) return true;
+    const uint32_t app = (uint32_t{header[68]} << 24) | (uint32_t{header[69]} << 16) |
+                         (uint32_t{header[70]} << 8) | uint32_t{header[71]};
+    if (app != static_cast<uint32_t>(kApplicationId)) return true;
+  }
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(fileUri(path, "").c_str(), &raw,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
+                                     SQLITE_OPEN_NOFOLLOW,
+                                 nullptr);
+  Db db(raw);
+  std::string why;
+  if (rc != SQLITE_OK || !hardenConnection(raw, &why)) {
+    // No write permission: say what is wrong and how to fix it, not "readonly database".
+    if (error) {
+      *error = oneLine(path + ": an interrupted write left " + journal +
+                       " (a hot journal) that must be rolled back, but the trace cannot be "
+                       "opened for writing: " + (why.empty() ? lastError(raw) : why) +
+                       "; open it once with write permission (e.g. ringside report as its owner)");
+    }
+    return false;
+  }
+  // A live writer's journal is not hot (it holds a lock): then this only waits and reads.
+  sqlite3_busy_timeout(raw, 2000);
+  int64_t version = 0;
+  if (!queryInt(raw, "PRAGMA user_version", &version, &why)) {
+    if (error) {
+      *error = oneLine(path + ": cannot roll back the interrupted write in " + journal + ": " + why);
+    }
+    return false;
+  }
+  return true;
+}
+
 Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error, bool quick_check) {
   std::string scratch;
   std::string& err = error ? *error : scratch;
@@ -161,19 +231,39 @@ Db openTraceReadOnly(const std::string& path, int* user_version, std::string* er
   }
   // Cheap first check, before SQLite sees the bytes: the 16-byte magic.
   {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr) {
+    // O_NONBLOCK: a FIFO put in the file's place since the stat() above must not block the
+    // open; it is refused as not a regular file.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
       err = oneLine(path + ": cannot open: " + std::strerror(errno));
       return nullptr;
     }
+    struct stat fsb {};
+    if (::fstat(fd, &fsb) != 0 || !S_ISREG(fsb.st_mode)) {
+      ::close(fd);
+      err = oneLine(path + ": cannot open: not a regular file");
+      return nullptr;
+    }
     char magic[16] = {};
-    const size_t got = std::fread(magic, 1, sizeof magic, f);
-    std::fclose(f);
+    size_t got = 0;
+    while (got < sizeof magic) {
+      const ssize_t n = ::read(fd, magic + got, sizeof magic - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    ::close(fd);
     if (got != sizeof magic || std::memcmp(magic, "SQLite format 3", 16) != 0) {
       err = notTrace(path, "file is not a database");
       return nullptr;
     }
   }
+
+  // A rollback journal left by a writer killed mid-commit (`merge --realign`, a clock model or
+  // steps being stored) is "hot": a read-only connection cannot roll it back and fails every
+  // query with "attempt to write a readonly database". SQLite recovers it on the first read of
+  // a read-write connection, as intended; do that once, for a ringside trace only.
+  if (!recoverHotJournal(path, &err)) return nullptr;
 
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(fileUri(path, "mode=ro").c_str(), &raw,

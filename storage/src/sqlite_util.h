@@ -28,6 +28,10 @@ using Stmt = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
 // a plain "file:x?mode=memory" path mean something else). `params` is appended
 // verbatim after '?', e.g. "mode=ro".
 std::string fileUri(const std::string& path, std::string_view params);
+// `path` with the folders above its last component resolved (realpath: no symbolic links, no
+// "." or ".."), the last component kept as it is, so SQLITE_OPEN_NOFOLLOW refuses a link only
+// there. Unchanged when the folder cannot be resolved (it does not exist: the open then fails).
+std::string resolveFolders(const std::string& path);
 
 // Replaces control characters (newlines included) by spaces: errors are one line.
 std::string oneLine(std::string_view text);
@@ -51,6 +55,12 @@ int64_t columnNullable(sqlite3_stmt* st, int index);
 
 // Last path component ("a/b/rank.sqlite" -> "rank.sqlite").
 std::string baseName(const std::string& path);
+
+// A hot rollback journal beside `path` (a writer killed mid-commit) is rolled back by opening a
+// ringside trace read-write once, as SQLite intends; other files are left alone. True when there
+// was nothing to do or the rollback worked; false with *error (one line naming the file) when the
+// journal is hot but the file cannot be written. openTraceReadOnly calls it first.
+bool recoverHotJournal(const std::string& path, std::string* error);
 
 // Opens an existing trace read-only, in defensive mode, with trusted_schema
 // off and extensions off, and checks that it is a readable ringside trace of a

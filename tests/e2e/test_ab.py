@@ -10,10 +10,16 @@ What must hold:
     steps 0..n-2 towards rank+1 only; tree reduce and broadcast on tree edges only; multipath
     (no topology: every pair an equal link; 3 ranks: the ring and its reverse) the ring's phases
     and steps towards both other ranks;
-  * the C++ sample's exact checks pass with its all-reduces rerouted.
+  * the C++ sample's exact checks pass with its all-reduces rerouted;
+  * all-reduces in flight on two threads at once and reaching each rank in its own order (as
+    PyTorch's process group runs them; `gloo_collectives --workers 2 --jitter-ms 300` delays the
+    worker threads of ranks 1..n-1 at random, rank 0 races ahead) each get their own result
+    with every algorithm: the old failure (issue 29: frames of one call read as another's,
+    `rank 2 sent a malformed frame`) came within the first calls of every run.
 
 Scenarios: ab-ddp-ring, ab-ddp-tree, ab-ddp-multipath (3 ranks: odd, so the double binary tree has a rank
-interior in both trees), ab-cpp.
+interior in both trees), ab-cpp, ab-stress (RINGSIDE_STRESS_CALLS all-reduces a run, 150 by
+default, on 4 ranks with each algorithm).
 """
 
 import os
@@ -104,7 +110,36 @@ def ab_cpp(ctx):
         u.check(n >= 4 * 3, f"{algo}: {n} rerouted all-reduces recorded")
 
 
+def ab_stress(ctx):
+    ctx.need_gloo_sample()
+    calls = int(os.environ.get("RINGSIDE_STRESS_CALLS", "150"))
+    world = 4
+    for algo in ("multipath", "ring", "tree"):
+        out = ctx.path(f"stress-{algo}.sqlite")
+        res = ctx.record(["--ranks", world, "--allreduce", algo, "-o", out, "-q"],
+                         [ctx.gloo_sample, "--workers", 2, "--iters", calls, "--jitter-ms", 300,
+                          "--bytes", 65536], timeout=240)
+        res.expect(0)
+        u.check(f"OK allreduce ranks={world} calls={calls} workers=2" in res.stdout,
+                f"{algo}: the sample's checks\n{res.stdout}\n{res.stderr}")
+        trace = u.Trace(out)
+        lib = f"ringside-{algo}"
+        # One seq per call, the same call on every rank: the rank's calls ran in their own order,
+        # but each is recorded under its tag, with the same size on every rank.
+        rows = trace.rows("SELECT seq, count(DISTINCT rank), count(DISTINCT bytes), min(status), "
+                          "max(status) FROM collective WHERE library = ? GROUP BY seq", (lib,))
+        u.check_eq(len(rows), calls, f"{algo}: distinct calls")
+        bad = [r for r in rows if r[1:] != (world, 1, 0, 0)]
+        u.check(not bad, f"{algo}: calls not alike on every rank: {bad[:5]}")
+        # The calls overlapped somewhere (two in flight at once on one rank), else this
+        # tested nothing new.
+        overlap = trace.rows("SELECT count(*) FROM collective a JOIN collective b ON a.rank = b.rank "
+                             "AND a.id < b.id AND a.start_ns < b.end_ns AND b.start_ns < a.end_ns "
+                             "WHERE a.library = ? AND b.library = ?", (lib, lib))[0][0]
+        u.check(overlap > 0, f"{algo}: no two calls were in flight at once on any rank")
+
+
 if __name__ == "__main__":
     u.main({"ab-ddp-ring": ddp_scenario("ring"), "ab-ddp-tree": ddp_scenario("tree"),
             "ab-ddp-multipath": ddp_scenario("multipath"),
-            "ab-cpp": ab_cpp})
+            "ab-cpp": ab_cpp, "ab-stress": ab_stress})

@@ -354,6 +354,46 @@ def scenario_ddp_multipath(args, prefix, work):
     print("what-if: " + checks[0])
 
 
+def scenario_multipath_stress(args, prefix, work):
+    """Issue 29's failure on the emulated square: PyTorch's queue of tagged all-reduces on two
+    worker threads a rank (gloo_collectives --workers 2), ranks 1-3 delayed at random, rerouted to
+    multipath (six rings over the square's links): every call gets its own result on every rank."""
+    if not args.gloo_sample or not os.path.exists(args.gloo_sample):
+        skip("no gloo_collectives sample built")
+    calls = int(os.environ.get("RINGSIDE_STRESS_CALLS", "120"))
+    out = os.path.join(work, "stress")
+    # Each host's Gloo device binds its own address (10.201.0.x on its loopback).
+    wrap = ('GLOO_DEVICE_HOST=$(ip -4 -o addr show dev lo | grep -o "10[.]201[.]0[.][0-9]*" | head -1) '
+            'exec "$0" "$@"')
+    job = ["--", "bash", "-c", wrap, args.gloo_sample, "--workers", "2", "--iters", str(calls),
+           "--jitter-ms", "300", "--bytes", str(1 << 20)]
+    cmd = ["bash", EMULATE, "run-job", "--case", "square", "--ranks-per-host", "1", "--out", out,
+           "--ringside", args.ringside, "--allreduce", "multipath", "--prefix", prefix] + job
+    print("$ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=280)
+    print(p.stdout, flush=True)
+    if p.returncode == SKIP:
+        skip(p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "emulate.sh cannot run here")
+    for i in range(4):
+        with open(os.path.join(out, "host%d.err" % i)) as f:
+            err = f.read()
+        check("malformed" not in err and "FAILED" not in err, "host %d: %s" % (i, err[-600:]))
+    check(p.returncode == 0, "the job with --allreduce multipath over the emulated hosts")
+    with open(os.path.join(out, "host0.out")) as f:
+        text = f.read()
+    check("OK allreduce ranks=4 calls=%d workers=2" % calls in text, "the sample's checks: " + text[-400:])
+    db = sqlite3.connect(os.path.join(out, "trace.sqlite"))
+    rows = db.execute("SELECT seq, count(DISTINCT rank), count(DISTINCT bytes) FROM collective "
+                      "WHERE library = 'ringside-multipath' GROUP BY seq").fetchall()
+    check(len(rows) == calls, "%d distinct rerouted calls, expected %d" % (len(rows), calls))
+    check(all(r[1:] == (4, 1) for r in rows), "every call alike on every rank: %s" %
+          [r for r in rows if r[1:] != (4, 1)][:5])
+    plan = db.execute("SELECT value FROM meta WHERE key LIKE '%multipath_plan' ORDER BY key").fetchall()
+    check(plan and "rings over" in plan[0][0], "a plan of several rings: %s" % plan)
+    print("plan: " + plan[0][0])
+    db.close()
+
+
 def scenario_link_down(args, prefix, work):
     import threading
     import time
@@ -400,8 +440,9 @@ def main():
     ap.add_argument("--scenario", required=True,
                     choices=["slow-link", "square", "multipath-square", "multipath-ring-only",
                              "multipath-link-down", "ddp-multipath", "multipath-probe",
-                             "multipath-switch"])
+                             "multipath-switch", "multipath-stress"])
     ap.add_argument("--ringside", required=True)
+    ap.add_argument("--gloo-sample", default="")
     args = ap.parse_args()
 
     if os.geteuid() != 0:
@@ -421,6 +462,7 @@ def main():
          "ddp-multipath": scenario_ddp_multipath,
          "multipath-probe": scenario_multipath_probe,
          "multipath-switch": scenario_multipath_switch,
+         "multipath-stress": scenario_multipath_stress,
          }[args.scenario](args, prefix, work)
     finally:
         emulate(["down"], prefix)

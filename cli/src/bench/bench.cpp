@@ -169,6 +169,7 @@ int runLocalJob(const BenchOptions& options, std::span<const std::string> args) 
   }
 
   SuperviseOptions supervise;
+  supervise.prefix = std::string(kPrefix);
   // A dead rank makes the others fail within their timeout; don't wait longer.
   supervise.grace_s = options.timeout_s + 5;
   JobResult job = runJob(children, supervise);
@@ -202,7 +203,8 @@ int runLocalJob(const BenchOptions& options, std::span<const std::string> args) 
               << dir.string() << "\n";
     return status != 0 ? status : kExitDataError;
   }
-  removeRankFiles(files, created_dir ? dir : fs::path());
+  // Only what the merge copied: a file it skipped (unreadable) is kept, as record does.
+  removeRankFiles(result.merged_files, created_dir ? dir : fs::path());
   std::cerr << kPrefix << "trace written to " << options.output << "\n";
   return status;
 }
@@ -264,6 +266,12 @@ int runBench(std::span<const std::string> args) {
         return kExitUsage;
       }
     }
+  }
+  // Its only input file is the topology RINGSIDE_TOPOLOGY names (multipath's capacities).
+  if (const char* topology = std::getenv("RINGSIDE_TOPOLOGY"); topology != nullptr) {
+    if (int code = refuseOutputsThatAreInputs(kPrefix, {options.output, options.json}, {topology});
+        code >= 0)
+      return code;
   }
   if (options.worker) {
     return bench::runBenchRank(options, /*started_by_parent=*/true, traceMerger());

@@ -1,7 +1,5 @@
 #include "export/export.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <system_error>
@@ -76,6 +74,8 @@ int runExport(std::span<const std::string> args) {
   ExportCliOptions options;
   if (int code = parseVerbArgs(args, parseExportArgs, exportHelp, kPrefix, &options); code >= 0)
     return code;
+  if (int code = refuseOutputsThatAreInputs(kPrefix, {options.output}, {options.trace}); code >= 0)
+    return code;
   std::string error;
   std::unique_ptr<storage::TraceReader> reader = openReportTrace(options.trace, &error);
   if (!reader) return fail(kPrefix, error);
@@ -83,13 +83,11 @@ int runExport(std::span<const std::string> args) {
   PerfettoSettings settings;
   settings.counter_bin_ns = options.counter_bin_us * 1000;
   if (options.output == "-") {
-    if (!writePerfettoTrace(*reader, std::cout, settings, &counts, &error) || !std::cout.flush()) {
-      const int e = errno;  // from the failed write
-      if (!std::cout)
-        return fail(kPrefix, std::string("cannot write standard output") +
-                                 (e != 0 ? std::string(": ") + std::strerror(e) : ""));
-      return fail(kPrefix, options.trace + ": " + error);
-    }
+    const bool written = writePerfettoTrace(*reader, std::cout, settings, &counts, &error);
+    // A failed write (a full disk, a closed pipe) is named by its own errno, kept by the checked
+    // standard output (main.cpp), not by whatever errno a later call left.
+    if (std::string why; !fileio::standardOutputOk(&why)) return fail(kPrefix, why);
+    if (!written) return fail(kPrefix, options.trace + ": " + error);
     return kExitOk;
   }
   std::error_code ec;

@@ -17,7 +17,6 @@ extern char** environ;
 namespace ringside::cli {
 namespace {
 
-constexpr const char* kPrefix = "ringside record: ";
 constexpr int kHandledSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD};
 
 using Clock = std::chrono::steady_clock;
@@ -81,9 +80,9 @@ Spawned spawn(const ChildSpec& spec, const sigset_t& child_mask) {
   return {pid, 0, false};
 }
 
-void reportStartFailure(const ChildSpec& spec, const Spawned& spawned) {
+void reportStartFailure(const ChildSpec& spec, const Spawned& spawned, const std::string& prefix) {
   const std::string& cmd = spec.argv.front();
-  std::cerr << kPrefix;
+  std::cerr << prefix;
   if (!spawned.exec_failed) {
     std::cerr << "cannot start '" << cmd << "': " << std::strerror(spawned.error_number) << "\n";
   } else if (spawned.error_number == ENOENT && cmd.find('/') == std::string::npos) {
@@ -153,16 +152,16 @@ class Supervisor {
     // fail together (the usual case) the job's own output tells the story.
     if (!announced_ && !failure_text_.empty() && since >= std::min(1.0, options_.grace_s)) {
       announced_ = true;
-      std::cerr << kPrefix << failure_text_ << "; waiting up to " << options_.grace_s
+      std::cerr << options_.prefix << failure_text_ << "; waiting up to " << options_.grace_s
                 << " s for the other " << alive_ << " before stopping them\n";
     }
     if (!termed_ && since >= options_.grace_s) {
       termed_ = true;
-      std::cerr << kPrefix << "stopping " << alive_ << " remaining process(es) with SIGTERM\n";
+      std::cerr << options_.prefix << "stopping " << alive_ << " remaining process(es) with SIGTERM\n";
       signalAlive(SIGTERM);
     } else if (termed_ && !killed_ && since >= options_.grace_s + options_.kill_after_s) {
       killed_ = true;
-      std::cerr << kPrefix << "killing " << alive_ << " remaining process(es) with SIGKILL\n";
+      std::cerr << options_.prefix << "killing " << alive_ << " remaining process(es) with SIGKILL\n";
       signalAlive(SIGKILL);
     }
   }
@@ -273,7 +272,7 @@ JobResult runJob(const std::vector<ChildSpec>& children, const SuperviseOptions&
   for (const ChildSpec& spec : children) {
     Spawned spawned = spawn(spec, blocked.original());
     if (spawned.pid < 0) {
-      reportStartFailure(spec, spawned);
+      reportStartFailure(spec, spawned, options.prefix);
       result.start_failed = true;
       // Starting the rest would only make them wait for a rank that never comes.
       supervisor.startFailed(

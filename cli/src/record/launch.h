@@ -38,6 +38,7 @@ struct ChildSpec {
 struct SuperviseOptions {
   double grace_s = 30.0;       // after a child fails: time the others get to finish
   double kill_after_s = 10.0;  // after SIGTERM: time before SIGKILL
+  std::string prefix = "ringside record: ";  // of the lines said on stderr (bench: its own)
 };
 
 struct JobResult {

@@ -9,8 +9,10 @@
 #include <system_error>
 
 #include "record/merge_runner.h"
+#include "record/record.h"
 #include "ringside/analyzer/summary.h"
 #include "ringside/fileio/output_file.h"
+#include "ringside/storage/merge.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::cli {
@@ -186,7 +188,9 @@ std::string mergeHelp() {
          "Merges rank files into one trace, as `ringside record` does after a job. An INPUT is\n"
          "a rank file or a folder of them (e.g. the one kept by `record --keep-rank-files`),\n"
          "or a trace merged before (e.g. one per node, merged in parallel): the result equals\n"
-         "one merge of all the rank files. Two inputs holding the same rank are an error.\n"
+         "one merge of all the rank files. A merged trace and another input holding the same\n"
+         "rank are an error; an exact copy of a rank file (same rank, host, pid, start) is\n"
+         "merged once. Without -k, an input that cannot be used fails the merge.\n"
          "Rank files of different runs (meta run_id) are never merged into one trace.\n"
          "The merged trace gets a clock model that puts every host's times on one time line\n"
          "(docs/clock-alignment.md); `merge --realign TRACE` fits it again in place.\n"
@@ -206,7 +210,19 @@ int runMerge(std::span<const std::string> args) {
   std::vector<std::string> files;
   std::set<std::string> in_folders;
   if (!expandInputs(options, &files, &in_folders, &error)) return fail(kPrefix, error);
+  // An input file (named, or found in an input folder) is never the output, --force or not:
+  // by device and inode, so also a link to one. expandInputs leaves out the output when it lies
+  // in an input folder (an earlier merge's output, replaced with -f); a rank file there is an
+  // input all the same.
   std::error_code ec;
+  std::vector<std::string> inputs = files;
+  std::string output_run_id, output_why;
+  bool output_merged = false;
+  if (fs::exists(options.output, ec) &&
+      readRunId(options.output, &output_run_id, &output_why, &output_merged) && !output_merged)
+    inputs.insert(inputs.end(), options.inputs.begin(), options.inputs.end());
+  if (int code = refuseOutputsThatAreInputs(kPrefix, {options.output}, inputs); code >= 0)
+    return code;
   if (!options.force && fs::exists(options.output, ec))
     return fail(kPrefix, options.output + " exists (use --force to overwrite)");
   // Even with --force, only a regular file is replaced (never a link, a device or a folder).
@@ -240,6 +256,12 @@ int runMerge(std::span<const std::string> args) {
       }
       if (!run_id.empty()) first_of_run.emplace(run_id, file);
       usable.push_back(file);
+    } else if (in_folders.count(file) &&
+               !parseRankFileName(fs::path(file).filename().string(), nullptr, nullptr) &&
+               storage::isForeignFile(file)) {
+      // Found in a folder, not given by name: another program's database (the job's own
+      // results.sqlite beside the rank files) is no input.
+      std::cerr << kPrefix << "left out " << file << ": not a ringside file\n";
     } else if (options.keep_going) {
       std::cerr << kPrefix << "skipping an input: " << why << "\n";  // `why` names the file
       skipped.emplace_back(file, why);
@@ -275,8 +297,13 @@ int runMerge(std::span<const std::string> args) {
     merge.extra_meta.emplace_back("run_id", first_of_run.begin()->first);
   }
   merge.merged_inputs = true;
-  storage::MergeResult result =
-      mergeWithProgress(std::move(merge), kPrefix, alignOptions(options), options.progress);
+  merge.keep_going = options.keep_going;
+  storage::MergeResult result;
+  {
+    // Interrupted: no temporary file of tens of MB is left beside the output.
+    MergeSignalGuard guard("");
+    result = mergeWithProgress(std::move(merge), kPrefix, alignOptions(options), options.progress);
+  }
   if (!result.ok) return fail(kPrefix, std::string("merge failed: ") + result.error);
   std::cerr << kPrefix << "wrote " << options.output << " (" << result.ranks << " rank"
             << (result.ranks == 1 ? "" : "s") << ")\n";
@@ -285,6 +312,11 @@ int runMerge(std::span<const std::string> args) {
     std::cerr << kPrefix << "missing rank(s) " << analyzer::formatRankList(result.missing_ranks)
               << " of " << result.world_size
               << " (no rank file: a node's folder not given, or the rank wrote nothing)\n";
+  }
+  if (!result.live_ranks.empty()) {
+    std::cerr << kPrefix << "rank(s) " << analyzer::formatRankList(result.live_ranks)
+              << " were still being written (their processes are running): their rows end "
+                 "where this merge read them; merge again when they have ended\n";
   }
   if (!options.quiet) printTraceSummary(options.output, kPrefix);
   return kExitOk;

@@ -2,9 +2,12 @@
 
 
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -110,30 +113,51 @@ bool readRunId(const std::string& file, std::string* run_id, std::string* error,
   return true;
 }
 
-bool alignClocks(const std::string& trace, std::string_view prefix,
-                 const align::AlignOptions& options) {
+namespace {
+
+// Fits and stores the clock model; the line describing it (several clock domains) goes to *line.
+bool fitAndStoreClocks(const std::string& trace, const align::AlignOptions& options,
+                       std::string* line, std::string* error) {
   storage::ClockModel model;
   align::AlignStats stats;
-  std::string error;
-  if (!align::realignTrace(trace, options, &model, &stats, &error)) {
-    // The trace stays usable: its times read as recorded (one clock per host).
-    std::cerr << prefix << "clock alignment failed, times stay as recorded: " << error << "\n";
+  if (!align::realignTrace(trace, options, &model, &stats, error)) {
+    *error = "clock alignment failed: " + *error;
     return false;
   }
-  const std::string line = align::describeModel(model);
+  *line = align::describeModel(model);
+  return true;
+}
+
+bool detectAndStoreSteps(const std::string& trace, std::string* error) {
+  std::string note;
+  std::vector<storage::StepRow> steps;
+  std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(trace, error);
+  const bool ok = reader != nullptr && analyzer::detectSteps(*reader, &steps, &note, error);
+  reader.reset();
+  if (!ok || !storage::storeSteps(trace, steps, error)) {
+    *error = "training steps not stored: " + *error;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool alignClocks(const std::string& trace, std::string_view prefix,
+                 const align::AlignOptions& options) {
+  std::string line, error;
+  if (!fitAndStoreClocks(trace, options, &line, &error)) {
+    std::cerr << prefix << error << "\n";
+    return false;
+  }
   if (!line.empty()) std::cerr << prefix << line << "\n";
   return true;
 }
 
 bool storeDetectedSteps(const std::string& trace, std::string_view prefix) {
-  std::string error, note;
-  std::vector<storage::StepRow> steps;
-  std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(trace, &error);
-  const bool ok = reader != nullptr && analyzer::detectSteps(*reader, &steps, &note, &error);
-  reader.reset();
-  if (!ok || !storage::storeSteps(trace, steps, &error)) {
-    // The trace stays usable: `report` detects the steps itself.
-    std::cerr << prefix << "training steps not stored: " << error << "\n";
+  std::string error;
+  if (!detectAndStoreSteps(trace, &error)) {
+    std::cerr << prefix << error << "\n";
     return false;
   }
   return true;
@@ -143,6 +167,14 @@ storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::strin
                                        const align::AlignOptions& align_options,
                                        bool always_progress) {
   storage::MergeResult result;
+  // The clock model and the steps go into the temporary file before it is renamed into place:
+  // a trace is never published without them (a full disk, a kill, fails the merge instead).
+  std::string clock_line;
+  options.on_temp_file = [](const std::string& temp) { MergeSignalGuard::noteTempFile(temp); };
+  options.before_publish = [&](const std::string& temp, std::string* error) {
+    return fitAndStoreClocks(temp, align_options, &clock_line, error) &&
+           detectAndStoreSteps(temp, error);
+  };
   {
     ProgressLine progress(always_progress, prefix);
     options.progress_detail = [&progress](const storage::MergeProgress& p) { progress.update(p); };
@@ -151,10 +183,60 @@ storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::strin
   // A failed merge is told in one line by the caller; its warnings would only bury it.
   if (result.ok) {
     for (const std::string& warning : result.warnings) std::cerr << prefix << warning << "\n";
-    alignClocks(options.output, prefix, align_options);
-    storeDetectedSteps(options.output, prefix);
+    if (!clock_line.empty()) std::cerr << prefix << clock_line << "\n";
   }
   return result;
+}
+
+namespace {
+
+// What the signal handler reads: written only while `g_temp_ready` is false.
+char g_temp_path[4096];
+char g_temp_journal[4096 + 16];
+char g_guard_message[1024];
+volatile sig_atomic_t g_temp_ready = 0;
+constexpr int kGuardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_saved[std::size(kGuardedSignals)];
+
+void onSignalDuringMerge(int sig) {
+  if (g_temp_ready) {
+    ::unlink(g_temp_journal);
+    ::unlink(g_temp_path);
+  }
+  const size_t n = std::strlen(g_guard_message);
+  if (n > 0) {
+    ssize_t ignored = write(STDERR_FILENO, g_guard_message, n);
+    (void)ignored;
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+}  // namespace
+
+MergeSignalGuard::MergeSignalGuard(const std::string& message) {
+  std::snprintf(g_guard_message, sizeof g_guard_message, "%s", message.c_str());
+  struct sigaction action {};
+  action.sa_handler = onSignalDuringMerge;
+  sigemptyset(&action.sa_mask);
+  for (size_t i = 0; i < std::size(kGuardedSignals); ++i)
+    sigaction(kGuardedSignals[i], &action, &g_saved[i]);
+}
+
+MergeSignalGuard::~MergeSignalGuard() {
+  for (size_t i = 0; i < std::size(kGuardedSignals); ++i)
+    sigaction(kGuardedSignals[i], &g_saved[i], nullptr);
+  g_temp_ready = 0;
+}
+
+void MergeSignalGuard::noteTempFile(const std::string& path) {
+  g_temp_ready = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (path.empty() || path.size() >= sizeof g_temp_path) return;
+  std::snprintf(g_temp_path, sizeof g_temp_path, "%s", path.c_str());
+  std::snprintf(g_temp_journal, sizeof g_temp_journal, "%s-journal", path.c_str());
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  g_temp_ready = 1;
 }
 
 bool printTraceSummary(const std::string& trace, std::string_view prefix) {
@@ -166,7 +248,13 @@ bool printTraceSummary(const std::string& trace, std::string_view prefix) {
     return false;
   }
   std::cerr << formatSummary(summary);
-  const std::string note = recordingNote(reader->meta());
+  const std::map<std::string, std::string> meta = reader->meta();
+  if (auto live = meta.find("live_ranks"); live != meta.end() && !live->second.empty()) {
+    // Not cut off (nothing crashed): their processes ran on while the merge read their files.
+    std::cerr << "!! RANKS STILL RUNNING when merged " << format::printableText(live->second)
+              << ": their rows end where the merge read them (merge again once they have ended)\n";
+  }
+  const std::string note = recordingNote(meta);
   if (!note.empty()) std::cerr << format::printableText(wrapText(note, kReportWidth, "", "  "));
   return true;
 }

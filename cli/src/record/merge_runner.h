@@ -22,23 +22,39 @@ bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std:
 bool readRunId(const std::string& file, std::string* run_id, std::string* error,
                bool* merged = nullptr);
 
-// Fits the merged trace's clock model (align/) and stores it in the trace; prints one line when
-// the trace spans several clock domains, or why alignment failed (the trace stays usable).
+// Fits the merged trace's clock model (align/) and stores it in the trace in place (merge
+// --realign); prints one line when the trace spans several clock domains, or why alignment
+// failed.
 bool alignClocks(const std::string& trace, std::string_view prefix,
                  const align::AlignOptions& options = {});
 
 // Detects the merged trace's training steps (analyzer/steps.h) and stores them in it (table
-// step, docs/steps.md); prints one line when that fails (the trace stays usable).
+// step, docs/steps.md); prints one line when that fails.
 bool storeDetectedSteps(const std::string& trace, std::string_view prefix);
 
 // storage::mergeRankFiles with a "\rmerging: input k of N, ...%, rows/s" line on stderr when
 // stderr is a terminal (or `always_progress`: then a line a second in a log) and the merge takes
-// longer than half a second. After a successful
-// merge, prints the merger's warnings, each prefixed with `prefix`, then aligns the clocks and
-// stores the detected steps.
+// longer than half a second. The clock model and the detected steps are stored into the
+// temporary file before it is renamed into place (MergeOptions::before_publish): when that fails
+// (a full disk, a fit that cannot read the rows) the merge fails and nothing is published. After
+// a successful merge, prints the merger's warnings, each prefixed with `prefix`, then the clock
+// line.
 storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::string_view prefix,
                                        const align::AlignOptions& align_options = {},
                                        bool always_progress = false);
+
+// While alive: SIGINT, SIGTERM and SIGHUP remove the temporary file of the merge under way (and
+// its journal), print `message` (when not empty) and end the process by the same signal, so an
+// interrupted merge leaves no `<out>.tmp-*` behind. mergeWithProgress tells it the file.
+class MergeSignalGuard {
+ public:
+  explicit MergeSignalGuard(const std::string& message);
+  ~MergeSignalGuard();
+  MergeSignalGuard(const MergeSignalGuard&) = delete;
+  MergeSignalGuard& operator=(const MergeSignalGuard&) = delete;
+  // The temporary file to remove on a signal ("" none); safe to call without a guard.
+  static void noteTempFile(const std::string& path);
+};
 
 // Opens `trace`, summarizes it and prints the summary to stderr. A failure is
 // reported as one line (prefixed) and returns false; it never throws.

@@ -2,17 +2,24 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <map>
 #include <random>
 #include <set>
 #include <system_error>
@@ -23,6 +30,8 @@
 #include "record/record_options.h"
 #include "ringside/collector/run_id.h"
 #include "ringside/fileio/output_file.h"
+#include "ringside/format/units.h"
+#include "ringside/storage/merge.h"
 #include "ringside/storage/privacy.h"
 
 namespace ringside::cli {
@@ -144,39 +153,6 @@ bool resolveOutput(RecordOptions* options, std::string* error) {
   return true;
 }
 
-// A second Ctrl-C (or a kill) during a long merge should stop us at once, and
-// still say where the rank files are.
-char g_interrupt_message[1024];
-
-void onInterruptDuringMerge(int sig) {
-  ssize_t ignored = write(STDERR_FILENO, g_interrupt_message, std::strlen(g_interrupt_message));
-  (void)ignored;
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
-class MergeInterruptHandler {
- public:
-  explicit MergeInterruptHandler(const std::string& dir) {
-    std::snprintf(g_interrupt_message, sizeof g_interrupt_message,
-                  "\nringside record: interrupted while merging; the rank files are kept in %s\n",
-                  dir.c_str());
-    struct sigaction action {};
-    action.sa_handler = onInterruptDuringMerge;
-    sigemptyset(&action.sa_mask);
-    for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &action, &saved_[i]);
-  }
-  ~MergeInterruptHandler() {
-    for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &saved_[i], nullptr);
-  }
-  MergeInterruptHandler(const MergeInterruptHandler&) = delete;
-  MergeInterruptHandler& operator=(const MergeInterruptHandler&) = delete;
-
- private:
-  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction saved_[std::size(kSignals)]{};
-};
-
 // Removes rank files (and their -wal/-shm/-journal); the folder itself is the caller's.
 void removeRankFiles(const std::vector<std::string>& files) {
   std::error_code ec;
@@ -282,19 +258,74 @@ std::string storedCommand(const std::vector<std::string>& argv) {
   return storage::redactRequested() ? storage::storedCommandLine(argv, true) : shellJoin(argv);
 }
 
+bool parseRankFileName(const std::string& name, int64_t* pid, int64_t* start_unix_ns) {
+  // rank-<host>-<pid>-<start_unix_ns>.sqlite (the host sanitized, so it may hold '-').
+  constexpr std::string_view kHead = "rank-", kTail = ".sqlite";
+  if (name.size() <= kHead.size() + kTail.size() || name.compare(0, kHead.size(), kHead) != 0 ||
+      name.compare(name.size() - kTail.size(), kTail.size(), kTail) != 0)
+    return false;
+  const std::string core = name.substr(kHead.size(), name.size() - kHead.size() - kTail.size());
+  const size_t dash2 = core.rfind('-');
+  if (dash2 == std::string::npos || dash2 == 0) return false;
+  const size_t dash1 = core.rfind('-', dash2 - 1);
+  if (dash1 == std::string::npos || dash1 == 0) return false;
+  const std::string pid_text = core.substr(dash1 + 1, dash2 - dash1 - 1);
+  const std::string start_text = core.substr(dash2 + 1);
+  auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() <= 19 && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (!digits(pid_text) || !digits(start_text)) return false;
+  if (pid) *pid = std::stoll(pid_text);
+  if (start_unix_ns) *start_unix_ns = std::stoll(start_text);
+  return true;
+}
+
 bool makeRankFolder(const fs::path& path, std::error_code* ec) {
   const fs::path dir = path.has_filename() ? path : path.parent_path();  // "runs/x/" is "runs/x"
   if (dir.has_parent_path()) {
     fs::create_directories(dir.parent_path(), *ec);
     if (*ec) return false;
   }
-  const mode_t mode = storage::outputDirMode();
-  if (::mkdir(dir.c_str(), mode) != 0) {
-    if (errno != EEXIST) *ec = std::error_code(errno, std::generic_category());
+  // The last component is made and checked relative to its parent, never through a link planted
+  // there (`<out>.ranks`, `<dir>/node-K` pointing elsewhere): a link is refused (ELOOP).
+  const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+  const int parent_fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (parent_fd < 0) {
+    *ec = std::error_code(errno, std::generic_category());
     return false;
   }
-  ::chmod(dir.c_str(), mode);  // exactly that mode, whatever a stricter umask took away
-  return true;
+  const std::string name = dir.filename().string();
+  const mode_t mode = storage::outputDirMode();
+  const bool made = ::mkdirat(parent_fd, name.c_str(), mode) == 0;
+  if (!made && errno != EEXIST) {
+    *ec = std::error_code(errno, std::generic_category());
+    ::close(parent_fd);
+    return false;
+  }
+  const int fd = ::openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int open_errno = errno;
+  if (fd < 0) {
+    // A link is ELOOP (O_DIRECTORY makes the kernel say ENOTDIR for one); a file ENOTDIR.
+    struct stat sb {};
+    if (::fstatat(parent_fd, name.c_str(), &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
+      open_errno = ELOOP;
+    ::close(parent_fd);
+    *ec = std::error_code(open_errno, std::generic_category());
+    return false;
+  }
+  ::close(parent_fd);
+  if (made) ::fchmod(fd, mode);  // exactly that mode, whatever a stricter umask took away
+  ::close(fd);
+  return made;
+}
+
+std::string rankFolderError(const std::string& dir, const std::error_code& ec) {
+  if (ec == std::errc::too_many_symbolic_link_levels) {
+    return "cannot write rank files to " + dir +
+           ": it is a symbolic link, which is never followed (give the folder itself with --dir)";
+  }
+  if (ec == std::errc::not_a_directory) return "cannot write rank files to " + dir + ": not a folder";
+  return "cannot write rank files to " + dir + ": " + ec.message();
 }
 
 namespace {
@@ -383,34 +414,171 @@ std::string laterMergeCommand(const RecordOptions& options, const FinishedJob& j
   return shellJoin(argv);
 }
 
+// This run's candidate rank files in the rank folder: named as the preload library names them
+// (rank-<host>-<pid>-<start>.sqlite) and not there before the job. Anything else in the folder
+// (the job's own .sqlite files, a merge made meanwhile) is never read, merged or removed; their
+// names go to *others when given.
+bool listCandidates(const FinishedJob& job, std::vector<std::string>* files,
+                    std::vector<std::string>* others, std::string* error) {
+  std::vector<std::string> all;
+  if (!listRankFiles(job.dir.string(), &all, error)) return false;
+  for (std::string& file : all) {
+    if (job.before.count(file) != 0) continue;
+    if (parseRankFileName(fs::path(file).filename().string(), nullptr, nullptr)) {
+      files->push_back(std::move(file));
+    } else if (others) {
+      others->push_back(std::move(file));
+    }
+  }
+  return true;
+}
+
+// The traced processes of this run still writing their rank files: pid -> "pid P (rank file)".
+std::map<int64_t, std::string> liveWriters(const FinishedJob& job) {
+  std::vector<std::string> files;
+  std::map<int64_t, std::string> live;
+  std::string error;
+  if (!listCandidates(job, &files, nullptr, &error)) return live;
+  for (const std::string& file : files) {
+    storage::RankFileStatus status;
+    int64_t pid = -1, start = 0;
+    parseRankFileName(fs::path(file).filename().string(), &pid, &start);
+    const bool read = storage::readRankFileStatus(file, &status, &error);
+    if (!read || status.pid < 0) {
+      // Being created (no rank row yet): the name's pid and this host say who writes it.
+      char host[256] = {};
+      gethostname(host, sizeof host - 1);
+      status.host = host;
+      status.pid = pid;
+      status.start_unix_ns = start;
+      if (!read) status = storage::RankFileStatus{status.run_id, host, pid, start, false, false};
+    }
+    if (!status.run_id.empty() && status.run_id != job.run_id) continue;
+    if (status.pid != pid) continue;  // not the file its name says
+    if (storage::writerMayBeAlive(status))
+      live[pid] = "pid " + std::to_string(pid) + " (" + fs::path(file).filename().string() + ")";
+  }
+  return live;
+}
+
+// The job's processes still running whose parent has exited (a launcher that started its ranks
+// in the background and left): record is their child subreaper (runRecord), so they are now its
+// children, and runJob has reaped every child it started. Zombies among them are reaped here.
+// pid -> "pid P (name)".
+std::map<int64_t, std::string> leftRunning() {
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  std::map<int64_t, std::string> left;
+  const pid_t self = ::getpid();
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return left;
+  while (const dirent* entry = ::readdir(proc)) {
+    const std::string name = entry->d_name;
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int fd = ::open(("/proc/" + name + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[512];
+    const ssize_t got = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (got <= 0) continue;
+    const std::string stat(buf, static_cast<size_t>(got));
+    // "pid (comm) state ppid ...": the name may hold spaces and parentheses.
+    const size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close + 4 > stat.size())
+      continue;
+    const char state = stat[close + 2];
+    const long ppid = std::strtol(stat.c_str() + close + 4, nullptr, 10);
+    if (ppid != self || state == 'Z' || state == 'X') continue;
+    left[std::stoll(name)] =
+        "pid " + name + " (" + stat.substr(open + 1, close - open - 1) + ")";
+  }
+  ::closedir(proc);
+  return left;
+}
+
+// Whom record waits for after the command exited: rank file writers and processes left running.
+std::vector<std::string> stillRunning(const FinishedJob& job) {
+  std::map<int64_t, std::string> all = leftRunning();
+  for (auto& [pid, what] : liveWriters(job)) all[pid] = std::move(what);  // the file says more
+  std::vector<std::string> out;
+  for (auto& [pid, what] : all) out.push_back(std::move(what));
+  return out;
+}
+
+std::string listSome(const std::vector<std::string>& items, size_t most = 4) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < most; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > most) out += ", ... (" + std::to_string(items.size()) + " in all)";
+  return out;
+}
+
+// The job's command has exited, but processes it started (a launcher that does not wait for its
+// ranks, ranks started in the background) may still run or write their rank files: wait until
+// each has ended or closed its file, at most `wait_s` seconds, saying for whom and how long.
+// Returns those still running when the wait ended.
+std::vector<std::string> waitForWriters(const FinishedJob& job, double wait_s) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::string> live = stillRunning(job);
+  if (live.empty()) return live;
+  const Clock::time_point start = Clock::now();
+  std::cerr << kPrefix << "the command exited, but " << live.size()
+            << " process(es) of the job still run or write their rank files: " << listSome(live)
+            << "; waiting for them up to " << format::printf("%g", wait_s) << " s (--wait-s)\n";
+  while (!live.empty()) {
+    if (std::chrono::duration<double>(Clock::now() - start).count() >= wait_s) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    live = stillRunning(job);
+  }
+  const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+  if (live.empty()) {
+    std::cerr << kPrefix << "they finished after " << format::printf("%.1f", waited) << " s\n";
+  } else {
+    std::cerr << kPrefix << live.size() << " still running after "
+              << format::printf("%.1f", waited) << " s: " << listSome(live)
+              << "; merging what they wrote so far (their rank files are kept)\n";
+  }
+  return live;
+}
+
 // Everything after the job: find this run's rank files, merge them, summarize. Failures are told
 // on stderr in one line that says where the rank files are and how to merge them later; they
 // never change the exit status (the job's) and never remove a rank file that was not merged.
+// Only rank files this run wrote and the merge copied are removed: identified by their name
+// (rank-<host>-<pid>-<start>.sqlite), their header (a ringside rank file, not a merged trace),
+// their run id and a closed file, never by what else the folder holds.
 void finishRecording(const RecordOptions& options, const FinishedJob& job, RankFolderLock* lock) {
   std::string error;
   std::error_code ec;
   const std::string dir = job.dir.string();
-  std::vector<std::string> files;
-  if (!listRankFiles(dir, &files, &error)) {
+  {
+    MergeSignalGuard interrupted("\nringside record: interrupted while waiting for the job's "
+                                 "processes; the rank files are kept in " + dir + "\n");
+    waitForWriters(job, options.wait_s);
+  }
+  std::vector<std::string> files, not_rank_files;
+  if (!listCandidates(job, &files, &not_rank_files, &error)) {
     std::cerr << kPrefix << error << "; nothing was merged\n";
     return;
   }
-  std::erase_if(files, [&](const std::string& file) { return job.before.count(file) != 0; });
   // Only this run's rank files go into its trace. We hold the folder's lock, so another file
   // can only come from a process started by hand with RINGSIDE_DIR set to this folder. A file
   // without a run id (a launcher that passes LD_PRELOAD and RINGSIDE_DIR on, but not
   // RINGSIDE_RUN_ID) appeared during this run and stays in; so does one that cannot be read
-  // (the merger skips it and says why).
+  // (the merger skips it, says why, and it is kept).
   std::vector<std::string> other_runs;
   bool unreadable = false;
   std::erase_if(files, [&](const std::string& file) {
-    std::string id;
+    storage::RankFileStatus status;
     std::string why;
-    if (!readRunId(file, &id, &why)) {
+    if (!storage::readRankFileStatus(file, &status, &why)) {
       unreadable = true;
       return false;
     }
-    if (id.empty() || id == job.run_id) return false;
+    if (status.merged) {  // a trace merged into the folder under a rank file's name
+      not_rank_files.push_back(file);
+      return true;
+    }
+    if (status.run_id.empty() || status.run_id == job.run_id) return false;
     other_runs.push_back(file);
     return true;
   });
@@ -419,6 +587,11 @@ void finishRecording(const RecordOptions& options, const FinishedJob& job, RankF
               << " were written by another run (e.g. "
               << fs::path(other_runs.front()).filename().string()
               << "); they are left out of this trace\n";
+  }
+  if (!not_rank_files.empty()) {
+    std::cerr << kPrefix << "left alone: " << not_rank_files.size() << " other .sqlite file(s) in "
+              << dir << " that are not this run's rank files (e.g. "
+              << fs::path(not_rank_files.front()).filename().string() << ")\n";
   }
   if (files.empty()) {
     if (!job.start_failed) {
@@ -458,7 +631,10 @@ void finishRecording(const RecordOptions& options, const FinishedJob& job, RankF
                       {"exit_status", std::to_string(job.status)}};
   storage::MergeResult result;
   {
-    MergeInterruptHandler interrupt(dir);
+    // A second Ctrl-C (or a kill) during a long merge stops us at once, removes the temporary
+    // trace and still says where the rank files are.
+    MergeSignalGuard interrupted("\nringside record: interrupted while merging; the rank files "
+                                 "are kept in " + dir + "\n");
     result = mergeWithProgress(std::move(merge), kPrefix);
   }
   if (!result.ok) {
@@ -466,15 +642,34 @@ void finishRecording(const RecordOptions& options, const FinishedJob& job, RankF
               << "; run: " << later << "\n";
     return;
   }
+  // Removable: what the merge copied whole, i.e. not a file whose writer still runs.
+  std::vector<std::string> merged;
+  std::set<std::string> live(result.live_files.begin(), result.live_files.end());
+  for (const std::string& file : result.merged_files)
+    if (!live.count(file)) merged.push_back(file);
+  const size_t kept = files.size() - merged.size();
+  if (!result.live_files.empty()) {
+    std::cerr << kPrefix << result.live_files.size()
+              << " rank file(s) were still being written when merged (their processes run on): "
+                 "kept in " << dir << "; when they have ended, merge again with: "
+              << [&] {
+                   RecordOptions again = options;
+                   again.force = true;  // this trace is there now
+                   return laterMergeCommand(again, job, others_there, unreadable);
+                 }()
+              << "\n";
+  }
   if (options.keep_rank_files) {
     std::cerr << kPrefix << "trace written to " << options.output << " (rank files kept in "
               << dir << ")\n";
   } else {
     if (options.nccl_log) removeNcclLogs(job.dir);  // they go with the rank files
-    removeRankFiles(files);
+    removeRankFiles(merged);
     lock->release();
     if (job.created_dir) fs::remove(job.dir, ec);  // only when empty: other files stay
-    std::cerr << kPrefix << "trace written to " << options.output << "\n";
+    std::cerr << kPrefix << "trace written to " << options.output;
+    if (kept > 0) std::cerr << " (" << kept << " rank file(s) not merged whole are kept in " << dir << ")";
+    std::cerr << "\n";
   }
   lock->release();
   if (!options.quiet) printTraceSummary(options.output, kPrefix);
@@ -517,20 +712,16 @@ int runRecord(std::span<const std::string> args) {
     // system never take each other's lock, and `ringside merge DIR` finds every node-K.
     job.nodes_dir = job.dir;
     created_nodes_dir = makeRankFolder(job.nodes_dir, &ec);
-    if (ec) {
-      return fail(kPrefix, "cannot write rank files to " + job.nodes_dir.string() + ": " +
-                               ec.message(), kExitUsage);
-    }
+    if (ec) return fail(kPrefix, rankFolderError(job.nodes_dir.string(), ec), kExitUsage);
     job.dir = job.nodes_dir / ("node-" + std::to_string(options.node_rank));
     if (!output_given) options.output = job.nodes_dir.string() + ".sqlite";
   }
   const std::string dir = job.dir.string();
   // Only a folder we created is removed again.
   job.created_dir = makeRankFolder(job.dir, &ec);
-  if (ec || !fs::is_directory(job.dir)) {
-    return fail(kPrefix,
-                "cannot write rank files to " + dir + ": " + (ec ? ec.message() : "not a folder"),
-                kExitUsage);
+  if (ec) {
+    if (created_nodes_dir) fs::remove(job.nodes_dir, ec);
+    return fail(kPrefix, rankFolderError(dir, ec), kExitUsage);
   }
   // Held until the rank files are merged or left: one recording per rank folder. Creating the
   // lock file also proves the folder writable, before the job starts.
@@ -581,11 +772,22 @@ int runRecord(std::span<const std::string> args) {
   if (job.run_id.empty()) return giveUp(kExitUsage);
   std::vector<std::string> env = recordEnvironment(options, preload, job.dir, job.run_id);
 
+  // The job's processes whose parent exits before them become our children (not init's), so
+  // that after the command we can wait for every process of the job, not only the command.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   SuperviseOptions supervise;
   supervise.grace_s = options.grace_s;
   JobResult result = runJob(buildChildren(options, env, port), supervise);
   job.status = result.exit_code;
   job.start_failed = result.start_failed;
+  if (job.status != 0 && !job.start_failed) {
+    // Also when every rank failed at once (the launcher says nothing then).
+    std::cerr << kPrefix << "the job failed: exit status " << job.status
+              << (job.status > 128 && job.status < 128 + 65
+                      ? " (killed by signal " + std::to_string(job.status - 128) + ")"
+                      : std::string())
+              << "\n";
+  }
 
   // From here on the exit status is the job's. Set only now, so the job never inherits it: a
   // stderr nobody reads any more must not kill us with SIGPIPE.

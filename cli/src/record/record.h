@@ -1,6 +1,7 @@
 // cli/record/record.h — `ringside record`: run a job traced, merge, summarize.
 #pragma once
 
+#include <cstdint>
 #include <ctime>
 #include <filesystem>
 #include <span>
@@ -34,7 +35,15 @@ std::string storedCommand(const std::vector<std::string>& argv);
 // Makes a rank folder (record, bench): private (0700) unless RINGSIDE_SHARE, since it holds
 // rank files; its parents get the umask's mode. True when this call made it; false with *ec
 // clear when it existed already.
+// The last component is made and opened relative to its parent, never through a symbolic link:
+// a link there (planted at `<out>.ranks` or `<dir>/node-K`) gives *ec = ELOOP, a file ENOTDIR.
 bool makeRankFolder(const std::filesystem::path& dir, std::error_code* ec);
+// One line for a makeRankFolder failure ("cannot write rank files to DIR: ...").
+std::string rankFolderError(const std::string& dir, const std::error_code& ec);
+
+// Whether `name` is a rank file's name as the preload library makes it,
+// rank-<host>-<pid>-<start_unix_ns>.sqlite; *pid and *start_unix_ns (when given) from the name.
+bool parseRankFileName(const std::string& name, int64_t* pid, int64_t* start_unix_ns);
 
 int runRecord(std::span<const std::string> args);
 

@@ -57,6 +57,13 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          *error = "expected a number of seconds >= 0";
          return false;
        }},
+      {"wait-s", 0, "SECONDS",
+       "after CMD exited: wait for traced processes still writing (default: 60)",
+       [o](std::string_view value, std::string* error) {
+         if (parseSeconds(value, &o->wait_s)) return true;
+         *error = "expected a number of seconds >= 0";
+         return false;
+       }},
       {"buffer-mb", 0, "N",
        "event buffer memory per process in MiB, 1..65536 (RINGSIDE_BUFFER_MB)",
        storeInteger(&o->buffer_mb, collector::kBufferMbMin, collector::kBufferMbMax)},

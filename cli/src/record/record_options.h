@@ -33,6 +33,9 @@ struct RecordOptions {
   bool redact = false;    // RINGSIDE_REDACT: command lines stored without their arguments
   bool share = false;     // RINGSIDE_SHARE: files and folders get the umask's modes, not 0600/0700
   double grace_s = 30.0;             // --ranks: how long the others may run after one failed
+  // After the command exited: how long to wait for traced processes still writing their rank
+  // files (a launcher that exits before its ranks), docs/recording.md.
+  double wait_s = 60.0;
   // A job over several machines, torchrun's meanings: --ranks is ranks per node, RANK is
   // node_rank * ranks + local rank. 0 = one node (and no node folder).
   int nnodes = 0;

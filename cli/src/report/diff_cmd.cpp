@@ -65,6 +65,10 @@ int runDiff(std::span<const std::string> args) {
   DiffCliOptions options;
   if (int code = parseVerbArgs(args, parseDiffArgs, diffHelp, kPrefix, &options); code >= 0)
     return code;
+  if (int code = refuseOutputsThatAreInputs(kPrefix, {options.output},
+                                            {options.trace_a, options.trace_b, options.topology});
+      code >= 0)
+    return code;
   std::string error;
   analyzer::Topology topology;
   analyzer::AnalysisOptions analysis_options;

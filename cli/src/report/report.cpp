@@ -10,6 +10,7 @@
 #include "multipath_planner.h"
 #include "report/report_format.h"
 #include "report/report_input.h"
+#include "record/record.h"
 #include "record/summary_text.h"
 #include "ringside/storage/privacy.h"
 #include "ringside/analyzer/analysis.h"
@@ -119,6 +120,11 @@ int runReport(std::span<const std::string> args) {
   ReportCliOptions options;
   if (int code = parseVerbArgs(args, parseReportArgs, reportHelp, kPrefix, &options); code >= 0)
     return code;
+  // The report never replaces the trace or topology it is made from (-f or not).
+  if (int code = refuseOutputsThatAreInputs(kPrefix, {options.output},
+                                            {options.trace, options.topology});
+      code >= 0)
+    return code;
   std::string error;
   analyzer::Topology topology;
   analyzer::AnalysisOptions analysis_options;
@@ -134,8 +140,10 @@ int runReport(std::span<const std::string> args) {
   if (options.format == "csv" && options.csv_table.empty() && !options.output.empty() &&
       options.output != "-") {
     // -o DIR: every table, one file each.
+    // Made as every output folder is: 0700 unless RINGSIDE_SHARE (the tables hold host names),
+    // not the umask's mode; an existing folder is used as it is.
     std::error_code ec;
-    std::filesystem::create_directories(options.output, ec);
+    makeRankFolder(options.output, &ec);
     // The folder itself must not be a link someone planted: the tables would land elsewhere.
     struct stat sb {};
     if (::lstat(options.output.c_str(), &sb) == 0 && S_ISLNK(sb.st_mode))
@@ -146,6 +154,9 @@ int runReport(std::span<const std::string> args) {
       ReportTable table;
       buildReportTable(analysis, id, Units::kRaw, 0, &table);
       std::string path = (std::filesystem::path(options.output) / (id + ".csv")).string();
+      if (int code = refuseOutputsThatAreInputs(kPrefix, {path}, {options.trace, options.topology});
+          code >= 0)
+        return code;
       if (!writeOutput(path, renderTableCsv(table), &error)) return fail(kPrefix, error);
     }
     return kExitOk;

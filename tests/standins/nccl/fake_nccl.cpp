@@ -140,6 +140,11 @@ void profInit(ncclComm* c) {
   std::lock_guard<std::mutex> lock(g_mutex);
   bool ok = false;
   c->prof = feed::init(g_plugin, c->hash, "fake", 1, c->nranks, c->rank, &ok);
+  // Like NCCL (src/plugin/profiler.cc, ncclProfilerPluginInit): a failed
+  // init leaves the context null and NCCL goes on "without profiler" for this
+  // communicator, yet still calls the plugin's startEvent/stopEvent with that
+  // null context wherever the event mask (set by any communicator's init)
+  // asks for an event; only finalize is skipped.
   if (!ok) c->prof = nullptr;
 }
 
@@ -267,16 +272,13 @@ ncclResult_t launch() {
     if (t.before) t.before();
   std::map<void*, void*> groups;  // plugin context → its group event
   for (auto& t : tasks)
-    if (t.comm->prof != nullptr && groups.count(t.comm->prof) == 0)
+    if (g_plugin.version > 0 && groups.count(t.comm->prof) == 0)
       groups[t.comm->prof] = feed::groupStart(g_plugin, t.comm->prof, t_group_api, t.comm->rank);
   for (auto& t : tasks) {
     auto work = [&] {
       if (!t.work()) ok = false;
     };
-    if (t.comm->prof != nullptr)
-      feed::runOp(g_plugin, t.comm->prof, t.op, t.api, groups[t.comm->prof], work);
-    else
-      work();
+    feed::runOp(g_plugin, t.comm->prof, t.op, t.api, groups[t.comm->prof], work);  // no plugin: work()
   }
   for (auto& g : groups) feed::groupStop(g_plugin, g.second);
   feed::groupApiStop(g_plugin, t_group_api);
@@ -311,7 +313,7 @@ Op describe(ncclComm* c, const char* func, bool p2p, size_t count, int dtype, in
 ncclResult_t enqueue(Task t) {
   bool implicit = t_depth == 0;
   if (implicit) t_group_api = feed::groupApiStart(g_plugin, t.comm->prof, 1);
-  if (t.comm->prof != nullptr) t.api = feed::apiEvent(g_plugin, t.comm->prof, t_group_api, t.op);
+  t.api = feed::apiEvent(g_plugin, t.comm->prof, t_group_api, t.op);  // also with a null context, as NCCL
   t_tasks.push_back(std::move(t));
   return implicit ? launch() : ncclSuccess;
 }

@@ -102,12 +102,12 @@ uint8_t protoV1(const char* p) {
 }
 
 void* startProxyOp(const Plugin& p, void* ctx, void* parent, int rank, int channel, int peer, int steps, int chunk,
-                   bool send) {
+                   bool send, pid_t pid) {
   AnyDescr d;
   head(p, d, ProxyOp, parent, rank);
   // proxyOp has the same layout in every version
   auto& o = d.v1.proxyOp;
-  o.pid = getpid();
+  o.pid = pid;
   o.channelId = static_cast<uint8_t>(channel);
   o.peer = peer;
   o.nSteps = steps;
@@ -298,11 +298,8 @@ void* groupStart(Plugin& p, void* ctx, void* group_api, int rank) {
 
 void groupStop(Plugin& p, void* h) { stop(p, h); }
 
-void runOp(Plugin& p, void* ctx, const Op& op, void* api, void* group, const std::function<void()>& work) {
-  if (p.version == 0) {
-    work();
-    return;
-  }
+void* taskEvent(Plugin& p, void* ctx, const Op& op, void* api, void* group) {
+  if (p.version == 0) return nullptr;
   void* task = wants(p, op.p2p ? P2p : Coll) ? startTask(p, ctx, op, api, group) : nullptr;
   if (p.version >= 5 && wants(p, KernelLaunch)) {
     AnyDescr d;
@@ -311,9 +308,23 @@ void runOp(Plugin& p, void* ctx, const Op& op, void* api, void* group, const std
     stop(p, start(p, ctx, d));
   }
   // Enqueued: NCCL stops the task event here, before any of its GPU work.
-  void* task_handle = task;
   stop(p, task);
+  return task;
+}
 
+void runOp(Plugin& p, void* ctx, const Op& op, void* api, void* group, const std::function<void()>& work) {
+  if (p.version == 0) {
+    work();
+    return;
+  }
+  taskWork(p, ctx, op, taskEvent(p, ctx, op, api, group), work);
+}
+
+void taskWork(Plugin& p, void* ctx, const Op& op, void* task_handle, const std::function<void()>& work) {
+  if (p.version == 0) {
+    work();
+    return;
+  }
   int channels = op.channels > 0 ? op.channels : 1;
   void* kch[64] = {};
   if (p.version >= 3 && wants(p, KernelCh))
@@ -333,7 +344,7 @@ void runOp(Plugin& p, void* ctx, const Op& op, void* api, void* group, const std
         bool send = dir == 0;
         if ((send && !do_send) || (!send && !do_recv)) continue;
         void* po = startProxyOp(p, ctx, task_handle, op.rank, c, send ? next : prev, op.steps,
-                                static_cast<int>(per_step), send);
+                                static_cast<int>(per_step), send, getpid());
         if (p.version <= 3) state(p, po, send ? ProxyOpSendPosted : ProxyOpRecvPosted, 0, 0);
         if (p.version >= 4) state(p, po, ProxyOpInProgress_v4, 0, 0);
         for (int s = 0; s < op.steps; ++s) {
@@ -359,6 +370,23 @@ void runOp(Plugin& p, void* ctx, const Op& op, void* api, void* group, const std
     else state(p, kch[c], KernelChStop, 0, 0);
     stop(p, kch[c]);
   }
+}
+
+void pxnProxyOp(Plugin& p, void* foreign_ctx, void* foreign_parent, pid_t pid, int rank, int channel, int peer,
+                bool send, int steps, size_t bytes_per_step) {
+  if (p.version == 0 || !wants(p, ProxyOp)) return;
+  void* po = startProxyOp(p, foreign_ctx, foreign_parent, rank, channel, peer, steps, static_cast<int>(bytes_per_step),
+                          send, pid);
+  if (p.version <= 3) state(p, po, send ? ProxyOpSendPosted : ProxyOpRecvPosted, 0, 0);
+  if (p.version >= 4) state(p, po, ProxyOpInProgress_v4, 0, 0);
+  for (int s = 0; s < steps; ++s) {
+    // NCCL starts the steps with the op's own handle and the op's context.
+    void* st = wants(p, ProxyStep) ? startStep(p, foreign_ctx, po, rank, s) : nullptr;
+    state(p, st, send ? ProxyStepSendWait : ProxyStepRecvGPUWait, bytes_per_step, 0);
+    stop(p, st);
+  }
+  if (p.version <= 3) state(p, po, send ? ProxyOpSendDone : ProxyOpRecvDone, bytes_per_step * steps, 0);
+  stop(p, po);
 }
 
 }  // namespace fake_nccl::feed

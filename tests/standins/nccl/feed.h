@@ -10,6 +10,8 @@
 // (v4+: transfer size per step) → kernel channel stop.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -68,6 +70,21 @@ void groupStop(Plugin& p, void* handle);
 // One operation: its coll/p2p event, proxy ops and steps, kernel channels;
 // `work` runs between the kernel channels' start and stop (the "GPU" work).
 void runOp(Plugin& p, void* ctx, const Op& op, void* api, void* group, const std::function<void()>& work);
+
+// The same in two parts, as NCCL splits them for a group (every task event in
+// ncclGroupEnd, then the launch) or a CUDA graph (the task events again on
+// every replay, naming the capture's API events): the coll/p2p event
+// (started and stopped: enqueued; returns its handle), then its children
+// (kernel channels, proxy ops and steps) naming that handle.
+void* taskEvent(Plugin& p, void* ctx, const Op& op, void* api, void* group);
+void taskWork(Plugin& p, void* ctx, const Op& op, void* task, const std::function<void()>& work);
+
+// PXN: a proxy op another process posted, run by this process's proxy: NCCL
+// passes that process's context and parent (src/proxy.cc,
+// src/plugin/profiler.cc ncclProfilerStartProxyOpEvent) and its pid; the
+// steps name the op's handle, with the same foreign context.
+void pxnProxyOp(Plugin& p, void* foreign_ctx, void* foreign_parent, pid_t pid, int rank, int channel, int peer,
+                bool send, int steps, size_t bytes_per_step);
 
 // GPU globaltimer stand-in: CLOCK_REALTIME in ns, as NVIDIA's timer roughly is.
 uint64_t gpuTimerNow();

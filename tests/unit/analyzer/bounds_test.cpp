@@ -125,14 +125,15 @@ TEST(BoundsTest, TopologyMustBeARegularFileOfAtMost16MiB) {
   std::string error;
   auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(loadTopology("/dev/zero", &topo, &error));
-  EXPECT_EQ(error, "/dev/zero: not a regular file");
+  EXPECT_EQ(error,
+            "/dev/zero: not a regular file (a character device); a topology file must be one");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 
   const std::string dir = test_support::makeTempDir("bounds-test");
   const std::string fifo = dir + "/fifo.topo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_FALSE(loadTopology(fifo, &topo, &error));  // must not wait for a writer
-  EXPECT_EQ(error, fifo + ": not a regular file");
+  EXPECT_EQ(error, fifo + ": not a regular file (a FIFO); a topology file must be one");
 
   const std::string huge = dir + "/huge.topo";
   { std::ofstream(huge) << "ringside-topology 1\n"; }

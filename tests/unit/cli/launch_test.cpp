@@ -89,6 +89,24 @@ TEST(RunJob, StartFailureOfALaterRankStopsTheEarlierOnes) {
   EXPECT_TRUE(result.start_failed);
 }
 
+// Issue 28: `bench` starts its ranks through the same launcher as `record`, and its lines said
+// "ringside record:". The prefix is the caller's.
+TEST(RunJob, LinesCarryTheCallersPrefix) {
+  SuperviseOptions options;
+  options.prefix = "ringside bench: ";
+  options.grace_s = 0.1;
+  ::testing::internal::CaptureStderr();
+  runJob({shell("exec sleep 30", 0), shell("exit 1", 1)}, options);
+  runJob({{{"/no/such/file"}, currentEnvironment(), 0}}, options);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("ringside bench: stopping 1 remaining process(es) with SIGTERM"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("ringside bench: cannot run '/no/such/file'"), std::string::npos) << said;
+  EXPECT_EQ(said.find("ringside record:"), std::string::npos) << said;
+  EXPECT_EQ(SuperviseOptions{}.prefix, "ringside record: ");
+}
+
 TEST(RunJob, ChildSeesItsEnvironment) {
   ChildSpec child = shell("test \"$RINGSIDE_TEST_VALUE\" = hello");
   setEnvVar(&child.env, "RINGSIDE_TEST_VALUE", "hello");

@@ -1,6 +1,7 @@
 #include "record/record.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -83,4 +84,58 @@ TEST(Names, ShellJoin) {
 }
 
 }  // namespace
+// Issue 28, item 1: only files named as the preload library names them are this run's rank
+// files (record never merges or removes the job's own *.sqlite, nor a merge made meanwhile).
+TEST(RankFileNames, OnlyThePreloadLibrarysPattern) {
+  int64_t pid = 0, start = 0;
+  EXPECT_TRUE(parseRankFileName("rank-vm-123-1795656217931748035.sqlite", &pid, &start));
+  EXPECT_EQ(pid, 123);
+  EXPECT_EQ(start, 1795656217931748035LL);
+  EXPECT_TRUE(parseRankFileName("rank-node-7.cluster-9-1.sqlite", &pid, &start));  // '-' in host
+  EXPECT_EQ(pid, 9);
+  EXPECT_FALSE(parseRankFileName("results.sqlite", nullptr, nullptr));
+  EXPECT_FALSE(parseRankFileName("peek.sqlite", nullptr, nullptr));
+  EXPECT_FALSE(parseRankFileName("rank-0.sqlite", nullptr, nullptr));
+  EXPECT_FALSE(parseRankFileName("rank-vm-12a-5.sqlite", nullptr, nullptr));
+  EXPECT_FALSE(parseRankFileName("rank--1-2.sqlite", nullptr, nullptr));
+  EXPECT_FALSE(parseRankFileName("rank-vm-1-2.sqlite-wal", nullptr, nullptr));
+  EXPECT_FALSE(parseRankFileName("xrank-vm-1-2.sqlite", nullptr, nullptr));
+}
+
+// Issue 28, item 8: a link planted at the rank folder's name (or a node-K) is never followed.
+TEST(RankFolder, ALinkPlantedAtItsNameIsRefused) {
+  TempDir tmp;
+  const fs::path target = tmp.path() / "elsewhere";
+  fs::create_directories(target);
+  const fs::path ranks = tmp.path() / "t.sqlite.ranks";
+  fs::create_directory_symlink(target, ranks);
+  std::error_code ec;
+  EXPECT_FALSE(makeRankFolder(ranks, &ec));
+  EXPECT_EQ(ec, std::errc::too_many_symbolic_link_levels);
+  EXPECT_NE(rankFolderError(ranks.string(), ec).find("symbolic link"), std::string::npos);
+  // node-K below a real folder, as record --nnodes makes it.
+  const fs::path nodes = tmp.path() / "nodes";
+  ec.clear();
+  EXPECT_TRUE(makeRankFolder(nodes, &ec));
+  EXPECT_FALSE(ec);
+  fs::create_directory_symlink(target, nodes / "node-1");
+  ec.clear();
+  EXPECT_FALSE(makeRankFolder(nodes / "node-1", &ec));
+  EXPECT_EQ(ec, std::errc::too_many_symbolic_link_levels);
+  // Nothing was made in the link's target; a real folder still works, a second time too.
+  EXPECT_TRUE(fs::is_empty(target));
+  ec.clear();
+  EXPECT_TRUE(makeRankFolder(nodes / "node-0", &ec));
+  EXPECT_FALSE(ec);
+  EXPECT_FALSE(makeRankFolder(nodes / "node-0", &ec));
+  EXPECT_FALSE(ec);
+  struct stat sb {};
+  ASSERT_EQ(::stat((nodes / "node-0").c_str(), &sb), 0);
+  EXPECT_EQ(sb.st_mode & 0777, 0700u);
+  // A regular file at the name: not a folder.
+  touch(tmp.path() / "file");
+  EXPECT_FALSE(makeRankFolder(tmp.path() / "file", &ec));
+  EXPECT_EQ(ec, std::errc::not_a_directory);
+}
+
 }  // namespace ringside::cli

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -215,6 +216,70 @@ TEST(WriteStandardOutput, NamesTheReasonWhenStandardOutputIsFull) {
     std::string error;
     const bool ok = writeStandardOutput("report\n", &error);
     const std::string msg = ok ? "ok" : error;
+    (void)!::write(pipefd[1], msg.data(), msg.size());
+    ::_exit(0);
+  }
+  ::close(pipefd[1]);
+  ::close(full);
+  std::string got;
+  char buf[256];
+  for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) > 0;) got.append(buf, n);
+  ::close(pipefd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(got, "cannot write standard output: No space left on device");
+}
+
+// Issue 28: `simulate > /dev/full` exited 0 (std::cout's failure was never looked at), and
+// `export -o -` named whatever errno a later call left. The checked standard output keeps the
+// failed write's own errno; main() asks it at the end.
+TEST(CheckedStandardOutput, KeepsTheFailedWritesReason) {
+  const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (full < 0) GTEST_SKIP() << "no /dev/full: " << std::strerror(errno);
+  int pipefd[2];
+  ASSERT_EQ(::pipe(pipefd), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(full, STDOUT_FILENO);
+    installCheckedStandardOutput();
+    std::string msg;
+    std::string error;
+    msg += standardOutputOk(&error) ? "ok-before;" : "failed-before;";
+    std::cout << std::string(200000, 'x') << "table\n";  // larger than the buffer, then small
+    errno = EBADF;  // what some later call might leave
+    msg += standardOutputOk(&error) ? "ok" : error;
+    // main() says it only when no verb was told already.
+    std::string again;
+    msg += standardOutputFailedUnsaid(&again) ? ";unsaid" : ";said";
+    (void)!::write(pipefd[1], msg.data(), msg.size());
+    ::_exit(0);
+  }
+  ::close(pipefd[1]);
+  ::close(full);
+  std::string got;
+  char buf[256];
+  for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) > 0;) got.append(buf, n);
+  ::close(pipefd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(got, "ok-before;cannot write standard output: No space left on device;said");
+}
+
+// A verb that never looked (simulate): main() finds the failure and says it.
+TEST(CheckedStandardOutput, MainFindsAFailureNoVerbSaid) {
+  const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (full < 0) GTEST_SKIP() << "no /dev/full: " << std::strerror(errno);
+  int pipefd[2];
+  ASSERT_EQ(::pipe(pipefd), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(full, STDOUT_FILENO);
+    installCheckedStandardOutput();
+    std::cout << "a small table\n";
+    std::string error;
+    const std::string msg = standardOutputFailedUnsaid(&error) ? error : "not found";
     (void)!::write(pipefd[1], msg.data(), msg.size());
     ::_exit(0);
   }

@@ -2,8 +2,10 @@
 #include "nccl_log.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -66,6 +68,22 @@ TEST(NcclLog, ReadsOnlyWhatWasAppended) {
   ASSERT_EQ(got[0].lines.size(), 1u);
   EXPECT_EQ(got[0].lines[0], "ring 0: 1 0");
   EXPECT_TRUE(nl::readNew(path, pid, &offset, &parser).empty());
+}
+
+// Issue 28: NCCL_DEBUG_FILE comes from the job's environment. A FIFO there blocked the traced
+// process in fopen() (waiting for a writer); /dev/zero was read without end.
+TEST(NcclLog, AFifoOrADeviceIsNeitherWaitedForNorRead) {
+  ringside::test_support::TempDir tmp("nccl-log");
+  ASSERT_FALSE(tmp.path().empty());
+  const std::string fifo = tmp.path() + "/nccl.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  nl::Parser parser(1);
+  long offset = 0;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(nl::readNew(fifo, 1, &offset, &parser).empty());
+  EXPECT_TRUE(nl::readNew("/dev/zero", 1, &offset, &parser).empty());
+  EXPECT_EQ(offset, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
 TEST(NcclLog, DebugFilePathNeedsInfoLevel) {

@@ -1,7 +1,8 @@
 // Malformed input at a rank, in process: mutated and random frames fed to
 // the engine over a socket pair, mutated hellos at a listener during the
 // handshake, garbage at the rendezvous store. Never a crash (run under ASan),
-// never an allocation sized by the peer, never a hang; legitimate traffic
+// never an allocation sized by the peer (but a stashed early frame, within the engine's budget),
+// never a hang; legitimate traffic
 // still goes through afterwards.
 #include <gtest/gtest.h>
 #include <sys/socket.h>

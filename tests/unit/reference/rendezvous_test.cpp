@@ -3,11 +3,22 @@
 // torchrun environment.
 #include "ringside/reference/rendezvous.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <thread>
+#include <vector>
 
 #include "job.h"
 
@@ -117,6 +128,153 @@ TEST(Rendezvous, GetHasADeadline) {
   ASSERT_TRUE(master->set("later", "ok", &err)) << err;
   ASSERT_TRUE(master->get("later", &v, &err)) << err;
   EXPECT_EQ(v, "ok");
+}
+
+// A plain TCP connection to 127.0.0.1:port that sends nothing (-1 on failure).
+int idleConnection(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+double processCpuSeconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Issue 28: 1,100 idle connections to the store took rank 0's descriptors and made its store
+// thread spin. Now: at most store_max_connections at once, those that send nothing are closed
+// after store_idle_timeout (or to make room), the store thread sleeps meanwhile, and the ranks'
+// own connections (the master's included, older than every idle one) still work.
+TEST(Rendezvous, IdleConnectionsNeitherBlockTheJobNorSpin) {
+  const int port = test::freePort();
+  RendezvousOptions o = options(port, 0, 77, 10000);
+  o.store_max_connections = 16;
+  o.store_idle_timeout = std::chrono::milliseconds(2000);
+  std::string err;
+  auto master = Rendezvous::connect(o, &err);
+  ASSERT_TRUE(master) << err;
+
+  constexpr int kIdle = 300;
+  std::vector<int> idle;
+  for (int i = 0; i < kIdle; ++i) {
+    const int fd = idleConnection(port);
+    ASSERT_GE(fd, 0) << "connection " << i << ": " << std::strerror(errno);
+    idle.push_back(fd);
+  }
+  // The store thread must sleep while they sit there (it spun at 100 % before).
+  const double cpu0 = processCpuSeconds();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double cpu = processCpuSeconds() - cpu0;
+  EXPECT_LT(cpu, 0.25) << "the store thread is busy while connections sit idle";
+
+  // A real rank joins (its new connection takes the place of an idle one) and the job's
+  // exchange completes, the master's own connection included.
+  std::unique_ptr<Rendezvous> member;
+  std::thread joiner([&] {
+    std::string e;
+    member = Rendezvous::connect(options(port, 1, 77, 10000), &e);
+    if (!member) ADD_FAILURE() << e;
+  });
+  joiner.join();
+  ASSERT_TRUE(member);
+  std::vector<std::string> all0, all1;
+  std::string e0, e1;
+  bool ok1 = false;
+  std::thread t1([&] { ok1 = member->exchange("one", &all1, &e1); });
+  const bool ok0 = master->exchange("zero", &all0, &e0);
+  t1.join();
+  ASSERT_TRUE(ok0) << e0;
+  ASSERT_TRUE(ok1) << e1;
+  EXPECT_EQ(all0, (std::vector<std::string>{"zero", "one"}));
+  EXPECT_EQ(all1, all0);
+
+  // Every idle connection is closed by the store by now (to make room, or after 2 s idle).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  int closed = 0;
+  for (int fd : idle) {
+    char c;
+    const ssize_t n = ::recv(fd, &c, 1, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) ++closed;
+    ::close(fd);
+  }
+  EXPECT_EQ(closed, kIdle);
+  // The ranks' connections were not closed for being idle those 2.5 s.
+  ASSERT_TRUE(member->set("after", "idle", &err)) << err;
+  std::string v;
+  ASSERT_TRUE(master->get("after", &v, &err)) << err;
+  EXPECT_EQ(v, "idle");
+}
+
+// When accept() fails with EMFILE the listening socket stays readable: polling it again at
+// once was a busy loop. The store now waits 100 ms between tries, and serves again as soon as
+// descriptors are free. Rank 0 runs in a child whose descriptors are used up on purpose.
+TEST(Rendezvous, AcceptWithoutDescriptorsDoesNotSpin) {
+  const int port = test::freePort();
+  int ready[2], go[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(go), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(ready[0]);
+    ::close(go[1]);
+    std::string err;
+    auto master = Rendezvous::connect(options(port, 0, 99, 10000), &err);
+    if (!master) ::_exit(2);
+    rlimit lim{};
+    ::getrlimit(RLIMIT_NOFILE, &lim);
+    lim.rlim_cur = std::min<rlim_t>(lim.rlim_cur, 256);
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+    std::vector<int> spare;
+    for (;;) {
+      const int fd = ::dup(0);
+      if (fd < 0) break;
+      spare.push_back(fd);
+    }
+    char c = 1;
+    if (::write(ready[1], &c, 1) != 1) ::_exit(5);
+    if (::read(go[0], &c, 1) != 1) ::_exit(6);  // the parent has connected
+    const double cpu0 = processCpuSeconds();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const double cpu = processCpuSeconds() - cpu0;
+    for (int fd : spare) ::close(fd);
+    std::string v;
+    if (!master->get("k", &v, &err) || v != "v") ::_exit(4);
+    ::_exit(cpu < 0.25 ? 0 : 3);
+  }
+  ::close(ready[1]);
+  ::close(go[0]);
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  std::vector<int> waiting;
+  for (int i = 0; i < 4; ++i) waiting.push_back(idleConnection(port));  // accept: EMFILE
+  ASSERT_EQ(::write(go[1], &c, 1), 1);
+  std::string err;
+  // Served once the child frees its descriptors (after its second of measuring).
+  auto member = Rendezvous::connect(options(port, 1, 99, 10000), &err);
+  EXPECT_TRUE(member) << err;
+  if (member) {
+    EXPECT_TRUE(member->set("k", "v", &err)) << err;
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  for (int fd : waiting) ::close(fd);
+  ::close(ready[0]);
+  ::close(go[1]);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "3: the store thread spun while accept() failed; 4: the store did not serve after; "
+         "2, 5, 6: setup";
 }
 
 TEST(Rendezvous, OptionsFromTheTorchrunEnvironment) {

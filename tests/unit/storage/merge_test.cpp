@@ -1,6 +1,11 @@
 // mergeRankFiles: renumbering, string remapping, cut-off/missing ranks,
 // duplicates, refusals, skipped inputs, live inputs.
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <set>
@@ -361,4 +366,251 @@ TEST_F(MergeTest, OutputInMissingFolderFailsCleanly) {
 }
 
 }  // namespace
+// Issue 28, item 7: an exact copy of a rank file (one process's file twice) is merged once.
+TEST_F(MergeTest, ExactCopyOfARankFileIsMergedOnce) {
+  MergeOptions o;
+  RankFileSpec spec;
+  spec.world_size = 2;
+  o.inputs.push_back(rankFile(0, spec));
+  o.inputs.push_back(rankFile(1, spec));
+  const std::string copy = path("copy-of-rank-1.sqlite");
+  writeBytes(copy, readBytes(o.inputs.back()));
+  o.inputs.push_back(copy);
+  o.output = path("m.sqlite");
+  const MergeResult m = mergeRankFiles(o);
+  ASSERT_TRUE(m.ok) << m.error;
+  EXPECT_EQ(m.collectives, 20);
+  EXPECT_EQ(m.transfers, 40);
+  EXPECT_EQ(sqlInt(o.output, "SELECT count(*) FROM rank WHERE rank = 1"), 1);
+  ASSERT_EQ(m.duplicates.size(), 1u);
+  EXPECT_EQ(m.duplicates[0].first, copy);
+  EXPECT_EQ(m.merged_files.size(), 2u);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("a copy of"), std::string::npos) << m.warnings[0];
+  // The same rank restarted (another start) is still a second file of that rank.
+  spec.start_unix_ns += 1000;
+  o.inputs.push_back(rankFile(1, spec));
+  o.output = path("m2.sqlite");
+  const MergeResult m2 = mergeRankFiles(o);
+  ASSERT_TRUE(m2.ok) << m2.error;
+  EXPECT_EQ(m2.collectives, 30);
+}
+
+// Issue 28, item 7: without keep_going (merge without -k) an unusable input fails the merge.
+TEST_F(MergeTest, UnusableInputFailsTheMergeWithoutKeepGoing) {
+  MergeOptions o;
+  o.inputs = {rankFile(0), path("junk.sqlite")};
+  writeBytes(o.inputs[1], std::vector<char>(4096, 'x'));
+  o.output = path("m.sqlite");
+  o.keep_going = false;
+  const MergeResult m = mergeRankFiles(o);
+  EXPECT_FALSE(m.ok);
+  EXPECT_NE(m.error.find("junk.sqlite"), std::string::npos) << m.error;
+  EXPECT_NE(m.error.find("-k"), std::string::npos) << m.error;
+  EXPECT_FALSE(fileExists(o.output));
+}
+
+// Issue 28, item 7: an input that fails while being copied (here: replaced by junk after pass 1
+// checked it) fails the merge without keep_going; with it, it is skipped and listed.
+TEST_F(MergeTest, InputFailingWhileCopiedFailsWithoutKeepGoing) {
+  for (const bool keep_going : {false, true}) {
+    MergeOptions o;
+    o.inputs = {rankFile(0), rankFile(1)};
+    o.output = path(keep_going ? "k.sqlite" : "m.sqlite");
+    o.keep_going = keep_going;
+    bool spoiled = false;
+    const std::string victim = o.inputs[1];
+    o.progress_detail = [&](const MergeProgress&) {
+      if (spoiled) return;
+      spoiled = true;  // during the first input's copy: the second is damaged
+      writeBytes(victim, std::vector<char>(4096, 'x'));
+    };
+    const MergeResult m = mergeRankFiles(o);
+    ASSERT_TRUE(spoiled);
+    if (keep_going) {
+      ASSERT_TRUE(m.ok) << m.error;
+      EXPECT_EQ(m.merged_files, std::vector<std::string>({o.inputs[0]}));
+      EXPECT_NE(sqlText(o.output, "SELECT value FROM meta WHERE key = 'skipped_inputs'"), "");
+    } else {
+      EXPECT_FALSE(m.ok);
+      EXPECT_NE(m.error.find(victim), std::string::npos) << m.error;
+      EXPECT_FALSE(fileExists(o.output));
+    }
+  }
+}
+
+// Issue 28, item 5: what the caller stores before publishing (clock model, steps) is in the
+// trace when it appears; a failure there publishes nothing and leaves no temporary file.
+TEST_F(MergeTest, BeforePublishRunsOnTheTemporaryFileAndItsFailurePublishesNothing) {
+  MergeOptions o;
+  o.inputs = {rankFile(0), rankFile(1)};
+  o.output = path("m.sqlite");
+  std::string seen_temp;
+  o.before_publish = [&](const std::string& temp, std::string* error) {
+    seen_temp = temp;
+    EXPECT_FALSE(fileExists(o.output));  // not published yet
+    EXPECT_EQ(sqlInt(temp, "SELECT count(*) FROM collective_data"), 20);
+    *error = temp + ": cannot store the clock model: database or disk is full";
+    return false;
+  };
+  const MergeResult m = mergeRankFiles(o);
+  EXPECT_FALSE(m.ok);
+  EXPECT_NE(m.error.find("disk is full"), std::string::npos) << m.error;
+  EXPECT_FALSE(fileExists(o.output));
+  ASSERT_FALSE(seen_temp.empty());
+  EXPECT_FALSE(fileExists(seen_temp));
+  EXPECT_FALSE(fileExists(seen_temp + "-journal"));
+
+  o.before_publish = [&](const std::string& temp, std::string*) {
+    sqlExec(temp, "INSERT INTO meta(key, value) VALUES('stored_before_publish', 'yes')");
+    return true;
+  };
+  const MergeResult ok = mergeRankFiles(o);
+  ASSERT_TRUE(ok.ok) << ok.error;
+  EXPECT_EQ(sqlText(o.output, "SELECT value FROM meta WHERE key = 'stored_before_publish'"), "yes");
+}
+
+// Issue 28, item 2: a rank file not closed whose writer still runs on this host is live, not
+// cut off (nothing was killed); one whose writer is gone is cut off.
+TEST_F(MergeTest, LiveWriterOnThisHostIsNotCutOff) {
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  RankFileSpec spec;
+  spec.world_size = 3;
+  spec.clean = false;
+  spec.close = false;
+  spec.host = host;
+  spec.pid = getpid();
+  spec.start_unix_ns = static_cast<int64_t>(time(nullptr)) * 1'000'000'000LL;
+  spec.rank = 1;
+  const std::string live = path("rank-live.sqlite");
+  auto w = writeRankFile(live, spec);
+  ASSERT_TRUE(w);
+  RankFileSpec gone = spec;
+  gone.close = true;
+  gone.pid = 0x7ffffff0;  // no such process
+  MergeOptions o;
+  o.inputs = {rankFile(0, spec), live, rankFile(2, gone)};
+  o.output = path("m.sqlite");
+  RankFileStatus status;
+  std::string error;
+  ASSERT_TRUE(readRankFileStatus(live, &status, &error)) << error;
+  EXPECT_FALSE(status.clean);
+  EXPECT_EQ(status.pid, getpid());
+  EXPECT_TRUE(writerMayBeAlive(status));
+  const MergeResult m = mergeRankFiles(o);
+  ASSERT_TRUE(m.ok) << m.error;
+  EXPECT_EQ(m.live_ranks, std::vector<int>({0, 1}));
+  EXPECT_EQ(m.live_files.size(), 2u);
+  EXPECT_EQ(m.cut_off_ranks, std::vector<int>({2}));
+  EXPECT_EQ(sqlText(o.output, "SELECT value FROM meta WHERE key = 'live_ranks'"), "0,1");
+  EXPECT_EQ(sqlText(o.output, "SELECT value FROM meta WHERE key = 'cut_off_ranks'"), "2");
+}
+
+// Issue 28, item 9: a writer killed in the middle of a commit (merge --realign) leaves a hot
+// journal; the next read-only open by ringside rolls it back instead of failing every verb with
+// "attempt to write a readonly database".
+TEST_F(MergeTest, HotJournalLeftByAKilledWriterIsRolledBackOnOpen) {
+  MergeOptions o;
+  o.inputs = {rankFile(0), rankFile(1)};
+  o.output = path("m.sqlite");
+  ASSERT_TRUE(mergeRankFiles(o).ok);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(o.output.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK)
+      _exit(2);
+    // A small cache: the transaction's pages spill into the file before the commit, with the
+    // journal written first; then the process dies without committing or rolling back.
+    const char* sql =
+        "PRAGMA journal_mode=DELETE; PRAGMA cache_size=10; BEGIN;"
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 4000)"
+        " INSERT INTO meta(key, value) SELECT 'junk' || x, hex(randomblob(600)) FROM c;"
+        "DELETE FROM collective_data;";
+    _exit(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_TRUE(fileExists(o.output + "-journal"));
+  std::string error;
+  std::unique_ptr<TraceReader> reader = TraceReader::open(o.output, &error);
+  ASSERT_TRUE(reader) << error;
+  reader.reset();
+  EXPECT_FALSE(fileExists(o.output + "-journal"));
+  EXPECT_EQ(sqlInt(o.output, "SELECT count(*) FROM collective_data"), 20);
+  EXPECT_EQ(sqlInt(o.output, "SELECT count(*) FROM meta WHERE key LIKE 'junk%'"), 0);
+}
+
+// Issue 28 (minor): a merge killed before it removed its temporary file (tens of MB) leaves it;
+// the next merge into that output removes it, but never one a live merge holds, a fresh one, or
+// a file that is not a ringside trace.
+TEST_F(MergeTest, TemporaryFilesOfAKilledMergeAreRemovedByTheNext) {
+  MergeOptions o;
+  o.inputs = {rankFile(0), rankFile(1)};
+  o.output = path("m.sqlite");
+  ASSERT_TRUE(mergeRankFiles(o).ok);
+  const std::vector<char> trace = readBytes(o.output);
+  ASSERT_EQ(::unlink(o.output.c_str()), 0);
+  const std::string stale = path("m.sqlite.tmp-abcd1234"), held = path("m.sqlite.tmp-held0000"),
+                    fresh = path("m.sqlite.tmp-fresh000"), foreign = path("m.sqlite.tmp-other000");
+  for (const std::string& f : {stale, held, fresh}) writeBytes(f, trace);
+  writeBytes(stale + "-journal", {'j'});
+  writeBytes(foreign, std::vector<char>(4096, 'x'));
+  const std::string orphan_journal = path("m.sqlite.tmp-gone0000-journal");  // its file removed
+  writeBytes(orphan_journal, {'j'});
+  const timespec old[2] = {{time(nullptr) - 3600, 0}, {time(nullptr) - 3600, 0}};
+  for (const std::string& f : {stale, held, foreign, orphan_journal})
+    ASSERT_EQ(::utimensat(AT_FDCWD, f.c_str(), old, 0), 0);
+  const int lock = ::open(held.c_str(), O_RDONLY);  // a live merge's flock
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+  const MergeResult m = mergeRankFiles(o);
+  ::close(lock);
+  ASSERT_TRUE(m.ok) << m.error;
+  EXPECT_FALSE(fileExists(stale));
+  EXPECT_FALSE(fileExists(stale + "-journal"));
+  EXPECT_TRUE(fileExists(held));
+  EXPECT_TRUE(fileExists(fresh));
+  EXPECT_TRUE(fileExists(foreign));
+  EXPECT_FALSE(fileExists(orphan_journal));
+  ASSERT_EQ(m.warnings.size(), 2u);
+  EXPECT_NE((m.warnings[0] + m.warnings[1]).find("m.sqlite.tmp-abcd1234"), std::string::npos)
+      << m.warnings[0];
+}
+
+// Issue 28, item 2: who may still write a rank file: a running process of that pid on this host
+// that started no later than the file; not a zombie, not another host's pid, not a closed file.
+TEST(WriterAlive, RunningZombieReusedAndOtherHost) {
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  RankFileStatus st;
+  st.host = host;
+  st.pid = getpid();
+  st.start_unix_ns = static_cast<int64_t>(time(nullptr)) * 1'000'000'000LL;
+  EXPECT_TRUE(writerMayBeAlive(st));
+  RankFileStatus other = st;
+  other.host = std::string(host) + "-elsewhere";
+  EXPECT_FALSE(writerMayBeAlive(other));
+  RankFileStatus closed = st;
+  closed.clean = true;
+  EXPECT_FALSE(writerMayBeAlive(closed));
+  RankFileStatus reused = st;
+  reused.start_unix_ns = 1'000'000'000LL;  // the file is from 1970: this pid is a newer process
+  EXPECT_FALSE(writerMayBeAlive(reused));
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  RankFileStatus zombie = st;
+  zombie.pid = child;
+  for (int i = 0; i < 200; ++i) {  // until it has exited (not reaped: a zombie)
+    if (!writerMayBeAlive(zombie)) break;
+    usleep(10'000);
+  }
+  EXPECT_FALSE(writerMayBeAlive(zombie));
+  int status = 0;
+  waitpid(child, &status, 0);
+}
+
 }  // namespace ringside::storage::testing

@@ -27,8 +27,8 @@ std::unique_ptr<RankWriter> writeRankFile(const std::string& path, const RankFil
   info.rank = spec.rank;
   info.world_size = spec.world_size;
   info.local_rank = spec.rank;
-  info.host = "host-a";
-  info.pid = 1000 + spec.rank;
+  info.host = spec.host;
+  info.pid = spec.pid >= 0 ? spec.pid : 1000 + spec.rank;
   info.launcher = "torchrun";
   info.start_ns = 5'000;
   info.start_unix_ns = spec.start_unix_ns;

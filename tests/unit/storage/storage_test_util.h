@@ -33,6 +33,8 @@ struct RankFileSpec {
   bool clean = true;           // meta end_state='clean'
   bool close = true;           // close the writer (else it is left open: a live file)
   int64_t start_unix_ns = 1'700'000'000'000'000'000;
+  std::string host = "host-a";
+  int64_t pid = -1;  // -1: 1000 + rank
 };
 
 // Writes a rank file; returns the writer when spec.close is false (kept open).

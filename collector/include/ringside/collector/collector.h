@@ -74,8 +74,11 @@ struct CollectiveCall {
   ReduceOp reduce_op = ReduceOp::kUnknown;
   uint64_t count = 0;  // elements
   uint64_t bytes = 0;
+  // The call's number on its communicator, the same on every rank; -1: the communicator's
+  // next seq (calls numbered in the order they are emitted).
+  int64_t seq = -1;
 };
-// Emits its kCollective event on communicator `comm` (key: the communicator's
+// Emits its kCollective event on communicator `comm` (key: call.seq, or the communicator's
 // next seq), with the id it took from newCollectiveId(), timed t0..t1, status 0
 // when ok, else 1.
 void emitCollective(int32_t comm, uint64_t id, const CollectiveCall& call, int64_t t0, int64_t t1,

@@ -84,4 +84,16 @@ bool writeOutputFile(const std::string& path, std::string_view bytes, bool overw
 // *error = "cannot write standard output: <reason>" on failure.
 bool writeStandardOutput(std::string_view bytes, std::string* error);
 
+// Standard output that is checked: installCheckedStandardOutput() (once, in main) puts std::cout
+// on a buffer over descriptor 1 that keeps the first failed write's errno (a std::ostream
+// forgets it: `> /dev/full` would otherwise read as success, or be named by a later errno).
+// standardOutputOk() flushes std::cout and stdio and says whether everything written so far
+// reached standard output; *error = "cannot write standard output: No space left on device".
+// Without the installed buffer it still checks std::cout's state and stdio's error flag.
+void installCheckedStandardOutput();
+bool standardOutputOk(std::string* error);
+// For main(), at the end: whether standard output failed and no standardOutputOk() or
+// writeStandardOutput() call has returned that failure to a verb (which then said it).
+bool standardOutputFailedUnsaid(std::string* error);
+
 }  // namespace ringside::fileio

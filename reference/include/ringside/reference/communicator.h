@@ -14,8 +14,16 @@
 // event per message with its phase (reduce-scatter, all-gather, reduce,
 // broadcast), step and chunk. When it is not, nothing is recorded.
 //
-// Threads: one Communicator is used by one thread at a time. Results are
-// bit-identical whatever the transport's read/write granularity.
+// Threads: allreduceTagged() may be called from several threads at once, each
+// call naming its collective with an id that every rank gives the same
+// collective (PyTorch's Gloo process group runs its collectives on two worker
+// threads, and the order in which they reach a rank differs between ranks;
+// Gloo's tag names them): the calls run side by side and each frame goes only
+// to the collective whose id it carries. allreduce(), ringFloor() and
+// pingPong() number their calls themselves: they are called by one thread at
+// a time, in the same order on every rank, and not while a tagged call is in
+// flight. Results are bit-identical whatever the transport's read/write
+// granularity and whatever else runs at the same time.
 #pragma once
 
 #include <chrono>
@@ -65,6 +73,12 @@ class Communicator {
   // 30000 ms").
   virtual bool allreduce(void* data, size_t count, DType dtype, ReduceOp op, Algorithm algorithm,
                          std::string* error) = 0;
+
+  // allreduce() for callers with collectives in flight on several threads: `id` (below 2^63)
+  // names this collective, the same on every rank and not used again while it is in flight.
+  // Errors read "allreduce tag <id>: ...".
+  virtual bool allreduceTagged(uint64_t id, void* data, size_t count, DType dtype, ReduceOp op,
+                               Algorithm algorithm, std::string* error) = 0;
 
   // Not an all-reduce (bench): the floor of a TCP ring on these connections.
   // Moves exactly the frames the ring moves between the same neighbours, in

@@ -24,6 +24,13 @@ struct RendezvousOptions {
   int world_size = -1;
   uint64_t job_token = 0;  // same on every rank of one job
   std::chrono::milliseconds timeout{60000};
+  // The store rank 0 serves: at most this many connections at once (0: 2 x world size + 64),
+  // so connections from elsewhere cannot take all of rank 0's descriptors; a connection that
+  // has sent no request with the job's token within store_idle_timeout is closed, and when the
+  // limit is reached the oldest such connection makes room for a new one. A rank's own
+  // connection sends its first request at once and is never closed for being idle.
+  int store_max_connections = 0;
+  std::chrono::milliseconds store_idle_timeout{10000};
 };
 
 // Fills options from MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE (and

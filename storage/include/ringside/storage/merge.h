@@ -46,6 +46,17 @@ struct MergeOptions {
   // listed in the merged meta (skipped_inputs, skipped_input_reasons) like the merger's own
   // skips, so the trace tells a missing rank file from an unreadable one.
   std::vector<std::pair<std::string, std::string>> skipped_inputs;
+  // An input that cannot be used (pass 1, or failing while being copied) is skipped with a
+  // warning and listed in the meta when true; when false it fails the merge (`merge` without -k).
+  bool keep_going = true;
+  // Called once the rows, meta and indexes are in the temporary file and it is closed, before it
+  // is renamed to `output`: the caller stores what makes the trace correct (its clock model, its
+  // steps) into `temp_path`. False (*error set) fails the merge and removes the temporary file,
+  // so a trace is never published without them.
+  std::function<bool(const std::string& temp_path, std::string* error)> before_publish;
+  // Called with the temporary file's path when it has been created, and with "" when it is gone
+  // (renamed or removed): a signal handler may remove it when the merge is interrupted.
+  std::function<void(const std::string& temp_path)> on_temp_file;
 };
 
 struct MergeResult {
@@ -58,8 +69,40 @@ struct MergeResult {
   int64_t transfers = 0;
   std::vector<int> cut_off_ranks;
   std::vector<int> missing_ranks;
+  // Inputs whose rows are in the trace (as given in MergeOptions::inputs): what a caller may
+  // remove after the merge, and nothing else.
+  std::vector<std::string> merged_files;
+  // Ranks (and their files) whose rank file had not been closed and whose writer, on this host,
+  // was still running when merged: not cut off (they go on), but incomplete.
+  std::vector<int> live_ranks;
+  std::vector<std::string> live_files;
+  // Inputs left out as copies of another input (same rank, host, pid and start): (left out, kept).
+  std::vector<std::pair<std::string, std::string>> duplicates;
 };
 
 MergeResult mergeRankFiles(const MergeOptions& options);
+
+// What a rank file says about the process that wrote it, read without a quick_check (cheap
+// enough to poll a live file). False with *error (naming the file) when it cannot be read.
+struct RankFileStatus {
+  std::string run_id;   // meta run_id ("" when none)
+  std::string host;     // rank.host
+  int64_t pid = -1;     // rank.pid
+  int64_t start_unix_ns = 0;
+  bool merged = false;  // a merged trace, not a rank file
+  bool clean = false;   // meta end_state = 'clean': its writer closed it
+};
+bool readRankFileStatus(const std::string& path, RankFileStatus* out, std::string* error);
+
+// Whether the process that wrote a rank file may still be writing it: the file was not closed,
+// it was written on this host, and a process with its pid runs that started no later than the
+// file did (a pid reused since is not it).
+bool writerMayBeAlive(const RankFileStatus& status);
+
+// Whether `path` is another program's SQLite database (its header's application id is not
+// ringside's); false for a ringside file and for anything that is not an SQLite file (damaged).
+// A rank file still being written (WAL mode) may not show its application id in the main file
+// yet: callers check the name too.
+bool isForeignFile(const std::string& path);
 
 }  // namespace ringside::storage
