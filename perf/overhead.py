@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Traced vs untraced cost of Gloo calls, interleaved in one run.
 
-Usage: perf/overhead.py BUILD_DIR [--rounds N] [--ddp] [--quick]
+Usage: perf/overhead.py BUILD_DIR [--rounds N] [--ddp] [--python PATH] [--quick]
 
 Runs gloo_loop (perf/gloo_loop.cpp) untraced and under libringside_preload.so, alternating,
 and prints per-call times and the traced/untraced ratio (medians over rounds):
   * 1 rank, barrier and 4-byte all-reduce: the added cost per wrapped call (ns)
   * 1 KiB all-reduce on 2 and 4 ranks: the issue's small-message loop
-  * with --ddp: samples/ddp_train.py step time on 2 ranks (needs python3-torch)
+  * with --ddp: samples/ddp_train.py step time on 2 ranks (needs python3-torch, or --python the
+    pip environment's python from scripts/setup-pip-torch.sh); --cases none: only that
 Ratios, not absolute times, are the figures to compare on a noisy 2-core box.
 """
 import argparse
@@ -69,6 +70,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer iterations (smoke run)")
     ap.add_argument("--cases", default="wrapper,2,4",
                     help="comma list of wrapper, 2, 4 (ranks of the 1 KiB loop); default all")
+    ap.add_argument("--python", default="/usr/bin/python3",
+                    help="python that runs the DDP sample (default Debian's, with python3-torch)")
     ap.add_argument("--loop-iters", type=int, default=20000, help="iterations of the 1 KiB loops")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
@@ -87,7 +90,7 @@ def main():
             compare(f"{world} ranks allreduce 1 KiB", [loop, "--op", "allreduce", "--bytes", "1024",
                     "--iters", str(a.loop_iters // k)], world, build, a.rounds, "us_per_call")
     if a.ddp:
-        ddp = ["/usr/bin/python3", os.path.join(ROOT, "samples", "ddp_train.py"), "--steps", str(60 // k),
+        ddp = [a.python, os.path.join(ROOT, "samples", "ddp_train.py"), "--steps", str(60 // k),
                "--report-step-time"]
         print("-- DDP sample, mean step time, milliseconds")
         compare("2 ranks ddp_train.py step", ddp, 2, build, a.rounds, "step_time_ms")

@@ -5,7 +5,8 @@
 //   listed once in RINGSIDE_GLOO_COLLECTIVES, are interposed by symbol: the
 //   application (or libtorch) binds to our definitions first. We time the real
 //   call and describe it from its options object.
-// - gloo::Context's constructor gives each communicator's rank and size.
+// - gloo::Context's constructor gives each communicator's rank and size (its
+//   arguments: the field layout differs between Gloo versions, gloo_context.h).
 // - The TCP transport's UnboundBuffer::send/recv are virtual and reached
 //   through a vtable whose entries are bound inside libgloo, so symbol
 //   interposition cannot see them: we patch the vtable once.
@@ -36,6 +37,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "elf_binding.h"
+#include "gloo_context.h"
 #include "gloo_probe.h"
 #include "gloo_reroute.h"
 #include "ringside/collector/collector.h"
@@ -159,8 +162,9 @@ Call describe(const gloo::AllgatherOptions& o) {
   c.element_size = o.*AllgatherPeek::elementSize;
   // This rank's contribution; in place (no input) it is a 1/size share of the output.
   c.bytes = sizeOf(o.*AllgatherPeek::in);
-  if (c.bytes == 0 && c.context != nullptr && c.context->size > 0)
-    c.bytes = sizeOf(o.*AllgatherPeek::out) / static_cast<uint64_t>(c.context->size);
+  ContextShape shape;
+  if (c.bytes == 0 && contextShape(c.context, &shape))
+    c.bytes = sizeOf(o.*AllgatherPeek::out) / static_cast<uint64_t>(shape.size);
   return c;
 }
 Call describe(const gloo::AllgathervOptions& o) {
@@ -169,8 +173,9 @@ Call describe(const gloo::AllgathervOptions& o) {
   c.tag = o.*AllgathervPeek::tag;
   c.element_size = o.*AllgathervPeek::elementSize;
   const auto& el = o.*AllgathervPeek::elements;
-  if (c.context != nullptr && c.context->rank >= 0 && static_cast<size_t>(c.context->rank) < el.size())
-    c.elements = el[static_cast<size_t>(c.context->rank)];
+  ContextShape shape;
+  if (contextShape(c.context, &shape) && static_cast<size_t>(shape.rank) < el.size())
+    c.elements = el[static_cast<size_t>(shape.rank)];
   c.bytes = c.elements * c.element_size;
   return c;
 }
@@ -235,28 +240,72 @@ thread_local int16_t t_comm = -1;    // communicator of the collective we are in
 int32_t commFor(gloo::Context* ctx);
 void installTransportHooks();
 
+// Set once a collective wrapper ran in this process: only then is Gloo "active".
+std::atomic<bool> g_collective_reached{false};
+
 void noteActive() {
   static std::once_flag once;
   std::call_once(once, [] { col::noteMeta("interposition", "active: gloo"); });
 }
 
+void noteLayout(ContextLayout layout) {
+  static std::atomic<int> noted{-1};
+  int l = static_cast<int>(layout);
+  if (layout == ContextLayout::kUnknown || noted.exchange(l) == l) return;
+  col::noteMeta("gloo_context_layout", contextLayoutName(layout));
+}
+
+void glooVerdictAtExit();
+
 void onContextCreated(gloo::Context* ctx, int rank, int size) {
   forgetContext(ctx);
+  ContextLayout layout = noteContextConstructed(ctx, rank, size);
   if (!col::activate()) return;
-  noteActive();
+  noteLayout(layout);
+  // Registered after the collector's own exit flush, so it runs before it.
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit(glooVerdictAtExit); });
   col::registerComm(ctx, rank, size, "gloo");
   col::setIdentity(rank, size, "gloo");
   installTransportHooks();
+}
+
+// Debian-era layout, confirmed without a constructor: the first word is the
+// address gloo::Context's vtable (exported where it exists) puts there.
+bool vptrLayoutConfirmed(const gloo::Context* ctx) {
+  static void* vt = findRealSymbol("_ZTVN4gloo7ContextE");
+  if (vt == nullptr) return false;
+  void* first = nullptr;
+  std::memcpy(&first, ctx, sizeof first);
+  return first == static_cast<char*>(vt) + 2 * sizeof(void*);
 }
 
 int32_t commFor(gloo::Context* ctx) {
   if (ctx == nullptr) return -1;
   int32_t c = col::findComm(ctx);
   if (c < 0) {
-    // Created before we could see it (or through a constructor we don't wrap).
-    noteActive();
-    col::registerComm(ctx, ctx->rank, ctx->size, "gloo");
-    col::setIdentity(ctx->rank, ctx->size, "gloo");
+    // Created before we could see it (or through a constructor we don't wrap):
+    // its fields are read only where the layout is identified.
+    ContextShape shape;
+    bool known = contextShape(ctx, &shape);
+    if (!known && vptrLayoutConfirmed(ctx) && ctx->size > 0 && ctx->rank >= 0 &&
+        ctx->rank < ctx->size) {
+      shape = ContextShape{ctx->rank, ctx->size, false};
+      known = true;
+    }
+    if (known) {
+      col::registerComm(ctx, shape.rank, shape.size, "gloo");
+      col::setIdentity(shape.rank, shape.size, "gloo");
+    } else {
+      static std::once_flag once;
+      std::call_once(once, [] {
+        col::noteMeta(
+            "gloo_context",
+            "a Gloo context was created where ringside could not see it and its field layout is "
+            "not identified: its rank and size are unknown");
+      });
+      col::registerComm(ctx, -1, -1, "gloo");
+    }
     installTransportHooks();
     c = col::findComm(ctx);
   }
@@ -353,15 +402,33 @@ bool pytorchNumbersCalls() {
   return yes;
 }
 
+// The reroute (gloo_reroute.cpp) still reads a context's rank and size through
+// Debian's header, i.e. the vptr layout. Where this process's Gloo has another
+// layout (PyTorch 2.8+) it would read `base` as the rank: refuse with an error
+// that says so, on every rank alike, before anything is touched.
+void requireRerouteLayout(const gloo::Context* ctx) {
+  ContextLayout layout = contextLayout();
+  if (layout == ContextLayout::kVptr ||
+      (layout == ContextLayout::kUnknown && vptrLayoutConfirmed(ctx)))
+    return;
+  throw std::runtime_error(
+      std::string("ringside (RINGSIDE_ALLREDUCE): rerouting Gloo's all-reduce is not "
+                  "supported yet with this Gloo (gloo::Context layout: ") +
+      contextLayoutName(layout) +
+      "; PyTorch 2.8+ from pip); run without --allreduce, or with Debian's python3-torch");
+}
+
 // A/B runs: all-reduces the reference can do run there (each named by its tag) and are traced
 // by it.
 template <class Opts>
 bool rerouted(Op op, Opts& opts) {
   if constexpr (std::is_same_v<std::remove_const_t<Opts>, gloo::AllreduceOptions>) {
     Call call = describe(opts);
-    if (op == Op::kAllreduce && call.reduce != nullptr)
+    if (op == Op::kAllreduce && call.reduce != nullptr) {
+      requireRerouteLayout(call.context);
       return rerouteAllreduce(opts.*AllreducePeek::impl, classifyReduce(*call.reduce, call.element_size),
                               pytorchNumbersCalls());
+    }
   }
   (void)op;
   (void)opts;
@@ -376,11 +443,13 @@ void wrapCollective(Op op, Opts& opts, void (*real)(Opts&), const char* name) {
     real(opts);
     return;
   }
+  if (!g_collective_reached.load(std::memory_order_relaxed)) g_collective_reached.store(true);
   if (rerouteRequested() && rerouted(op, opts)) return;
   if (!col::activate()) {
     real(opts);
     return;
   }
+  noteActive();
   Call call = describe(opts);
   Event e;
   e.kind = EventKind::kCollective;
@@ -428,26 +497,85 @@ void wrapCollective(Op op, Opts& opts, void (*real)(Opts&), const char* name) {
 
 }  // namespace
 
-// At exit of a process that never called Gloo through us: if it is a rank of a
-// job (the launcher said so) and PyTorch's Gloo process group is present while
-// no loaded library exports Gloo's functions, Gloo was linked statically into
-// PyTorch (as in the wheels) and every call bypassed us. Leave a rank file that
-// says so, so the merged trace and every report can warn instead of showing an
-// empty run.
+namespace {
+
+constexpr const char* kPgVtable = "_ZTVN4c10d16ProcessGroupGlooE";
+constexpr const char* kAllreduce = "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE";
+
+std::string nameOf(const std::string& path, const char* fallback) {
+  return path.empty() ? fallback : path;
+}
+
+// Why no Gloo collective reached ringside in this process, from the loaded
+// objects: whether Gloo's functions are exported, and whether the object that
+// calls them (PyTorch's, where its Gloo process group is) imports them through
+// relocations a preload library can take over. `pg` may be null.
+std::string glooInactiveReason(void* pg) {
+  void* real = findRealSymbol(kAllreduce);
+  void* caller = pg != nullptr ? pg : real;
+  std::string where = nameOf(objectOf(caller), "the program");
+  if (real == nullptr)
+    return "inactive: Gloo is linked statically into " + where +
+           " and hidden (its functions are not exported: hidden visibility or -Wl,--exclude-libs), "
+           "so its calls never reach ringside (use a PyTorch whose Gloo is exported, such as the "
+           "pip wheels or Debian's python3-torch)";
+  ImportInfo imp = inspectImport(caller, kAllreduce);
+  if (imp.found && imp.symbolic)
+    return "inactive: " + where +
+           " is linked with -Bsymbolic: it binds its own calls of Gloo to itself, "
+           "so they never reach ringside";
+  if (imp.found && imp.relocations == 0) {
+    std::string also =
+        objectOf(real) == objectOf(caller) ? "" : " (Gloo is in " + objectOf(real) + ")";
+    return "inactive: " + where +
+           " exports Gloo's functions but calls gloo::allreduce directly, with no "
+           "relocation for it (-Bsymbolic-functions, protected visibility or LTO)" +
+           also + ", so its calls never reach ringside";
+  }
+  if (imp.found && imp.slot == real)
+    return "inactive: " + where + " binds gloo::allreduce to " + nameOf(objectOf(real), "Gloo") +
+           " past ringside (was libringside_preload.so loaded after it, not through LD_PRELOAD?)";
+  return "inactive: no Gloo collective was called (" + where +
+         " imports Gloo's functions through relocations, where ringside would have seen them)";
+}
+
+bool callsBindPastUs(const std::string& reason) {
+  return reason.rfind("inactive: no Gloo collective was called", 0) != 0;
+}
+
+// Registered once the first Gloo context made the collector active (so it runs
+// before the collector's exit flush): a process that created contexts but
+// never reached a collective wrapper says why instead of claiming success.
+// `interposition` says "inactive" only where the calls bypassed ringside and
+// nothing else (NCCL) was recorded; otherwise the finding goes under
+// `gloo_interposition` and leaves the process's own verdict alone.
+void glooVerdictAtExit() {
+  if (g_collective_reached.load() || !col::isActive()) return;
+  std::string why = glooInactiveReason(findRealSymbol(kPgVtable));
+  bool alone = callsBindPastUs(why) && col::counters().emitted == 0;
+  col::noteMeta(alone ? "interposition" : "gloo_interposition", why.c_str());
+}
+
+}  // namespace
+
+// At exit of a process that never reached a Gloo wrapper (the collector is
+// dormant): if it is a rank of a job (the launcher said so) and PyTorch's Gloo
+// process group is present, while its Gloo calls could not have reached us
+// (Gloo hidden, or bound inside its library), leave a rank file that says so,
+// so the merged trace and every report can warn instead of showing an empty
+// run. Where the calls would have reached us, the process simply used no Gloo
+// (e.g. an NCCL job): nothing is written.
 void checkStaticGlooAtExit() {
-  if (col::isActive() || std::getenv("RINGSIDE_DISABLE") != nullptr) return;
+  if (col::isActive() || g_collective_reached.load() || std::getenv("RINGSIDE_DISABLE") != nullptr)
+    return;
   if (std::getenv("RANK") == nullptr && std::getenv("OMPI_COMM_WORLD_RANK") == nullptr &&
       std::getenv("SLURM_PROCID") == nullptr && std::getenv("PMI_RANK") == nullptr)
     return;
-  const char* pg_vtable = "_ZTVN4c10d16ProcessGroupGlooE";
-  void* pg = findRealSymbol(pg_vtable);
+  void* pg = findRealSymbol(kPgVtable);
   if (pg == nullptr) return;  // no Gloo process group in this process
-  if (findRealSymbol("_ZN4gloo9allreduceERKNS_16AllreduceOptionsE") != nullptr) return;  // dynamic: we saw it all
-  std::string where = objectOf(pg);
+  std::string why = glooInactiveReason(pg);
+  if (!callsBindPastUs(why)) return;
   if (!col::activate()) return;
-  std::string why = "inactive: Gloo is linked statically into " + where +
-                    ", so its calls never reach ringside (use a PyTorch that links libgloo.so dynamically, "
-                    "such as Debian's python3-torch)";
   col::noteMeta("interposition", why.c_str());
   col::shutdown();
 }
