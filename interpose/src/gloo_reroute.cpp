@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gloo_context.h"
 #include "ringside/collector/collector.h"
 #include "ringside/reference/communicator.h"
 #include "symbols.h"
@@ -55,6 +56,7 @@ const State& state() {
 // One Gloo context's rerouting state.
 struct Routed {
   const gloo::Context* ctx = nullptr;
+  int rank = -1, size = -1;  // from its constructor (gloo_context.h), never its fields
   std::mutex mutex;
   std::condition_variable cv;
   bool setting_up = false;  // one thread sets the communicator up; the others wait
@@ -77,7 +79,7 @@ Routed* routedFor(const gloo::Context* ctx) {
   return r;
 }
 
-uint64_t jobToken(const gloo::Context* ctx) {
+uint64_t jobToken(int world_size) {
   // Equal on every rank of the job, different for another job on the same hosts.
   std::string seed = "ringside";
   for (const char* name : {"RINGSIDE_RUN_ID", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"}) {
@@ -85,7 +87,7 @@ uint64_t jobToken(const gloo::Context* ctx) {
     seed += '|';
     if (v != nullptr) seed += v;
   }
-  seed += "|" + std::to_string(ctx->size);
+  seed += "|" + std::to_string(world_size);
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : seed) h = (h ^ c) * 1099511628211ull;
   return h;
@@ -114,7 +116,7 @@ bool exchangeOverGloo(Routed* r, const std::string& mine, std::vector<std::strin
     *error = "address blob too large";
     return false;
   }
-  const int n = ctx->size, me = ctx->rank;
+  const int n = r->size, me = r->rank;
   std::vector<char> in(kBlob, 0), out(kBlob * static_cast<size_t>(n), 0);
   uint32_t len = static_cast<uint32_t>(mine.size());
   std::memcpy(in.data(), &len, 4);
@@ -153,9 +155,9 @@ bool exchangeOverGloo(Routed* r, const std::string& mine, std::vector<std::strin
 
 bool setUp(Routed* r, std::chrono::milliseconds timeout) {
   ref::CommunicatorOptions o;
-  o.rank = r->ctx->rank;
-  o.world_size = r->ctx->size;
-  o.job_token = jobToken(r->ctx);
+  o.rank = r->rank;
+  o.world_size = r->size;
+  o.job_token = jobToken(r->size);
   // Gloo's timeout (PyTorch's default is 30 min) bounds every blocking step.
   if (timeout.count() > 0) o.timeout = timeout;
   o.prepare_multipath = state().algorithm == ref::Algorithm::kMultipath;
@@ -213,6 +215,19 @@ bool rerouteAllreduce(const gloo::detail::AllreduceOptionsImpl& impl, const Redu
   }
   // The first call sets the communicator up (a collective over the context); later ones wait.
   r->cv.wait(lock, [&] { return !r->setting_up; });
+  if (!r->comm && r->setup_error.empty() && r->size < 0) {
+    // Rank and size as the context's constructor was given them (or its fields, once this
+    // Gloo's layout is identified): PyTorch 2.8+'s Gloo lays them out elsewhere than Debian's.
+    ContextShape shape;
+    if (contextShape(ctx, &shape) && shape.size > 0 && shape.rank >= 0 && shape.rank < shape.size) {
+      r->rank = shape.rank;
+      r->size = shape.size;
+    } else {
+      r->setup_error = std::string("the Gloo context's rank and size are unknown (its constructor "
+                                   "was not seen and this Gloo's layout is ") +
+                       contextLayoutName(contextLayout()) + ")";
+    }
+  }
   if (!r->comm && r->setup_error.empty()) {
     r->setting_up = true;
     lock.unlock();

@@ -402,22 +402,6 @@ bool pytorchNumbersCalls() {
   return yes;
 }
 
-// The reroute (gloo_reroute.cpp) still reads a context's rank and size through
-// Debian's header, i.e. the vptr layout. Where this process's Gloo has another
-// layout (PyTorch 2.8+) it would read `base` as the rank: refuse with an error
-// that says so, on every rank alike, before anything is touched.
-void requireRerouteLayout(const gloo::Context* ctx) {
-  ContextLayout layout = contextLayout();
-  if (layout == ContextLayout::kVptr ||
-      (layout == ContextLayout::kUnknown && vptrLayoutConfirmed(ctx)))
-    return;
-  throw std::runtime_error(
-      std::string("ringside (RINGSIDE_ALLREDUCE): rerouting Gloo's all-reduce is not "
-                  "supported yet with this Gloo (gloo::Context layout: ") +
-      contextLayoutName(layout) +
-      "; PyTorch 2.8+ from pip); run without --allreduce, or with Debian's python3-torch");
-}
-
 // A/B runs: all-reduces the reference can do run there (each named by its tag) and are traced
 // by it.
 template <class Opts>
@@ -425,7 +409,6 @@ bool rerouted(Op op, Opts& opts) {
   if constexpr (std::is_same_v<std::remove_const_t<Opts>, gloo::AllreduceOptions>) {
     Call call = describe(opts);
     if (op == Op::kAllreduce && call.reduce != nullptr) {
-      requireRerouteLayout(call.context);
       return rerouteAllreduce(opts.*AllreducePeek::impl, classifyReduce(*call.reduce, call.element_size),
                               pytorchNumbersCalls());
     }
