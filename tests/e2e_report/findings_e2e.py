@@ -25,21 +25,9 @@ def fail(msg):
     sys.exit(1)
 
 
-def raise_priority():
-    """Runs the job 10 nice levels above the rest of the machine where allowed (root,
-    CAP_SYS_NICE): the healthy run must be balanced, and on a busy machine (other builds, other
-    tests) the scheduler once kept one rank 25% slower per step for the whole run, a late rank
-    that ringside rightly reported (late-ranks, rank 3 last in 12 of 20 steps)."""
-    try:
-        os.nice(-10)
-    except OSError:
-        pass  # not allowed: the same priority as the rest
-
-
-def record(ringside, python, sample, out, extra, favoured=False):
+def record(ringside, python, sample, out, extra):
     cmd = [ringside, "record", "--ranks", "4", "-o", out, "--", python, sample] + extra
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240,
-                       preexec_fn=raise_priority if favoured else None)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     if r.returncode != 0:
         fail("record failed: %s\n%s" % (" ".join(cmd), r.stderr[-2000:]))
 
@@ -90,7 +78,7 @@ def main():
                 fail("findings not ordered by time at stake: %s" % costs)
 
         healthy = os.path.join(tmp, "healthy.sqlite")
-        record(ringside, python, sample, healthy, ["--log-every", "0"], favoured=True)
+        record(ringside, python, sample, healthy, ["--log-every", "0"])
         fs = findings(ringside, healthy)
         print(json.dumps(fs, indent=1))
         bad = [f for f in fs if f["severity"] == "problem"]
