@@ -23,8 +23,10 @@ void drawSearch(const ToolbarContext& c) {
     ImGui::SetKeyboardFocusHere();
     s.focus = false;
   }
-  if (ImGui::InputTextWithHint("##search", "search: op:allreduce size>1M rank:2", s.text,
-                               sizeof s.text, ImGuiInputTextFlags_EnterReturnsTrue)) {
+  const bool entered = ImGui::InputTextWithHint("##search", "search: op:allreduce size>1M rank:2", s.text,
+                                                sizeof s.text, ImGuiInputTextFlags_EnterReturnsTrue);
+  s.active = ImGui::IsItemActive();
+  if (entered) {
     s.run(c.model);
     c.step_search(true);
     ImGui::SetKeyboardFocusHere(-1);  // stay in the box: Enter again steps on

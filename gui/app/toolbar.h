@@ -20,6 +20,7 @@ struct SearchBox {
   SearchCursor cursor;
   std::string error;   // the query's error, shown instead of the match count
   bool focus = false;  // give the box the keyboard on the next frame (Ctrl+F, /)
+  bool active = false;  // the box has the keyboard (this frame; --state-out reports it)
 
   void run(const TimelineModel& model);
 };

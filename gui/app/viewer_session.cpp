@@ -342,6 +342,7 @@ std::string ViewerSession::stateJson() const {
     in.timeline = &activeTimeline();
     in.view_state = &view_;
     in.search_query = search_.text;
+    in.search_active = search_.active;
     in.search = &search_.cursor;
     if (!compare_mode_) in.overview = &overview_;
     if (compare_mode_) {

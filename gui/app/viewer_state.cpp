@@ -37,14 +37,14 @@ void appendSelection(const TimelineModel& m, const TimelineView& tv, std::string
   }
 }
 
-void appendHoverAndSearch(const TimelineView& tv, const char* query, const SearchCursor& search,
-                          std::string* out) {
+void appendHoverAndSearch(const TimelineView& tv, const char* query, bool active,
+                          const SearchCursor& search, std::string* out) {
   *out += ",\n  \"hovered\": {\"lane\": ";
   format::appendJsonString(tv.hover().lane, out);
   *out += ", \"collective\": " + num(tv.hover().collective) + "}";
   *out += ",\n  \"search\": {\"query\": ";
   format::appendJsonString(query, out);
-  *out += ", \"matches\": " + num(search.matches().size()) +
+  *out += std::string(", \"active\": ") + boolean(active) + ", \"matches\": " + num(search.matches().size()) +
           ", \"position\": " + num(search.position()) + "}";
 }
 
@@ -166,7 +166,7 @@ std::string viewerStateJson(const ViewerStateInput& in) {
     }
     out += "}";
     appendSelection(m, *in.timeline, &out);
-    appendHoverAndSearch(*in.timeline, in.search_query, *in.search, &out);
+    appendHoverAndSearch(*in.timeline, in.search_query, in.search_active, *in.search, &out);
     appendLanesAndTargets(m, *in.timeline, &out);
     appendFigures(m, &out);
     if (in.compare != nullptr) appendCompare(*in.compare, m, *in.model_b, &out);

@@ -27,6 +27,7 @@ struct ViewerStateInput {
   const TimelineView* timeline = nullptr;  // A's timeline (the one the keys act on)
   const ViewState* view_state = nullptr;
   const char* search_query = "";
+  bool search_active = false;  // the search box has the keyboard
   const SearchCursor* search = nullptr;
   const OverviewView* overview = nullptr;  // the ranks x time strip (not in compare mode)
   const CompareView* compare = nullptr;  // compare mode only, with:

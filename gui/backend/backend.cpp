@@ -21,8 +21,15 @@ void onGlfwError(int code, const char* text) {
 }
 
 std::vector<KeyPress>* g_keys = nullptr;
+std::vector<int>* g_pressed = nullptr;  // GLFW key codes pressed during this poll
+
+bool isModifier(int key) { return key >= GLFW_KEY_LEFT_SHIFT && key <= GLFW_KEY_RIGHT_SUPER; }
 
 void onKey(GLFWwindow*, int key, int, int action, int mods) {
+  if (g_pressed != nullptr && action == GLFW_PRESS && key >= 0 && !isModifier(key) &&
+      key < static_cast<int>(IM_ARRAYSIZE(ImGuiIO::KeysDown)) && g_pressed->size() < 256) {
+    g_pressed->push_back(key);
+  }
   if (g_keys == nullptr || (action != GLFW_PRESS && action != GLFW_REPEAT)) return;
   KeyPress k;
   k.ctrl = (mods & GLFW_MOD_CONTROL) != 0;
@@ -53,6 +60,7 @@ std::vector<KeyPress> Backend::takeKeyPresses() {
 
 Backend::~Backend() {
   if (g_keys == &keys_) g_keys = nullptr;
+  if (g_pressed == &pressed_) g_pressed = nullptr;
   if (texture_ != 0 && window_ != nullptr) glDeleteTextures(1, &texture_);
   if (gl_backend_) ImGui_ImplOpenGL3_Shutdown();
   if (glfw_backend_) ImGui_ImplGlfw_Shutdown();
@@ -100,6 +108,7 @@ bool Backend::init(const BackendOptions& options, std::string* error) {
   }
   setDark(options.dark);
   g_keys = &keys_;
+  g_pressed = &pressed_;
   glfwSetKeyCallback(window_, onKey);  // before ImGui's backend, which chains to it
   if (!ImGui_ImplGlfw_InitForOpenGL(window_, true)) return fail("ImGui GLFW backend failed");
   glfw_backend_ = true;
@@ -116,10 +125,27 @@ void Backend::requestClose() {
 }
 
 void Backend::beginFrame(double wait_s) {
+  ImGuiIO& io = ImGui::GetIO();
+  // Keys held down for the last frame only (below): released now, unless really still held.
+  for (int key : latched_) {
+    if (glfwGetKey(window_, key) != GLFW_PRESS) io.KeysDown[key] = false;
+  }
+  latched_.clear();
+  pressed_.clear();
   if (wait_s > 0) {
     glfwWaitEventsTimeout(wait_s);
   } else {
     glfwPollEvents();
+  }
+  // ImGui 1.86's GLFW backend sets io.KeysDown[] from the press and release events, and ImGui
+  // samples it once a frame: a key pressed and released within one poll (xdotool, fast typing,
+  // a busy machine) never reads as pressed, so Enter in the search box was lost. A key pressed
+  // during this poll is down for this frame (as the backend does for mouse buttons).
+  for (int key : pressed_) {
+    if (!io.KeysDown[key]) {
+      io.KeysDown[key] = true;
+      latched_.push_back(key);
+    }
   }
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();

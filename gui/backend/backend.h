@@ -65,6 +65,8 @@ class Backend {
   bool dark_ = true;
   float scale_ = 1.0f;
   std::vector<KeyPress> keys_;
+  std::vector<int> pressed_;  // GLFW keys pressed during the last poll
+  std::vector<int> latched_;  // of those, the ones held down in io.KeysDown for one frame
   unsigned int texture_ = 0;
   uint64_t texture_version_ = 0;
 };

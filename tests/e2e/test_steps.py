@@ -104,7 +104,11 @@ def scenario_late_rank(ctx):
     u.check(m is not None, f"extra compute in the message: {first['message']}")
     mine, others = [], []
     for s in rep["steps"]["steps"]:
-        u.check_eq(s["late_rank"], 1, f"step {s['step']}: last rank")
+        # Not step 0: it carries each rank's one-time warm-up (autograd, allocator), tens of ms
+        # when 4 ranks share 2 busy cores, which can outweigh rank 1's 20 ms (seen under load:
+        # compute 36.9 / 40.1 / 40.7 / 37.6 ms in step 0, rank 2 last; rank 1 last in 1..11).
+        if s["step"] != 0:
+            u.check_eq(s["late_rank"], 1, f"step {s['step']}: last rank")
         for r in s["ranks"]:
             (mine if r["rank"] == 1 else others).append(r["compute_ns"])
     extra_ms = (statistics.median(mine) - statistics.median(others)) / 1e6
