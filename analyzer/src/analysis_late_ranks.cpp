@@ -221,6 +221,11 @@ void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings) {
   }
   if (static_cast<double>(e.caused_ns) < kMinCostShare * static_cast<double>(others_time)) return;
   const auto [mine, others] = computePerStep(a, rank);
+  // Last to arrive, yet no longer between its calls than the others: it left the previous call
+  // last (the collective itself finishes last there, e.g. a ring's last receiver, or its
+  // process got the CPU back last on a busy host). That is waiting without a rank to blame
+  // (the waiting finding), not a late rank: nothing in what the rank does makes it late.
+  if (mine >= 0 && mine <= others) return;
   const double wait_pct = comm > 0 ? 100.0 * static_cast<double>(wait) / static_cast<double>(comm)
                                    : 0.0;
   const std::string r = std::to_string(rank);

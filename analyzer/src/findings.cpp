@@ -23,7 +23,8 @@ const std::vector<FindingRule>& findingRules() {
        "check that the rank's process loads libringside_preload.so and uses Gloo or NCCL"},
       {"late-ranks", "problem",
        "one rank entered last in >= 60% (and >= 1.5/ranks) of the steps (of the calls without "
-       "steps), and the others' waiting for it is >= 5% of their time",
+       "steps), the others' waiting for it is >= 5% of their time, and (with steps) its "
+       "compute per step is longer than the others'",
        "look at what the late rank does between collectives (data loading, an uneven batch, a "
        "slower host or GPU)"},
       {"slow-link", "problem",
