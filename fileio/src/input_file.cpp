@@ -8,17 +8,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "path_kind.h"
+
 namespace ringside::fileio {
 namespace {
-
-const char* kindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "something else";
-}
 
 std::string sizeLimit(uint64_t bytes) {
   if (bytes >= (uint64_t{1} << 20) && bytes % (uint64_t{1} << 20) == 0)
@@ -76,7 +69,7 @@ bool readConfigFile(const std::string& path, uint64_t max_bytes, const std::stri
     ok = false;
   } else if (!S_ISREG(st.st_mode)) {
     // /dev/zero, a FIFO or a terminal would be read without end; a folder not at all.
-    *error = path + ": not a regular file (" + kindOf(st.st_mode) + "); a " + what +
+    *error = path + ": not a regular file (" + detail::pathKind(st.st_mode) + "); a " + what +
              " must be one";
     ok = false;
   } else if (static_cast<uint64_t>(st.st_size) > max_bytes) {

@@ -12,22 +12,14 @@
 #include <random>
 #include <streambuf>
 
+#include "path_kind.h"
+
 namespace ringside::fileio {
 
 namespace {
 
 std::string reason(int e) { return std::strerror(e); }
 
-// What sits at a path, in words, for the refusal message.
-const char* kindOf(mode_t mode) {
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "something else";
-}
 
 std::string folderOf(const std::string& path) {
   const auto slash = path.find_last_of('/');
@@ -60,14 +52,20 @@ bool writeAll(int fd, const char* p, size_t n, int* err) {
   return true;
 }
 
-}  // namespace
-
-// A buffered streambuf over the temporary file's descriptor; the first failed write is kept
-// (as an errno) for commit() to report.
-class OutputFile::Buf : public std::streambuf {
+// A buffered stream over a file descriptor that remembers the first failed write's reason (as
+// an errno) instead of losing it: an output file's (commit() reports it) and standard output's
+// (standardOutputOk() reports it; stdio's own buffer is flushed first there, to keep the order
+// should anything write to it). Writes of a buffer's size or more go straight through once the
+// buffer is drained (an export to '-').
+class FdBuf : public std::streambuf {
  public:
-  explicit Buf(int fd) : fd_(fd) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  FdBuf(int fd, bool stdio_first) : fd_(fd), stdio_first_(stdio_first) {
+    setp(buf_.data(), buf_.data() + buf_.size());
+  }
   int error() const { return err_; }
+  void noteError(int e) {
+    if (err_ == 0) err_ = e;
+  }
 
  protected:
   int_type overflow(int_type ch) override {
@@ -78,6 +76,13 @@ class OutputFile::Buf : public std::streambuf {
     }
     return traits_type::not_eof(ch);
   }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (n >= static_cast<std::streamsize>(buf_.size())) {
+      if (!drain() || !write(s, static_cast<size_t>(n))) return 0;
+      return n;
+    }
+    return std::streambuf::xsputn(s, n);
+  }
   int sync() override { return drain() ? 0 : -1; }
 
  private:
@@ -85,12 +90,27 @@ class OutputFile::Buf : public std::streambuf {
     const size_t n = static_cast<size_t>(pptr() - pbase());
     setp(buf_.data(), buf_.data() + buf_.size());
     if (err_ != 0) return false;
-    return writeAll(fd_, buf_.data(), n, &err_);
+    if (stdio_first_) std::fflush(stdout);
+    return write(buf_.data(), n);
+  }
+  bool write(const char* p, size_t n) {
+    int err = 0;
+    if (writeAll(fd_, p, n, &err)) return true;
+    noteError(err);
+    return false;
   }
 
   int fd_;
+  bool stdio_first_;
   int err_ = 0;
   std::array<char, 64 * 1024> buf_{};
+};
+
+}  // namespace
+
+class OutputFile::Buf : public FdBuf {
+ public:
+  explicit Buf(int fd) : FdBuf(fd, false) {}
 };
 
 bool checkOutputTarget(const std::string& path, bool overwrite, std::string* error) {
@@ -105,7 +125,7 @@ bool checkOutputTarget(const std::string& path, bool overwrite, std::string* err
     return false;
   }
   if (!S_ISREG(sb.st_mode)) {
-    *error = path + ": " + kindOf(sb.st_mode) + ", not a regular file; not replaced";
+    *error = path + ": " + detail::pathKind(sb.st_mode) + ", not a regular file; not replaced";
     return false;
   }
   if (!overwrite) {
@@ -290,58 +310,7 @@ namespace {
 
 // std::cout's buffer once installCheckedStandardOutput() ran: writes to descriptor 1 and keeps
 // the first error. Never destroyed (std::cout may be used until the very end of the process).
-class StdoutBuf : public std::streambuf {
- public:
-  StdoutBuf() { setp(buf_.data(), buf_.data() + buf_.size()); }
-  int error() const { return err_; }
-  void noteError(int e) {
-    if (err_ == 0) err_ = e;
-  }
-
- protected:
-  int_type overflow(int_type ch) override {
-    if (!drain()) return traits_type::eof();
-    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
-      *pptr() = traits_type::to_char_type(ch);
-      pbump(1);
-    }
-    return traits_type::not_eof(ch);
-  }
-  std::streamsize xsputn(const char* s, std::streamsize n) override {
-    // Large writes (an export to '-') go straight through once the buffer is drained.
-    if (n >= static_cast<std::streamsize>(buf_.size())) {
-      if (!drain()) return 0;
-      int err = 0;
-      if (!writeAll(STDOUT_FILENO, s, static_cast<size_t>(n), &err)) {
-        noteError(err);
-        return 0;
-      }
-      return n;
-    }
-    return std::streambuf::xsputn(s, n);
-  }
-  int sync() override { return drain() ? 0 : -1; }
-
- private:
-  bool drain() {
-    const size_t n = static_cast<size_t>(pptr() - pbase());
-    setp(buf_.data(), buf_.data() + buf_.size());
-    if (err_ != 0) return false;
-    // stdio's own buffer first (nothing in ringside writes there, but keep the order if so).
-    std::fflush(stdout);
-    int err = 0;
-    if (!writeAll(STDOUT_FILENO, buf_.data(), n, &err)) {
-      noteError(err);
-      return false;
-    }
-    return true;
-  }
-
-  int err_ = 0;
-  std::array<char, 64 * 1024> buf_{};
-};
-
-StdoutBuf* g_stdout_buf = nullptr;
+FdBuf* g_stdout_buf = nullptr;
 bool g_failure_returned = false;  // standardOutputOk or writeStandardOutput returned false
 
 }  // namespace
@@ -349,7 +318,7 @@ bool g_failure_returned = false;  // standardOutputOk or writeStandardOutput ret
 void installCheckedStandardOutput() {
   if (g_stdout_buf != nullptr) return;
   std::cout.flush();
-  g_stdout_buf = new StdoutBuf();  // never freed: std::cout outlives every object
+  g_stdout_buf = new FdBuf(STDOUT_FILENO, true);  // never freed: std::cout outlives every object
   std::cout.rdbuf(g_stdout_buf);
 }
 
