@@ -22,6 +22,7 @@ Scenarios: pip-torchrun-2, pip-ab-ring-2.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -56,6 +57,28 @@ def loss_lines(text):
     return [line for line in text.splitlines() if line.startswith("step ")]
 
 
+
+# pip torch 2.15.0 itself sometimes aborts a rank after the job's last step, while tearing down
+# ("terminate called without an active exception", exit -6): seen untraced, with no ringside in
+# the process, in 1 of 12 and 1 of 16 runs on an idle machine (a barrier before
+# destroy_process_group does not help). That is torch's, not what is under test: a run that
+# printed every step and then died that way, traced or not, is run again (twice at most), and
+# says so. Any other failure, and the same one a third time, fails the test.
+TORCH_TEARDOWN_ABORT = "terminate called without an active exception"
+
+
+def past_torch_teardown_abort(run_once, steps=STEPS):
+    res = run_once()
+    for _ in range(2):
+        if res.returncode == 0 or TORCH_TEARDOWN_ABORT not in res.stderr or \
+                len(loss_lines(res.stdout)) != steps:
+            return res
+        print(f"torch aborted a rank at teardown after step {steps} (torch's own, seen untraced); "
+              f"running again\n{res.describe()}")
+        res = run_once()
+    return res
+
+
 def scenario(world):
     def body(ctx):
         python, torchrun = pip_python()
@@ -70,7 +93,8 @@ def scenario(world):
 
         # OMP_NUM_THREADS: torchrun would set 1 and warn about it.
         env = u.clean_env(OMP_NUM_THREADS="1")
-        untraced = u.run(job(ctx.path("untraced.json")), env=env, timeout=240, cwd=ctx.scratch)
+        untraced = past_torch_teardown_abort(
+            lambda: u.run(job(ctx.path("untraced.json")), env=env, timeout=240, cwd=ctx.scratch))
         if untraced.returncode != 0:
             # The baseline is not what is under test: one failed untraced run (seen once in
             # 13, cause not caught) is shown and retried; a traced failure is never retried.
@@ -83,8 +107,14 @@ def scenario(world):
         trace_path = ctx.path("ddp.sqlite")
         rank_dir = ctx.path("ranks")
         describe = ctx.path("describe.json")
-        res = ctx.record(["-o", trace_path, "--dir", rank_dir, "--keep-rank-files"], job(describe),
-                         timeout=300, env=env)
+        def traced():
+            shutil.rmtree(rank_dir, ignore_errors=True)
+            for p in (trace_path, describe):
+                if os.path.exists(p):
+                    os.remove(p)
+            return ctx.record(["-o", trace_path, "--dir", rank_dir, "--keep-rank-files"],
+                              job(describe), timeout=300, env=env)
+        res = past_torch_teardown_abort(traced)
         res.expect(0)
         u.check_eq(loss_lines(res.stdout), baseline, "loss lines of the recorded job vs untraced")
         facts = u.read_json(describe)
@@ -153,9 +183,13 @@ def ab_ring(world):
                os.path.abspath(ctx.ddp_sample), "--steps", str(STEPS)]
         env = u.clean_env(OMP_NUM_THREADS="1")
         trace_path = ctx.path("ring.sqlite")
-        res = ctx.record(["-o", trace_path, "--allreduce", "ring"], job, timeout=300, env=env)
+        def traced():
+            if os.path.exists(trace_path):
+                os.remove(trace_path)
+            return ctx.record(["-o", trace_path, "--allreduce", "ring"], job, timeout=300, env=env)
+        res = past_torch_teardown_abort(traced)
         res.expect(0)
-        untraced = u.run(job, env=env, timeout=240, cwd=ctx.scratch)
+        untraced = past_torch_teardown_abort(lambda: u.run(job, env=env, timeout=240, cwd=ctx.scratch))
         untraced.expect(0)
         u.check_eq(loss_lines(res.stdout), loss_lines(untraced.stdout), "losses, ring vs untraced")
         trace = u.Trace(trace_path)
