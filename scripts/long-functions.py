@@ -2,10 +2,10 @@
 """Lists C++ functions longer than N lines (default 150) in ringside's product code.
 
 Usage: scripts/long-functions.py [--max N] [--all] [PATH...]
-  PATH     files or folders to scan (default: the repository, without tests/, perf/, fuzz/,
+  PATH     files or folders to scan (default: the repository, without tests/, tools/perf/, fuzz/,
            build*/ and third-party folders)
   --max N  report functions with more than N lines (default 150)
-  --all    scan tests/, perf/ and fuzz/ too
+  --all    scan tests/, tools/perf/ and fuzz/ too
 Exit status: 0 none over N, 1 some listed, 2 bad usage.
 
 A heuristic, not a parser: comments, string and character literals (raw strings included) are
@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-SKIP_DIRS = {"tests", "perf", "fuzz", ".git", "third_party", "external"}
+SKIP_DIRS = {"tests", "perf", "fuzz", ".git", "third_party", "external"}  # perf: tools/perf
 EXTS = (".cpp", ".cc", ".h", ".hpp")
 CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof"}
 

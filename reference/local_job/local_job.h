@@ -1,6 +1,6 @@
 // reference/local_job/local_job.h — run the reference's ranks as processes on one machine: fork
 // n children that rendezvous on a free port on 127.0.0.1, collect each one's exit status,
-// message and exit time. For reference's unit tests and the hand-run reference_timing program
+// message and exit time. For reference's unit tests and the hand-run perf_reference program
 // (library ringside_reference_local_job); never linked into the product.
 #pragma once
 

@@ -1,5 +1,5 @@
 // tests/unit/reference/job.h — the reference's tests run their ranks as processes through
-// reference/local_job (shared with perf/reference_timing); they name it test::.
+// reference/local_job (shared with tools/perf/perf_reference); they name it test::.
 #pragma once
 
 #include "local_job.h"

@@ -1,6 +1,6 @@
-// reference_timing: a quick, untimed-by-CI measurement of the reference
+// perf_reference: a quick, untimed-by-CI measurement of the reference
 // all-reduce with ranks as processes on 127.0.0.1. Not a test.
-//   reference_timing [ranks=4] [bytes...]   (default: 4096 and 64 MiB of f32)
+//   perf_reference [ranks=4] [bytes...]   (default: 4096 and 64 MiB of f32)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
