@@ -31,19 +31,9 @@
 
 namespace ringside::storage::reader {
 
-using ::ringside::storage::detail::CollectiveGpuTable;
-using ::ringside::storage::detail::CollectiveTable;
-using ::ringside::storage::detail::columns;
-using ::ringside::storage::detail::CommunicatorTable;
-using ::ringside::storage::detail::Db;
-using ::ringside::storage::detail::GpuActivityTable;
-using ::ringside::storage::detail::MetaTable;
-using ::ringside::storage::detail::RankTable;
-using ::ringside::storage::detail::ColumnSet;
-using ::ringside::storage::detail::selectSql;
-using ::ringside::storage::detail::Stmt;
-using ::ringside::storage::detail::StringTable;
-using ::ringside::storage::detail::TransferTable;
+// The table definitions, statements and SQL builders of storage's internals (columns.h,
+// sqlite_util.h), by their short names.
+using namespace ::ringside::storage::detail;  // NOLINT(google-build-using-namespace)
 
 // A text column, cut at `limit` bytes (the cut ends in kCutMarker): a hostile trace's megabyte
 // names would otherwise be copied into every row, report line and exported event.
