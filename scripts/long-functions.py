@@ -19,6 +19,7 @@ signature only when it ends in ')' or '}' before the body's '{'.
 """
 import os
 import re
+import signal
 import sys
 
 SKIP_DIRS = {"tests", "perf", "fuzz", ".git", "third_party", "external"}  # perf: tools/perf
@@ -134,6 +135,7 @@ def files(paths, all_dirs):
 
 
 def main(argv):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly
     limit, all_dirs, paths = 150, False, []
     it = iter(argv)
     for a in it:
@@ -148,6 +150,9 @@ def main(argv):
         elif a in ("-h", "--help"):
             print(__doc__)
             return 0
+        elif not os.path.exists(a):
+            print(f"long-functions: {a}: no such file or folder", file=sys.stderr)
+            return 2
         else:
             paths.append(a)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
