@@ -42,7 +42,8 @@ class Interner {
 };
 
 // `comms` (the calls' interned names), then the analysis' comms that no call named.
-std::vector<std::string> withAnalysisComms(std::vector<std::string> comms, const analyzer::Analysis& a);
+std::vector<std::string> withAnalysisComms(std::vector<std::string> comms,
+                                           const analyzer::Analysis& a);
 
 // Replaces `out`'s analysis and lanes: a rank lane per rank (host headers first with 2+ hosts)
 // with its calls (rank by rank, as the reader delivers them) and the analysis' phases, a link

@@ -29,7 +29,8 @@ struct LinkRows {
 class MessageCollector {
  public:
   void add(int src, int dst, bool send, const LinkMessage& m) {
-    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
+    const uint64_t key =
+        (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
     if (last_ == nullptr || key != last_key_) {  // rows come in runs of one link
       last_ = &links_[key];
       last_key_ = key;
@@ -46,7 +47,8 @@ class MessageCollector {
     const int fine_bins = static_cast<int>(std::clamp<int64_t>(per_link, 0, 65536));
     for (Lane& l : out->lanes) {
       if (l.kind != LaneKind::kLink || l.src < 0 || l.dst < 0) continue;
-      auto it = links_.find((static_cast<uint64_t>(static_cast<uint32_t>(l.src)) << 32) | static_cast<uint32_t>(l.dst));
+      auto it = links_.find((static_cast<uint64_t>(static_cast<uint32_t>(l.src)) << 32) |
+                            static_cast<uint32_t>(l.dst));
       if (it == links_.end()) continue;
       l.messages = std::move(it->second.send.empty() ? it->second.recv : it->second.send);
       links_.erase(it);
@@ -74,8 +76,12 @@ struct RawLink {
 // the loader (AnalysisOptions::on_transfer), so the transfers are read once.
 class AnalysisRun {
  public:
-  AnalysisRun(const std::string& path, const LoadOptions& options, int64_t transfer_rows, bool read_links)
-      : path_(path), options_(options), transfer_rows_(transfer_rows), read_links_(read_links),
+  AnalysisRun(const std::string& path, const LoadOptions& options, int64_t transfer_rows,
+              bool read_links)
+      : path_(path),
+        options_(options),
+        transfer_rows_(transfer_rows),
+        read_links_(read_links),
         check_(check_promise_.get_future()) {
     thread_ = std::thread([this] { run(); });
   }
@@ -113,7 +119,9 @@ class AnalysisRun {
         raw_links_.reserve(static_cast<size_t>(std::max<int64_t>(0, transfer_rows_)));
       } catch (const std::bad_alloc&) {
       }
-      aopt.on_transfer = [this](const storage::TransferRow& row, int32_t instance) { keep(row, instance); };
+      aopt.on_transfer = [this](const storage::TransferRow& row, int32_t instance) {
+        keep(row, instance);
+      };
     }
     try {
       ok_ = analyzer::analyze(*reader, aopt, &analysis_, &error_);
@@ -128,11 +136,12 @@ class AnalysisRun {
     if (row.src_rank < 0 || row.dst_rank < 0) return;
     const bool send = row.side == "send";
     // The analysis' own rule: a row without an end is an instant at its start.
-    const int64_t end = row.end_ns != storage::kNone && row.end_ns >= row.start_ns ? row.end_ns : row.start_ns;
+    const int64_t end =
+        row.end_ns != storage::kNone && row.end_ns >= row.start_ns ? row.end_ns : row.start_ns;
     messages_.add(row.src_rank, row.dst_rank, send, {row.start_ns, end, row.bytes});
     if (instance < 0 || row.src_rank >= 4096 || row.dst_rank >= 4096) return;
-    raw_links_.push_back({instance, static_cast<int16_t>(row.src_rank), static_cast<int16_t>(row.dst_rank), send,
-                          row.bytes});
+    raw_links_.push_back({instance, static_cast<int16_t>(row.src_rank),
+                          static_cast<int16_t>(row.dst_rank), send, row.bytes});
   }
 
   const std::string path_;
@@ -156,14 +165,14 @@ struct CallRows {
   std::vector<detail::CompactCall> calls;
 };
 
-bool readCalls(storage::TraceReader& reader, const std::function<void(double)>& rows_done, CallRows* out,
-               std::string* error) {
+bool readCalls(storage::TraceReader& reader, const std::function<void(double)>& rows_done,
+               CallRows* out, std::string* error) {
   const int64_t total_calls = std::max<int64_t>(1, reader.collectiveCount());
   out->calls.reserve(static_cast<size_t>(total_calls));
   return reader.forEachCollectiveTiming(
       [&](const storage::CollectiveRow& row) {
-        out->calls.push_back({row.rank, out->comms.get(row.comm), out->ops.get(row.op), row.status != 0, row.seq,
-                              row.start_ns, row.end_ns});
+        out->calls.push_back({row.rank, out->comms.get(row.comm), out->ops.get(row.op),
+                              row.status != 0, row.seq, row.start_ns, row.end_ns});
         if ((out->calls.size() & 0xFFFF) == 0) {
           rows_done(static_cast<double>(out->calls.size()) / static_cast<double>(total_calls));
         }
@@ -176,15 +185,19 @@ bool readCalls(storage::TraceReader& reader, const std::function<void(double)>& 
 // reading an unchecked file is safe (SQLite's defensive mode returns errors, never undefined
 // behaviour, on a damaged file), and a file the check then refuses replaces this early
 // timeline with the error (the caller drops it on failure).
-TimelineModel earlyTimeline(const std::string& path, storage::TraceReader& reader, const CallRows& rows) {
+TimelineModel earlyTimeline(const std::string& path, storage::TraceReader& reader,
+                            const CallRows& rows) {
   analyzer::Analysis calls_only;
-  for (const storage::RankInfo& info : reader.ranks()) calls_only.ranks_present.push_back(info.rank);
+  for (const storage::RankInfo& info : reader.ranks())
+    calls_only.ranks_present.push_back(info.rank);
   std::sort(calls_only.ranks_present.begin(), calls_only.ranks_present.end());
-  calls_only.ranks_present.erase(std::unique(calls_only.ranks_present.begin(), calls_only.ranks_present.end()),
-                                 calls_only.ranks_present.end());
+  calls_only.ranks_present.erase(
+      std::unique(calls_only.ranks_present.begin(), calls_only.ranks_present.end()),
+      calls_only.ranks_present.end());
   TimelineModel early;
   early.path = path;
-  detail::buildFromCompact(std::move(calls_only), rows.comms.names(), rows.ops.names(), rows.calls, &early);
+  detail::buildFromCompact(std::move(calls_only), rows.comms.names(), rows.ops.names(), rows.calls,
+                           &early);
   early.analysed = false;
   return early;
 }
@@ -202,7 +215,8 @@ void collectiveLinks(std::vector<RawLink> raw_links, TimelineModel* out) {
   {
     std::vector<int64_t> at(begin.begin(), begin.end() - 1);
     for (const RawLink& r : raw_links) {
-      if (static_cast<size_t>(r.instance) < n) by_instance[static_cast<size_t>(at[static_cast<size_t>(r.instance)]++)] = r;
+      if (static_cast<size_t>(r.instance) < n)
+        by_instance[static_cast<size_t>(at[static_cast<size_t>(r.instance)]++)] = r;
     }
   }
   raw_links = {};
@@ -242,7 +256,8 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
   auto reader = storage::TraceReader::open(path, unchecked, error);
   if (!reader) {
     std::string checked_error;  // the same verdict a checked open gives (quick_check's first)
-    if (!storage::TraceReader::open(path, &checked_error) && error != nullptr) *error = checked_error;
+    if (!storage::TraceReader::open(path, &checked_error) && error != nullptr)
+      *error = checked_error;
     return false;
   }
   // The analysis and the viewer's own pass over the rows run side by side, each on its own
@@ -277,8 +292,10 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
     return false;
   }
   out->path = path;
-  const std::vector<std::string> comm_names = detail::withAnalysisComms(rows.comms.names(), analysis.analysis());
-  detail::buildFromCompact(std::move(analysis.analysis()), comm_names, rows.ops.names(), rows.calls, out);
+  const std::vector<std::string> comm_names =
+      detail::withAnalysisComms(rows.comms.names(), analysis.analysis());
+  detail::buildFromCompact(std::move(analysis.analysis()), comm_names, rows.ops.names(), rows.calls,
+                           out);
   rows = {};
   out->collective_links.clear();
   out->links_begin.clear();

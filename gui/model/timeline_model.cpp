@@ -153,7 +153,8 @@ struct TimeBounds {
 
 // Every rank present, with recorded calls or with phases, in lane order: by rank; with 2+ hosts,
 // the ranks of each host together (ranks of no known host last).
-std::vector<int> laneRanks(const analyzer::Analysis& a, const std::vector<detail::CompactCall>& calls) {
+std::vector<int> laneRanks(const analyzer::Analysis& a,
+                           const std::vector<detail::CompactCall>& calls) {
   std::vector<int> ranks = a.ranks_present;
   int32_t last = -1;
   for (const detail::CompactCall& c : calls) {
@@ -173,7 +174,8 @@ std::vector<int> laneRanks(const analyzer::Analysis& a, const std::vector<detail
 
 // A lane per rank, empty; with 2+ hosts, a header lane that folds each host's ranks before them.
 // Returns each rank's lane.
-std::map<int, size_t> addRankLanes(const analyzer::Analysis& a, const std::vector<int>& ranks, TimelineModel* out) {
+std::map<int, size_t> addRankLanes(const analyzer::Analysis& a, const std::vector<int>& ranks,
+                                   TimelineModel* out) {
   std::map<int, size_t> lane_of_rank;
   const bool by_host = a.hosts.size() >= 2;
   int last_host = -2;
@@ -204,8 +206,8 @@ std::map<int, size_t> addRankLanes(const analyzer::Analysis& a, const std::vecto
 // analysis' phases, each split into as many rows as their overlaps need. Returns the calls'
 // time bounds (t0 > t1 when there are none).
 TimeBounds fillRankLanes(const std::vector<std::string>& comms, const std::vector<int>& op_label,
-                        const std::vector<detail::CompactCall>& calls, std::map<int, size_t>& lane_of_rank,
-                        TimelineModel* out) {
+                         const std::vector<detail::CompactCall>& calls,
+                         std::map<int, size_t>& lane_of_rank, TimelineModel* out) {
   const analyzer::Analysis& a = out->analysis;
   const InstanceIndex index(a, comms);
   TimeBounds bounds;
@@ -276,7 +278,8 @@ void addLinkLanes(TimelineModel* out) {
 
 namespace detail {
 
-std::vector<std::string> withAnalysisComms(std::vector<std::string> comms, const analyzer::Analysis& a) {
+std::vector<std::string> withAnalysisComms(std::vector<std::string> comms,
+                                           const analyzer::Analysis& a) {
   for (const auto& c : a.collectives) {
     if (commIndex(comms, c.comm) < 0) comms.push_back(c.comm);
   }
@@ -317,8 +320,9 @@ void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& cal
     compact.push_back({c.rank, comms.get(c.comm), ops.get(c.op), c.failed, c.seq, c.start_ns, c.end_ns});
   }
   // Lanes are filled rank by rank, as the reader delivers them.
-  std::stable_sort(compact.begin(), compact.end(),
-                   [](const detail::CompactCall& x, const detail::CompactCall& y) { return x.rank < y.rank; });
+  std::stable_sort(
+      compact.begin(), compact.end(),
+      [](const detail::CompactCall& x, const detail::CompactCall& y) { return x.rank < y.rank; });
   const std::vector<std::string> comm_names = detail::withAnalysisComms(comms.names(), analysis);
   detail::buildFromCompact(std::move(analysis), comm_names, ops.names(), compact, out);
 }

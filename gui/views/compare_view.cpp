@@ -76,8 +76,8 @@ void CompareView::draw(const TimelineModel& a, const TimelineModel& b, ViewState
 
 // A's and B's timelines, stacked, on one zoom (B `offset_ns_` later on its own clock); a click
 // in either selects the pair.
-void CompareView::drawTimelines(const TimelineModel& a, const TimelineModel& b, ViewState* view, bool dark,
-                                const std::vector<int>* marked_a) {
+void CompareView::drawTimelines(const TimelineModel& a, const TimelineModel& b, ViewState* view,
+                                bool dark, const std::vector<int>* marked_a) {
   const float avail_h = ImGui::GetContentRegionAvail().y;
   const float lanes_h = std::max(80.0f, avail_h * 0.30f - ImGui::GetTextLineHeight() - 10);
   const std::string title_a = "A: " + baseName(a.path), title_b = "B: " + baseName(b.path);
@@ -115,30 +115,34 @@ void CompareView::drawSummary(const TimelineModel& a, const TimelineModel& b) co
 InspectAction CompareView::drawDiffTable(const TimelineModel& a) const {
   InspectAction action;
   const auto& d = compare_.diff;
-  if (!ImGui::BeginTable("diff table", 6, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp |
-                                              ImGuiTableFlags_ScrollY)) {
+  if (!ImGui::BeginTable("diff table", 6,
+                         ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp |
+                             ImGuiTableFlags_ScrollY)) {
     return action;
   }
   ImGui::TableSetupScrollFreeze(0, 1);
-  for (const char* h : {"op", "size", "count A/B", "median A", "median B", "speed-up"}) ImGui::TableSetupColumn(h);
+  for (const char* h : {"op", "size", "count A/B", "median A", "median B", "speed-up"})
+    ImGui::TableSetupColumn(h);
   ImGui::TableHeadersRow();
   for (size_t i = 0; i < d.rows.size(); ++i) {
     const analyzer::DiffRow& row = d.rows[i];
     ImGui::TableNextRow();
     RgbF rgb;
     if (diffRowColor(row, &rgb)) {  // judged rows only
-      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, ImGui::GetColorU32(ImVec4(rgb.r, rgb.g, rgb.b, 1.0f)));
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0,
+                             ImGui::GetColorU32(ImVec4(rgb.r, rgb.g, rgb.b, 1.0f)));
     }
     ImGui::TableNextColumn();
     ImGui::PushID(static_cast<int>(i));
-    if (ImGui::Selectable(row.op.c_str(), false, ImGuiSelectableFlags_SpanAllColumns) && i < compare_.first_pair_of_row.size() &&
-        compare_.first_pair_of_row[i] >= 0) {
+    if (ImGui::Selectable(row.op.c_str(), false, ImGuiSelectableFlags_SpanAllColumns) &&
+        i < compare_.first_pair_of_row.size() && compare_.first_pair_of_row[i] >= 0) {
       const ComparePair& p = compare_.pairs[static_cast<size_t>(compare_.first_pair_of_row[i])];
       action.select = p.a;
       action.zoom = rangeAround(a.analysis.collectives[static_cast<size_t>(p.a)], 0.5);
     }
     if (ImGui::IsItemHovered() && (!row.verdict.empty() || !row.note.empty())) {
-      ImGui::SetTooltip("%s", (row.verdict.empty() ? "not judged: " + row.note : row.verdict).c_str());
+      ImGui::SetTooltip("%s",
+                        (row.verdict.empty() ? "not judged: " + row.note : row.verdict).c_str());
     }
     ImGui::PopID();
     drawDiffCells(row);
@@ -152,7 +156,8 @@ void CompareView::drawDiffCells(const analyzer::DiffRow& row) {
   ImGui::TableNextColumn();
   ImGui::TextUnformatted(sizeRange(row.size_lo, row.size_hi).c_str());
   ImGui::TableNextColumn();
-  ImGui::Text("%lld / %lld", static_cast<long long>(row.count_a), static_cast<long long>(row.count_b));
+  ImGui::Text("%lld / %lld", static_cast<long long>(row.count_a),
+              static_cast<long long>(row.count_b));
   ImGui::TableNextColumn();
   ImGui::TextUnformatted(format::durationSignificant(static_cast<double>(row.median_a_ns)).c_str());
   ImGui::TableNextColumn();
@@ -161,7 +166,10 @@ void CompareView::drawDiffCells(const analyzer::DiffRow& row) {
   if (row.speedup > 0 && !row.note.empty()) {  // not judged: the figure, dimmed, and why
     ImGui::TextDisabled("%.2fx (%s)", row.speedup, diffRowTag(row).c_str());
   } else if (row.speedup > 0) {
-    ImGui::Text("%.2fx %s", row.speedup, row.speedup >= 1.05 ? "B faster" : row.speedup <= 1 / 1.05 ? "B slower" : "");
+    ImGui::Text("%.2fx %s", row.speedup,
+                row.speedup >= 1.05       ? "B faster"
+                : row.speedup <= 1 / 1.05 ? "B slower"
+                                          : "");
   } else {
     ImGui::TextUnformatted("-");
   }
@@ -179,14 +187,17 @@ void CompareView::drawSelectedPair(const TimelineModel& a, const TimelineModel& 
     }
     const auto& ci = m.analysis.collectives[static_cast<size_t>(c)];
     ImGui::Text("%s: #%d %s %s %s, %s, busbw %.3g GB/s", side, c, ci.op.c_str(), ci.library.c_str(),
-                format::bytesSignificant(static_cast<double>(ci.bytes)).c_str(), format::durationSignificant(static_cast<double>(ci.duration_ns)).c_str(),
+                format::bytesSignificant(static_cast<double>(ci.bytes)).c_str(),
+                format::durationSignificant(static_cast<double>(ci.duration_ns)).c_str(),
                 ci.busbw_gbps);
   };
   line("A", a, sa);
   line("B", b, sb);
   if (sa >= 0 && sb >= 0) {
-    const double da = static_cast<double>(a.analysis.collectives[static_cast<size_t>(sa)].duration_ns);
-    const double db = static_cast<double>(b.analysis.collectives[static_cast<size_t>(sb)].duration_ns);
+    const double da =
+        static_cast<double>(a.analysis.collectives[static_cast<size_t>(sa)].duration_ns);
+    const double db =
+        static_cast<double>(b.analysis.collectives[static_cast<size_t>(sb)].duration_ns);
     if (da > 0 && db > 0) ImGui::Text("speed-up %.2fx", da / db);
   }
   ImGui::Separator();
@@ -205,8 +216,8 @@ void CompareView::drawVerdicts() const {
 
 // What the table and the findings asked for: select (A's side, or B's with its partner), zoom,
 // scroll each timeline to a rank's or a link's lane.
-void CompareView::apply(const TimelineModel& a, const TimelineModel& b, ViewState* view, InspectAction action,
-                        const InspectAction& fb) {
+void CompareView::apply(const TimelineModel& a, const TimelineModel& b, ViewState* view,
+                        InspectAction action, const InspectAction& fb) {
   if (action.select >= 0) selectA(action.select);
   if (fb.select >= 0) {
     selectB(fb.select);

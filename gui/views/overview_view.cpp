@@ -54,9 +54,10 @@ void OverviewView::drawTitle(const Overview& o, ImVec2 origin) {
               ("rank " + std::to_string(o.first_rank.front()) + ".." + std::to_string(o.last_rank.back())).c_str());
 }
 
-// The strip (`size` from `a`): the image (or a plain box without one), the timeline's range outlined,
-// the latest-arriving rank marked at the left edge of its row.
-void OverviewView::drawStrip(const TimelineModel& model, const ViewState& view, void* tex, ImVec2 a, ImVec2 size) {
+// The strip (`size` from `a`): the image (or a plain box without one), the timeline's range
+// outlined, the latest-arriving rank marked at the left edge of its row.
+void OverviewView::drawStrip(const TimelineModel& model, const ViewState& view, void* tex, ImVec2 a,
+                             ImVec2 size) {
   const Overview& o = model.overview;
   const ImVec2 b(a.x + size.x, a.y + size.y);
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -72,13 +73,15 @@ void OverviewView::drawStrip(const TimelineModel& model, const ViewState& view, 
   };
   const float rx0 = std::clamp(x_of(view.range().t0), a.x, b.x), rx1 = std::clamp(x_of(view.range().t1), a.x, b.x);
   // Just outside the strip, so the box never hides the first and last rows.
-  dl->AddRect(ImVec2(rx0 - 1, a.y - 2), ImVec2(std::max(rx1, rx0 + 2) + 1, b.y + 2), ImGui::GetColorU32(ImGuiCol_Text),
-              0, 0, 1.0f);
+  dl->AddRect(ImVec2(rx0 - 1, a.y - 2), ImVec2(std::max(rx1, rx0 + 2) + 1, b.y + 2),
+              ImGui::GetColorU32(ImGuiCol_Text), 0, 0, 1.0f);
   if (o.latest_rank < 0) return;
   for (int r = 0; r < o.rows; ++r) {
-    if (o.first_rank[static_cast<size_t>(r)] <= o.latest_rank && o.latest_rank <= o.last_rank[static_cast<size_t>(r)]) {
+    if (o.first_rank[static_cast<size_t>(r)] <= o.latest_rank &&
+        o.latest_rank <= o.last_rank[static_cast<size_t>(r)]) {
       const float y = a.y + (static_cast<float>(r) + 0.5f) * size.y / static_cast<float>(o.rows);
-      dl->AddTriangleFilled(ImVec2(a.x - 9, y - 5), ImVec2(a.x - 9, y + 5), ImVec2(a.x - 1, y), IM_COL32(255, 60, 60, 255));
+      dl->AddTriangleFilled(ImVec2(a.x - 9, y - 5), ImVec2(a.x - 9, y + 5), ImVec2(a.x - 1, y),
+                            IM_COL32(255, 60, 60, 255));
       break;
     }
   }
@@ -86,8 +89,8 @@ void OverviewView::drawStrip(const TimelineModel& model, const ViewState& view, 
 
 // The mouse over the strip (`size` from `a`): the row's ranks and shares under the cursor; a
 // click centres the timeline there and scrolls to the row's first rank.
-void OverviewView::hoverStrip(const TimelineModel& model, const ViewState& view, ImVec2 a, ImVec2 size,
-                              OverviewAction* action) {
+void OverviewView::hoverStrip(const TimelineModel& model, const ViewState& view, ImVec2 a,
+                              ImVec2 size, OverviewAction* action) {
   const Overview& o = model.overview;
   const float plot_w = size.x, height = size.y;
   ImGui::SetCursorScreenPos(a);
@@ -95,9 +98,12 @@ void OverviewView::hoverStrip(const TimelineModel& model, const ViewState& view,
   if (!ImGui::IsItemHovered()) return;
   const double span = static_cast<double>(std::max<int64_t>(1, model.end_ns - model.start_ns));
   const ImVec2 m = ImGui::GetIO().MousePos;
-  const int row = std::clamp(static_cast<int>((m.y - a.y) / height * static_cast<float>(o.rows)), 0, o.rows - 1);
-  const int bin = std::clamp(static_cast<int>((m.x - a.x) / plot_w * static_cast<float>(o.bins)), 0, o.bins - 1);
-  const int64_t t = model.start_ns + static_cast<int64_t>(static_cast<double>(m.x - a.x) / plot_w * span);
+  const int row = std::clamp(static_cast<int>((m.y - a.y) / height * static_cast<float>(o.rows)), 0,
+                             o.rows - 1);
+  const int bin = std::clamp(static_cast<int>((m.x - a.x) / plot_w * static_cast<float>(o.bins)), 0,
+                             o.bins - 1);
+  const int64_t t =
+      model.start_ns + static_cast<int64_t>(static_cast<double>(m.x - a.x) / plot_w * span);
   ImGui::BeginTooltip();
   const int r0 = o.first_rank[static_cast<size_t>(row)], r1 = o.last_rank[static_cast<size_t>(row)];
   if (r0 == r1) {
@@ -105,8 +111,9 @@ void OverviewView::hoverStrip(const TimelineModel& model, const ViewState& view,
   } else {
     ImGui::Text("ranks %d..%d (mean)", r0, r1);
   }
-  ImGui::Text("waiting %.0f %%, moving data %.0f %%, outside collectives %.0f %%", 100.0 * o.waitAt(row, bin),
-              100.0 * o.moveAt(row, bin), 100.0 * std::max(0.0f, 1.0f - o.waitAt(row, bin) - o.moveAt(row, bin)));
+  ImGui::Text("waiting %.0f %%, moving data %.0f %%, outside collectives %.0f %%",
+              100.0 * o.waitAt(row, bin), 100.0 * o.moveAt(row, bin),
+              100.0 * std::max(0.0f, 1.0f - o.waitAt(row, bin) - o.moveAt(row, bin)));
   ImGui::TextDisabled("click: show this time and rank below");
   ImGui::EndTooltip();
   if (ImGui::IsItemClicked()) {

@@ -41,7 +41,8 @@ class OverviewView {
  private:
   // The parts of draw(), left to right and top to bottom.
   static void drawTitle(const Overview& o, ImVec2 origin);
-  void drawStrip(const TimelineModel& model, const ViewState& view, void* tex, ImVec2 a, ImVec2 size);
+  void drawStrip(const TimelineModel& model, const ViewState& view, void* tex, ImVec2 a,
+                 ImVec2 size);
   static void hoverStrip(const TimelineModel& model, const ViewState& view, ImVec2 a, ImVec2 size,
                          OverviewAction* action);
   static void drawLegend(const Overview& o, float right, OverviewAction* action);

@@ -26,7 +26,8 @@ struct LaneFrame {
   const TimelineModel* model = nullptr;
   ImDrawList* dl = nullptr;
   TimeAxis axis;
-  float label_x = 0, plot_x = 0, plot_w = 0;  // the name column starts at label_x, the plot at plot_x
+  float label_x = 0, plot_x = 0,
+        plot_w = 0;  // the name column starts at label_x, the plot at plot_x
   ImVec2 clip_min, clip_max;
   double link_top = 1;   // the shared scale of every link lane (bytes/s)
   LinkRef hovered_link;  // hovered here or in the topology view
@@ -59,10 +60,11 @@ class TimelineLane {
   void drawName(const LaneFrame& f, const Lane& lane, const LaneLayout& l, bool pinned) const;
   // The kind's contents from the frame's geometry; a rank lane also lists the collectives it
   // drew on their own (--state-out's targets).
-  virtual void drawContents(const LaneFrame& f, const LaneGeometry& g, std::vector<TimelineTarget>* targets) const;
+  virtual void drawContents(const LaneFrame& f, const LaneGeometry& g,
+                            std::vector<TimelineTarget>* targets) const;
   // The mouse is over this lane's plot: tooltips, the hovered link, the hovered collective.
-  virtual void hover(const LaneFrame& f, const Lane& lane, const LaneLayout& l, const LanePointer& p,
-                     ViewState* view, TimelineHover* out) const;
+  virtual void hover(const LaneFrame& f, const Lane& lane, const LaneLayout& l,
+                     const LanePointer& p, ViewState* view, TimelineHover* out) const;
 
  protected:
   virtual ImU32 swatch(const Lane& lane) const = 0;

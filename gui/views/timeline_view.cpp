@@ -115,7 +115,8 @@ TimelineView::Frame TimelineView::beginFrame(const TimelineModel& model, ViewSta
   lf.plot_x = origin.x + label_w;
   lf.plot_w = std::max(10.0f, f.avail.x - label_w);
   f.offset_ns = options.offset_ns;
-  lf.axis = TimeAxis{view->range().t0 + f.offset_ns, view->range().t1 + f.offset_ns, lf.plot_x, lf.plot_w};
+  lf.axis = TimeAxis{view->range().t0 + f.offset_ns, view->range().t1 + f.offset_ns, lf.plot_x,
+                     lf.plot_w};
 
   ImDrawList* wdl = ImGui::GetWindowDrawList();
   drawRuler(wdl, lf.axis, model.start_ns, ImVec2(lf.plot_x, origin.y), lf.plot_w, ruler_h);
@@ -127,7 +128,8 @@ TimelineView::Frame TimelineView::beginFrame(const TimelineModel& model, ViewSta
   const ImVec2 top = ImGui::GetCursorScreenPos();
   f.layout = layoutAndScroll(model, top.y);
   lf.clip_min = ImGui::GetWindowPos();
-  lf.clip_max = ImVec2(lf.clip_min.x + ImGui::GetWindowWidth(), lf.clip_min.y + ImGui::GetWindowHeight());
+  lf.clip_max =
+      ImVec2(lf.clip_min.x + ImGui::GetWindowWidth(), lf.clip_min.y + ImGui::GetWindowHeight());
   lf.text = ImGui::GetColorU32(ImGuiCol_Text);
   lf.dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   lf.lane_bg = ImGui::GetColorU32(ImGuiCol_FrameBg);
@@ -140,7 +142,8 @@ TimelineView::Frame TimelineView::beginFrame(const TimelineModel& model, ViewSta
   lf.hovered_link = view->hoveredLink();
   f.hovered_area = ImGui::IsWindowHovered();
   // Events and counters: exactly the frame geometry (lod.h).
-  f.geometry = buildFrameGeometry(model, f.layout, lf.axis, lf.clip_min.y, lf.clip_max.y, kMinEventPx);
+  f.geometry =
+      buildFrameGeometry(model, f.layout, lf.axis, lf.clip_min.y, lf.clip_max.y, kMinEventPx);
   // One scale for every link lane: the busiest link in view at this zoom's resolution (the
   // resolution follows the zoom down to single messages, and so does the scale).
   lf.link_top = f.geometry.linkTop() > 0 ? f.geometry.linkTop() : std::max(1.0, model.link_scale);
@@ -153,12 +156,15 @@ TimelineView::Frame TimelineView::beginFrame(const TimelineModel& model, ViewSta
 std::vector<LaneLayout> TimelineView::layoutAndScroll(const TimelineModel& model, float top) {
   const LayoutOptions lopt{ImGui::GetTextLineHeight() + 4, 40.0f * ImGui::GetFontSize() / 13.0f, 4.0f};
   std::vector<LaneLayout> layout = layoutLanes(model, flags_, top, lopt);
-  if (scroll_to_lane_ < 0 || static_cast<size_t>(scroll_to_lane_) >= model.lanes.size()) return layout;
+  if (scroll_to_lane_ < 0 || static_cast<size_t>(scroll_to_lane_) >= model.lanes.size())
+    return layout;
   // A rank in a folded host group: unfold the group first, so the lane is there to scroll to.
   bool unfolded = false;
   const Lane& target = model.lanes[static_cast<size_t>(scroll_to_lane_)];
-  for (size_t i = 0; i < model.lanes.size() && target.kind == LaneKind::kRank && target.host >= 0; ++i) {
-    if (model.lanes[i].kind == LaneKind::kHost && model.lanes[i].host == target.host && flags_[i].collapsed) {
+  for (size_t i = 0; i < model.lanes.size() && target.kind == LaneKind::kRank && target.host >= 0;
+       ++i) {
+    if (model.lanes[i].kind == LaneKind::kHost && model.lanes[i].host == target.host &&
+        flags_[i].collapsed) {
       flags_[i].collapsed = false;
       unfolded = true;
     }
@@ -180,7 +186,8 @@ void TimelineView::drawLanes(const Frame& f) {
   const TimelineModel& model = *f.lanes.model;
   for (size_t i = 0; i < model.lanes.size(); ++i) {
     const LaneLayout& l = f.layout[i];
-    if (l.height <= 0 || l.y > f.lanes.clip_max.y || l.y + l.height < f.lanes.clip_min.y) continue;  // hidden / culled
+    if (l.height <= 0 || l.y > f.lanes.clip_max.y || l.y + l.height < f.lanes.clip_min.y)
+      continue;  // hidden / culled
     timelineLane(model.lanes[i].kind).drawName(f.lanes, model.lanes[i], l, flags_[i].pinned);
   }
   targets_.clear();
@@ -209,7 +216,8 @@ void TimelineView::drawRangeSelection(const Frame& f) const {
   const float x0 = std::max(lf.plot_x, lf.axis.toX(range_selection_->t0));
   const float x1 = std::min(lf.plot_x + lf.plot_w, lf.axis.toX(range_selection_->t1));
   if (x1 <= x0) return;
-  lf.dl->AddRectFilled(ImVec2(x0, lf.clip_min.y), ImVec2(x1, lf.clip_max.y), ImGui::GetColorU32(ImGuiCol_TextSelectedBg));
+  lf.dl->AddRectFilled(ImVec2(x0, lf.clip_min.y), ImVec2(x1, lf.clip_max.y),
+                       ImGui::GetColorU32(ImGuiCol_TextSelectedBg));
   lf.dl->AddLine(ImVec2(x0, lf.clip_min.y), ImVec2(x0, lf.clip_max.y), lf.mark);
   lf.dl->AddLine(ImVec2(x1, lf.clip_min.y), ImVec2(x1, lf.clip_max.y), lf.mark);
 }
@@ -224,11 +232,13 @@ Hit TimelineView::hoverLanes(const Frame& f, ViewState* view) {
   hover_ = TimelineHover{};
   Hit hit;
   if (!f.hovered_area) return hit;
-  hit = hitTest(model, f.layout, lf.axis, std::clamp(m.x, lf.plot_x, lf.plot_x + lf.plot_w), m.y, kMinEventPx);
+  hit = hitTest(model, f.layout, lf.axis, std::clamp(m.x, lf.plot_x, lf.plot_x + lf.plot_w), m.y,
+                kMinEventPx);
   if (hit.lane >= 0) hover_.lane = model.lanes[static_cast<size_t>(hit.lane)].name;
   if (m.x < lf.plot_x || m.x > lf.plot_x + lf.plot_w) return hit;
   hover_.time_ns = lf.axis.toTime(m.x);
-  lf.dl->AddLine(ImVec2(m.x, lf.clip_min.y), ImVec2(m.x, lf.clip_max.y), ImGui::GetColorU32(ImGuiCol_Text, 0.5f));
+  lf.dl->AddLine(ImVec2(m.x, lf.clip_min.y), ImVec2(m.x, lf.clip_max.y),
+                 ImGui::GetColorU32(ImGuiCol_Text, 0.5f));
   if (io.MouseWheel != 0) {
     view->zoomAt((m.x - lf.plot_x) / lf.plot_w, std::pow(0.8, io.MouseWheel));
     view->commit();
@@ -257,21 +267,26 @@ void TimelineView::followGesture(const Frame& f, ViewState* view, const Hit& hit
   const LaneFrame& lf = f.lanes;
   ImGuiIO& io = ImGui::GetIO();
   const int64_t off = f.offset_ns;
-  const ImGuiMouseButton button = drag_ == Drag::kZoomRange ? ImGuiMouseButton_Right : ImGuiMouseButton_Left;
+  const ImGuiMouseButton button =
+      drag_ == Drag::kZoomRange ? ImGuiMouseButton_Right : ImGuiMouseButton_Left;
   if (ImGui::IsMouseDragging(button, 3.0f)) dragged_ = true;
-  const int64_t now_ns = lf.axis.toTime(std::clamp(io.MousePos.x, lf.plot_x, lf.plot_x + lf.plot_w)) - off;
+  const int64_t now_ns =
+      lf.axis.toTime(std::clamp(io.MousePos.x, lf.plot_x, lf.plot_x + lf.plot_w)) - off;
   if (dragged_ && drag_ == Drag::kPan) view->panPixels(io.MouseDelta.x, lf.plot_w);
   if (dragged_ && drag_ != Drag::kPan) {
     const float x0 = lf.axis.toX(std::min(drag_start_ns_, now_ns) + off);
     const float x1 = lf.axis.toX(std::max(drag_start_ns_, now_ns) + off);
-    lf.dl->AddRectFilled(ImVec2(x0, lf.clip_min.y), ImVec2(x1, lf.clip_max.y), ImGui::GetColorU32(ImGuiCol_TextSelectedBg));
+    lf.dl->AddRectFilled(ImVec2(x0, lf.clip_min.y), ImVec2(x1, lf.clip_max.y),
+                         ImGui::GetColorU32(ImGuiCol_TextSelectedBg));
   }
   if (!ImGui::IsMouseReleased(button)) return;
   const TimeRange r{std::min(drag_start_ns_, now_ns), std::max(drag_start_ns_, now_ns)};
   if (!dragged_) {
     if (drag_ == Drag::kPan && hit.event >= 0 && hit.count == 1) {
-      selected_ = lf.model->lanes[static_cast<size_t>(hit.lane)].rows[static_cast<size_t>(hit.row)]
-                      .events[static_cast<size_t>(hit.event)].collective;
+      selected_ = lf.model->lanes[static_cast<size_t>(hit.lane)]
+                      .rows[static_cast<size_t>(hit.row)]
+                      .events[static_cast<size_t>(hit.event)]
+                      .collective;
       clicked_ = selected_;
     }
   } else if (drag_ == Drag::kPan) {
@@ -290,7 +305,8 @@ void TimelineView::followGesture(const Frame& f, ViewState* view, const Hit& hit
 void TimelineView::laneNameInput(const Frame& f, const Hit& hit) {
   const ImVec2 m = ImGui::GetIO().MousePos;
   if (f.hovered_area && m.x < f.lanes.plot_x && hit.lane >= 0 &&
-      m.y < f.layout[static_cast<size_t>(hit.lane)].y + f.layout[static_cast<size_t>(hit.lane)].header) {
+      m.y < f.layout[static_cast<size_t>(hit.lane)].y +
+                f.layout[static_cast<size_t>(hit.lane)].header) {
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
       flags_[static_cast<size_t>(hit.lane)].collapsed = !flags_[static_cast<size_t>(hit.lane)].collapsed;
     } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {

@@ -80,7 +80,7 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
 // The scrubber's controls and the line naming the window the colours follow: the scrubber's,
 // else the selected range, else the view range (the whole trace by default). Returns the window.
 Window TopologyView::drawScrubber(const TimelineModel& model, ViewState* view, int selected,
-                                                const std::optional<TimeRange>& range_selection) {
+                                  const std::optional<TimeRange>& range_selection) {
   const analyzer::Analysis& a = model.analysis;
   const TimeRange base = range_selection ? *range_selection : view->range();
   const char* base_name = range_selection ? "selected range" : "view range";
@@ -123,7 +123,8 @@ Window TopologyView::drawScrubber(const TimelineModel& model, ViewState* view, i
   return w;
 }
 
-// Idle links first (dashed, no arrow), then links with traffic over them; the hovered one underlaid.
+// Idle links first (dashed, no arrow), then links with traffic over them; the hovered one
+// underlaid.
 void TopologyView::drawEdges(ImDrawList* dl, LinkRef hovered) const {
   const ImU32 highlight = IM_COL32(255, 217, 26, 255);
   for (int pass = 0; pass < 2; ++pass) {
@@ -176,7 +177,8 @@ void TopologyView::drawGroups(ImDrawList* dl, ImVec2 centre) const {
 void TopologyView::drawLegend(ImDrawList* dl, const analyzer::Analysis& a, ImVec2 at) const {
   const float lx = at.x, lw = kLegendWidth - 20;
   float ly = at.y;
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text),
+              dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const float line = ImGui::GetTextLineHeightWithSpacing();
   dl->AddText(ImVec2(lx, ly), text, "link load in the window");
   ly += line;
@@ -212,13 +214,14 @@ void TopologyView::drawLegend(ImDrawList* dl, const analyzer::Analysis& a, ImVec
   int idle = 0;
   for (const EdgeLoad& l : loads_) idle += l.idle ? 1 : 0;
   const std::string counts = std::to_string(layout_.ranks.size()) + " ranks, " +
-                             std::to_string(edges_.size() - static_cast<size_t>(idle)) + " links used, " +
-                             std::to_string(idle) + " idle here";
+                             std::to_string(edges_.size() - static_cast<size_t>(idle)) +
+                             " links used, " + std::to_string(idle) + " idle here";
   dl->AddText(ImVec2(lx, ly), text, counts.c_str());
   // The report's count (its Idle links table) beside it: links idle over the whole trace
   // and during some op, so the two never seem to disagree ("2 idle" vs "8").
   ly += line;
-  const std::string report = "report: " + std::to_string(a.idle_links.size()) + " idle (trace or an op)";
+  const std::string report =
+      "report: " + std::to_string(a.idle_links.size()) + " idle (trace or an op)";
   dl->AddText(ImVec2(lx, ly), dim, report.c_str());
 }
 
@@ -233,7 +236,8 @@ void TopologyView::hoverGraph(ViewState* view, ImVec2 graph) const {
   if (node >= 0) {
     const size_t i = static_cast<size_t>(node);
     ImGui::BeginTooltip();
-    ImGui::Text("rank %d%s%s", layout_.ranks[i], layout_.groups[i].empty() ? "" : " on ", layout_.groups[i].c_str());
+    ImGui::Text("rank %d%s%s", layout_.ranks[i], layout_.groups[i].empty() ? "" : " on ",
+                layout_.groups[i].c_str());
     ImGui::EndTooltip();
   } else if (edge >= 0) {
     const GraphEdge& e = edges_[static_cast<size_t>(edge)];
@@ -247,11 +251,13 @@ void TopologyView::hoverGraph(ViewState* view, ImVec2 graph) const {
                   format::bytesSignificant(static_cast<double>(e.bytes)).c_str());
     } else {
       const EdgeLoad& l = loads_[static_cast<size_t>(edge)];
-      ImGui::Text("%s over the trace", format::bytesSignificant(static_cast<double>(e.bytes)).c_str());
-      ImGui::Text("%s in the window (%.0f%% of %s)", format::rate(l.gbps * 1e9).c_str(), l.fraction * 100,
-                  e.capacity_gbps > 0 ? "capacity" : "the busiest link's peak");
+      ImGui::Text("%s over the trace",
+                  format::bytesSignificant(static_cast<double>(e.bytes)).c_str());
+      ImGui::Text("%s in the window (%.0f%% of %s)", format::rate(l.gbps * 1e9).c_str(),
+                  l.fraction * 100, e.capacity_gbps > 0 ? "capacity" : "the busiest link's peak");
     }
-    if (e.capacity_gbps > 0) ImGui::Text("capacity %s", format::rate(e.capacity_gbps * 1e9).c_str());
+    if (e.capacity_gbps > 0)
+      ImGui::Text("capacity %s", format::rate(e.capacity_gbps * 1e9).c_str());
     for (const std::string& g : e.idle_during) ImGui::Text("idle during %s", g.c_str());
     ImGui::EndTooltip();
   }
