@@ -58,6 +58,11 @@ class RankLane final : public TimelineLane {
     ImGui::EndTooltip();
   }
 
+  Hit hitTest(const LaneFrame& f, const Lane& lane, int index, const LaneLayout& l, float x,
+              float y) const override {
+    return hitRankLane(lane, index, l, f.axis, x, y, f.min_event_px);
+  }
+
  protected:
   ImU32 swatch(const Lane& lane) const override { return rankColor(lane.rank); }
   void drawLabels(const LaneFrame& f, const Lane& lane, const LaneLayout& l) const override {
@@ -197,6 +202,11 @@ void TimelineLane::drawContents(const LaneFrame&, const LaneGeometry&,
 
 void TimelineLane::hover(const LaneFrame&, const Lane&, const LaneLayout&, const LanePointer&,
                          ViewState*, TimelineHover*) const {}
+
+Hit TimelineLane::hitTest(const LaneFrame&, const Lane&, int index, const LaneLayout&, float,
+                          float) const {
+  return Hit{index, -1, -1, 0};
+}
 
 void TimelineLane::drawLabels(const LaneFrame&, const Lane&, const LaneLayout&) const {}
 

@@ -35,6 +35,7 @@ struct LaneFrame {
   bool dark = true;
   const std::vector<int>* marked = nullptr;  // sorted collective indices to outline (search)
   int selected = -1;                         // the selected collective
+  float min_event_px = 3.0f;                 // narrower events merge into counted blocks
 };
 
 // One lane's part of the frame's geometry (lod.h's buildFrameGeometry): a rank lane's rows in
@@ -62,6 +63,10 @@ class TimelineLane {
   // drew on their own (--state-out's targets).
   virtual void drawContents(const LaneFrame& f, const LaneGeometry& g,
                             std::vector<TimelineTarget>* targets) const;
+  // What is at (x, y) on this lane (lanes[index], laid out at `l`): the lane alone, or a rank
+  // lane's row and the draw item there.
+  virtual Hit hitTest(const LaneFrame& f, const Lane& lane, int index, const LaneLayout& l, float x,
+                      float y) const;
   // The mouse is over this lane's plot: tooltips, the hovered link, the hovered collective.
   virtual void hover(const LaneFrame& f, const Lane& lane, const LaneLayout& l,
                      const LanePointer& p, ViewState* view, TimelineHover* out) const;

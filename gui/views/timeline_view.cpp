@@ -139,6 +139,7 @@ TimelineView::Frame TimelineView::beginFrame(const TimelineModel& model, ViewSta
   lf.dark = options.dark;
   lf.marked = options.marked;
   lf.selected = selected_;
+  lf.min_event_px = kMinEventPx;
   lf.hovered_link = view->hoveredLink();
   f.hovered_area = ImGui::IsWindowHovered();
   // Events and counters: exactly the frame geometry (lod.h).
@@ -232,8 +233,13 @@ Hit TimelineView::hoverLanes(const Frame& f, ViewState* view) {
   hover_ = TimelineHover{};
   Hit hit;
   if (!f.hovered_area) return hit;
-  hit = hitTest(model, f.layout, lf.axis, std::clamp(m.x, lf.plot_x, lf.plot_x + lf.plot_w), m.y,
-                kMinEventPx);
+  const int lane = laneAt(f.layout, m.y);
+  if (lane >= 0) {
+    const size_t i = static_cast<size_t>(lane);
+    hit = timelineLane(model.lanes[i].kind)
+              .hitTest(lf, model.lanes[i], lane, f.layout[i],
+                       std::clamp(m.x, lf.plot_x, lf.plot_x + lf.plot_w), m.y);
+  }
   if (hit.lane >= 0) hover_.lane = model.lanes[static_cast<size_t>(hit.lane)].name;
   if (m.x < lf.plot_x || m.x > lf.plot_x + lf.plot_w) return hit;
   hover_.time_ns = lf.axis.toTime(m.x);
