@@ -321,8 +321,9 @@ std::string autopsyJson(const analyzer::Analysis& a) {
     out.item(Json::object().str("rule", v.rule).field("culprits", intArray(v.culprits))
                  .field("waiting", intArray(v.waiting)).field("links_from", intArray(v.links_from))
                  .str("communicator", v.comm).num("seq", v.seq).str("op", v.op)
-                 .num("bytes", v.bytes).num("step", v.step).num("waited_ns", v.waited_ns)
-                 .num("entered_ns", v.entered_ns).field("sides", sides.done())
+                 .num("bytes", v.bytes).field("step", v.step < 0 ? "null" : std::to_string(v.step))
+                 .field("waited_ns", v.waited_ns < 0 ? "null" : std::to_string(v.waited_ns))
+                 .field("entered_ns", v.entered_ns < 0 ? "null" : std::to_string(v.entered_ns)).field("sides", sides.done())
                  .field("last_seen", seen.done()).str("message", v.message)
                  .str("evidence", v.evidence).str("try", rule ? rule->action : "").done());
   }
