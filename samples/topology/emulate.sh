@@ -405,11 +405,11 @@ check_clocks() {
     return 0
   fi
   local i
-  for ((i = 0; i < N; i++)); do
+  for ((i = 0; i < JOB_HOSTS; i++)); do
     [[ "$(list_item "$MONO_OFFSETS" $i)" =~ ^[0-9]+$ ]] ||
-      die "--mono-offsets-s needs $N whole numbers of seconds >= 0, e.g. 3600,14400,25200,36000"
+      die "--mono-offsets-s needs $JOB_HOSTS whole numbers of seconds >= 0, e.g. 3600,14400,25200,36000"
     [[ "$(list_item "$WALL_OFFSETS" $i)" =~ ^-?[0-9]+(\.[0-9]+)?$ ]] ||
-      die "--wall-offsets-ms needs $N numbers of milliseconds, e.g. 0,8,-5,13"
+      die "--wall-offsets-ms needs $JOB_HOSTS numbers of milliseconds, e.g. 0,8,-5,13"
   done
   [[ -z "$DRIFT" || "$DRIFT" =~ ^[0-3]:-?[0-9]+(\.[0-9]+)?$ ]] || die "--drift takes HOST:PPM, e.g. 2:20"
   unshare --time --fork --monotonic 1 --boottime 1 true 2>/dev/null ||
