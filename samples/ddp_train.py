@@ -44,8 +44,8 @@ def parse_args(argv):
                    help="use a fork-based multiprocessing.Pool (one task per worker, so workers "
                         "are forked again and again) while DDP steps run")
     p.add_argument("--report-step-time", action="store_true",
-                   help="rank 0 prints 'step_time_ms X': the mean wall time of the steps after "
-                        "the first two (for perf/overhead.py)")
+                   help="rank 0 prints 'step_time_ms X' and 'step_time_median_ms Y': the mean and "
+                        "the median wall time of the steps after the first two (perf/overhead.py)")
     p.add_argument("--slow-rank", type=int, default=-1, metavar="R",
                    help="rank R computes --slow-ms longer before each backward: a straggler, as a "
                         "slower GPU or a busier host makes one (for demonstrations and tests)")
@@ -179,6 +179,9 @@ def main(argv):
         timed = step_starts[2:] if len(step_starts) > 3 else step_starts
         mean_ms = (timed[-1] - timed[0]) * 1000.0 / max(1, len(timed) - 1)
         print(f"step_time_ms {mean_ms:.4f}", flush=True)
+        # The median step: a step the scheduler preempted (2 cores shared) does not move it.
+        each = sorted(b - a for a, b in zip(timed, timed[1:])) or [0.0]
+        print(f"step_time_median_ms {each[len(each) // 2] * 1000.0:.4f}", flush=True)
 
     if pool is not None:
         pool.close()
