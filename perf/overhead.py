@@ -13,8 +13,9 @@ and prints per-call times and the traced/untraced ratio (medians over rounds):
   * with --torchrun PATH (pip's torchrun, beside the python of scripts/setup-pip-torch.sh): the
     DDP sample as people run it, `torchrun --standalone --nproc-per-node 2 ddp_train.py` untraced
     and under `ringside record` (default detail), one discarded pair first, then N pairs in
-    ABBA order; per run rank 0's median step time; the figure is the ratio of the medians, with
-    the spread of the per-pair ratios (docs/bench.md, "Tracing overhead on pip torch")
+    ABBA order; per job rank 0's median step wall time and its process's CPU time per step; the
+    figures are the ratios of the medians, with the spread of the per-pair ratios (docs/bench.md,
+    "Tracing overhead on pip torch")
 Ratios, not absolute times, are the figures to compare on a noisy 2-core box.
 """
 import argparse
@@ -69,7 +70,7 @@ def compare(name, cmd, world, build, rounds, key, unit_scale=1.0, extra_env=None
 
 
 def torchrun_step_ms(torchrun, steps, traced, build):
-    """One torchrun job of the DDP sample; rank 0's median step time (ms)."""
+    """One torchrun job of the DDP sample: rank 0's (median step wall time, mean step CPU time), ms."""
     job = [torchrun, "--standalone", "--nproc-per-node", "2", os.path.join(ROOT, "samples", "ddp_train.py"),
            "--steps", str(steps), "--log-every", "0", "--report-step-time"]
     # torchrun sets OMP_NUM_THREADS=1 when it is unset (and warns): set it for both sides alike.
@@ -81,28 +82,29 @@ def torchrun_step_ms(torchrun, steps, traced, build):
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     if p.returncode != 0 and "step_time_median_ms" not in p.stdout:
         sys.exit(f"bench: {' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-400:]}")
-    return per_call(p.stdout, "step_time_median_ms")
+    return per_call(p.stdout, "step_time_median_ms"), per_call(p.stdout, "step_cpu_ms")
 
 
 def compare_torchrun(torchrun, build, rounds, steps):
     """Untraced vs traced torchrun jobs, ABBA-interleaved after a discarded warm-up pair."""
     torchrun_step_ms(torchrun, steps, False, build)  # page cache, the first import of torch
     torchrun_step_ms(torchrun, steps, True, build)
-    base, traced, ratios = [], [], []
+    got = {False: [], True: []}  # traced -> [(wall, cpu)]
     for i in range(rounds):
-        order = (False, True) if i % 2 == 0 else (True, False)
-        got = {t: torchrun_step_ms(torchrun, steps, t, build) for t in order}
-        base.append(got[False])
-        traced.append(got[True])
-        ratios.append(got[True] / got[False])
-        print(f"   pair {i + 1:2d}: untraced {got[False]:7.3f}  traced {got[True]:7.3f}  "
-              f"ratio {ratios[-1]:.3f}  (load {os.getloadavg()[0]:.1f})", flush=True)
-    b, t = statistics.median(base), statistics.median(traced)
-    q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
-    print(f"{'2 ranks torchrun ddp_train.py step':<40} {b:12.3f} {t:12.3f} {t - b:+11.3f} {t / b:8.3f}")
-    print(f"ratio of medians {t / b:.3f}; per-pair ratios: median {statistics.median(ratios):.3f}, "
-          f"quartiles {q[0]:.3f}-{q[2]:.3f}, range {min(ratios):.3f}-{max(ratios):.3f} ({rounds} pairs)",
-          flush=True)
+        for t in ((False, True) if i % 2 == 0 else (True, False)):
+            got[t].append(torchrun_step_ms(torchrun, steps, t, build))
+        (bw, bc), (tw, tc) = got[False][-1], got[True][-1]
+        print(f"   pair {i + 1:2d}: wall {bw:7.3f} {tw:7.3f} ({tw / bw:.3f})  cpu {bc:7.3f} {tc:7.3f} "
+              f"({tc / bc:.3f})  load {os.getloadavg()[0]:.1f}", flush=True)
+    for k, name in ((0, "wall, median step"), (1, "CPU of rank 0's process, mean step")):
+        base = [x[k] for x in got[False]]
+        traced = [x[k] for x in got[True]]
+        ratios = [t / b for b, t in zip(base, traced)]
+        b, t = statistics.median(base), statistics.median(traced)
+        q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
+        print(f"{name:<40} {b:12.3f} {t:12.3f} {t - b:+11.3f} {t / b:8.3f}")
+        print(f"   per-pair ratios: median {statistics.median(ratios):.3f}, quartiles {q[0]:.3f}-"
+              f"{q[2]:.3f}, range {min(ratios):.3f}-{max(ratios):.3f} ({rounds} pairs)", flush=True)
 
 
 def main():
@@ -122,7 +124,8 @@ def main():
     build = os.path.abspath(a.build)
     if a.torchrun:
         print(f"{'case':<40} {'untraced':>12} {'traced':>12} {'delta':>11} {'ratio':>8}")
-        print(f"-- DDP sample under torchrun, median step time (ms), {a.steps} steps a job")
+        print(f"-- DDP sample under torchrun, 2 ranks, ms per step, {a.steps} steps a job "
+              f"(pairs: untraced traced (ratio))")
         compare_torchrun(a.torchrun, build, a.rounds, a.steps)
         return
     loop = os.path.join(build, "bin", "gloo_loop")

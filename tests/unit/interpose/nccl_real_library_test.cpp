@@ -138,6 +138,7 @@ std::string findPipNccl(std::string* why) {
   }
   int status = pclose(p);
   while (!last.empty() && (last.back() == '\n' || last.back() == '\r')) last.pop_back();
+  while (!out.empty() && out.back() == '\n') out.pop_back();
   if (status != 0 || last.empty() || last[0] != '/') {
     *why = "no pip torch environment (setup-pip-torch.sh --cached-only: " + out + ")";
     return "";
