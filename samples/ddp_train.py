@@ -46,7 +46,7 @@ def parse_args(argv):
     p.add_argument("--report-step-time", action="store_true",
                    help="rank 0 prints 'step_time_ms X', 'step_time_median_ms Y' and 'step_cpu_ms Z': "
                         "the mean and median wall time and the mean CPU time of its process of the "
-                        "steps after the first two (perf/overhead.py)")
+                        "steps after the first two (tools/perf/overhead.py)")
     p.add_argument("--slow-rank", type=int, default=-1, metavar="R",
                    help="rank R computes --slow-ms longer before each backward: a straggler, as a "
                         "slower GPU or a busier host makes one (for demonstrations and tests)")

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Traced vs untraced cost of Gloo calls, interleaved in one run.
 
-Usage: perf/overhead.py BUILD_DIR [--rounds N] [--ddp] [--python PATH] [--quick]
-       perf/overhead.py BUILD_DIR --torchrun PATH [--rounds N] [--steps S]
+Usage: tools/perf/overhead.py BUILD_DIR [--rounds N] [--ddp] [--python PATH] [--quick]
+       tools/perf/overhead.py BUILD_DIR --torchrun PATH [--rounds N] [--steps S]
 
-Runs gloo_loop (perf/gloo_loop.cpp) untraced and under libringside_preload.so, alternating,
+Runs perf_gloo_loop (tools/perf/perf_gloo_loop.cpp) untraced and under libringside_preload.so, alternating,
 and prints per-call times and the traced/untraced ratio (medians over rounds):
   * 1 rank, barrier and 4-byte all-reduce: the added cost per wrapped call (ns)
   * 1 KiB all-reduce on 2 and 4 ranks: the issue's small-message loop
@@ -109,7 +109,7 @@ def compare_torchrun(torchrun, build, rounds, steps):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("build", help="build folder (holds bin/gloo_loop and lib/libringside_preload.so)")
+    ap.add_argument("build", help="build folder (holds bin/perf_gloo_loop and lib/libringside_preload.so)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--ddp", action="store_true", help="also time the DDP sample's steps")
     ap.add_argument("--quick", action="store_true", help="fewer iterations (smoke run)")
@@ -128,7 +128,7 @@ def main():
               f"(pairs: untraced traced (ratio))")
         compare_torchrun(a.torchrun, build, a.rounds, a.steps)
         return
-    loop = os.path.join(build, "bin", "gloo_loop")
+    loop = os.path.join(build, "bin", "perf_gloo_loop")
     k = 10 if a.quick else 1
     print(f"{'case':<40} {'untraced':>12} {'traced':>12} {'delta':>11} {'ratio':>8}")
     print("-- per call, microseconds (medians of %d interleaved rounds)" % a.rounds)
