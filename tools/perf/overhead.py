@@ -26,7 +26,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# tools/perf/overhead.py -> the checkout (samples/ddp_train.py)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run_ranks(cmd, world, traced, build, extra_env=None):
