@@ -320,6 +320,15 @@ struct TableCopies {
                          {{detail::ClockAnchorTable::rank, Fill::kFileRankIfUnknown}}};
   const TableCopy marker{detail::StepMarkerTable::kDef,
                          {{detail::StepMarkerTable::rank, Fill::kFileRankIfUnknown}}};
+  // The flight recorder's tables (v5): rows a rank file or a merged input already holds.
+  const TableCopy flight_dump{detail::FlightDumpTable::kDef,
+                              {{detail::FlightDumpTable::rank, Fill::kFileRankIfUnknown}}};
+  const TableCopy flight_call{detail::FlightCallTable::kDef,
+                              {{detail::FlightCallTable::rank, Fill::kFileRankIfUnknown}}};
+  const TableCopy flight_message{detail::FlightMessageTable::kDef,
+                                 {{detail::FlightMessageTable::rank, Fill::kFileRankIfUnknown}}};
+  const TableCopy rank_exit{detail::RankExitTable::kDef,
+                            {{detail::RankExitTable::rank, Fill::kFileRankIfUnknown}}};
 };
 
 class Merger {
@@ -791,9 +800,17 @@ bool Merger::InputCopy::copyTables() {
                  "clock anchors", nullptr)) {
     return false;
   }
-  return in_.version < 4 ||
-         copyTable(c.marker, "", in_.merged ? by_rowid : " ORDER BY start_ns", "INSERT",
-                   "step markers", nullptr);
+  if (in_.version >= 4 &&
+      !copyTable(c.marker, "", in_.merged ? by_rowid : " ORDER BY start_ns", "INSERT",
+                 "step markers", nullptr)) {
+    return false;
+  }
+  return in_.version < 5 ||
+         (copyTable(c.flight_dump, "", " ORDER BY rowid", "INSERT", "flight dumps", nullptr) &&
+          copyTable(c.flight_call, "", " ORDER BY rowid", "INSERT", "flight calls", nullptr) &&
+          copyTable(c.flight_message, "", " ORDER BY rowid", "INSERT", "flight messages",
+                    nullptr) &&
+          copyTable(c.rank_exit, "", " ORDER BY rowid", "INSERT", "rank exits", nullptr));
 }
 
 // Pass 1: probes every input; the unusable ones go to *skipped (basename, why) with a warning.
