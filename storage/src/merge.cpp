@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "columns.h"
+#include "flight_store.h"
 #include "ringside/fileio/output_file.h"
 #include "ringside/storage/records.h"
 #include "schema.h"
@@ -350,6 +351,9 @@ class Merger {
                 std::vector<std::pair<std::string, std::string>>* skipped);
   bool checkRankOverlap(const std::vector<Input>& inputs);
   void dropCopies(std::vector<Input>* inputs);
+  // The flight ring beside rank file `in` into the flight tables (docs/flight-recorder.md). A ring
+  // that cannot be read is a warning: the rank's calls are in the trace all the same.
+  bool copyRing(const Input& in);
   bool writeMergeMeta(const std::vector<std::pair<std::string, std::string>>& skipped);
   bool finish();
   // Held (flock) on our temporary file while this merge may write it, so that another merge
@@ -913,6 +917,28 @@ bool Merger::checkRankOverlap(const std::vector<Input>& inputs) {
   return true;
 }
 
+bool Merger::copyRing(const Input& in) {
+  const size_t slash = in.path.find_last_of('/');
+  const std::string ring = detail::findRing(slash == std::string::npos ? "." : in.path.substr(0, slash),
+                                            in.pid, in.start_unix_ns);
+  if (ring.empty()) return true;
+  flight::Snapshot snap;
+  std::string why;
+  if (!flight::readRing(ring, &snap, &why)) {
+    res_.warnings.push_back("flight record left out: " + detail::oneLine(why));
+    return true;
+  }
+  sqlite3* out = out_.get();
+  if (!detail::exec(out, "BEGIN", &why) || !detail::storeFlight(out, snap, in.rank, &why) ||
+      !detail::exec(out, "COMMIT", &why)) {
+    detail::exec(out, "ROLLBACK", nullptr);
+    res_.error = detail::oneLine(tmp_ + ": " + why);
+    return false;
+  }
+  res_.merged_rings.push_back(ring);
+  return true;
+}
+
 MergeResult Merger::run() {
   if (opt_.inputs.empty()) {
     res_.error = "merge: no input files";
@@ -976,6 +1002,7 @@ MergeResult Merger::run() {
       }
     }
     res_.merged_files.push_back(in.path);
+    if (!in.merged && !copyRing(in)) return abandon();
     world = std::max(world, in.world_size);
   }
   progress();  // every input copied; the indexes come next

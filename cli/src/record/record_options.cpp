@@ -64,6 +64,23 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          *error = "expected a number of seconds >= 0";
          return false;
        }},
+      {"hang-timeout", 0, "SECONDS",
+       "a collective open and none completed for this long is a hang: print who holds it up "
+       "(default: 300; 0: off)",
+       [o](std::string_view value, std::string* error) {
+         if (parseSeconds(value, &o->hang_timeout_s)) return true;
+         *error = "expected a number of seconds >= 0";
+         return false;
+       }},
+      {"on-hang", 0, "ACTION", "report (default: print and store the verdict) or kill (then stop the job)",
+       [o](std::string_view value, std::string* error) {
+         if (value == "report" || value == "kill") {
+           o->on_hang_kill = value == "kill";
+           return true;
+         }
+         *error = "expected report or kill";
+         return false;
+       }},
       {"buffer-mb", 0, "N",
        "event buffer memory per process in MiB, 1..65536 (RINGSIDE_BUFFER_MB)",
        storeInteger(&o->buffer_mb, collector::kBufferMbMin, collector::kBufferMbMax)},
