@@ -21,6 +21,7 @@ namespace ringside::cli {
 namespace {
 
 namespace ring = storage::flight;
+namespace hang = analyzer::hang;
 
 int64_t monotonicNs() {
   timespec ts{};
@@ -32,10 +33,6 @@ int64_t unixNs() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-bool processGone(const ring::Snapshot& s) {
-  return s.ended != ring::Ended::kRunning || (::kill(static_cast<pid_t>(s.pid), 0) != 0 && errno == ESRCH);
 }
 
 }  // namespace
@@ -79,12 +76,64 @@ void Watchdog::loop() {
   }
 }
 
+namespace {
+
+hang::Call toCall(const storage::FlightCallRow& c) {
+  hang::Call out;
+  out.comm = c.comm;
+  out.seq = c.seq;
+  out.op = c.op;
+  out.library = c.library;
+  out.bytes = c.bytes;
+  out.dtype = c.dtype;
+  out.root = c.root;
+  if (!hang::parseCallState(c.state, &out.state)) out.state = hang::CallState::kEntered;
+  out.enter_ns = c.enter_ns;
+  out.exit_ns = c.exit_ns;
+  out.step = c.step;
+  return out;
+}
+
+hang::Message toMessage(const storage::FlightMessageRow& m) {
+  hang::Message out;
+  out.comm = m.comm;
+  out.seq = m.seq;
+  out.peer = m.peer;
+  out.send = m.direction == "send";
+  out.bytes = m.bytes;
+  out.posted_ns = m.posted_ns;
+  out.done_ns = m.done_ns;
+  return out;
+}
+
+// One rank's state for the verdict: its ring's calls and messages, and whether it lives.
+hang::Rank toRank(ring::Snapshot&& s) {
+  hang::Rank r;
+  r.rank = s.rank;
+  if (s.ended == ring::Ended::kExited) {
+    r.liveness = hang::Liveness::kExited;
+    r.exit_status = s.exit_status;
+  } else if (s.ended == ring::Ended::kSignal) {
+    r.liveness = hang::Liveness::kSignaled;
+    r.signal = s.exit_signal;
+  } else if (::kill(static_cast<pid_t>(s.pid), 0) != 0 && errno == ESRCH) {
+    r.liveness = hang::Liveness::kCutOff;  // gone without a word: SIGKILL, OOM
+  }
+  r.last_seen_ns = s.last_done_ns;
+  for (const storage::FlightCallRow& c : s.calls) r.calls.push_back(toCall(c));
+  for (const storage::FlightMessageRow& m : s.messages) r.messages.push_back(toMessage(m));
+  if (!s.dumps.empty()) r.detail = s.dumps.back().reason + ": " + s.dumps.back().detail;
+  return r;
+}
+
+}  // namespace
+
 void Watchdog::check() {
-  std::vector<analyzer::HangRank> ranks;
+  hang::Input input;
   std::vector<std::string> paths;
+  std::vector<pid_t> pids;
   int32_t world = -1;
   int64_t last_done = 0, oldest_open = INT64_MAX;
-  std::vector<pid_t> pids;
   for (const std::string& path : ring::listRings(options_.dir)) {
     ring::Snapshot s;
     std::string error;
@@ -93,25 +142,32 @@ void Watchdog::check() {
     last_done = std::max(last_done, s.last_done_ns);
     for (const storage::FlightCallRow& c : s.calls)
       if (c.exit_ns == storage::kNone && c.state != "failed") oldest_open = std::min(oldest_open, c.enter_ns);
-    analyzer::HangRank r;
-    r.rank = s.rank;
-    r.ended = processGone(s);
-    if (!r.ended) pids.push_back(static_cast<pid_t>(s.pid));
-    r.calls = std::move(s.calls);
-    ranks.push_back(std::move(r));
+    if (s.ended == ring::Ended::kRunning) pids.push_back(static_cast<pid_t>(s.pid));
+    input.ranks.push_back(toRank(std::move(s)));
     paths.push_back(path);
   }
   if (oldest_open == INT64_MAX) return;
   const int64_t now = monotonicNs();
-  const int64_t quiet_since = std::max(last_done, oldest_open);
-  if (now - quiet_since < static_cast<int64_t>(options_.hang_timeout_s * 1e9)) return;
-  const analyzer::HangVerdict v = analyzer::judgeHang(ranks, world);
-  if (v.kind == analyzer::HangVerdict::Kind::kNone) return;
+  if (now - std::max(last_done, oldest_open) < static_cast<int64_t>(options_.hang_timeout_s * 1e9)) return;
+  // Ranks of the world with no ring at all: never started, or died before their first call.
+  std::set<int> seen;
+  for (const hang::Rank& r : input.ranks) seen.insert(r.rank);
+  for (int r = 0; r < world && r < 65536; ++r) {
+    if (seen.count(r)) continue;
+    hang::Rank missing;
+    missing.rank = r;
+    missing.liveness = hang::Liveness::kMissing;
+    input.ranks.push_back(std::move(missing));
+  }
+  input.now_ns = now;
+  const std::vector<hang::Verdict> verdicts = hang::judgeHang(input);
+  if (verdicts.empty()) return;
+  const hang::Verdict& v = verdicts.front();
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     if (!state_->reported.insert({v.comm, v.seq}).second) return;
   }
-  const std::string line = analyzer::verdictLine(v, now);
+  const std::string line = "hang (" + v.rule + "): " + v.message;
   std::cerr << options_.prefix << line << (options_.kill ? "; stopping the job (--on-hang kill)" : "")
             << "\n"
             << std::flush;
