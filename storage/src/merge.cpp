@@ -162,6 +162,32 @@ bool probeMergedMeta(sqlite3* raw, Input* in) {
   return rc == SQLITE_DONE;
 }
 
+// A rank file killed before its first commit has no rank row: its name (rank-HOST-PID-START.sqlite)
+// still says whose it is, and that process's flight ring knew its rank.
+void rankFromRing(const std::string& path, Input* in) {
+  const std::string name = detail::baseName(path);
+  const size_t dot = name.rfind(".sqlite");
+  const size_t b = name.rfind('-', dot);
+  const size_t a = b == std::string::npos || b == 0 ? std::string::npos : name.rfind('-', b - 1);
+  if (dot == std::string::npos || a == std::string::npos) return;
+  const std::string pid = name.substr(a + 1, b - a - 1), start = name.substr(b + 1, dot - b - 1);
+  if (pid.empty() || start.empty() || pid.find_first_not_of("0123456789") != std::string::npos ||
+      start.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9 || start.size() > 19)
+    return;
+  const size_t slash = path.find_last_of('/');
+  const std::string ring = detail::findRing(slash == std::string::npos ? "." : path.substr(0, slash),
+                                            std::stoll(pid), std::stoll(start));
+  flight::Snapshot snap;
+  std::string ignored;
+  if (ring.empty() || !flight::readRing(ring, &snap, &ignored) || snap.rank < 0 ||
+      snap.rank >= kMaxPlausibleWorld)
+    return;
+  in->rank = snap.rank;
+  in->pid = snap.pid;
+  in->start_unix_ns = snap.start_unix_ns;
+  if (snap.world_size > 0 && snap.world_size <= kMaxPlausibleWorld) in->world_size = snap.world_size;
+}
+
 bool probe(const std::string& path, bool accept_merged, Input* in, std::string* why) {
   int version = 0;
   Db db = detail::openTraceReadOnly(path, &version, why);
@@ -245,6 +271,7 @@ bool probe(const std::string& path, bool accept_merged, Input* in, std::string* 
       in->rank = static_cast<int32_t>(r);
     }
   }
+  if (in->rank < 0 && !in->merged) rankFromRing(path, in);
   if (in->rank < 0) {
     *why = detail::oneLine(path + ": rank unknown (no rank row and no ranked rows)");
     return false;

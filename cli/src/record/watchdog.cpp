@@ -167,7 +167,9 @@ void Watchdog::check() {
     std::lock_guard<std::mutex> lock(state_->mutex);
     if (!state_->reported.insert({v.comm, v.seq}).second) return;
   }
-  const std::string line = "hang (" + v.rule + "): " + v.message;
+  std::string line = "hang (" + v.rule + "): " + v.message;
+  // The step where the verdict's own line leaves it out.
+  if (v.step >= 0 && line.find("step ") == std::string::npos) line += " (step " + std::to_string(v.step) + ")";
   std::cerr << options_.prefix << line << (options_.kill ? "; stopping the job (--on-hang kill)" : "")
             << "\n"
             << std::flush;
