@@ -139,9 +139,15 @@ def desync(ctx, fault):
     if line is None:
         # Gloo itself may fail a mismatched call at once (sizes that cannot pair up): then the
         # failed calls are the record, and rank 2's call differs from the others' at that seq.
-        calls = rows(trace, "SELECT rank, op, bytes FROM flight_call WHERE step = 3 ORDER BY rank, seq")
-        u.check(calls, f"no calls at step 3\n{res.describe()}")
-        print(f"{fault}: no hang; Gloo failed the calls itself: {calls}")
+        calls = rows(trace, "SELECT rank, op, bytes FROM flight_call WHERE step = 3 AND seq = "
+                            "(SELECT min(seq) FROM flight_call WHERE step = 3) ORDER BY rank")
+        u.check(len(calls) == 3, f"every rank's first call of step 3 in the trace: {calls}\n{res.describe()}")
+        odd = [r for r, op, nbytes in calls
+               if sum(1 for _, o, b in calls if (o, b) == (op, nbytes)) == 1]
+        u.check_eq(odd, [2], "the rank whose call differs")
+        failed = rows(trace, "SELECT count(*) FROM flight_dump WHERE reason IN ('error', 'timeout')")[0][0]
+        u.check(failed >= 1, "the failed calls should be dumped")
+        print(f"{fault}: no hang (Gloo failed the calls at once); the rings show {calls}")
         return
     check_verdict(res, trace, "collective-mismatch", 2, "allreduce", 3)
 

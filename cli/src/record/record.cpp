@@ -789,6 +789,7 @@ int runRecord(std::span<const std::string> args) {
   watch.dir = job.dir.string();
   watch.hang_timeout_s = options.hang_timeout_s;
   watch.kill = options.on_hang_kill;
+  watch.whole_world = !isMultiNode(options);
   watch.not_before_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
                                  .count();

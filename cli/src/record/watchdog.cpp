@@ -152,7 +152,7 @@ void Watchdog::check() {
   // Ranks of the world with no ring at all: never started, or died before their first call.
   std::set<int> seen;
   for (const hang::Rank& r : input.ranks) seen.insert(r.rank);
-  for (int r = 0; r < world && r < 65536; ++r) {
+  for (int r = 0; options_.whole_world && r < world && r < 65536; ++r) {
     if (seen.count(r)) continue;
     hang::Rank missing;
     missing.rank = r;

@@ -20,6 +20,9 @@ struct WatchdogOptions {
   double hang_timeout_s = 300;  // 0: off
   bool kill = false;            // --on-hang kill
   int64_t not_before_unix_ns = 0;  // rings of processes started before this are another run's
+  // Every rank of the world writes into `dir` (one node): a rank with no ring is missing. False
+  // for one node of several (--nnodes): it judges its own ranks only.
+  bool whole_world = true;
   std::string prefix = "ringside record: ";
 };
 
