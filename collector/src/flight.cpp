@@ -220,10 +220,11 @@ void done(uint64_t key, int32_t peer, Side side, int64_t t1) {
   if (l == nullptr) return;
   const uint64_t n = l->header.message_count.load(std::memory_order_acquire);
   const uint64_t look = n < ring::kMessages ? n : ring::kMessages;
-  // The oldest open post of this buffer, peer and side completes first: scan back, keep the last
-  // match.
+  // The newest open post of this buffer, peer and side: a Gloo buffer has one post per peer and
+  // side in flight, found among the last few slots (a scan of all of them only for a post the
+  // ring never saw).
   ring::MessageSlot* match = nullptr;
-  for (uint64_t k = 1; k <= look; ++k) {
+  for (uint64_t k = 1; k <= look && match == nullptr; ++k) {
     ring::MessageSlot& s = l->messages[(n - k) % ring::kMessages];
     if (s.gen.load(std::memory_order_acquire) != n - k + 1) continue;
     if (s.key == key && s.direction == static_cast<uint8_t>(side) &&
