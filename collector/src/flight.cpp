@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -114,6 +115,9 @@ bool isTimeout(const char* text) {
 bool start() {
   auto& g = detail::global();
   if (g.config.dir.empty()) return false;
+  // RINGSIDE_FLIGHT=0: no ring (A/B measurements of its cost; docs/flight-recorder.md).
+  if (const char* off = std::getenv("RINGSIDE_FLIGHT"); off != nullptr && std::strcmp(off, "0") == 0)
+    return false;
   ::mkdir(g.config.dir.c_str(), storage::outputDirMode());  // the writer may not have made it yet
   const std::string path = ring::ringPath(g.config.dir, g.identity.pid, g.start_unix_ns);
   std::string error;
