@@ -64,15 +64,14 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          *error = "expected a number of seconds >= 0";
          return false;
        }},
-      {"hang-timeout", 0, "SECONDS",
-       "a collective open and none completed for this long is a hang: print who holds it up "
-       "(default: 300; 0: off)",
+      {"hang-timeout", 0, "SECS",
+       "a call open, none done this long: say who is stuck (default 300)",
        [o](std::string_view value, std::string* error) {
          if (parseSeconds(value, &o->hang_timeout_s)) return true;
          *error = "expected a number of seconds >= 0";
          return false;
        }},
-      {"on-hang", 0, "ACTION", "report (default: print and store the verdict) or kill (then stop the job)",
+      {"on-hang", 0, "ACTION", "after a hang's verdict: report (default) or kill (stop the job)",
        [o](std::string_view value, std::string* error) {
          if (value == "report" || value == "kill") {
            o->on_hang_kill = value == "kill";
