@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "ringside/format/units.h"
 
@@ -44,6 +43,11 @@ const char* livenessName(Liveness liveness) {
     case Liveness::kMissing: return "missing";
   }
   return "unknown";
+}
+
+bool isVerdictRule(std::string_view rule) {
+  return rule == kStuckCollective || rule == kCollectiveMismatch || rule == kRankExited ||
+         rule == kUndelivered || rule == kNeverSent;
 }
 
 std::string rankRanges(std::vector<int> ranks) {
@@ -178,18 +182,24 @@ bool findMismatch(const std::string& name, const Comm& comm, Verdict* v) {
     v->op = right->op;
     v->bytes = right->bytes;
     v->step = right->step;
+    // No side has more ranks than every other: none is taken as right, each is to blame.
+    bool tie = false;
+    for (const auto& [sig, ranks] : sigs) tie = tie || (&ranks != majority && ranks.size() == majority->size());
     v->waiting = *majority;
+    v->sides.push_back(ranksWord(*majority) + ": " + describe(*right));
     for (const auto& [sig, ranks] : sigs) {
-      const Call* c = comm.at(ranks.front()).at(seq);
-      v->sides.push_back(ranksWord(ranks) + ": " + describe(*c));
-      if (&ranks != majority) v->culprits.insert(v->culprits.end(), ranks.begin(), ranks.end());
+      if (&ranks == majority) continue;
+      v->sides.push_back(ranksWord(ranks) + ": " + describe(*comm.at(ranks.front()).at(seq)));
+      v->culprits.insert(v->culprits.end(), ranks.begin(), ranks.end());
     }
+    if (tie) v->culprits.insert(v->culprits.end(), majority->begin(), majority->end());
     std::sort(v->culprits.begin(), v->culprits.end());
-    std::string sides;
-    for (const std::string& s : v->sides) sides += (sides.empty() ? "" : "; ") + s;
-    v->message = "desync at #" + std::to_string(seq) + " on " + name + ": " + sides;
-    v->evidence = "at the same sequence point the ranks called a different op, size, dtype or "
-                  "root; " + sides;
+    std::string others;
+    for (size_t i = 1; i < v->sides.size(); ++i) others += (i > 1 ? "; " : "") + v->sides[i];
+    v->message = "desync at #" + std::to_string(seq) + " on " + name + ": " + others + " where " +
+                 v->sides[0];
+    v->evidence = "at the same sequence point the ranks called a different op, size, dtype or root" +
+                  std::string(tie ? " (as many ranks on each side: none is taken as right)" : "");
     return true;
   }
   return false;
@@ -229,8 +239,7 @@ void describeWait(const std::string& name, const Comm& comm, int64_t seq, int64_
 
 void addLastSeen(const Comm& comm, Verdict* v) {
   for (int r : v->culprits) v->last_seen.push_back(lastSeen(*comm.at(r).rank, *v));
-  v->evidence = ranksWord(v->waiting) + " entered at " + format::duration(std::max<int64_t>(0, v->entered_ns)) +
-                " and waited up to " + format::duration(v->waited_ns);
+  v->evidence = ranksWord(v->waiting) + " waited up to " + format::duration(v->waited_ns);
   for (const std::string& s : v->last_seen) v->evidence += "; " + s;
 }
 
@@ -268,10 +277,8 @@ void undelivered(const std::string& name, const Comm& comm, int64_t seq, int64_t
                  std::vector<Verdict>* out) {
   // (src, dst) -> bytes sent and completed / received and completed / receives left open.
   std::map<std::pair<int, int>, int64_t> sent, received, awaited;
-  std::set<int> records_receives;
   for (const auto& [rank, m] : comm) {
     for (const Message& msg : m.rank->messages) {
-      if (!msg.send) records_receives.insert(rank);
       if (msg.comm != name || msg.seq != seq) continue;
       std::pair<int, int> link = msg.send ? std::make_pair(rank, msg.peer) : std::make_pair(msg.peer, rank);
       if (msg.send && msg.done_ns >= 0) sent[link] += msg.bytes;
@@ -283,7 +290,8 @@ void undelivered(const std::string& name, const Comm& comm, int64_t seq, int64_t
   describeWait(name, comm, seq, now, &lost);
   describeWait(name, comm, seq, now, &silent);
   for (const auto& [link, bytes] : sent) {
-    if (!records_receives.contains(link.second) || !comm.contains(link.second)) continue;
+    auto receiver = comm.find(link.second);
+    if (receiver == comm.end() || !receiver->second.rank->receives_recorded) continue;
     auto got = received.find(link);
     if (got == received.end() || got->second < bytes) {
       lost.links_from.push_back(link.first);
@@ -336,6 +344,13 @@ std::vector<Verdict> judgeHang(const Input& input) {
       m.calls[c.seq] = &c;
     }
   }
+  for (const auto& [name, ranks] : input.members) {
+    for (int id : ranks) {
+      for (const Rank& r : input.ranks) {
+        if (r.rank == id) comms[name][id].rank = &r;
+      }
+    }
+  }
   const int64_t now = input.now_ns >= 0 ? input.now_ns : latestTime(input);
   std::vector<Verdict> out;
   for (const auto& [name, comm] : comms) {
@@ -346,6 +361,7 @@ std::vector<Verdict> judgeHang(const Input& input) {
       describeWait(name, comm, mismatch.seq, now, &wait);
       mismatch.waited_ns = wait.waited_ns;
       mismatch.entered_ns = wait.entered_ns;
+      if (wait.waited_ns >= 0) mismatch.evidence += "; the ranks waited up to " + format::duration(wait.waited_ns);
       out.push_back(std::move(mismatch));
       continue;
     }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,11 +69,17 @@ struct Rank {
   std::string detail;          // thread state, Python stack (flight_dump.detail): shown as given
   std::vector<Call> calls;     // its recent calls, any order (the tail is enough)
   std::vector<Message> messages;  // its recent messages, any order
+  // false: its receives are not recorded (a trace of senders only), so a message sent to it
+  // and not received says nothing (messages-undelivered is not judged for it).
+  bool receives_recorded = true;
 };
 
 struct Input {
   std::vector<Rank> ranks;     // any order; at most one entry per rank id
   int64_t now_ns = -1;         // when judged (waits are measured to it); -1: the latest time seen
+  // Ranks that belong to a communicator beyond those with calls on it (a rank that died before
+  // recording any call): communicator -> ranks, each with an entry in `ranks`.
+  std::map<std::string, std::vector<int>> members;
 };
 
 // The rule ids a Verdict carries: Finding::rule in the analyzer, stable in the JSON report.
@@ -106,7 +113,10 @@ struct Verdict {
 // and exchanging messages. At most one verdict per (rule, communicator).
 std::vector<Verdict> judgeHang(const Input& input);
 
-// "0-3,5,7-9" for sorted or unsorted ranks (duplicates dropped).
+// True for the k* rule ids above (the autopsy's findings come first in every report).
+bool isVerdictRule(std::string_view rule);
+
+// "0-3,5,7,8" (runs of three or more as ranges) for sorted or unsorted ranks (duplicates dropped).
 std::string rankRanges(std::vector<int> ranks);
 
 }  // namespace ringside::analyzer::hang
