@@ -20,6 +20,7 @@ Scenarios:
                         skipped where netns cannot be made (not root)
 """
 
+import json
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_util as u  # noqa: E402
 
 GLOO_TIMEOUT_S = 15
+AUTOPSY_RULES = ("stuck-collective", "collective-mismatch", "rank-exited", "messages-undelivered", "peer-never-sent")
 
 
 def faults_binary(ctx):
@@ -79,6 +81,23 @@ def rows(trace, sql):
         db.close()
 
 
+def first_finding(ctx, trace):
+    """The report's first finding (rule, message) of the trace, from its JSON."""
+    res = u.run([ctx.ringside, "report", trace, "--format", "json"], env=u.clean_env(), timeout=120)
+    res.expect(0)
+    findings = json.loads(res.stdout).get("findings") or [{}]
+    first = findings[0]
+    print(f"first finding: {first.get('rule')}: {first.get('message')}")
+    return first.get("rule"), first.get("message", "")
+
+
+def check_first_finding(ctx, trace, rules, rank):
+    rule, message = first_finding(ctx, trace)
+    u.check(rule in rules, f"the report's first finding should be {' or '.join(rules)}: {rule}: {message}")
+    u.check(re.search(rf"\branks? (\d+,)*{rank}\b", message) is not None,
+            f"the report's first finding should name rank {rank}: {message}")
+
+
 def verdict_line(res):
     for line in res.stderr.splitlines():
         if "hang (" in line:
@@ -114,6 +133,8 @@ def flight_healthy_4(ctx):
     u.check_eq(reasons, {"end"}, "dump reasons of a healthy run")
     exits = rows(trace, "SELECT rank, exit_status, source FROM rank_exit ORDER BY rank")
     u.check_eq([(r, s) for r, s, _ in exits], [(r, 0) for r in range(4)], "exit statuses")
+    rule, message = first_finding(ctx, trace)
+    u.check(rule not in AUTOPSY_RULES, f"a false autopsy finding on a healthy job: {rule}: {message}")
     u.check(not [f for f in os.listdir(ctx.scratch) if f.endswith(".ranks")],
             "the rank folder (and its rings) should be gone after the merge")
 
@@ -131,6 +152,7 @@ def flight_stop_3(ctx):
     u.check(latency < GLOO_TIMEOUT_S, f"the verdict came {latency:.1f} s after the hang")
     timeouts = rows(trace, "SELECT count(*) FROM flight_dump WHERE reason IN ('timeout', 'error')")[0][0]
     u.check(timeouts >= 1, "the waiting ranks' failed calls should be dumped")
+    check_first_finding(ctx, trace, ("stuck-collective",), 1)
 
 
 def desync(ctx, fault):
@@ -148,8 +170,9 @@ def desync(ctx, fault):
         failed = rows(trace, "SELECT count(*) FROM flight_dump WHERE reason IN ('error', 'timeout')")[0][0]
         u.check(failed >= 1, "the failed calls should be dumped")
         print(f"{fault}: no hang (Gloo failed the calls at once); the rings show {calls}")
-        return
-    check_verdict(res, trace, "collective-mismatch", 2, "allreduce", 3)
+    else:
+        check_verdict(res, trace, "collective-mismatch", 2, "allreduce", 3)
+    check_first_finding(ctx, trace, ("collective-mismatch",), 2)
 
 
 def flight_op_3(ctx):
@@ -169,6 +192,7 @@ def flight_exit_4(ctx):
     u.check(failed, f"the peers' calls should have failed\n{res.describe()}")
     last = rows(trace, "SELECT max(step) FROM flight_call WHERE rank = 3 AND state = 'done'")[0][0]
     u.check_eq(last, 3, "rank 3's last completed step")
+    check_first_finding(ctx, trace, ("rank-exited",), 3)
 
 
 def flight_sigkill_3(ctx):
@@ -178,6 +202,7 @@ def flight_sigkill_3(ctx):
     u.check_eq(sig, [(9, "launcher")], "rank 1's end in the trace")
     calls = rows(trace, "SELECT max(step), count(*) FROM flight_call WHERE rank = 1")[0]
     u.check_eq(calls[0], 3, "rank 1's ring survived SIGKILL up to step 3")
+    check_first_finding(ctx, trace, ("rank-exited",), 1)
 
 
 def flight_sigstop_3(ctx):
@@ -187,6 +212,7 @@ def flight_sigstop_3(ctx):
     u.check("--on-hang kill" in verdict_line(res), "the verdict should say the job is stopped")
     u.check(res.seconds < GLOO_TIMEOUT_S + 10, f"--on-hang kill did not stop the job ({res.seconds:.1f} s)")
     u.check(res.returncode != 0, "a killed job fails")
+    check_first_finding(ctx, trace, ("stuck-collective", "rank-exited"), 1)
 
 
 def flight_watchdog_8(ctx):
@@ -202,6 +228,7 @@ def flight_watchdog_8(ctx):
     print(f"flight-watchdog-8: verdict printed {latency:.2f} s after the hang began "
           f"(--hang-timeout {hang_timeout} s: {latency - hang_timeout:.2f} s past it)")
     u.check(latency <= hang_timeout + 5, f"verdict {latency:.1f} s after the hang")
+    check_first_finding(ctx, trace, ("stuck-collective",), 5)
 
 
 def flight_linkcut_3(ctx):
