@@ -232,9 +232,11 @@ def flight_watchdog_8(ctx):
 
 
 def flight_linkcut_3(ctx):
-    if os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("iptables") is None:
-        u.skip("a link cut needs root, ip and iptables (network namespaces)")
-    u.skip("the link cut on emulated hosts is not written yet (docs/flight-recorder.md)")
+    # Checked by hand (docs/flight-recorder.md, "The fault corpus"): three ranks in network
+    # namespaces cabled to a bridge, rank 1's cable set down mid-run, the watchdog's verdict in
+    # 3 s. Automated, the scenario's wait for the ranks' rings did not see them in time on this
+    # machine; it is left for a follow-up rather than passing on a guess.
+    u.skip("the link cut on emulated hosts is checked by hand only so far (docs/flight-recorder.md)")
 
 
 if __name__ == "__main__":
