@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
+#include "ringside/analyzer/summary.h"  // formatRankList
 #include "ringside/format/units.h"
 
 namespace ringside::analyzer::hang {
@@ -50,20 +52,7 @@ bool isVerdictRule(std::string_view rule) {
          rule == kUndelivered || rule == kNeverSent;
 }
 
-std::string rankRanges(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(ranks[i]);
-    if (j > i) out += (j == i + 1 ? "," : "-") + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return out;
-}
+std::string rankRanges(std::vector<int> ranks) { return formatRankList(std::move(ranks)); }
 
 namespace {
 

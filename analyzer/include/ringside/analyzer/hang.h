@@ -116,7 +116,8 @@ std::vector<Verdict> judgeHang(const Input& input);
 // True for the k* rule ids above (the autopsy's findings come first in every report).
 bool isVerdictRule(std::string_view rule);
 
-// "0-3,5,7,8" (runs of three or more as ranges) for sorted or unsorted ranks (duplicates dropped).
+// "0-3,5,7,8" (runs of three or more as ranges) for sorted or unsorted ranks (duplicates dropped):
+// summary.h's formatRankList, the form every report uses.
 std::string rankRanges(std::vector<int> ranks);
 
 }  // namespace ringside::analyzer::hang
