@@ -6,6 +6,7 @@
 #include "bench/bench.h"
 #include "export/export.h"
 #include "options.h"
+#include "record/dump_cmd.h"
 #include "record/merge_cmd.h"
 #include "record/record.h"
 #include "report/diff_cmd.h"
@@ -21,6 +22,7 @@ int runHelp(std::span<const std::string> args);
 constexpr Verb kVerbs[] = {
     {"record", "run a job with tracing, merge its rank files, print a summary", runRecord},
     {"merge", "merge rank files (or a folder of them) into one trace", runMerge},
+    {"dump", "a running job's flight-recorder state, per rank, from its rank folder", runDump},
     {"bench", "all-reduce bandwidth: ringside's ring and tree and Gloo, side by side", runBench},
     {"report", "where a trace's collective time went: text, md, html, json, csv", runReport},
     {"diff", "A vs B by op and size: which trace is faster where, and by how much", runDiff},

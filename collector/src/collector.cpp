@@ -16,6 +16,7 @@
 #include <new>
 
 #include "internal.h"
+#include "ringside/collector/flight.h"
 #include "ringside/collector/gpu.h"
 #include "ringside/collector/run_id.h"
 
@@ -202,6 +203,7 @@ void onForkChild() {
   // not exist here). It stays quiet for good.
   g_fork_counted.store(false, std::memory_order_relaxed);  // a grandchild counts itself too
   global().state.store(static_cast<int>(State::kForked), std::memory_order_release);
+  flight::onForkChild();
 }
 
 // A wrapped call in a quiet forked child: counted in the page shared with the traced ancestor
@@ -238,6 +240,7 @@ void waitForWriter(int timeout_ms) {
 // die of the same signal so the exit status (128 + n) is unchanged.
 void onFatalSignal(int sig) {
   auto& g = global();
+  flight::onSignal(sig);
   if (static_cast<State>(g.state.load()) == State::kActive) {
     // A second signal (often the launcher's, on another thread) waits for the
     // flush the first one started instead of killing the process mid-write.
@@ -264,7 +267,10 @@ void installSignalFlush(int sig, struct sigaction* old) {
   sigaction(sig, &sa, nullptr);
 }
 
-void onExit() { shutdown(); }
+void onExit() {
+  flight::onExit();
+  shutdown();
+}
 
 }  // namespace
 
@@ -306,6 +312,7 @@ bool activate() {
     return false;
   }
   g.fork_shared = mapForkShared();
+  flight::start();
   pthread_atfork(nullptr, nullptr, onForkChild);
   installSignalFlush(SIGTERM, &g_old_term);
   installSignalFlush(SIGINT, &g_old_int);
@@ -329,6 +336,7 @@ void setIdentity(int32_t rank, int32_t world_size, const char* source) {
   id.rank = rank;
   id.world_size = world_size;
   id.source = source;
+  flight::noteIdentity(rank, world_size);
   if (id.env_rank >= 0 && id.env_world_size == world_size && id.env_rank != rank) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "%s says rank %d of %d, the launcher's environment says rank %d",
@@ -364,6 +372,7 @@ int32_t registerComm(const void* key, int32_t rank, int32_t size, const char* li
   // that size: every member rank creates them in the same order.
   std::snprintf(c.name, sizeof c.name, "%s/%d/%d", library, size, same_shape);
   c.key.store(key, std::memory_order_relaxed);
+  flight::noteComm(n, c.name, rank, size);
   g.comm_count.store(n + 1, std::memory_order_release);
   return n;
 }
@@ -397,6 +406,7 @@ void emitCollective(int32_t comm, uint64_t id, const CollectiveCall& call, int64
 void markStep(int64_t step) {
   if (!activate()) return;
   Event e;
+  flight::step(step);
   e.kind = EventKind::kStepMarker;
   e.key = static_cast<uint64_t>(step);
   e.t0 = nowNs();

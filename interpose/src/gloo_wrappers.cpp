@@ -42,12 +42,14 @@
 #include "gloo_probe.h"
 #include "gloo_reroute.h"
 #include "ringside/collector/collector.h"
+#include "ringside/collector/flight.h"
 #include "symbols.h"
 
 namespace ringside::interpose {
 namespace {
 
 namespace col = ringside::collector;
+namespace flight = ringside::collector::flight;
 using col::Event;
 using col::EventKind;
 using col::Op;
@@ -332,6 +334,7 @@ void emitPost(UB* self, int peer, uint64_t slot, size_t offset, size_t nbytes, c
   e.id = col::currentCollective();
   e.comm = t_comm;
   e.side = static_cast<uint8_t>(side);
+  flight::post(t_comm, e.key, peer, side, e.bytes, e.t0);
   col::emit(e);
 }
 
@@ -460,22 +463,30 @@ void wrapCollective(Op op, Opts& opts, void (*real)(Opts&), const char* name) {
   t_comm = e.comm;
   ++t_depth;
   e.t0 = col::nowNs();
-  try {
-    real(opts);
-  } catch (...) {
+  const flight::CallHandle outer_call = flight::current();
+  const flight::CallHandle call_slot =
+      flight::enter(e.comm, static_cast<int64_t>(e.key), op, col::Library::kGloo,
+                    static_cast<col::DType>(e.dtype), e.bytes, e.aux, e.peer, e.t0);
+  // Leaves the call: its event, the flight ring (a failure stamps a dump with `error`).
+  auto leave = [&](bool ok, const char* error) {
     e.t1 = col::nowNs();
-    e.status = 1;
+    e.status = ok ? 0 : 1;
     --t_depth;
     t_comm = outer_comm;
     col::setCurrentCollective(outer);
+    flight::leave(call_slot, e.t1, ok, error, outer_call);
     col::emit(e);
+  };
+  try {
+    real(opts);
+  } catch (const std::exception& ex) {
+    leave(false, ex.what());
+    throw;
+  } catch (...) {
+    leave(false, nullptr);
     throw;
   }
-  e.t1 = col::nowNs();
-  --t_depth;
-  t_comm = outer_comm;
-  col::setCurrentCollective(outer);
-  col::emit(e);
+  leave(true, nullptr);
 }
 
 }  // namespace
@@ -610,6 +621,7 @@ RINGSIDE_DEFINE_CONTEXT_CTOR(c2, "_ZN4gloo7ContextC2Eiii")
       e.key = reinterpret_cast<uint64_t>(self);                                                   \
       e.peer = rank;                                                                              \
       e.side = static_cast<uint8_t>(ringside::collector::Side::which);                             \
+      ringside::collector::flight::done(e.key, rank, ringside::collector::Side::which, e.t1);     \
       ringside::collector::emit(e);                                                               \
     }                                                                                             \
     fn(self, rank);                                                                               \

@@ -1,4 +1,4 @@
-// storage/src/columns.h — the one list of every table's columns (schema version 4).
+// storage/src/columns.h — the one list of every table's columns (schema version 5).
 //
 // Each table's columns are declared once, here, as an X-macro: X(name, declaration, since,
 // comment). Everything that names columns by position is derived from these lists: the CREATE
@@ -210,6 +210,61 @@ struct TableDef {
   X(last_seq, "INTEGER NOT NULL", 4, "seq of its last call on comm")                          \
   X(complete, "INTEGER NOT NULL", 4, "1; 0 when the trace ends inside the step")
 
+// The flight recorder (v5, docs/flight-recorder.md): what each traced process's ring held when it
+// was dumped. Every traced process keeps its last calls per communicator and the messages in
+// flight in a small memory-mapped ring file beside its rank file (it survives SIGKILL and SIGSTOP);
+// a dump stamps the ring with a reason, and merge turns each ring file into these rows. Strings are
+// stored as text (the tables hold a few hundred rows per rank at most).
+#define RINGSIDE_FLIGHT_DUMP_COLUMNS(X)                                                       \
+  X(rank, "INTEGER", 5, "recording rank")                                                     \
+  X(dump, "INTEGER NOT NULL", 5, "dump number within the rank, from 0")                       \
+  X(reason, "TEXT NOT NULL", 5,                                                               \
+    "watchdog, timeout, error, signal, exit-open, sigusr2, request, periodic, end")           \
+  X(time_ns, "INTEGER", 5, "the dump was stamped, ns on the rank's clock")                    \
+  X(detail, "TEXT", 5, "signal name, error text, the watchdog's verdict; NULL if none")       \
+  X(pid, "INTEGER", 5, "process id of the ring's writer")                                      \
+  X(calls_dropped, "INTEGER", 5, "calls that left the ring before the dump (older ones)")
+
+// The calls in a rank's ring at a dump (v5): the last N per communicator, open ones included.
+#define RINGSIDE_FLIGHT_CALL_COLUMNS(X)                                                       \
+  X(rank, "INTEGER", 5, "recording rank")                                                     \
+  X(dump, "INTEGER NOT NULL", 5, "flight_dump.dump of the rank")                              \
+  X(comm, "TEXT", 5, "communicator id, as collective.comm")                                   \
+  X(seq, "INTEGER NOT NULL", 5, "call number within comm, as collective.seq")                 \
+  X(op, "TEXT", 5, "allreduce, broadcast, allgather, ... (as collective.op)")                 \
+  X(library, "TEXT", 5, "gloo, nccl, ringside-ring, ...")                                     \
+  X(bytes, "INTEGER", 5, "payload bytes of this rank's input, as collective.bytes")           \
+  X(count, "INTEGER", 5, "payload elements")                                                  \
+  X(dtype, "TEXT", 5, "f32, f64, ...; NULL if unknown")                                       \
+  X(root, "INTEGER", 5, "root rank of rooted ops; NULL otherwise")                            \
+  X(step, "INTEGER", 5, "the job's last ringside_step() marker before the call; NULL if none") \
+  X(tid, "INTEGER", 5, "OS thread id of the caller")                                          \
+  X(enter_ns, "INTEGER", 5, "call entered, ns on the rank's clock")                           \
+  X(exit_ns, "INTEGER", 5, "call returned, ns; NULL while open")                              \
+  X(state, "TEXT NOT NULL", 5, "queued, entered, transferring, done, failed")
+
+// The messages of a rank's ring at a dump (v5): the last ones per communicator, open ones included.
+#define RINGSIDE_FLIGHT_MESSAGE_COLUMNS(X)                                                    \
+  X(rank, "INTEGER", 5, "recording rank")                                                     \
+  X(dump, "INTEGER NOT NULL", 5, "flight_dump.dump of the rank")                              \
+  X(comm, "TEXT", 5, "communicator id of the enclosing call")                                 \
+  X(seq, "INTEGER", 5, "seq of the enclosing call; NULL if none")                             \
+  X(peer, "INTEGER", 5, "the other rank (world); NULL if unknown")                            \
+  X(direction, "TEXT NOT NULL", 5, "send or recv")                                            \
+  X(bytes, "INTEGER", 5, "message size, bytes")                                               \
+  X(posted_ns, "INTEGER", 5, "send/recv posted, ns on the rank's clock")                      \
+  X(done_ns, "INTEGER", 5, "last byte written/read, ns; NULL if never completed")
+
+// How a traced process ended (v5): one row per rank when it, or the launcher, could say.
+#define RINGSIDE_RANK_EXIT_COLUMNS(X)                                                         \
+  X(rank, "INTEGER", 5, "rank (world)")                                                       \
+  X(pid, "INTEGER", 5, "process id")                                                          \
+  X(exit_status, "INTEGER", 5, "exit status 0..255; NULL if it died of a signal or unknown")  \
+  X(signal, "INTEGER", 5, "fatal signal number; NULL if none")                                \
+  X(time_ns, "INTEGER", 5, "when it ended, ns on the rank's clock; NULL if unknown")          \
+  X(open_calls, "INTEGER", 5, "calls still open in its ring when it ended")                   \
+  X(source, "TEXT NOT NULL", 5, "process (its own exit/signal handler) or launcher (record)")
+
 #define RINGSIDE_COLUMN_ENUMERATOR(name, decl, since, comment) name,
 #define RINGSIDE_COLUMN_ENTRY(name, decl, since, comment) Column{#name, decl, since, comment},
 
@@ -242,6 +297,10 @@ RINGSIDE_TABLE(ClockRankTable, "clock_rank", RINGSIDE_CLOCK_RANK_COLUMNS, 3, "",
 RINGSIDE_TABLE(ClockSegmentTable, "clock_segment", RINGSIDE_CLOCK_SEGMENT_COLUMNS, 3, "", 9, 30)
 RINGSIDE_TABLE(StepMarkerTable, "step_marker_data", RINGSIDE_STEP_MARKER_COLUMNS, 4, "", 8, 30)
 RINGSIDE_TABLE(StepTable, "step", RINGSIDE_STEP_COLUMNS, 4, "", 9, 36)
+RINGSIDE_TABLE(FlightDumpTable, "flight_dump", RINGSIDE_FLIGHT_DUMP_COLUMNS, 5, "", 13, 38)
+RINGSIDE_TABLE(FlightCallTable, "flight_call", RINGSIDE_FLIGHT_CALL_COLUMNS, 5, "", 8, 30)
+RINGSIDE_TABLE(FlightMessageTable, "flight_message", RINGSIDE_FLIGHT_MESSAGE_COLUMNS, 5, "", 9, 30)
+RINGSIDE_TABLE(RankExitTable, "rank_exit", RINGSIDE_RANK_EXIT_COLUMNS, 5, "", 11, 30)
 
 #undef RINGSIDE_TABLE
 #undef RINGSIDE_COLUMN_ENTRY
@@ -253,7 +312,8 @@ inline constexpr const TableDef* kTables[] = {
     &TransferTable::kDef,      &CollectiveGpuTable::kDef, &GpuActivityTable::kDef,
     &CommunicatorTable::kDef,  &MetaTable::kDef,          &ClockAnchorTable::kDef,
     &ClockDomainTable::kDef,   &ClockRankTable::kDef,     &ClockSegmentTable::kDef,
-    &StepMarkerTable::kDef,    &StepTable::kDef};
+    &StepMarkerTable::kDef,    &StepTable::kDef,          &FlightDumpTable::kDef,
+    &FlightCallTable::kDef,    &FlightMessageTable::kDef, &RankExitTable::kDef};
 
 // A set of a table's columns (bit i: column i); every table has fewer than 64 columns.
 using ColumnSet = uint64_t;

@@ -191,6 +191,7 @@ MergeResult Merger::run() {
       }
     }
     res_.merged_files.push_back(in.path);
+    if (!in.merged && !copyRing(in)) return abandon();
     world = std::max(world, in.world_size);
   }
   progress();  // every input copied; the indexes come next

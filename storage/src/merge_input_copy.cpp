@@ -255,9 +255,17 @@ bool Merger::InputCopy::copyTables() {
                  "clock anchors", nullptr)) {
     return false;
   }
-  return in_.version < 4 ||
-         copyTable(c.marker, "", in_.merged ? by_rowid : " ORDER BY start_ns", "INSERT",
-                   "step markers", nullptr);
+  if (in_.version >= 4 &&
+      !copyTable(c.marker, "", in_.merged ? by_rowid : " ORDER BY start_ns", "INSERT",
+                 "step markers", nullptr)) {
+    return false;
+  }
+  return in_.version < 5 ||
+         (copyTable(c.flight_dump, "", " ORDER BY rowid", "INSERT", "flight dumps", nullptr) &&
+          copyTable(c.flight_call, "", " ORDER BY rowid", "INSERT", "flight calls", nullptr) &&
+          copyTable(c.flight_message, "", " ORDER BY rowid", "INSERT", "flight messages",
+                    nullptr) &&
+          copyTable(c.rank_exit, "", " ORDER BY rowid", "INSERT", "rank exits", nullptr));
 }
 
 

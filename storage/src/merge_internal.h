@@ -67,6 +67,9 @@ std::vector<int> parseInts(const std::string& text);
 std::string skipReason(const std::string& path, const std::string& why);
 // Pass 1 on one file: returns false with *why (one line, naming the file).
 bool probe(const std::string& path, bool accept_merged, Input* in, std::string* why);
+// A rank file killed before its first commit has no rank row: its name (rank-HOST-PID-START.sqlite)
+// still says whose it is, and that process's flight ring knew its rank (merge_flight.cpp).
+void rankFromRing(const std::string& path, Input* in);
 // Temporary files beside `output` that a killed merge left behind, removed (merge_output.cpp).
 std::vector<std::string> removeStaleTemporaries(const std::string& output);
 
@@ -131,6 +134,15 @@ struct TableCopies {
                          {{detail::ClockAnchorTable::rank, Fill::kFileRankIfUnknown}}};
   const TableCopy marker{detail::StepMarkerTable::kDef,
                          {{detail::StepMarkerTable::rank, Fill::kFileRankIfUnknown}}};
+  // The flight recorder's tables (v5): rows a rank file or a merged input already holds.
+  const TableCopy flight_dump{detail::FlightDumpTable::kDef,
+                              {{detail::FlightDumpTable::rank, Fill::kFileRankIfUnknown}}};
+  const TableCopy flight_call{detail::FlightCallTable::kDef,
+                              {{detail::FlightCallTable::rank, Fill::kFileRankIfUnknown}}};
+  const TableCopy flight_message{detail::FlightMessageTable::kDef,
+                                 {{detail::FlightMessageTable::rank, Fill::kFileRankIfUnknown}}};
+  const TableCopy rank_exit{detail::RankExitTable::kDef,
+                            {{detail::RankExitTable::rank, Fill::kFileRankIfUnknown}}};
 };
 
 class Merger {
@@ -152,6 +164,9 @@ class Merger {
                 std::vector<std::pair<std::string, std::string>>* skipped);
   bool checkRankOverlap(const std::vector<Input>& inputs);
   void dropCopies(std::vector<Input>* inputs);
+  // The flight ring beside rank file `in` into the flight tables (docs/flight-recorder.md). A ring
+  // that cannot be read is a warning: the rank's calls are in the trace all the same.
+  bool copyRing(const Input& in);
   bool writeMergeMeta(const std::vector<std::pair<std::string, std::string>>& skipped);
   bool finish();
   // Held (flock) on our temporary file while this merge may write it, so that another merge

@@ -203,6 +203,7 @@ bool probe(const std::string& path, bool accept_merged, Input* in, std::string* 
       in->rank = static_cast<int32_t>(r);
     }
   }
+  if (in->rank < 0 && !in->merged) rankFromRing(path, in);
   if (in->rank < 0) {
     *why = detail::oneLine(path + ": rank unknown (no rank row and no ranked rows)");
     return false;

@@ -1,4 +1,4 @@
-// storage/src/schema.cpp — trace schema version 3 (see docs/schema.md).
+// storage/src/schema.cpp — trace schema version 5 (see docs/schema.md).
 //
 // The tables come from the column lists of columns.h (each column declared once there, with its
 // meaning and unit); the views and the merged trace's indexes are written here. Changing anything
@@ -78,6 +78,7 @@ CREATE INDEX transfer_by_time        ON transfer_data(start_ns);          -- tim
 CREATE INDEX transfer_by_rank_time   ON transfer_data(rank, start_ns);    -- aligned reads (v3)
 CREATE INDEX gpu_activity_by_rank_time ON gpu_activity_data(rank, start_ns); -- per-rank GPU timelines
 CREATE INDEX gpu_activity_by_collective ON gpu_activity_data(collective_id); -- kernels of a call
+CREATE INDEX flight_call_by_comm_seq ON flight_call(comm, seq);         -- one call across ranks (v5)
 )sql";
 
 // kViewSql with ALIGNED(alias, column) and ALIGNED_AT(alias, expression) expanded: the time

@@ -96,6 +96,14 @@ class SqliteTraceReader final : public TraceReader {
   bool forEachStepMarker(const std::function<bool(int32_t, const StepMarkerRow&)>& fn,
                          std::string* error) override;
   bool forEachStep(const std::function<bool(const StepRow&)>& fn, std::string* error) override;
+  bool forEachFlightDump(const std::function<bool(const FlightDumpRow&)>& fn,
+                         std::string* error) override;
+  bool forEachFlightCall(const std::function<bool(const FlightCallRow&)>& fn,
+                         std::string* error) override;
+  bool forEachFlightMessage(const std::function<bool(const FlightMessageRow&)>& fn,
+                            std::string* error) override;
+  bool forEachRankExit(const std::function<bool(const RankExitRow&)>& fn,
+                       std::string* error) override;
 
  private:
   // The one read loop of every forEach*: runs `sql`, calls `row` on each result row until it

@@ -132,6 +132,7 @@ class Supervisor {
         if (child.pid != pid || child.done) continue;
         child.done = true;
         --alive_;
+        if (options_.on_exit) options_.on_exit(pid, status);
         int code = exitCodeFromWaitStatus(status);
         if (code != 0) noteFailure(child.rank, code, describeWaitStatus(status));
       }

@@ -7,6 +7,9 @@
 // touches trace files.
 #pragma once
 
+#include <sys/types.h>
+
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +42,8 @@ struct SuperviseOptions {
   double grace_s = 30.0;       // after a child fails: time the others get to finish
   double kill_after_s = 10.0;  // after SIGTERM: time before SIGKILL
   std::string prefix = "ringside record: ";  // of the lines said on stderr (bench: its own)
+  // Called with each child's pid and wait status when it has ended (record's watchdog notes it).
+  std::function<void(pid_t, int)> on_exit;
 };
 
 struct JobResult {

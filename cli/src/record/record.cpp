@@ -29,6 +29,7 @@
 #include "record/merge_runner.h"
 #include "record/rank_folder_lock.h"
 #include "record/record_options.h"
+#include "record/watchdog.h"
 #include "ringside/collector/run_id.h"
 #include "ringside/fileio/output_file.h"
 #include "ringside/format/units.h"
@@ -354,6 +355,8 @@ void removeNcclLogs(const fs::path& dir) {
 struct FinishedJob {
   int status = 0;            // the job's exit status: record's, whatever happens below
   bool start_failed = false;
+  std::string hang_verdict;  // the watchdog's line, "" if it saw no hang
+  int64_t hang_verdict_unix_ns = 0;
   fs::path dir;              // the rank folder (absolute)
   bool created_dir = false;  // we made it: removed again when empty
   std::set<std::string> before;  // rank files that were there before the job
@@ -592,6 +595,10 @@ void finishRecording(const RecordOptions& options, const FinishedJob& job, RankF
                       {"command_line", storedCommand(options.command)},
                       {"run_id", job.run_id},
                       {"exit_status", std::to_string(job.status)}};
+  if (!job.hang_verdict.empty()) {
+    merge.extra_meta.emplace_back("hang_verdict", job.hang_verdict);
+    merge.extra_meta.emplace_back("hang_verdict_unix_ns", std::to_string(job.hang_verdict_unix_ns));
+  }
   storage::MergeResult result;
   {
     // A second Ctrl-C (or a kill) during a long merge stops us at once, removes the temporary
@@ -628,6 +635,7 @@ void finishRecording(const RecordOptions& options, const FinishedJob& job, RankF
   } else {
     if (options.nccl_log) removeNcclLogs(job.dir);  // they go with the rank files
     removeRankFiles(merged);
+    removeRankFiles(result.merged_rings);  // the flight rings whose contents are in the trace
     lock->release();
     if (job.created_dir) fs::remove(job.dir, ec);  // only when empty: other files stay
     std::cerr << kPrefix << "trace written to " << options.output;
@@ -740,7 +748,21 @@ int runRecord(std::span<const std::string> args) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   SuperviseOptions supervise;
   supervise.grace_s = options.grace_s;
+  WatchdogOptions watch;
+  watch.dir = job.dir.string();
+  watch.hang_timeout_s = options.hang_timeout_s;
+  watch.kill = options.on_hang_kill;
+  watch.whole_world = !isMultiNode(options);
+  watch.not_before_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+  Watchdog watchdog(watch);
+  supervise.on_exit = [&watchdog](pid_t pid, int status) { watchdog.noteExit(pid, status); };
+  watchdog.start();
   JobResult result = runJob(buildChildren(options, env, port), supervise);
+  watchdog.stop();
+  job.hang_verdict = watchdog.verdict();
+  job.hang_verdict_unix_ns = watchdog.verdictUnixNs();
   job.status = result.exit_code;
   job.start_failed = result.start_failed;
   if (job.status != 0 && !job.start_failed) {

@@ -64,6 +64,22 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
          *error = "expected a number of seconds >= 0";
          return false;
        }},
+      {"hang-timeout", 0, "SECS",
+       "a call open, none done this long: say who is stuck (default 300)",
+       [o](std::string_view value, std::string* error) {
+         if (parseSeconds(value, &o->hang_timeout_s)) return true;
+         *error = "expected a number of seconds >= 0";
+         return false;
+       }},
+      {"on-hang", 0, "ACTION", "after a hang's verdict: report (default) or kill (stop the job)",
+       [o](std::string_view value, std::string* error) {
+         if (value == "report" || value == "kill") {
+           o->on_hang_kill = value == "kill";
+           return true;
+         }
+         *error = "expected report or kill";
+         return false;
+       }},
       {"buffer-mb", 0, "N",
        "event buffer memory per process in MiB, 1..65536 (RINGSIDE_BUFFER_MB)",
        storeInteger(&o->buffer_mb, collector::kBufferMbMin, collector::kBufferMbMax)},

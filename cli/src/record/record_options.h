@@ -46,6 +46,10 @@ struct RecordOptions {
   // RINGSIDE_DELAY_S, RINGSIDE_DURATION_S, RINGSIDE_TRIGGER_FILE, RINGSIDE_DETAIL and
   // RINGSIDE_MESSAGE_ROWS; "" = not given (the variable is left as the environment has it).
   std::string steps, delay_s, duration_s, trigger_file, detail, message_rows;
+  // The watchdog (docs/flight-recorder.md): a hang is a collective open with none completed on
+  // any rank for this long; 0 = off. --on-hang kill stops the job after the verdict.
+  double hang_timeout_s = 300.0;
+  bool on_hang_kill = false;
   std::vector<std::string> command;  // CMD ARGS...
 };
 

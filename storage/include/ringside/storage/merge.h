@@ -72,6 +72,9 @@ struct MergeResult {
   // Inputs whose rows are in the trace (as given in MergeOptions::inputs): what a caller may
   // remove after the merge, and nothing else.
   std::vector<std::string> merged_files;
+  // The flight recorder's ring files (beside the rank files: flight-<pid>-<start>.flight) whose
+  // contents are in the trace: removable with their rank files.
+  std::vector<std::string> merged_rings;
   // Ranks (and their files) whose rank file had not been closed and whose writer, on this host,
   // was still running when merged: not cut off (they go on), but incomplete.
   std::vector<int> live_ranks;

@@ -23,7 +23,9 @@ namespace ringside::storage {
 // the views; version-2 files read with the identity clock model.
 // Version 4 added the training-step tables (step_marker_data in every file, step in merged traces;
 // docs/schema.md); version-3 files read without markers, and analyze() detects their steps.
-inline constexpr int kSchemaVersion = 4;
+// Version 5 added the flight recorder's tables (flight_dump, flight_call, flight_message) and
+// rank_exit (docs/flight-recorder.md); version-4 files read with none of them.
+inline constexpr int kSchemaVersion = 5;
 
 // Sentinel for "not known / not applicable" in integer columns (stored as NULL).
 inline constexpr int64_t kNone = -1;
@@ -154,6 +156,62 @@ struct StepRow {
   int64_t first_seq = 0;  // the step's first call on comm
   int64_t last_seq = 0;   // its last call on comm
   bool complete = true;   // false: the trace ends inside this step
+};
+
+// The flight recorder (schema v5, docs/flight-recorder.md). A dump of one rank's ring: why and
+// when it was stamped. The calls and messages below belong to the rank's dump `dump`.
+struct FlightDumpRow {
+  int32_t rank = -1;
+  int64_t dump = 0;         // from 0 within the rank
+  std::string reason;       // watchdog, timeout, error, signal, exit-open, sigusr2, request,
+                            // periodic, end (the ring as merge found it, without a stamp)
+  int64_t time_ns = kNone;  // when stamped (host clock; aligned like the calls by the reader)
+  std::string detail;       // signal name, error text, the watchdog's verdict; "" if none
+  int64_t pid = kNone;
+  int64_t calls_dropped = 0;  // calls that had left the ring (older than its last N) by then
+};
+
+// One call in a rank's ring at a dump.
+struct FlightCallRow {
+  int32_t rank = -1;
+  int64_t dump = 0;
+  std::string comm;         // as CollectiveRow::comm
+  int64_t seq = 0;          // as CollectiveRow::seq: (comm, seq) matches one call across ranks
+  std::string op;
+  std::string library;
+  int64_t bytes = kNone;
+  int64_t count = kNone;
+  std::string dtype;        // "" if unknown
+  int32_t root = -1;
+  int64_t step = kNone;     // the job's last ringside_step() marker before the call
+  int32_t tid = 0;
+  int64_t enter_ns = kNone;
+  int64_t exit_ns = kNone;  // kNone while open
+  std::string state;        // queued, entered, transferring, done, failed
+};
+
+// One message in a rank's ring at a dump.
+struct FlightMessageRow {
+  int32_t rank = -1;
+  int64_t dump = 0;
+  std::string comm;
+  int64_t seq = kNone;      // the enclosing call's seq
+  int32_t peer = -1;        // the other rank
+  std::string direction;    // send, recv
+  int64_t bytes = kNone;
+  int64_t posted_ns = kNone;
+  int64_t done_ns = kNone;  // kNone if never completed
+};
+
+// How a rank's process ended, when it (exit or fatal-signal handler) or the launcher could say.
+struct RankExitRow {
+  int32_t rank = -1;
+  int64_t pid = kNone;
+  int32_t exit_status = -1;  // 0..255, -1 if it died of a signal or unknown
+  int32_t signal = 0;        // fatal signal number, 0 if none
+  int64_t time_ns = kNone;
+  int64_t open_calls = 0;    // calls still open in its ring then
+  std::string source;        // process, launcher
 };
 
 }  // namespace ringside::storage

@@ -99,6 +99,29 @@ class TraceReader {
   // The steps `ringside merge` detected (table step), ordered by step. Whether merge looked at
   // all is the meta key steps_detected (docs/schema.md); without it, the table is empty.
   virtual bool forEachStep(const std::function<bool(const StepRow&)>& fn, std::string* error) = 0;
+  // Schema v5 tables (older files, and readers without them, visit nothing and succeed): the
+  // flight recorder's dumps ordered by (rank, dump), their calls by (rank, dump, comm, seq) and
+  // messages by (rank, dump, posted_ns), times mapped as the calls' are; how ranks ended, by rank.
+  virtual bool forEachFlightDump(const std::function<bool(const FlightDumpRow&)>& fn,
+                                 std::string* error) {
+    (void)fn, (void)error;
+    return true;
+  }
+  virtual bool forEachFlightCall(const std::function<bool(const FlightCallRow&)>& fn,
+                                 std::string* error) {
+    (void)fn, (void)error;
+    return true;
+  }
+  virtual bool forEachFlightMessage(const std::function<bool(const FlightMessageRow&)>& fn,
+                                    std::string* error) {
+    (void)fn, (void)error;
+    return true;
+  }
+  virtual bool forEachRankExit(const std::function<bool(const RankExitRow&)>& fn,
+                               std::string* error) {
+    (void)fn, (void)error;
+    return true;
+  }
 
  protected:
   TraceReader() = default;
