@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "merge_internal.h"
+#include "ringside/storage/stage_timings.h"
 
 namespace ringside::storage {
 namespace merging {
@@ -151,7 +152,9 @@ MergeResult Merger::run() {
   std::vector<Input> inputs;
   // (basename, why) of every unusable input: the caller's first, then ours.
   std::vector<std::pair<std::string, std::string>> skipped;
+  StageTimer probe_timer("probe");
   if (!probeAll(&inputs, &skipped) || !checkRankOverlap(inputs)) return res_;
+  probe_timer.stop();
 
   auto abandon = [&]() {
     removeOutput();
@@ -161,6 +164,7 @@ MergeResult Merger::run() {
   if (!openOutput()) return abandon();
 
   // Pass 2: copy.
+  StageTimer copy_timer("copy");
   std::map<int, int> files_per_rank;
   std::set<int> cut_off, live;
   int world = -1;
@@ -194,6 +198,7 @@ MergeResult Merger::run() {
     world = std::max(world, in.world_size);
   }
   progress();  // every input copied; the indexes come next
+  copy_timer.stop();
   if (files_per_rank.empty()) {
     res_.error = detail::oneLine("merge: no usable input among " + std::to_string(opt_.inputs.size()) +
                                  " file(s); first problem: " + res_.warnings.front());
@@ -215,7 +220,10 @@ MergeResult Merger::run() {
     if (!files_per_rank.count(r)) res_.missing_ranks.push_back(r);
   }
 
-  if (!writeMergeMeta(skipped)) return abandon();
+  {
+    StageTimer timer("meta+indexes");
+    if (!writeMergeMeta(skipped)) return abandon();
+  }
   progress();
   if (!finish()) return abandon();
   res_.ok = true;

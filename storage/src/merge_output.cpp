@@ -25,6 +25,7 @@
 
 #include "ringside/storage/privacy.h"
 #include "ringside/storage/records.h"
+#include "ringside/storage/stage_timings.h"
 #include "schema.h"
 
 namespace ringside::storage::merging {
@@ -209,9 +210,12 @@ bool Merger::writeMergeMeta(const std::vector<std::pair<std::string, std::string
 // Closes, fsyncs and moves the temporary file into place (fileio's rules: a regular file is
 // replaced only with overwrite, anything else never).
 bool Merger::finish() {
-  if (sqlite3_close(out_.release()) != SQLITE_OK) {
-    res_.error = tmp_ + ": cannot close";
-    return false;
+  {
+    StageTimer timer("close");
+    if (sqlite3_close(out_.release()) != SQLITE_OK) {
+      res_.error = tmp_ + ": cannot close";
+      return false;
+    }
   }
   std::string error;
   // What makes the trace correct (its clock model, its steps) goes in before it is published.
@@ -219,6 +223,7 @@ bool Merger::finish() {
     res_.error = detail::oneLine(error);
     return false;
   }
+  StageTimer timer("sync+rename");
   if (!file_.commit(&error)) {
     res_.error = detail::oneLine(error);
     return false;
