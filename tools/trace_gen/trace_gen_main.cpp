@@ -38,6 +38,7 @@ const char kHelp[] =
     "  --slow-link A-B:F      messages from A to B take F times as long (repeatable)\n"
     "  --receives             also record every message on its receiving rank\n"
     "  --seed N               seed of the arrival jitter (default 1)\n"
+    "  --no-fsync             never fsync the rank files (fast; a power loss may damage them)\n"
     "  --help                 this text\n";
 
 int usage(const std::string& why) {
@@ -66,6 +67,10 @@ int main(int argc, char** argv) {
     }
     if (arg == "--receives") {
       o.receives = true;
+      continue;
+    }
+    if (arg == "--no-fsync") {
+      o.fsync = false;
       continue;
     }
     if (i + 1 >= argc) return usage(std::string(arg) + " needs a value");
