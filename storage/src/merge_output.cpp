@@ -146,7 +146,9 @@ bool Merger::openOutput() {
       // memory the index sorts would hold every row in RAM.)
       "PRAGMA threads=2;";
   if (!detail::exec(raw, pragmas, &why) || !detail::exec(raw, "BEGIN", &why) ||
-      !detail::createSchema(raw, &why) || !detail::exec(raw, "COMMIT", &why) ||
+      !detail::createSchema(raw, &why) ||
+      !detail::exec(raw, detail::kMergedInOrderIndexSql, &why) ||
+      !detail::exec(raw, "COMMIT", &why) ||
       // An input's string ids -> the output's (refilled per input).
       !detail::exec(raw, "CREATE TEMP TABLE sid_map(s INTEGER PRIMARY KEY, o INTEGER NOT NULL)",
                     &why)) {
