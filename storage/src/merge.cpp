@@ -7,7 +7,8 @@
 //     to the output connection and each table copied by one INSERT ... SELECT inside one
 //     transaction (one read snapshot of the input), string ids remapped through a temporary
 //     table, collective ids moved by a delta. No row passes through this process: memory does
-//     not grow with the number of inputs or rows. The indexes are built once, at the end.
+//     not grow with the number of inputs or rows. The indexes whose keys follow the copy order
+//     are kept up as rows append; the others are built once, at the end (schema.cpp).
 // A merged trace may be an input too (MergeOptions::merged_inputs): its rows already carry their
 // ranks and their files' names, and it is copied like a rank file otherwise. The output is built in a temporary file created exclusively
 // beside <output> (ringside/fileio/output_file.h), indexed, fsynced and only then
