@@ -6,6 +6,7 @@
 
 #include "ringside/analyzer/steps.h"
 #include "ringside/storage/records.h"
+#include "ringside/storage/stage_timings.h"
 #include "ringside/storage/step_store.h"
 #include "ringside/storage/trace_reader.h"
 
@@ -13,6 +14,7 @@ namespace ringside::finish {
 
 bool alignTrace(const std::string& path, const align::AlignOptions& options,
                 std::string* clock_line, std::string* error) {
+  storage::StageTimer timer("align");
   storage::ClockModel model;
   align::AlignStats stats;
   if (!align::realignTrace(path, options, &model, &stats, error)) {
@@ -24,6 +26,7 @@ bool alignTrace(const std::string& path, const align::AlignOptions& options,
 }
 
 bool storeSteps(const std::string& path, std::string* error) {
+  storage::StageTimer timer("steps");
   std::string note;
   std::vector<storage::StepRow> steps;
   std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(path, error);

@@ -59,7 +59,7 @@ class SqliteRankWriter final : public RankWriter {
   SqliteRankWriter(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)), owner_pid_(::getpid()) {}
   ~SqliteRankWriter() override { closeQuietly(); }
 
-  bool init(std::string* error);
+  bool init(std::string* error, bool fsync);
 
   bool setRank(const RankInfo& info) override;
   bool setMeta(std::string_view key, std::string_view value) override;
@@ -165,7 +165,7 @@ bool SqliteRankWriter::stepDone(sqlite3_stmt* st, std::string_view what) {
   return true;
 }
 
-bool SqliteRankWriter::init(std::string* error) {
+bool SqliteRankWriter::init(std::string* error, bool fsync) {
   sqlite3* db = db_.get();
   sqlite3_extended_result_codes(db, 1);
   // Nothing else writes this file; readers never block a WAL writer, so a
@@ -190,7 +190,8 @@ bool SqliteRankWriter::init(std::string* error) {
       "PRAGMA wal_autocheckpoint=4096;"
       // Foreign keys are not declared; make sure no checking costs time anyway.
       "PRAGMA foreign_keys=OFF;";
-  if (!detail::exec(db, pragmas, &why)) {
+  if (!detail::exec(db, pragmas, &why) ||
+      (!fsync && !detail::exec(db, "PRAGMA synchronous=OFF;", &why))) {
     *error = detail::oneLine(path_ + ": cannot set up: " + why);
     return false;
   }
@@ -590,7 +591,8 @@ bool SqliteRankWriter::close() {
 
 }  // namespace
 
-std::unique_ptr<RankWriter> RankWriter::create(const std::string& path, std::string* error) {
+std::unique_ptr<RankWriter> RankWriter::create(const std::string& path, std::string* error,
+                                               bool fsync) {
   std::string scratch;
   std::string& err = error ? *error : scratch;
   bool created = false;
@@ -622,7 +624,7 @@ std::unique_ptr<RankWriter> RankWriter::create(const std::string& path, std::str
       return nullptr;
     }
     auto writer = std::make_unique<SqliteRankWriter>(path, std::move(db));
-    if (!writer->init(&err)) {
+    if (!writer->init(&err, fsync)) {
       writer.reset();
       for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
       return nullptr;
