@@ -22,6 +22,7 @@
 #include "ringside/analyzer/steps.h"
 #include "ringside/analyzer/summary.h"
 #include "ringside/format/text.h"
+#include "ringside/format/units.h"
 #include "ringside/storage/step_store.h"
 #include "ringside/storage/trace_reader.h"
 
@@ -132,9 +133,16 @@ bool detectAndStoreSteps(const std::string& trace, std::string* error) {
   std::string note;
   std::vector<storage::StepRow> steps;
   std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(trace, error);
-  const bool ok = reader != nullptr && analyzer::detectSteps(*reader, &steps, &note, error);
+  analyzer::StepDetectionSummary sum;
+  const bool ok =
+      reader != nullptr && analyzer::detectSteps(*reader, &steps, &note, error, &sum);
   reader.reset();
-  if (!ok || !storage::storeSteps(trace, steps, error)) {
+  const std::vector<std::pair<std::string, std::string>> meta = {
+      {"steps_confidence", sum.confidence < 0 ? "" : format::fixed(sum.confidence, 3)},
+      {"steps_left_out_calls", steps.empty() ? "" : std::to_string(sum.left_out_calls)},
+      {"steps_left_out", sum.left_out},
+  };
+  if (!ok || !storage::storeSteps(trace, steps, error, meta)) {
     *error = "training steps not stored: " + *error;
     return false;
   }

@@ -264,6 +264,8 @@ std::string stepsJson(const analyzer::Analysis& a) {
       .field("source", info.source.empty() ? "null" : format::jsonString(info.source))
       .field("comm", info.comm.empty() ? "null" : format::jsonString(info.comm))
       .num("calls_per_step", info.calls_per_step).num("setup_calls", info.setup_calls)
+      .field("confidence", info.confidence < 0 ? "null" : format::fixed(info.confidence, 3))
+      .num("left_out_calls", info.left_out_calls).str("left_out", info.left_out)
       .str("note", info.note).num("count", static_cast<int64_t>(info.steps.size()))
       .field("steps", steps.done())
       .done();

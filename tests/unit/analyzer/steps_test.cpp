@@ -139,6 +139,118 @@ TEST(StepsTest, DetectsDdpStepsWithSetupAndFirstUnbucketedStep) {
   EXPECT_EQ(findRule(a, "clock-uncertainty"), nullptr);
 }
 
+// A BatchNorm CNN under DDP: the buffers broadcast (64 B) before every forward, a loss
+// all-reduce (4 B) after every step, a first step that all-reduces every gradient in one bucket
+// (3000 B) and the bucket-rebuild broadcast (28 B), then two buckets; after the loop five
+// one-off calls. 12 steps of 4 calls; left out: the rebuild broadcast and the tail (6 calls);
+// confidence 47 calls in steps of the 53 after the 2 setup calls.
+TEST(StepsTest, BatchNormBroadcastsFirstStepAndTail) {
+  TraceBuilder t(2);
+  Job job(&t, 2);
+  job.call("allgather", 8);
+  job.call("broadcast", 5000);
+  for (int s = 0; s < 12; ++s) {
+    job.compute(10);
+    job.call("broadcast", 64);
+    if (s == 0) {
+      job.call("allreduce", 3000);
+    } else {
+      job.call("allreduce", 2000);
+      job.call("allreduce", 1000);
+    }
+    job.call("allreduce", 4);
+    if (s == 0) job.call("broadcast", 28);
+  }
+  job.compute(5);
+  job.call("allreduce", 8);
+  job.call("broadcast", 100);
+  job.call("allgather", 16);
+  job.call("allreduce", 12);
+  job.call("barrier", 0);
+  const std::string path = t.build();
+  Analysis a = analyzeTrace(path);
+  ASSERT_EQ(a.steps.steps.size(), 12u) << a.steps.note;
+  EXPECT_EQ(a.steps.calls_per_step, 4);
+  EXPECT_EQ(a.steps.setup_calls, 2);
+  EXPECT_EQ(a.steps.left_out_calls, 6);
+  EXPECT_NEAR(a.steps.confidence, 47.0 / 53.0, 1e-9);
+  EXPECT_NE(a.steps.left_out.find("1 x broadcast 28 B"), std::string::npos) << a.steps.left_out;
+  for (const StepStats& st : a.steps.steps) EXPECT_TRUE(st.complete) << st.step;
+  // Merge's detection says the same (stored in meta, read back by analyze()).
+  std::string error, note;
+  auto reader = storage::TraceReader::open(path, &error);
+  ASSERT_NE(reader, nullptr) << error;
+  std::vector<storage::StepRow> rows;
+  StepDetectionSummary sum;
+  ASSERT_TRUE(detectSteps(*reader, &rows, &note, &error, &sum)) << error;
+  EXPECT_EQ(rows.size(), 12u);
+  EXPECT_NEAR(sum.confidence, 47.0 / 53.0, 1e-9);
+  EXPECT_EQ(sum.left_out_calls, 6);
+}
+
+// Gradient accumulation with no_sync: 4 micro-batches, each broadcasting the buffers, the
+// all-reduce only on the 4th. A step is an optimizer step: 6 steps of 5 calls, confidence 1.
+TEST(StepsTest, NoSyncAccumulationStepsAreOptimizerSteps) {
+  TraceBuilder t(2);
+  Job job(&t, 2);
+  job.call("broadcast", 5000);
+  for (int s = 0; s < 6; ++s) {
+    for (int micro = 0; micro < 4; ++micro) {
+      job.compute(3);
+      job.call("broadcast", 64);
+    }
+    job.call("allreduce", 3000);
+  }
+  Analysis a = analyzeTrace(t.build());
+  ASSERT_EQ(a.steps.steps.size(), 6u) << a.steps.note;
+  EXPECT_EQ(a.steps.calls_per_step, 5);
+  EXPECT_EQ(a.steps.setup_calls, 1);
+  EXPECT_EQ(a.steps.left_out_calls, 0);
+  EXPECT_DOUBLE_EQ(a.steps.confidence, 1.0);
+}
+
+// An evaluation pass (broadcast + metric all-reduce, twice) after every 5th of 20 steps: 20
+// steps of 3 calls, the 4 passes left out (16 calls), not one 5-step period.
+TEST(StepsTest, EvaluationEveryFiveStepsIsLeftOut) {
+  TraceBuilder t(3);
+  Job job(&t, 3);
+  job.call("broadcast", 5000);
+  for (int s = 0; s < 20; ++s) {
+    job.compute(10);
+    job.call("broadcast", 64);
+    job.call("allreduce", 3000);
+    job.call("allreduce", 4);
+    if (s % 5 == 4) {
+      for (int e = 0; e < 2; ++e) {
+        job.compute(2);
+        job.call("broadcast", 64);
+        job.call("allreduce", 8);
+      }
+    }
+  }
+  Analysis a = analyzeTrace(t.build());
+  ASSERT_EQ(a.steps.steps.size(), 20u) << a.steps.note;
+  EXPECT_EQ(a.steps.calls_per_step, 3);
+  EXPECT_EQ(a.steps.left_out_calls, 16);
+  EXPECT_NEAR(a.steps.confidence, 60.0 / 76.0, 1e-9);
+}
+
+// Four buckets of the same size and a loss all-reduce per step: the step holds four anchors.
+TEST(StepsTest, SeveralBucketsOfOneSize) {
+  TraceBuilder t(2);
+  Job job(&t, 2);
+  job.call("broadcast", 5000);
+  for (int s = 0; s < 8; ++s) {
+    job.compute(10);
+    for (int b = 0; b < 4; ++b) job.call("allreduce", 1000);
+    job.call("allreduce", 4);
+  }
+  Analysis a = analyzeTrace(t.build());
+  ASSERT_EQ(a.steps.steps.size(), 8u) << a.steps.note;
+  EXPECT_EQ(a.steps.calls_per_step, 5);
+  EXPECT_DOUBLE_EQ(a.steps.confidence, 1.0);
+}
+
 TEST(StepsTest, LateRankFindingNamesRankExtraComputeAndCost) {
   TraceBuilder t(4);
   ddpJob(&t, 4, 8, /*slow=*/2, /*extra_ms=*/5);

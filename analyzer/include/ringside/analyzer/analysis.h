@@ -264,6 +264,11 @@ struct StepInfo {
   std::string comm;        // detected/stored: the communicator whose calls repeat
   int64_t calls_per_step = 0;  // detected: calls of one step on comm
   int64_t setup_calls = 0;     // detected: calls on comm before the first step
+  // How sure the steps are, 0..1 (docs/steps.md): markers 1; detected, the share of comm's
+  // calls after the setup that fall inside steps; -1 with no steps (or an older stored trace).
+  double confidence = -1;
+  int64_t left_out_calls = 0;  // detected: calls on comm after the first step in no step
+  std::string left_out;        // detected: which, "3 x broadcast 1.0 KiB, 1 x allreduce 4 B"
   std::string note;        // no steps: why ("no repeating sequence of calls", ...)
   std::vector<StepStats> steps;         // by step
   std::vector<StepRankStats> per_rank;  // by step, then rank
