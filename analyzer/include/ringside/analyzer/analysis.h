@@ -86,6 +86,9 @@ struct CollectiveInstance {
   int64_t last_end_ns = 0;      // last rank returned
   int64_t arrival_skew_ns = 0;  // last_start - first_start
   int straggler_rank = -1;      // the rank that entered last
+  // Blame (docs/metrics.md): the others' waiting for straggler_rank in this call, summed over
+  // them (each from its entry to the last entry, cut at its own return).
+  int64_t caused_wait_ns = 0;
   int64_t duration_ns = 0;      // last_end - last_start: the collective's own time
   double algbw_gbps = 0;        // bytes / duration
   double busbw_gbps = 0;        // algbw x nccl-tests factor for op and rank count
@@ -184,6 +187,10 @@ struct RankStats {
   // Waiting for late ranks: the union over its calls of [its entry, the last rank's entry]
   // (cut at its own return); never more than comm_ns (docs/metrics.md).
   int64_t wait_ns = 0;
+  // Blame: the waiting this rank caused the others by entering calls last (docs/metrics.md):
+  // summed over the steps (and the calls outside steps) of StepRankStats::caused_wait_ns.
+  // wait_ns makes a rank a victim, caused_wait_ns a culprit.
+  int64_t caused_wait_ns = 0;
   bool cut_off = false;
   int host = -1;            // index into Analysis::hosts; -1: no rank file names its host
 };
@@ -239,6 +246,9 @@ struct StepRankStats {
   int64_t start_ns = 0, end_ns = 0;  // the step on this rank (docs/steps.md: where steps begin)
   int64_t comm_ns = 0;               // time in collectives: union of its calls within the step
   int64_t wait_ns = 0;               // waiting for late ranks: union of [its entry, last entry]
+  // Blame: per other rank, the union of its waiting in the step's calls this rank entered last,
+  // summed over the others.
+  int64_t caused_wait_ns = 0;
   int rank = -1;
   // Derived (not stored: a job of a million rank-steps keeps 24 MB less):
   int64_t step_ns() const { return end_ns - start_ns; }       // step time
