@@ -23,6 +23,10 @@ constexpr double kOverChance = 1.5;
 constexpr double kMinCostShare = 0.05;
 // The culprit named must have caused at least this share of all the waiting (blame).
 constexpr double kMinBlameShare = 0.5;
+// ... and compute at least this much longer than the others in the steps it held up: a rank
+// last by a few per cent of compute (a 2-rank job where one rank is always a little behind)
+// is jitter, the waiting warning's case.
+constexpr double kMinExtraCompute = 0.1;
 
 // What the calls say about rank `rank` arriving last.
 struct LateEvidence {
@@ -112,7 +116,8 @@ std::string blameClause(int64_t caused, int64_t total) {
 }
 
 // Median compute per step of `rank` and of the other ranks, in the steps where `rank` caused
-// the most waiting (-1: no steps). A rank late in one step only computes longer in that step.
+// the most waiting and that hold half of the waiting it caused there (the worst first): a rank
+// late in one step only computes longer in that step. -1: no steps.
 std::pair<int64_t, int64_t> computePerStep(const Analysis& a, int rank) {
   if (a.steps.steps.size() < 2) return {-1, -1};
   std::map<int64_t, std::pair<int, int64_t>> top;  // step -> (rank, caused) with the most
@@ -120,10 +125,23 @@ std::pair<int64_t, int64_t> computePerStep(const Analysis& a, int rank) {
     auto [it, fresh] = top.try_emplace(r.step, r.rank, r.caused_wait_ns);
     if (!fresh && r.caused_wait_ns > it->second.second) it->second = {r.rank, r.caused_wait_ns};
   }
+  std::vector<std::pair<int64_t, int64_t>> held;  // (-caused, step) where `rank` is on top
+  int64_t sum = 0;
+  for (const auto& [step, who] : top) {
+    if (who.first != rank || who.second <= 0) continue;
+    held.emplace_back(-who.second, step);
+    sum += who.second;
+  }
+  std::sort(held.begin(), held.end());
+  std::set<int64_t> judged;
+  for (int64_t got = 0; const auto& [minus, step] : held) {
+    if (2 * got >= sum) break;
+    judged.insert(step);
+    got -= minus;
+  }
   std::vector<int64_t> mine, others;
   for (const StepRankStats& r : a.steps.per_rank) {
-    auto it = top.find(r.step);
-    if (it->second.first != rank || it->second.second <= 0) continue;
+    if (judged.count(r.step) == 0) continue;
     (r.rank == rank ? mine : others).push_back(r.compute_ns());
   }
   if (mine.empty() || others.empty()) return {-1, -1};
@@ -182,7 +200,8 @@ void waitingFinding(const Analysis& a, std::vector<Finding>* findings) {
   const std::string whose =
       top >= 0 && static_cast<double>(caused) >= kMinBlameShare * static_cast<double>(total)
           ? "; rank " + std::to_string(top) + " " + blameClause(caused, total) +
-                " but computes no longer than the others (it left the call before last)"
+                " but computes at most " + fixed(100 * kMinExtraCompute, 0) +
+                "% longer than the others"
           : "; the last to arrive varies";
   const std::string per_step =
       by_step ? " (" + durationFixed(wait / std::max<int64_t>(1, static_cast<int64_t>(
@@ -245,11 +264,13 @@ void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings) {
   }
   if (static_cast<double>(caused) < kMinCostShare * static_cast<double>(others_time)) return;
   const auto [mine, others] = computePerStep(a, rank);
-  // Last to arrive, yet no longer between its calls than the others: it left the previous call
+  // Last to arrive, yet hardly longer between its calls than the others: it left the previous call
   // last (the collective itself finishes last there, e.g. a ring's last receiver, or its
   // process got the CPU back last on a busy host). That is waiting without a rank to blame
   // (the waiting finding), not a late rank: nothing in what the rank does makes it late.
-  if (mine >= 0 && mine <= others) return;
+  if (mine >= 0 && static_cast<double>(mine) <= (1 + kMinExtraCompute) * static_cast<double>(others)) {
+    return;
+  }
   const double wait_pct = comm > 0 ? 100.0 * static_cast<double>(wait) / static_cast<double>(comm)
                                    : 0.0;
   const std::string r = std::to_string(rank);

@@ -17,8 +17,10 @@
 //   3. The step's first call: the rotation of the block that covers the most calls before the
 //      first regular block (setup and DDP's unbucketed first step, found by its bytes per op);
 //      ties go to the earliest start.
-//   4. A scan from there takes each run of calls equal to the step as a step; calls between
-//      runs are left out (evaluation passes, one-off calls) and reported.
+//   4. A scan from there takes each run of calls equal to the step as a step; between runs,
+//      each q anchors still make a step (its calls differ: an evaluation pass before it took
+//      its buffer broadcast), and the other calls are left out (evaluation passes, one-off
+//      calls) and reported.
 //
 // Gradient accumulation (no_sync) needs nothing special: the all-reduces come every k-th
 // micro-batch, so the block between two anchors is one optimizer step with its k forwards.
@@ -205,24 +207,61 @@ size_t firstCall(const std::vector<SeqCall>& calls, const Keyed& k, Block b,
   return best;
 }
 
-// Step 4 above: the steps from `start`, each a run of calls equal to [start, start + period).
-void scanSteps(const Keyed& k, size_t start, size_t period, DetectedSteps* d) {
-  const size_t n = k.id.size();
-  size_t i = start;
-  while (i + period <= n) {
-    if (k.equal(start, i, period)) {
-      d->steps.push_back({i, i + period - 1, true});
-      i += period;
-    } else {
-      d->left_out.push_back(i++);
+// Calls between runs that still hold a step's anchors (a step whose calls differ: an
+// evaluation pass took the buffers' broadcast before its forward): each q anchors there make a
+// step, spanning the calls before its first anchor and after its last that are the step's.
+void irregularSteps(const Keyed& k, uint32_t anchor, size_t start, size_t period, size_t from,
+                    size_t to, DetectedSteps* d) {
+  std::vector<size_t> offsets;  // the anchors' places in the step
+  for (size_t i = 0; i < period; ++i) {
+    if (k.id[start + i] == anchor) offsets.push_back(i);
+  }
+  std::vector<size_t> anchors;
+  for (size_t i = from; i < to; ++i) {
+    if (k.id[i] == anchor) anchors.push_back(i);
+  }
+  size_t next = from;  // first call not yet in a step
+  for (size_t g = 0; !offsets.empty() && g + offsets.size() <= anchors.size();
+       g += offsets.size()) {
+    // Back from the first anchor and on from the last while the calls are the step's.
+    const size_t a0 = anchors[g], a1 = anchors[g + offsets.size() - 1];
+    size_t first = a0, last = a1;
+    while (first > next && a0 - first < offsets.front() &&
+           k.id[first - 1] == k.id[start + offsets.front() - (a0 - first) - 1]) {
+      --first;
     }
+    while (last + 1 < to && last - a1 < period - 1 - offsets.back() &&
+           k.id[last + 1] == k.id[start + offsets.back() + (last - a1) + 1]) {
+      ++last;
+    }
+    for (size_t i = next; i < first; ++i) d->left_out.push_back(i);
+    d->steps.push_back({first, last, true});
+    next = last + 1;
+  }
+  for (size_t i = next; i < to; ++i) d->left_out.push_back(i);
+}
+
+// Step 4 above: the steps from `start`, each a run of calls equal to [start, start + period);
+// between runs, irregularSteps().
+void scanSteps(const Keyed& k, uint32_t anchor, size_t start, size_t period, DetectedSteps* d) {
+  const size_t n = k.id.size();
+  size_t i = start, gap = start;  // gap: first call since the last step matched
+  while (i + period <= n) {
+    if (!k.equal(start, i, period)) {
+      ++i;
+      continue;
+    }
+    if (gap < i) irregularSteps(k, anchor, start, period, gap, i, d);
+    d->steps.push_back({i, i + period - 1, true});
+    i += period;
+    gap = i;
   }
   // A job cut off mid-step: the rest begins like a step and holds half of one or more.
   const size_t rest = n - i;
-  if (rest > 0 && 2 * rest >= period && k.equal(start, i, rest)) {
+  if (gap == i && rest > 0 && 2 * rest >= period && k.equal(start, i, rest)) {
     d->steps.push_back({i, n - 1, false});
-  } else {
-    for (; i < n; ++i) d->left_out.push_back(i);
+  } else if (gap < n) {
+    irregularSteps(k, anchor, start, period, gap, n, d);
   }
 }
 
@@ -267,7 +306,8 @@ DetectedSteps periodicSteps(const std::vector<SeqCall>& calls) {
     });
     if (!inside) d.left_out.push_back(i);
   }
-  scanSteps(k, start, b.length, &d);
+  scanSteps(k, static_cast<uint32_t>(anchor), start, b.length, &d);
+  std::sort(d.left_out.begin(), d.left_out.end());
   d.calls_per_step = static_cast<int64_t>(b.length);
   d.setup_calls = static_cast<int64_t>(first);
   d.covered = coveredBy(d.steps);

@@ -7,6 +7,7 @@ counts the report must find are in test_corpus.py next to the shapes' names.
 """
 
 import argparse
+import gc
 import os
 import sys
 import time
@@ -127,6 +128,12 @@ def main():
         dist.barrier()
         dist.broadcast(torch.zeros(5), 0)
         dist.all_reduce(torch.ones(7))
+    dist.barrier()  # every rank leaves together: no teardown against a peer already gone
+    # DDP's hooks make a reference cycle: left to the collector at interpreter exit, torch
+    # 1.13's Reducer destroys the process group there, joining a Gloo worker thread that waits
+    # for the GIL the exiting thread holds (seen: a rank hung after its last call). Free it now.
+    del model, opt
+    gc.collect()
     dist.destroy_process_group()
     if rank == 0:
         print(f"corpus {args.shape}: {args.steps} steps on {world} ranks")

@@ -4,8 +4,11 @@ on Debian's python3-torch, each with the truth its report must state:
   * the number of steps (detected from the calls: no markers);
   * when a late rank was injected, the first finding is late-ranks and its sentence names the
     culprit by the waiting it caused ("rank 2 caused 83% of the waiting ...");
-  * when none was, no problem finding (oversub: three ranks on two cores, where a rank may
-    really take longer: a problem finding that names a rank must give a cause);
+  * when none was, no problem finding without a cause: a problem that names a rank must say
+    why (today the compute clause, "... longer than the others'"). On a shared 2-core host a
+    balanced job's rank does get descheduled and take longer (seen: rank 0 of bn-cnn 80 % longer
+    per step with the load at 12); part B of issue 24 names that cause (oversubscription,
+    descheduled), and this check should then require it. Any other problem fails;
   * no link is blamed for a late rank (no slow-link finding names one of its links).
 
 One scenario per job, a few seconds each; skipped (77) without python3-torch or taskset.
@@ -84,7 +87,7 @@ def check_job(ctx, name):
     for f in findings:
         if f["severity"] != "problem":
             continue
-        if name == "oversub" and re.search(r"\brank \d+\b", f["message"]):
+        if re.search(r"\brank \d+\b", f["message"]):
             u.check("longer than the others'" in f["message"] or "core" in f["message"],
                     f"{name}: a problem naming a rank without a cause: {f['message']}")
             continue

@@ -235,6 +235,38 @@ TEST(StepsTest, EvaluationEveryFiveStepsIsLeftOut) {
   EXPECT_NEAR(a.steps.confidence, 60.0 / 76.0, 1e-9);
 }
 
+// As PyTorch 1.13's DDP ran the corpus' eval job: the step is the buffers' broadcast (64 B and
+// 8 B) and one 3000 B bucket; the evaluation after every 4th step takes the next step's
+// broadcasts (its forward runs first) and all-reduces two 4 B metrics, so the step after it
+// has the bucket alone. 12 steps (two of them of 1 call), 2 x 4 calls left out.
+TEST(StepsTest, StepWhoseCallsDifferAfterAnEvaluation) {
+  TraceBuilder t(2);
+  Job job(&t, 2);
+  job.call("broadcast", 5000);
+  bool after_eval = false;
+  for (int s = 0; s < 12; ++s) {
+    job.compute(10);
+    if (!after_eval) {
+      job.call("broadcast", 64);
+      job.call("broadcast", 8);
+    }
+    job.call("allreduce", 3000);
+    after_eval = s % 4 == 3;
+    if (after_eval && s != 11) {
+      job.compute(2);
+      job.call("broadcast", 64);
+      job.call("broadcast", 8);
+      job.call("allreduce", 4);
+      job.call("allreduce", 4);
+    }
+  }
+  Analysis a = analyzeTrace(t.build());
+  ASSERT_EQ(a.steps.steps.size(), 12u) << a.steps.note;
+  EXPECT_EQ(a.steps.calls_per_step, 3);
+  EXPECT_EQ(a.steps.left_out_calls, 8);
+  EXPECT_NE(a.steps.left_out.find("4 x allreduce 4 B"), std::string::npos) << a.steps.left_out;
+}
+
 // Four buckets of the same size and a loss all-reduce per step: the step holds four anchors.
 TEST(StepsTest, SeveralBucketsOfOneSize) {
   TraceBuilder t(2);
