@@ -121,16 +121,21 @@ TEST(AlgorithmFindingTest, SilentBelowTheNoise) {
   EXPECT_EQ(findRule(a, "algorithm"), nullptr);
 }
 
+// 10 bursts of 8 back-to-back 4 KiB all-reduces, then 3 of 64 KiB and 3 of 4 MiB alone.
+void smallBursts(TraceBuilder* t) {
+  int64_t clock = 1'000'000, seq = 0;
+  for (int burst = 0; burst < 10; ++burst) {
+    for (int i = 0; i < 8; ++i) ringCall(t, 4096, "gloo", 0, 0, &clock, &seq);
+    clock += 10'000'000;
+  }
+  for (int i = 0; i < 3; ++i) ringCall(t, 65536, "gloo", 0, 10'000'000, &clock, &seq);
+  for (int i = 0; i < 3; ++i) ringCall(t, 4 << 20, "gloo", 0, 10'000'000, &clock, &seq);
+}
+
 // Bursts of 8 back-to-back 4 KiB all-reduces: 8 x 6 x 5.1 us; one 32 KiB call: 6 x 5.8 us.
 TEST(BucketingFindingTest, ManySmallAllreducesPerBurst) {
   TraceBuilder t(4);
-  int64_t clock = 1'000'000, seq = 0;
-  for (int burst = 0; burst < 10; ++burst) {
-    for (int i = 0; i < 8; ++i) ringCall(&t, 4096, "gloo", 0, 0, &clock, &seq);
-    clock += 10'000'000;
-  }
-  for (int i = 0; i < 3; ++i) ringCall(&t, 65536, "gloo", 0, 10'000'000, &clock, &seq);
-  for (int i = 0; i < 3; ++i) ringCall(&t, 4 << 20, "gloo", 0, 10'000'000, &clock, &seq);
+  smallBursts(&t);
   Analysis a = run(t.build());
   ASSERT_EQ(a.model_source, "fitted") << a.model_note;
   const Finding* f = findRule(a, "bucketing");
@@ -145,13 +150,7 @@ TEST(BucketingFindingTest, ManySmallAllreducesPerBurst) {
 // The same bursts recorded by `ringside bench`: no tuning advice for a benchmark.
 TEST(BucketingFindingTest, SilentOnABenchTrace) {
   TraceBuilder t(4);
-  int64_t clock = 1'000'000, seq = 0;
-  for (int burst = 0; burst < 10; ++burst) {
-    for (int i = 0; i < 8; ++i) ringCall(&t, 4096, "gloo", 0, 0, &clock, &seq);
-    clock += 10'000'000;
-  }
-  for (int i = 0; i < 3; ++i) ringCall(&t, 65536, "gloo", 0, 10'000'000, &clock, &seq);
-  for (int i = 0; i < 3; ++i) ringCall(&t, 4 << 20, "gloo", 0, 10'000'000, &clock, &seq);
+  smallBursts(&t);
   for (int r = 0; r < 4; ++r) t.meta[r]["command_line"] = "ringside bench";
   Analysis a = run(t.build());
   ASSERT_EQ(a.model_source, "fitted") << a.model_note;

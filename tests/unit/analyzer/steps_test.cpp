@@ -139,6 +139,22 @@ TEST(StepsTest, DetectsDdpStepsWithSetupAndFirstUnbucketedStep) {
   EXPECT_EQ(findRule(a, "clock-uncertainty"), nullptr);
 }
 
+// The detected steps: how many, calls per step, calls left out.
+void expectDetected(const Analysis& a, size_t steps, int64_t per_step, int64_t left_out) {
+  ASSERT_EQ(a.steps.steps.size(), steps) << a.steps.note;
+  EXPECT_EQ(a.steps.calls_per_step, per_step);
+  EXPECT_EQ(a.steps.left_out_calls, left_out) << a.steps.left_out;
+}
+
+// Steps of `calls` (op, bytes) each, after `compute_ms`, on a Job.
+void steps(Job* job, int count, int64_t compute_ms,
+           const std::vector<std::pair<std::string, int64_t>>& calls) {
+  for (int s = 0; s < count; ++s) {
+    job->compute(compute_ms);
+    for (const auto& [op, bytes] : calls) job->call(op, bytes);
+  }
+}
+
 // A BatchNorm CNN under DDP: the buffers broadcast (64 B) before every forward, a loss
 // all-reduce (4 B) after every step, a first step that all-reduces every gradient in one bucket
 // (3000 B) and the bucket-rebuild broadcast (28 B), then two buckets; after the loop five
@@ -169,10 +185,8 @@ TEST(StepsTest, BatchNormBroadcastsFirstStepAndTail) {
   job.call("barrier", 0);
   const std::string path = t.build();
   Analysis a = analyzeTrace(path);
-  ASSERT_EQ(a.steps.steps.size(), 12u) << a.steps.note;
-  EXPECT_EQ(a.steps.calls_per_step, 4);
+  expectDetected(a, 12, 4, 6);
   EXPECT_EQ(a.steps.setup_calls, 2);
-  EXPECT_EQ(a.steps.left_out_calls, 6);
   EXPECT_NEAR(a.steps.confidence, 47.0 / 53.0, 1e-9);
   EXPECT_NE(a.steps.left_out.find("1 x broadcast 28 B"), std::string::npos) << a.steps.left_out;
   for (const StepStats& st : a.steps.steps) EXPECT_TRUE(st.complete) << st.step;
@@ -195,17 +209,12 @@ TEST(StepsTest, NoSyncAccumulationStepsAreOptimizerSteps) {
   Job job(&t, 2);
   job.call("broadcast", 5000);
   for (int s = 0; s < 6; ++s) {
-    for (int micro = 0; micro < 4; ++micro) {
-      job.compute(3);
-      job.call("broadcast", 64);
-    }
+    steps(&job, 4, 3, {{"broadcast", 64}});  // the micro-batches
     job.call("allreduce", 3000);
   }
   Analysis a = analyzeTrace(t.build());
-  ASSERT_EQ(a.steps.steps.size(), 6u) << a.steps.note;
-  EXPECT_EQ(a.steps.calls_per_step, 5);
+  expectDetected(a, 6, 5, 0);
   EXPECT_EQ(a.steps.setup_calls, 1);
-  EXPECT_EQ(a.steps.left_out_calls, 0);
   EXPECT_DOUBLE_EQ(a.steps.confidence, 1.0);
 }
 
@@ -215,23 +224,12 @@ TEST(StepsTest, EvaluationEveryFiveStepsIsLeftOut) {
   TraceBuilder t(3);
   Job job(&t, 3);
   job.call("broadcast", 5000);
-  for (int s = 0; s < 20; ++s) {
-    job.compute(10);
-    job.call("broadcast", 64);
-    job.call("allreduce", 3000);
-    job.call("allreduce", 4);
-    if (s % 5 == 4) {
-      for (int e = 0; e < 2; ++e) {
-        job.compute(2);
-        job.call("broadcast", 64);
-        job.call("allreduce", 8);
-      }
-    }
+  for (int s = 0; s < 4; ++s) {
+    steps(&job, 5, 10, {{"broadcast", 64}, {"allreduce", 3000}, {"allreduce", 4}});
+    steps(&job, 2, 2, {{"broadcast", 64}, {"allreduce", 8}});  // the evaluation
   }
   Analysis a = analyzeTrace(t.build());
-  ASSERT_EQ(a.steps.steps.size(), 20u) << a.steps.note;
-  EXPECT_EQ(a.steps.calls_per_step, 3);
-  EXPECT_EQ(a.steps.left_out_calls, 16);
+  expectDetected(a, 20, 3, 16);
   EXPECT_NEAR(a.steps.confidence, 60.0 / 76.0, 1e-9);
 }
 
@@ -261,9 +259,7 @@ TEST(StepsTest, StepWhoseCallsDifferAfterAnEvaluation) {
     }
   }
   Analysis a = analyzeTrace(t.build());
-  ASSERT_EQ(a.steps.steps.size(), 12u) << a.steps.note;
-  EXPECT_EQ(a.steps.calls_per_step, 3);
-  EXPECT_EQ(a.steps.left_out_calls, 8);
+  expectDetected(a, 12, 3, 8);
   EXPECT_NE(a.steps.left_out.find("4 x allreduce 4 B"), std::string::npos) << a.steps.left_out;
 }
 
@@ -272,14 +268,10 @@ TEST(StepsTest, SeveralBucketsOfOneSize) {
   TraceBuilder t(2);
   Job job(&t, 2);
   job.call("broadcast", 5000);
-  for (int s = 0; s < 8; ++s) {
-    job.compute(10);
-    for (int b = 0; b < 4; ++b) job.call("allreduce", 1000);
-    job.call("allreduce", 4);
-  }
+  steps(&job, 8, 10, {{"allreduce", 1000}, {"allreduce", 1000}, {"allreduce", 1000},
+                      {"allreduce", 1000}, {"allreduce", 4}});
   Analysis a = analyzeTrace(t.build());
-  ASSERT_EQ(a.steps.steps.size(), 8u) << a.steps.note;
-  EXPECT_EQ(a.steps.calls_per_step, 5);
+  expectDetected(a, 8, 5, 0);
   EXPECT_DOUBLE_EQ(a.steps.confidence, 1.0);
 }
 
