@@ -302,6 +302,37 @@ TEST(StepsTest, LateRankFindingNamesRankExtraComputeAndCost) {
   }
 }
 
+// Rank 2 computes 200 ms longer in step 5 only (of 10): the 3 others wait 200 ms each in that
+// step's first call. Blame: rank 2 caused 600 ms, all of the waiting, although it was the last
+// to arrive in 1 step of 10 (a count of steps or calls would not name it).
+TEST(StepsTest, LateInOneStepOnlyIsNamedByTheWaitItCaused) {
+  TraceBuilder t(4);
+  Job job(&t, 4);
+  job.call("allgather", 8);
+  for (int s = 0; s < 10; ++s) {
+    job.compute(10, /*slow=*/s == 5 ? 2 : -1, /*extra_ms=*/200);
+    job.call("allreduce", 2000);
+    job.call("allreduce", 1000);
+  }
+  Analysis a = analyzeTrace(t.build());
+  ASSERT_EQ(a.steps.steps.size(), 10u) << a.steps.note;
+  for (const RankStats& r : a.ranks) {
+    EXPECT_EQ(r.caused_wait_ns, r.rank == 2 ? 600 * kMs : 0) << r.rank;
+    EXPECT_EQ(r.wait_ns, r.rank == 2 ? 0 : 200 * kMs) << r.rank;
+  }
+  for (const StepRankStats& r : a.steps.per_rank) {
+    EXPECT_EQ(r.caused_wait_ns, r.step == 5 && r.rank == 2 ? 600 * kMs : 0);
+  }
+  ASSERT_FALSE(a.findings.empty());
+  const Finding& f = a.findings.front();
+  EXPECT_EQ(f.rule, "late-ranks");
+  EXPECT_EQ(f.message.rfind("rank 2 caused 100% of the waiting (600.00 ms of 600.00 ms)", 0), 0u)
+      << f.message;
+  EXPECT_NE(f.message.find("arrives last in 10% of steps"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("(200.00 ms) longer"), std::string::npos) << f.message;
+  EXPECT_EQ(f.cost_ns, 600 * kMs);
+}
+
 // Rank 3 enters every step's call 5 ms after the others, but only because the previous call
 // returned 5 ms later there; it computes exactly as long as they do. Nothing it does makes it
 // late: no late-ranks problem, the waiting warning instead (a healthy DDP run on a busy host
