@@ -36,8 +36,8 @@ namespace {
 
 // A step must span at least this share of the communicator's calls to be believed.
 constexpr double kMinCoverage = 0.5;
-// Between two steps a training job computes; a loop that only calls collectives (a benchmark)
-// does not. The median gap between steps must be at least this share of the median step.
+// In a step a training job computes; a loop that only calls collectives (a benchmark) does not.
+// The median time outside calls must be at least this share of the median step.
 constexpr double kMinGapShare = 0.02;
 // Anchors per step tried (buckets of one size in a step), and the work allowed for it.
 constexpr size_t kMaxAnchorsPerStep = 64;
@@ -265,26 +265,35 @@ void scanSteps(const Keyed& k, uint32_t anchor, size_t start, size_t period, Det
   }
 }
 
-// True when the steps leave time between them on the calls' rank (see kMinGapShare).
+// True when a step leaves its rank time outside calls (see kMinGapShare), on the calls' rank:
+// from one step's first call to the next step's, the time in none of the step's calls. Where in
+// the step the compute falls does not matter (with BatchNorm it is between the broadcast and
+// the gradient all-reduce, not between steps).
 bool computesBetweenSteps(const std::vector<SeqCall>& calls, const DetectedSteps& d) {
-  std::vector<int64_t> gaps, lengths;
+  std::vector<int64_t> outside, lengths;
   for (size_t k = 1; k < d.steps.size(); ++k) {
     const auto& prev = d.steps[k - 1];
     const SeqCall& next = calls[d.steps[k].first];
-    int64_t prev_end = INT64_MIN;
+    const SeqCall& first = calls[prev.first];
+    if (first.rank != next.rank || next.start_ns <= first.start_ns) continue;
+    int64_t busy = 0, until = first.start_ns;  // union of the rank's calls, in entry order
     for (size_t i = prev.first; i <= prev.last; ++i) {
-      if (calls[i].rank == next.rank) prev_end = std::max(prev_end, calls[i].end_ns);
+      const SeqCall& c = calls[i];
+      if (c.rank != first.rank) continue;
+      const int64_t from = std::max(until, c.start_ns), to = std::min(c.end_ns, next.start_ns);
+      if (to > from) busy += to - from;
+      until = std::max(until, to);
     }
-    if (prev_end == INT64_MIN || calls[prev.first].rank != next.rank) continue;
-    gaps.push_back(std::max<int64_t>(0, next.start_ns - prev_end));
-    lengths.push_back(std::max<int64_t>(0, next.start_ns - calls[prev.first].start_ns));
+    const int64_t length = next.start_ns - first.start_ns;
+    outside.push_back(std::max<int64_t>(0, length - busy));
+    lengths.push_back(length);
   }
-  if (gaps.empty()) return true;
-  std::sort(gaps.begin(), gaps.end());
+  if (outside.empty()) return true;
+  std::sort(outside.begin(), outside.end());
   std::sort(lengths.begin(), lengths.end());
-  const double gap = static_cast<double>(gaps[gaps.size() / 2]);
+  const double out = static_cast<double>(outside[outside.size() / 2]);
   const double length = static_cast<double>(lengths[lengths.size() / 2]);
-  return length <= 0 || gap >= kMinGapShare * length;
+  return length <= 0 || out >= kMinGapShare * length;
 }
 
 DetectedSteps periodicSteps(const std::vector<SeqCall>& calls) {
