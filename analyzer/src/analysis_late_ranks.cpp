@@ -23,7 +23,8 @@ constexpr double kOverChance = 1.5;
 constexpr double kMinCostShare = 0.05;
 // The culprit named must have caused at least this share of all the waiting (blame).
 constexpr double kMinBlameShare = 0.5;
-// ... and compute at least this much longer than the others in the steps it held up: a rank
+// ... and compute at least this much longer than the others in the steps it held up (and, over
+// the run, enough to explain the waiting: extraComputeNs): a rank
 // last by a few per cent of compute (a 2-rank job where one rank is always a little behind)
 // is jitter, the waiting warning's case.
 constexpr double kMinExtraCompute = 0.1;
@@ -150,6 +151,42 @@ std::pair<int64_t, int64_t> computePerStep(const Analysis& a, int rank) {
   return {percentile(mine, 0.5), percentile(others, 0.5)};
 }
 
+// Over every step but the first: the rank's compute minus the median of the others' in that
+// step, summed (-1: no steps); *caused: the waiting the rank caused in those steps. Jitter sums
+// to about nothing; a rank that computes more sums to its surplus. Unlike computePerStep() it
+// does not pick the steps the rank held up, so it cannot be biased by them. The first step
+// carries each rank's one-time warm-up (autograd, allocator: a rank 12 ms slower there on a
+// busy host), no sign of a late rank.
+int64_t extraComputeNs(const Analysis& a, int rank, int64_t* caused) {
+  *caused = 0;
+  if (a.steps.steps.size() < 2) return -1;
+  const int64_t first_step = a.steps.steps.front().step;
+  int64_t total = 0;
+  std::vector<int64_t> others;
+  int64_t mine = INT64_MIN;
+  auto flush = [&] {
+    if (mine != INT64_MIN && !others.empty()) {
+      std::sort(others.begin(), others.end());
+      total += mine - percentile(others, 0.5);
+    }
+    others.clear();
+    mine = INT64_MIN;
+  };
+  for (size_t i = 0; i < a.steps.per_rank.size(); ++i) {  // by step, then rank
+    const StepRankStats& r = a.steps.per_rank[i];
+    if (i > 0 && a.steps.per_rank[i - 1].step != r.step) flush();
+    if (r.step == first_step) continue;
+    if (r.rank == rank) {
+      mine = r.compute_ns();
+      *caused += r.caused_wait_ns;
+    } else {
+      others.push_back(r.compute_ns());
+    }
+  }
+  flush();
+  return total;
+}
+
 // "its compute per step is 35% (20.1 ms) longer than the others'".
 std::string computeClause(int64_t mine, int64_t others) {
   if (mine < 0) return "";
@@ -200,8 +237,7 @@ void waitingFinding(const Analysis& a, std::vector<Finding>* findings) {
   const std::string whose =
       top >= 0 && static_cast<double>(caused) >= kMinBlameShare * static_cast<double>(total)
           ? "; rank " + std::to_string(top) + " " + blameClause(caused, total) +
-                " but computes at most " + fixed(100 * kMinExtraCompute, 0) +
-                "% longer than the others"
+                " but does not compute longer than the others over the run"
           : "; the last to arrive varies";
   const std::string per_step =
       by_step ? " (" + durationFixed(wait / std::max<int64_t>(1, static_cast<int64_t>(
@@ -271,6 +307,12 @@ void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings) {
   if (mine >= 0 && static_cast<double>(mine) <= (1 + kMinExtraCompute) * static_cast<double>(others)) {
     return;
   }
+  // ... and over the whole run its extra compute explains at least half the waiting it caused
+  // each other rank (jitter on a busy host makes any rank late in some steps, not in sum).
+  int64_t caused_later = 0;
+  const int64_t extra = extraComputeNs(a, rank, &caused_later);
+  const int64_t victims = std::max(1, nranks - 1);
+  if (a.steps.steps.size() >= 2 && 2 * extra < caused_later / victims) return;
   const double wait_pct = comm > 0 ? 100.0 * static_cast<double>(wait) / static_cast<double>(comm)
                                    : 0.0;
   const std::string r = std::to_string(rank);
