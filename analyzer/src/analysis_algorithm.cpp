@@ -233,7 +233,9 @@ void addBurst(const std::vector<const CollectiveInstance*>& burst, const Model& 
 
 // A trace `ringside bench` wrote (meta command_line): its calls are the benchmark's, not a
 // job's, so no tuning advice applies.
-bool benchTrace(const AnalysisState& s) { return s.meta.command_line.rfind("ringside bench", 0) == 0; }
+bool benchTrace(const AnalysisState& s) {
+  return s.meta.command_line.rfind("ringside bench", 0) == 0;
+}
 
 namespace {
 
@@ -278,7 +280,9 @@ void bucketingFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   if (!m.ok() || benchTrace(s)) return;
   std::map<std::string, BurstTotals> by_library;
   const bool by_step = a.steps.steps.size() >= 2;
-  for (const auto& [key, list] : allreducesByComm(a)) burstsOf(list, by_step, m, &by_library[key.second]);
+  for (const auto& [key, list] : allreducesByComm(a)) {
+    burstsOf(list, by_step, m, &by_library[key.second]);
+  }
   for (auto& [library, t] : by_library) {
     if (t.bursts == 0 || t.saving_ns < kMinSavingShare * t.measured_ns ||
         t.saving_ns < kMinSavingNs)

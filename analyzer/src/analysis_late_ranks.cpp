@@ -304,9 +304,8 @@ void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings) {
   // last (the collective itself finishes last there, e.g. a ring's last receiver, or its
   // process got the CPU back last on a busy host). That is waiting without a rank to blame
   // (the waiting finding), not a late rank: nothing in what the rank does makes it late.
-  if (mine >= 0 && static_cast<double>(mine) <= (1 + kMinExtraCompute) * static_cast<double>(others)) {
-    return;
-  }
+  const double enough = (1 + kMinExtraCompute) * static_cast<double>(others);
+  if (mine >= 0 && static_cast<double>(mine) <= enough) return;
   // ... and over the whole run its extra compute explains at least half the waiting it caused
   // each other rank (jitter on a busy host makes any rank late in some steps, not in sum).
   int64_t caused_later = 0;

@@ -348,7 +348,9 @@ void readStoredSummary(const Meta& meta, StepInfo* info) {
   const std::string confidence = text("steps_confidence");
   char* end = nullptr;
   const double c = confidence.empty() ? -1 : std::strtod(confidence.c_str(), &end);
-  if (!confidence.empty() && end != nullptr && *end == '\0' && c >= 0 && c <= 1) info->confidence = c;
+  if (!confidence.empty() && end != nullptr && *end == '\0' && c >= 0 && c <= 1) {
+    info->confidence = c;
+  }
   const std::string calls = text("steps_left_out_calls");
   const long long n = calls.empty() ? 0 : std::strtoll(calls.c_str(), &end, 10);
   if (!calls.empty() && *end == '\0' && n >= 0) info->left_out_calls = n;
