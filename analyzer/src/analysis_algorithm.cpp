@@ -172,7 +172,8 @@ void algorithmFindings(const AnalysisState& s, std::vector<Finding>* findings) {
             ", predicted with " + algoName(other) + " " +
             format::duration(static_cast<int64_t>(predicted)) + " (" + modelText(a) + "; " +
             algoName(other) + "/" + algoName(t.own) + " time " + ratio + " at these sizes)");
-    f.action = abCommand(s, algoName(other), t.ranks);
+    // A bench trace measures the algorithms already: no A/B run to suggest.
+    if (!benchTrace(s)) f.action = abCommand(s, algoName(other), t.ranks);
     f.cost_ns = static_cast<int64_t>(saving);
     findings->push_back(std::move(f));
   }
@@ -230,51 +231,85 @@ void addBurst(const std::vector<const CollectiveInstance*>& burst, const Model& 
 
 }  // namespace
 
-// Bursts: all-reduces of one communicator that follow each other within the median call time
-// of that communicator (a training step's gradient buckets), until the training-step detector
-// gives steps.
+// A trace `ringside bench` wrote (meta command_line): its calls are the benchmark's, not a
+// job's, so no tuning advice applies.
+bool benchTrace(const AnalysisState& s) {
+  return s.meta.command_line.rfind("ringside bench", 0) == 0;
+}
+
+namespace {
+
+// DDP's default bucket_cap_mb: advice never goes below it.
+constexpr int64_t kDdpDefaultCapMb = 25;
+// All-reduces smaller than this are the job's own (a loss, a metric, a flag), not DDP buckets:
+// DDP fills buckets with gradients up to bucket_cap_mb.
+constexpr int64_t kMinBucketBytes = 1024;
+
+// The bursts of DDP buckets of one communicator's all-reduces: per training step when the job
+// has steps, else all-reduces that follow each other within the median call time.
+void burstsOf(const std::vector<const CollectiveInstance*>& list, bool by_step, const Model& m,
+              BurstTotals* t) {
+  std::vector<int64_t> durations;
+  for (const CollectiveInstance* c : list) durations.push_back(c->duration_ns);
+  std::sort(durations.begin(), durations.end());
+  const int64_t gap = percentile(durations, 0.5);
+  std::vector<const CollectiveInstance*> burst;
+  int64_t burst_end = 0;
+  for (const CollectiveInstance* c : list) {
+    if (c->bytes < kMinBucketBytes || (by_step && c->step < 0)) continue;
+    const bool next = by_step ? (!burst.empty() && c->step != burst.back()->step)
+                              : (!burst.empty() && c->first_start_ns - burst_end > gap);
+    if (next) {
+      addBurst(burst, m, t);
+      burst.clear();
+    }
+    burst_end = burst.empty() ? c->last_end_ns : std::max(burst_end, c->last_end_ns);
+    burst.push_back(c);
+  }
+  addBurst(burst, m, t);
+}
+
+}  // namespace
+
+// Bursts of DDP buckets (burstsOf). The advice is checked against what the trace shows of the
+// job's settings: the buckets it saw bound its bucket_cap_mb from below, DDP's default (25 MB)
+// bounds the advice from below, and a step with one bucket gets none.
 void bucketingFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   const Analysis& a = *s.out;
   const Model m = modelOf(a);
-  if (!m.ok()) return;
+  if (!m.ok() || benchTrace(s)) return;
   std::map<std::string, BurstTotals> by_library;
+  const bool by_step = a.steps.steps.size() >= 2;
   for (const auto& [key, list] : allreducesByComm(a)) {
-    std::vector<int64_t> durations;
-    for (const CollectiveInstance* c : list) durations.push_back(c->duration_ns);
-    std::sort(durations.begin(), durations.end());
-    const int64_t gap = percentile(durations, 0.5);
-    std::vector<const CollectiveInstance*> burst;
-    int64_t burst_end = 0;
-    for (const CollectiveInstance* c : list) {
-      if (!burst.empty() && c->first_start_ns - burst_end > gap) {
-        addBurst(burst, m, &by_library[key.second]);
-        burst.clear();
-      }
-      burst_end = burst.empty() ? c->last_end_ns : std::max(burst_end, c->last_end_ns);
-      burst.push_back(c);
-    }
-    addBurst(burst, m, &by_library[key.second]);
+    burstsOf(list, by_step, m, &by_library[key.second]);
   }
   for (auto& [library, t] : by_library) {
     if (t.bursts == 0 || t.saving_ns < kMinSavingShare * t.measured_ns ||
         t.saving_ns < kMinSavingNs)
       continue;
     for (auto* v : {&t.sizes, &t.per_burst, &t.burst_bytes}) std::sort(v->begin(), v->end());
+    if (percentile(t.per_burst, 0.5) < 2) continue;  // one bucket per step already
     const int64_t burst_bytes = percentile(t.burst_bytes, 0.5);
-    const int64_t cap_mb = std::max<int64_t>(1, (burst_bytes + (1 << 20) - 1) >> 20);
+    const int64_t largest = t.sizes.back();
+    const int64_t cap_mb = std::max(kDdpDefaultCapMb, (burst_bytes + (1 << 20) - 1) >> 20);
+    if ((cap_mb << 20) <= largest) continue;  // the job's cap is that large already
     Finding f = makeFinding(
         "bucketing",
         "allreduce " + library + ": " + std::to_string(percentile(t.per_burst, 0.5)) +
-            " small all-reduces per burst (median " + format::bytes(percentile(t.sizes, 0.5)) +
-            "); one per burst predicted " + fixed(100 * t.saving_ns / t.measured_ns, 0) +
-            "% faster (" + format::duration(static_cast<int64_t>(t.saving_ns)) + " in all)",
-        std::to_string(t.calls) + " calls in " + std::to_string(t.bursts) +
-            " bursts of back-to-back calls, median " + format::bytes(burst_bytes) +
-            " per burst; measured " + format::duration(static_cast<int64_t>(t.measured_ns)) +
-            " (" + modelText(a) + ")");
+            " gradient all-reduces per " + (by_step ? "step" : "burst") + " (median " +
+            format::bytes(percentile(t.sizes, 0.5)) + "); one per " + (by_step ? "step" : "burst") +
+            " predicted " + fixed(100 * t.saving_ns / t.measured_ns, 0) + "% faster (" +
+            format::duration(static_cast<int64_t>(t.saving_ns)) + " in all)",
+        std::to_string(t.calls) + " calls in " + std::to_string(t.bursts) + " " +
+            (by_step ? "steps" : "bursts of back-to-back calls") + ", median " +
+            format::bytes(burst_bytes) + " per " + (by_step ? "step" : "burst") +
+            ", largest bucket " + format::bytes(largest) + " (all-reduces under " +
+            format::bytes(kMinBucketBytes) + " are the job's own, not buckets); measured " +
+            format::duration(static_cast<int64_t>(t.measured_ns)) + " (" + modelText(a) + ")");
     f.action = "raise DDP's bucket_cap_mb (DistributedDataParallel(..., bucket_cap_mb=" +
-               std::to_string(cap_mb) +
-               ")) so that a step's gradients go in fewer all-reduces; confirm with ringside diff";
+               std::to_string(cap_mb) + "); the largest bucket seen is " + format::bytes(largest) +
+               ", DDP's default 25) so that a step's gradients go in fewer all-reduces; confirm "
+               "with ringside diff";
     f.cost_ns = static_cast<int64_t>(t.saving_ns);
     findings->push_back(std::move(f));
   }

@@ -264,13 +264,15 @@ void fitModel(AnalysisState& s);           // analysis_model.cpp
 void buildRanks(AnalysisState& s);         // analysis_ranks.cpp
 void buildOpBuckets(AnalysisState& s);     // analysis_ranks.cpp
 void buildHosts(AnalysisState& s);         // analysis_hosts.cpp: sums, host traffic
-bool findSteps(AnalysisState& s);          // analysis_steps.cpp: training steps, per step and rank
+bool findSteps(AnalysisState& s);
+void assignBlame(AnalysisState& s);        // analysis_blame.cpp: the waiting each rank caused          // analysis_steps.cpp: training steps, per step and rank
 void addFindings(AnalysisState& s);        // analysis_findings.cpp
 // analysis_algorithm.cpp: the algorithm and bucketing rules, and the share of the collectives'
 // time that is bandwidth-bound under the model (-1 without one), for the idle-links rule.
 void algorithmFindings(const AnalysisState& s, std::vector<Finding>* findings);
 // "confirm with an A/B run: ringside record ... --allreduce NAME ...; then ringside diff ...".
 std::string abCommand(const AnalysisState& s, const std::string& name, int ranks);
+bool benchTrace(const AnalysisState& s);  // analysis_algorithm.cpp: written by `ringside bench`
 // analysis_whatif.cpp: Analysis::what_if, before the findings (docs/whatif.md).
 void buildWhatIf(AnalysisState& s);
 void bucketingFindings(const AnalysisState& s, std::vector<Finding>* findings);

@@ -49,9 +49,9 @@ const std::vector<FindingRule>& findingRules() {
        "a rank's interposition meta starts with \"inactive\" (nothing recorded there)",
        "check that the rank's process loads libringside_preload.so and uses Gloo or NCCL"},
       {"late-ranks", "problem",
-       "one rank entered last in >= 60% (and >= 1.5/ranks) of the steps (of the calls without "
-       "steps), the others' waiting for it is >= 5% of their time, and (with steps) its "
-       "compute per step is longer than the others'",
+       "one rank caused >= 50% (and >= 1.5/ranks) of the waiting (blame: the others' waiting in "
+       "the calls it entered last), that is >= 5% of their time, and (with steps) it computes "
+       "longer than the others in the steps where it caused the most waiting",
        "look at what the late rank does between collectives (data loading, an uneven batch, a "
        "slower host or GPU)"},
       {"slow-link", "problem",
@@ -69,8 +69,10 @@ const std::vector<FindingRule>& findingRules() {
        "than the library's over the trace's sizes",
        ""},
       {"bucketing", "warning",
-       "bursts of >= 3 all-reduces where one all-reduce of their total size would take >= 20% "
-       "less under the model",
+       "a training step's (or a burst's) >= 3 gradient all-reduces (>= 1 KiB: smaller ones are "
+       "the job's own) where one all-reduce of their total size would take >= 20% less under "
+       "the model; never on a bench trace, never advising a bucket_cap_mb below DDP's 25 or "
+       "below the largest bucket seen",
        ""},
       {"low-busbw", "warning",
        "an (op, library)'s median expected/measured time is < 0.5 (the alpha-beta model), over "

@@ -5,6 +5,7 @@
 #include "report/report_format.h"
 #include "ringside/analyzer/findings.h"
 #include "ringside/format/json.h"
+#include "ringside/format/units.h"
 
 namespace ringside::cli {
 namespace {
@@ -65,7 +66,8 @@ std::string collectivesJson(const analyzer::Analysis& a, size_t shown) {
                    .num("bytes", c.bytes).num("ranks", c.ranks)
                    .num("first_start_ns", c.first_start_ns).num("last_start_ns", c.last_start_ns)
                    .num("last_end_ns", c.last_end_ns).num("arrival_skew_ns", c.arrival_skew_ns)
-                   .num("straggler_rank", c.straggler_rank).num("duration_ns", c.duration_ns)
+                   .num("straggler_rank", c.straggler_rank).num("caused_wait_ns", c.caused_wait_ns)
+                   .num("duration_ns", c.duration_ns)
                    .dbl("algbw_gbps", c.algbw_gbps).dbl("busbw_gbps", c.busbw_gbps)
                    .known("expected_ns", c.expected_ns).num("sent_bytes", c.sent_bytes)
                    .boolean("failed", c.failed)
@@ -252,7 +254,8 @@ std::string stepsJson(const analyzer::Analysis& a) {
       ranks.item(Json::object().num("rank", r.rank).num("start_ns", r.start_ns)
                      .num("end_ns", r.end_ns).num("step_ns", r.step_ns())
                      .num("compute_ns", r.compute_ns()).num("comm_ns", r.comm_ns)
-                     .num("wait_ns", r.wait_ns).num("moving_ns", r.moving_ns()).done());
+                     .num("wait_ns", r.wait_ns).num("moving_ns", r.moving_ns())
+                     .num("caused_wait_ns", r.caused_wait_ns).done());
     }
     steps.item(Json::object().num("step", st.step).num("start_ns", st.start_ns)
                    .num("end_ns", st.end_ns).boolean("complete", st.complete)
@@ -265,6 +268,8 @@ std::string stepsJson(const analyzer::Analysis& a) {
       .field("source", info.source.empty() ? "null" : format::jsonString(info.source))
       .field("comm", info.comm.empty() ? "null" : format::jsonString(info.comm))
       .num("calls_per_step", info.calls_per_step).num("setup_calls", info.setup_calls)
+      .field("confidence", info.confidence < 0 ? "null" : format::fixed(info.confidence, 3))
+      .num("left_out_calls", info.left_out_calls).str("left_out", info.left_out)
       .str("note", info.note).num("count", static_cast<int64_t>(info.steps.size()))
       .field("steps", steps.done())
       .done();
@@ -276,7 +281,8 @@ std::string ranksJson(const analyzer::Analysis& a) {
     bool cut = r.cut_off || std::find(a.cut_off_ranks.begin(), a.cut_off_ranks.end(), r.rank) !=
                                 a.cut_off_ranks.end();
     ranks.item(Json::object().num("rank", r.rank).num("span_ns", r.span_ns)
-                   .num("comm_ns", r.comm_ns).num("wait_ns", r.wait_ns).boolean("cut_off", cut)
+                   .num("comm_ns", r.comm_ns).num("wait_ns", r.wait_ns)
+                   .num("caused_wait_ns", r.caused_wait_ns).boolean("cut_off", cut)
                    .field("host", hostJson(a, r.host)).done());
   }
   return ranks.done();

@@ -87,6 +87,9 @@ struct CollectiveInstance {
   int64_t last_end_ns = 0;      // last rank returned
   int64_t arrival_skew_ns = 0;  // last_start - first_start
   int straggler_rank = -1;      // the rank that entered last
+  // Blame (docs/metrics.md): the others' waiting for straggler_rank in this call, summed over
+  // them (each from its entry to the last entry, cut at its own return).
+  int64_t caused_wait_ns = 0;
   int64_t duration_ns = 0;      // last_end - last_start: the collective's own time
   double algbw_gbps = 0;        // bytes / duration
   double busbw_gbps = 0;        // algbw x nccl-tests factor for op and rank count
@@ -185,6 +188,10 @@ struct RankStats {
   // Waiting for late ranks: the union over its calls of [its entry, the last rank's entry]
   // (cut at its own return); never more than comm_ns (docs/metrics.md).
   int64_t wait_ns = 0;
+  // Blame: the waiting this rank caused the others by entering calls last (docs/metrics.md):
+  // summed over the steps (and the calls outside steps) of StepRankStats::caused_wait_ns.
+  // wait_ns makes a rank a victim, caused_wait_ns a culprit.
+  int64_t caused_wait_ns = 0;
   bool cut_off = false;
   int host = -1;            // index into Analysis::hosts; -1: no rank file names its host
 };
@@ -240,6 +247,9 @@ struct StepRankStats {
   int64_t start_ns = 0, end_ns = 0;  // the step on this rank (docs/steps.md: where steps begin)
   int64_t comm_ns = 0;               // time in collectives: union of its calls within the step
   int64_t wait_ns = 0;               // waiting for late ranks: union of [its entry, last entry]
+  // Blame: per other rank, the union of its waiting in the step's calls this rank entered last,
+  // summed over the others.
+  int64_t caused_wait_ns = 0;
   int rank = -1;
   // Derived (not stored: a job of a million rank-steps keeps 24 MB less):
   int64_t step_ns() const { return end_ns - start_ns; }       // step time
@@ -265,6 +275,11 @@ struct StepInfo {
   std::string comm;        // detected/stored: the communicator whose calls repeat
   int64_t calls_per_step = 0;  // detected: calls of one step on comm
   int64_t setup_calls = 0;     // detected: calls on comm before the first step
+  // How sure the steps are, 0..1 (docs/steps.md): markers 1; detected, the share of comm's
+  // calls after the setup that fall inside steps; -1 with no steps (or an older stored trace).
+  double confidence = -1;
+  int64_t left_out_calls = 0;  // detected: calls on comm after the first step in no step
+  std::string left_out;        // detected: which, "3 x broadcast 1.0 KiB, 1 x allreduce 4 B"
   std::string note;        // no steps: why ("no repeating sequence of calls", ...)
   std::vector<StepStats> steps;         // by step
   std::vector<StepRankStats> per_rank;  // by step, then rank
