@@ -441,9 +441,23 @@ void Writer::drainGpu() {
 // threads' rings), so both sides wait for each other in FIFO order per
 // (buffer, peer, side): a library completes one peer's messages on one buffer
 // in the order they were posted.
+//
+// A completion that ended before this post began cannot be its completion: its own post was
+// left out (a bounded recording drops posts outside the window but lets completions pass until
+// the kept posts are paired) or lost. Pairing it would give the message an end before its start
+// (seen with --steps and --trigger-file: most message rows did), so it is dropped here.
 void Writer::post(const Event& e) {
   TransferKey key{e.key, e.peer, e.side};
   auto it = dones_.find(key);
+  if (it != dones_.end()) {
+    std::deque<Event>& waiting = it->second;
+    while (!waiting.empty() && waiting.front().t1 < e.t0) {
+      if (!g_.config.window.bounded()) ++unmatched_done_;
+      waiting.pop_front();
+    }
+    if (waiting.empty()) dones_.erase(it);
+  }
+  it = dones_.find(key);
   if (it != dones_.end() && !it->second.empty()) {
     Event d = it->second.front();
     it->second.pop_front();
@@ -458,6 +472,7 @@ void Writer::done(const Event& e) {
   for (int32_t peer : {e.peer, -1}) {  // -1: a receive posted for "any of these ranks"
     auto it = posts_.find(TransferKey{e.key, peer, e.side});
     if (it == posts_.end() || it->second.empty()) continue;
+    if (it->second.front().t0 > e.t1) continue;  // not its post (see post())
     Event p = it->second.front();
     it->second.pop_front();
     if (it->second.empty()) posts_.erase(it);
