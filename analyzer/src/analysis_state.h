@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "interval_union.h"
+#include "link_time.h"
 #include "ringside/analyzer/analysis.h"
 #include "ringside/storage/records.h"
 #include "trace_meta.h"
@@ -210,6 +211,7 @@ struct AnalysisState {
   // instances
   std::vector<std::vector<Arrival>> arrivals;  // per instance
   RowIndex instance_of_row;
+  EntryTimes entries;  // each rank's entry into each instance (link busy time, link_time.h)
   std::map<int, RankAcc> rank_acc;  // every rank with a file or an event
   int max_rank = -1;                // highest rank in a collective or link
   std::vector<OpGroup> groups;

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "ringside/analyzer/findings.h"
+#include "ringside/analyzer/summary.h"
 #include "ringside/analyzer/topology.h"
 #include "trace_builder.h"
 
@@ -241,6 +242,43 @@ TEST(AnalysisTest, SlowLinkRateComesFromTheRecvSide) {
   const Finding* f = findRule(a, "slow-link");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->message.find("1->2"), std::string::npos) << f->message;
+}
+
+// A ring of 4 ranks, 10 calls; rank 3 enters each call 50 us after the others. Every rank posts
+// its receive when it enters and sends when it enters; each message moves in 200 ns once its
+// sender is in. Rank 0's receives from rank 3 wait 50 us for rank 3 to send: that is rank 3's
+// lateness, not link 3->0's. Busy time starts at the sender's entry (docs/metrics.md), so the
+// link out of the straggler is busy 200 ns a call like the others, in analyze() and in the run
+// summary alike, and no link is called slow.
+TEST(AnalysisTest, AStragglerDoesNotMakeItsLinksLookSlow) {
+  TraceBuilder t(4);
+  constexpr int64_t kLate = 50'000, kBytes = 1'000'000;
+  for (int k = 0; k < 10; ++k) {
+    const int64_t base = 1'000'000 + k * 200'000;
+    for (int r = 0; r < 4; ++r) {
+      const int64_t enter = base + (r == 3 ? kLate : 0);
+      const int prev = (r + 3) % 4, next = (r + 1) % 4;
+      const int64_t sender_in = base + (prev == 3 ? kLate : 0);
+      t.colls.push_back({k + 1, r, k, "allreduce", "gloo", kBytes, enter, base + kLate + 1000});
+      t.xfers.push_back({k + 1, r, next, "send", kBytes, enter, enter + 100, ""});
+      t.xfers.push_back({k + 1, prev, r, "recv", kBytes, enter, std::max(enter, sender_in) + 200, ""});
+    }
+  }
+  const std::string path = t.build();
+  Analysis a = run(path);
+  for (int r = 0; r < 4; ++r) {
+    const LinkStats* l = findLink(a, r, (r + 1) % 4);
+    ASSERT_NE(l, nullptr);
+    EXPECT_EQ(l->busy_ns, 10 * 200) << r << "->" << (r + 1) % 4;
+  }
+  EXPECT_EQ(findRule(a, "slow-link"), nullptr);
+  std::string error;
+  auto reader = storage::TraceReader::open(path, &error);
+  ASSERT_NE(reader, nullptr) << error;
+  Summary s;
+  ASSERT_TRUE(summarize(*reader, &s, &error)) << error;
+  ASSERT_EQ(s.links.size(), 4u);
+  for (const LinkTotals& l : s.links) EXPECT_EQ(l.busy_ns, 10 * 200) << l.src << "->" << l.dst;
 }
 
 TEST(AnalysisTest, TopologyIdleLinksAndCapacity) {
