@@ -1,4 +1,4 @@
-// storage/src/columns.h — the one list of every table's columns (schema version 4).
+// storage/src/columns.h — the one list of every table's columns (schema version 5).
 //
 // Each table's columns are declared once, here, as an X-macro: X(name, declaration, since,
 // comment). Everything that names columns by position is derived from these lists: the CREATE
@@ -201,6 +201,15 @@ struct TableDef {
   X(step, "INTEGER NOT NULL", 4, "the step number the job passed")                            \
   X(start_ns, "INTEGER NOT NULL", 4, "ringside_step() was called, ns on the rank's clock")
 
+// The traced process's CPU use (v5): cumulative counters sampled by the collector's writer thread
+// about every 10 ms (getrusage(RUSAGE_SELF): every thread of the process). docs/schema.md.
+#define RINGSIDE_CPU_SAMPLE_COLUMNS(X)                                                        \
+  X(rank, "INTEGER", 5, "recording rank")                                                     \
+  X(t_ns, "INTEGER NOT NULL", 5, "when the sample was taken, ns on the rank's clock")         \
+  X(cpu_ns, "INTEGER NOT NULL", 5, "user + system CPU time of all threads so far, ns")        \
+  X(voluntary, "INTEGER NOT NULL", 5, "context switches so far: a thread blocked or slept")   \
+  X(involuntary, "INTEGER NOT NULL", 5, "context switches so far: a thread was preempted")
+
 // Training steps detected in a merged trace's calls (v4, written by merge; docs/steps.md): the
 // calls of `comm_sid` with first_seq <= seq <= last_seq form step `step`.
 #define RINGSIDE_STEP_COLUMNS(X)                                                              \
@@ -242,6 +251,7 @@ RINGSIDE_TABLE(ClockRankTable, "clock_rank", RINGSIDE_CLOCK_RANK_COLUMNS, 3, "",
 RINGSIDE_TABLE(ClockSegmentTable, "clock_segment", RINGSIDE_CLOCK_SEGMENT_COLUMNS, 3, "", 9, 30)
 RINGSIDE_TABLE(StepMarkerTable, "step_marker_data", RINGSIDE_STEP_MARKER_COLUMNS, 4, "", 8, 30)
 RINGSIDE_TABLE(StepTable, "step", RINGSIDE_STEP_COLUMNS, 4, "", 9, 36)
+RINGSIDE_TABLE(CpuSampleTable, "cpu_sample_data", RINGSIDE_CPU_SAMPLE_COLUMNS, 5, "", 11, 30)
 
 #undef RINGSIDE_TABLE
 #undef RINGSIDE_COLUMN_ENTRY
@@ -253,7 +263,7 @@ inline constexpr const TableDef* kTables[] = {
     &TransferTable::kDef,      &CollectiveGpuTable::kDef, &GpuActivityTable::kDef,
     &CommunicatorTable::kDef,  &MetaTable::kDef,          &ClockAnchorTable::kDef,
     &ClockDomainTable::kDef,   &ClockRankTable::kDef,     &ClockSegmentTable::kDef,
-    &StepMarkerTable::kDef,    &StepTable::kDef};
+    &StepMarkerTable::kDef,    &StepTable::kDef,          &CpuSampleTable::kDef};
 
 // A set of a table's columns (bit i: column i); every table has fewer than 64 columns.
 using ColumnSet = uint64_t;

@@ -320,6 +320,8 @@ struct TableCopies {
                          {{detail::ClockAnchorTable::rank, Fill::kFileRankIfUnknown}}};
   const TableCopy marker{detail::StepMarkerTable::kDef,
                          {{detail::StepMarkerTable::rank, Fill::kFileRankIfUnknown}}};
+  const TableCopy cpu{detail::CpuSampleTable::kDef,
+                      {{detail::CpuSampleTable::rank, Fill::kFileRankIfUnknown}}};
 };
 
 class Merger {
@@ -791,9 +793,13 @@ bool Merger::InputCopy::copyTables() {
                  "clock anchors", nullptr)) {
     return false;
   }
-  return in_.version < 4 ||
-         copyTable(c.marker, "", in_.merged ? by_rowid : " ORDER BY start_ns", "INSERT",
-                   "step markers", nullptr);
+  if (in_.version >= 4 &&
+      !copyTable(c.marker, "", in_.merged ? by_rowid : " ORDER BY start_ns", "INSERT",
+                 "step markers", nullptr)) {
+    return false;
+  }
+  return in_.version < 5 || copyTable(c.cpu, "", in_.merged ? by_rowid : " ORDER BY t_ns",
+                                      "INSERT", "CPU samples", nullptr);
 }
 
 // Pass 1: probes every input; the unusable ones go to *skipped (basename, why) with a warning.

@@ -83,6 +83,8 @@ class SqliteTraceReader final : public TraceReader {
   bool timesAligned() const override { return !map_.identity(); }
   bool forEachClockAnchor(const std::function<bool(int32_t, const ClockAnchorRow&)>& fn,
                           std::string* error) override;
+  bool forEachCpuSample(const std::function<bool(int32_t, const CpuSampleRow&)>& fn,
+                        std::string* error) override;
   bool forEachStepMarker(const std::function<bool(int32_t, const StepMarkerRow&)>& fn,
                          std::string* error) override;
   bool forEachStep(const std::function<bool(const StepRow&)>& fn, std::string* error) override;
@@ -746,6 +748,23 @@ bool SqliteTraceReader::forEachStepMarker(
                  const int32_t rank = toInt32(detail::columnNullable(s, T::rank));
                  r.step = sqlite3_column_int64(s, T::step);
                  r.start_ns = align(rank, sqlite3_column_int64(s, T::start_ns));
+                 return fn(rank, r);
+               },
+               error);
+}
+
+bool SqliteTraceReader::forEachCpuSample(
+    const std::function<bool(int32_t, const CpuSampleRow&)>& fn, std::string* error) {
+  if (version_ < 5) return true;
+  using T = detail::CpuSampleTable;
+  return visit(selectSql(T::kDef, version_, " ORDER BY rank, t_ns"), "CPU samples",
+               [&](sqlite3_stmt* s) {
+                 CpuSampleRow r;
+                 const int32_t rank = toInt32(detail::columnNullable(s, T::rank));
+                 r.t_ns = align(rank, sqlite3_column_int64(s, T::t_ns));
+                 r.cpu_ns = sqlite3_column_int64(s, T::cpu_ns);
+                 r.voluntary = sqlite3_column_int64(s, T::voluntary);
+                 r.involuntary = sqlite3_column_int64(s, T::involuntary);
                  return fn(rank, r);
                },
                error);

@@ -99,6 +99,10 @@ class TraceReader {
   // The steps `ringside merge` detected (table step), ordered by step. Whether merge looked at
   // all is the meta key steps_detected (docs/schema.md); without it, the table is empty.
   virtual bool forEachStep(const std::function<bool(const StepRow&)>& fn, std::string* error) = 0;
+  // Schema v5: the ranks' CPU samples, ordered by (rank, t_ns), times mapped as the calls' are
+  // (older files visit nothing and succeed).
+  virtual bool forEachCpuSample(const std::function<bool(int32_t rank, const CpuSampleRow&)>& fn,
+                                std::string* error) = 0;
 
  protected:
   TraceReader() = default;
