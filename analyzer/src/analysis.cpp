@@ -59,6 +59,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   detail::buildOpBuckets(s);
   detail::buildHosts(s);
   if (!detail::findSteps(s)) return false;
+  if (!detail::readCpu(s)) return false;
   detail::addFindings(s);
   detail::warnSkippedRows(s);
   if (out->collectives.empty()) out->warnings.push_back("no collectives in the window");

@@ -234,6 +234,7 @@ void addFindings(AnalysisState& s) {
   buildWhatIf(s);
   metaFindings(s, &findings);
   lateRankFindings(s, &findings);
+  cpuFindings(s, &findings);
   slowLinkFindings(s, &findings);
   algorithmFindings(s, &findings);
   bucketingFindings(s, &findings);

@@ -288,6 +288,10 @@ int modelSteps(const std::string& op, const std::string& library, int n);
 // late-ranks when one rank is to blame, else `waiting` when the ranks wait a large share of
 // their collective time for whichever rank is last.
 void lateRankFindings(const AnalysisState& s, std::vector<Finding>* findings);
+// analysis_cpu.cpp: Analysis::rank_cpu and host_cpu from the CPU samples (after the steps), and
+// the rules oversubscribed, computes-more and descheduled.
+bool readCpu(AnalysisState& s);
+void cpuFindings(const AnalysisState& s, std::vector<Finding>* findings);
 void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings);
 
 // Shared by stages.
