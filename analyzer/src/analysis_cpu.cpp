@@ -19,23 +19,25 @@ namespace {
 using format::durationFixed;
 using format::fixed;
 
-// A rank is busy when its CPU time is at least this share of its time outside collectives (it
-// computes there rather than sleeping or waiting for input); a host is oversubscribed when it
-// has more busy ranks than cores.
+// A rank is busy when its CPU time plus its time waiting for a core is at least this share of its
+// time outside collectives (it computes there, or would, rather than sleeping or waiting for
+// input); a host is oversubscribed when it has more busy ranks than cores.
 constexpr double kMinBusyShare = 0.5;
 // computes-more: a rank's CPU per step is this much more than the other ranks' median, by at
 // least this much, and this share of its step.
 constexpr double kMoreCpuRatio = 1.2;
 constexpr int64_t kMinMoreCpuNs = 1'000'000;
 constexpr double kMinMoreCpuStepShare = 0.05;
-// descheduled: this many involuntary switches per step and this many times the others' median,
-// while its CPU time is below this share of its compute time.
+// descheduled: waiting for a core this share of its time outside collectives and this many
+// times the others' median (or, without run delays, this many involuntary switches per step and
+// that many times the others'), while its CPU time is below this share of that time.
+constexpr double kMinDelayOfCompute = 0.3;
 constexpr double kMinInvoluntary = 10;
-constexpr double kInvoluntaryRatio = 2;
+constexpr double kOthersRatio = 2;
 constexpr double kMaxCpuOfCompute = 0.5;
 
 struct Sample {
-  int64_t t, cpu, vol, invol;
+  int64_t t, cpu, vol, invol, delay;  // delay -1: unknown
 };
 
 // The counters at time t, interpolated between the samples around it; false outside them.
@@ -49,7 +51,8 @@ bool at(const std::vector<Sample>& v, int64_t t, Sample* out) {
   auto lerp = [f](int64_t x, int64_t y) {
     return x + static_cast<int64_t>(f * static_cast<double>(y - x));
   };
-  *out = {t, lerp(a.cpu, b.cpu), lerp(a.vol, b.vol), lerp(a.invol, b.invol)};
+  *out = {t, lerp(a.cpu, b.cpu), lerp(a.vol, b.vol), lerp(a.invol, b.invol),
+          a.delay < 0 || b.delay < 0 ? -1 : lerp(a.delay, b.delay)};
   return true;
 }
 
@@ -77,6 +80,7 @@ RankCpuStats rankFigures(const Analysis& a, int rank, const std::vector<Sample>&
   r.rank = rank;
   std::vector<int64_t> cpu, step, compute;
   std::vector<double> vol, invol;
+  std::vector<int64_t> delay;
   int64_t cpu_sum = 0, step_sum = 0;
   for (const StepRankStats& st : a.steps.per_rank) {
     Sample from, to;
@@ -89,6 +93,7 @@ RankCpuStats rankFigures(const Analysis& a, int rank, const std::vector<Sample>&
     compute.push_back(st.compute_ns());
     vol.push_back(static_cast<double>(to.vol - from.vol));
     invol.push_back(static_cast<double>(to.invol - from.invol));
+    if (from.delay >= 0 && to.delay >= 0) delay.push_back(to.delay - from.delay);
     cpu_sum += to.cpu - from.cpu;
     step_sum += st.step_ns();
   }
@@ -98,6 +103,7 @@ RankCpuStats rankFigures(const Analysis& a, int rank, const std::vector<Sample>&
   r.compute_ns = median(compute);
   r.voluntary = median(vol);
   r.involuntary = median(invol);
+  r.run_delay_ns = delay.size() == cpu.size() ? median(delay) : -1;
   r.cpu_share = step_sum > 0 ? static_cast<double>(cpu_sum) / static_cast<double>(step_sum) : 0;
   return r;
 }
@@ -169,7 +175,7 @@ std::vector<int> oversubscribedHosts(const Analysis& a, std::vector<Finding>* fi
             " cores: they take turns on the cores" +
             (has_late ? ", so rank " + std::to_string(late) + " arrives late" : std::string()),
         std::to_string(h.busy_ranks) + " of ranks " + format::join(ranks, ",") +
-            " compute (CPU >= half their time outside collectives) and keep " +
+            " compute or wait for a core >= half their time outside collectives; they keep " +
             fixed(h.cpu_share, 2) + " of its " + cores + " cores busy; median " +
             fixed(median(invol), 0) +
             " involuntary context switches per rank and step; the ranks waited " +
@@ -205,25 +211,36 @@ void computesMore(const Analysis& a, const RankCpuStats& r, std::vector<Finding>
 }
 
 void descheduled(const Analysis& a, const RankCpuStats& r, std::vector<Finding>* findings) {
-  const double others = othersMedian(a, r.rank, [](const RankCpuStats& x) { return x.involuntary; });
-  if (r.involuntary < kMinInvoluntary || r.involuntary < kInvoluntaryRatio * others ||
-      static_cast<double>(r.cpu_ns) >= kMaxCpuOfCompute * static_cast<double>(r.compute_ns)) {
-    return;
-  }
+  const double compute = static_cast<double>(r.compute_ns);
+  if (static_cast<double>(r.cpu_ns) >= kMaxCpuOfCompute * compute) return;
+  const double others_invol =
+      othersMedian(a, r.rank, [](const RankCpuStats& x) { return x.involuntary; });
+  const double others_delay =
+      othersMedian(a, r.rank, [](const RankCpuStats& x) { return x.run_delay_ns; });
+  const bool by_delay = r.run_delay_ns >= 0 &&
+                        static_cast<double>(r.run_delay_ns) >= kMinDelayOfCompute * compute &&
+                        static_cast<double>(r.run_delay_ns) >= kOthersRatio * others_delay;
+  const bool by_switches = r.run_delay_ns < 0 && r.involuntary >= kMinInvoluntary &&
+                           r.involuntary >= kOthersRatio * others_invol;
+  if (!by_delay && !by_switches) return;
   const std::string rank = std::to_string(r.rank);
   Finding f = makeFinding(
       "descheduled",
       "rank " + rank + lateClause(r.rank, lateRank(a)) + " waits for a core: " +
-          fixed(r.involuntary, 0) + " involuntary context switches per step (others " +
-          fixed(others, 0) + ")",
+          (by_delay ? durationFixed(r.run_delay_ns) + " per step runnable but not running (others " +
+                          durationFixed(static_cast<int64_t>(others_delay)) + ")"
+                    : fixed(r.involuntary, 0) + " involuntary context switches per step (others " +
+                          fixed(others_invol, 0) + ")"),
       "median per step on rank " + rank + ": CPU " + durationFixed(r.cpu_ns) + " of " +
-          durationFixed(r.compute_ns) + " outside collectives; host " + hostName(a, r.host));
+          durationFixed(r.compute_ns) + " outside collectives; " + fixed(r.involuntary, 0) +
+          " involuntary context switches; host " + hostName(a, r.host));
   f.action = "see what else runs on host " + hostName(a, r.host) +
              " (top, pidstat -w); give the ranks cores of their own (taskset, numactl, the "
              "scheduler's --cpus-per-task) or move the other load";
   f.cost_ns = std::max<int64_t>(0, r.compute_ns - r.cpu_ns) * r.steps;
   findings->push_back(std::move(f));
 }
+
 
 }  // namespace
 
@@ -233,7 +250,10 @@ bool readCpu(AnalysisState& s) {
   std::map<int, std::vector<Sample>> samples;
   bool ok = s.reader.forEachCpuSample(
       [&](int32_t rank, const storage::CpuSampleRow& row) {
-        if (s.rankOk(rank)) samples[rank].push_back({row.t_ns, row.cpu_ns, row.voluntary, row.involuntary});
+        if (s.rankOk(rank)) {
+          samples[rank].push_back(
+              {row.t_ns, row.cpu_ns, row.voluntary, row.involuntary, row.run_delay_ns});
+        }
         return true;
       },
       s.error);
@@ -251,7 +271,8 @@ bool readCpu(AnalysisState& s) {
     if (cores > 0) h.cores = h.cores < 0 ? cores : std::min(h.cores, cores);
     ++h.ranks;
     h.cpu_share += r.cpu_share;
-    if (static_cast<double>(r.cpu_ns) >= kMinBusyShare * static_cast<double>(r.compute_ns)) ++h.busy_ranks;
+    const int64_t wants = r.cpu_ns + std::max<int64_t>(0, r.run_delay_ns);
+    if (static_cast<double>(wants) >= kMinBusyShare * static_cast<double>(r.compute_ns)) ++h.busy_ranks;
     a.rank_cpu.push_back(r);
   }
   for (const auto& [index, h] : hosts) a.host_cpu.push_back(h);

@@ -28,8 +28,8 @@ const std::vector<FindingRule>& findingRules() {
        "look at what the late rank does between collectives (data loading, an uneven batch, a "
        "slower host or GPU)"},
       {"oversubscribed", "problem",
-       "a host has more busy ranks (CPU time per step >= 50% of their time outside "
-       "collectives) than the cores they may use (sched_getaffinity, online CPUs)",
+       "a host has more busy ranks (CPU time plus time waiting for a core >= 50% of their time "
+       "outside collectives) than the cores they may use (sched_getaffinity, online CPUs)",
        "run at most one rank per core there (fewer ranks per host, or more cores: "
        "--cpus-per-task, taskset), or fewer threads per rank (OMP_NUM_THREADS, "
        "torch.set_num_threads)"},
@@ -79,9 +79,10 @@ const std::vector<FindingRule>& findingRules() {
        "record again with more RINGSIDE_CUPTI_BUFFERS or RINGSIDE_CUPTI_BUFFER_KB, and a larger "
        "--buffer-mb"},
       {"descheduled", "warning",
-       "on a host that is not oversubscribed, a rank has >= 10 involuntary context switches per "
-       "step, >= 2x the other ranks' median, and its CPU time is < 50% of its time outside "
-       "collectives: it waits for a core that something else holds",
+       "on a host that is not oversubscribed, a rank's CPU time is < 50% of its time outside "
+       "collectives while it waits for a core >= 30% of that time and >= 2x the other ranks' "
+       "median (without run delays: >= 10 involuntary context switches per step, >= 2x the "
+       "others')",
        ""},
       {"clock-uncertainty", "warning",
        "a rank would be a late rank, but its median skew is within the clock uncertainty between "

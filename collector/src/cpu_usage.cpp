@@ -1,7 +1,10 @@
 // The process's CPU use and cores (cpu_usage.h).
 #include "cpu_usage.h"
 
+#include <fcntl.h>
 #include <sched.h>
+
+#include <cstdio>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -17,6 +20,19 @@ bool readCpuUsage(int64_t now_ns, storage::CpuSampleRow* out) {
   out->cpu_ns = ns(ru.ru_utime) + ns(ru.ru_stime);
   out->voluntary = ru.ru_nvcsw;
   out->involuntary = ru.ru_nivcsw;
+  // "time on the cpu, time waiting on a runqueue, timeslices" of the main thread, in ns.
+  out->run_delay_ns = storage::kNone;
+  const int fd = ::open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char buf[128];
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    long long run = 0, delay = 0;
+    if (n > 0) {
+      buf[n] = '\0';
+      if (std::sscanf(buf, "%lld %lld", &run, &delay) == 2 && delay >= 0) out->run_delay_ns = delay;
+    }
+  }
   return true;
 }
 

@@ -10,8 +10,8 @@
 namespace ringside::collector::detail {
 
 // User + system time of every thread of the process and its context switches so far
-// (getrusage(RUSAGE_SELF): one system call, about 0.5 us; perf/emit_bench --cpu measures it).
-// False when the kernel refuses (nothing is stored then).
+// (getrusage(RUSAGE_SELF)), and the main thread's time waiting for a core (/proc/self/schedstat;
+// kNone without it). False when getrusage fails (nothing is stored then).
 bool readCpuUsage(int64_t now_ns, storage::CpuSampleRow* out);
 
 // The cores this process may run on (sched_getaffinity) and the host's online cores; -1 unknown.

@@ -208,7 +208,9 @@ struct TableDef {
   X(t_ns, "INTEGER NOT NULL", 5, "when the sample was taken, ns on the rank's clock")         \
   X(cpu_ns, "INTEGER NOT NULL", 5, "user + system CPU time of all threads so far, ns")        \
   X(voluntary, "INTEGER NOT NULL", 5, "context switches so far: a thread blocked or slept")   \
-  X(involuntary, "INTEGER NOT NULL", 5, "context switches so far: a thread was preempted")
+  X(involuntary, "INTEGER NOT NULL", 5, "context switches so far: a thread was preempted")   \
+  X(run_delay_ns, "INTEGER", 5,                                                               \
+    "main thread's time so far waiting for a core (/proc/self/schedstat), ns; NULL unknown")
 
 // Training steps detected in a merged trace's calls (v4, written by merge; docs/steps.md): the
 // calls of `comm_sid` with first_seq <= seq <= last_seq form step `step`.

@@ -528,6 +528,7 @@ bool SqliteRankWriter::addCpuSample(const CpuSampleRow& row) {
     sqlite3_bind_int64(st, param(T::cpu_ns), row.cpu_ns);
     sqlite3_bind_int64(st, param(T::voluntary), row.voluntary);
     sqlite3_bind_int64(st, param(T::involuntary), row.involuntary);
+    detail::bindNullable(st, param(T::run_delay_ns), row.run_delay_ns);
     return stepDone(st, "cannot store a CPU sample");
   });
 }

@@ -765,6 +765,7 @@ bool SqliteTraceReader::forEachCpuSample(
                  r.cpu_ns = sqlite3_column_int64(s, T::cpu_ns);
                  r.voluntary = sqlite3_column_int64(s, T::voluntary);
                  r.involuntary = sqlite3_column_int64(s, T::involuntary);
+                 r.run_delay_ns = detail::columnNullable(s, T::run_delay_ns);
                  return fn(rank, r);
                },
                error);

@@ -276,7 +276,8 @@ std::string cpuJson(const analyzer::Analysis& a) {
     ranks.item(Json::object().num("rank", r.rank).num("host", r.host).num("steps", r.steps)
                    .num("cpu_ns", r.cpu_ns).num("step_ns", r.step_ns)
                    .num("compute_ns", r.compute_ns).dbl("cpu_share", r.cpu_share)
-                   .dbl("involuntary", r.involuntary).dbl("voluntary", r.voluntary).done());
+                   .dbl("involuntary", r.involuntary).dbl("voluntary", r.voluntary)
+                   .num("run_delay_ns", r.run_delay_ns).done());
   }
   Json hosts = Json::array();
   for (const analyzer::HostCpuStats& h : a.host_cpu) {

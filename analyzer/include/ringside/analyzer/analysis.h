@@ -281,6 +281,7 @@ struct RankCpuStats {
   double cpu_share = 0;          // CPU time / step time over those steps: cores kept busy
   double involuntary = 0;        // context switches per step: preempted (wanted a core)
   double voluntary = 0;          // context switches per step: blocked or slept
+  int64_t run_delay_ns = -1;     // the main thread's time per step waiting for a core; -1 unknown
 };
 
 // The cores of one host against the ranks on it (ranks' meta cpu_cores_*).
@@ -288,8 +289,9 @@ struct HostCpuStats {
   int host = -1;                 // index into Analysis::hosts
   int cores = -1;                // the fewest cores any of its ranks may use; -1 unknown
   int ranks = 0;                 // ranks on it with CPU figures
-  int busy_ranks = 0;            // of them, ranks whose CPU time per step is >= half their
-                                 // time outside collectives (they compute there)
+  int busy_ranks = 0;            // of them, ranks whose CPU time plus time waiting for a core
+                                 // per step is >= half their time outside collectives
+
   double cpu_share = 0;          // the sum of its ranks' cpu_share: cores kept busy
 };
 

@@ -156,6 +156,8 @@ struct CpuSampleRow {
   int64_t cpu_ns = 0;       // user + system CPU time of all threads since the process started
   int64_t voluntary = 0;    // context switches so far where a thread waited (blocked, slept)
   int64_t involuntary = 0;  // context switches so far where a thread was preempted
+  int64_t run_delay_ns = kNone;  // the main thread's time so far runnable but waiting for a core
+                                 // (/proc/self/schedstat); kNone unknown
 };
 
 // One training step found in a merged trace's calls (schema v4, table step): the calls of
