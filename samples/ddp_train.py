@@ -45,7 +45,7 @@ def parse_args(argv):
                         "are forked again and again) while DDP steps run")
     p.add_argument("--report-step-time", action="store_true",
                    help="rank 0 prints 'step_time_ms X': the mean wall time of the steps after "
-                        "the first two (for perf/overhead.py)")
+                        "the first two (for tools/perf/overhead.py)")
     p.add_argument("--slow-rank", type=int, default=-1, metavar="R",
                    help="rank R computes --slow-ms longer before each backward: a straggler, as a "
                         "slower GPU or a busier host makes one (for demonstrations and tests)")

@@ -1,0 +1,42 @@
+// tools/trace_gen/trace_gen.h — synthetic traces in the real schema, for tests and benchmarks.
+//
+// N ranks on H hosts run C all-reduces (ring or binary tree) grouped into S training steps;
+// every rank records its calls and the messages it sends, as the interposer would (RankWriter),
+// one rank file per rank. Stragglers arrive late at every call; slow links take longer per byte.
+// The message times follow the algorithm's data flow, so a straggler makes the others wait and a
+// slow link delays what depends on it. Deterministic for a given seed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ringside::gen {
+
+struct GenOptions {
+  int ranks = 16;
+  int hosts = 1;           // ranks are spread in contiguous blocks (host h: ranks h*N/H ...)
+  bool tree = false;       // binary-tree all-reduce (reduce, then broadcast) instead of a ring
+  int64_t collectives = 8;  // all-reduce calls per rank
+  int64_t steps = 2;       // training steps the calls are grouped into (a compute gap between)
+  int64_t bytes = 4 << 20;  // payload of each all-reduce, bytes
+  double gbps = 10.0;       // link speed, GB/s (1 GB/s = 1 byte/ns)
+  int64_t message_us = 5;   // fixed cost of a message, microseconds
+  std::map<int, int64_t> stragglers;              // rank -> arrival delay at each call, us
+  std::map<std::pair<int, int>, double> slow_links;  // (src, dst) -> time factor (>= 1)
+  uint64_t seed = 1;
+  bool receives = false;   // also record each message on its receiving rank
+};
+
+// Parses "RANK:DELAY_US" and "A-B:FACTOR" (the command-line forms); false with *error.
+bool parseStraggler(const std::string& text, GenOptions* o, std::string* error);
+bool parseSlowLink(const std::string& text, GenOptions* o, std::string* error);
+
+// Writes rank-<r>.sqlite for every rank into `dir` (which must exist); the paths go to *files.
+// Returns false with a one-line *error.
+bool writeRankFiles(const GenOptions& o, const std::string& dir, std::vector<std::string>* files,
+                    std::string* error);
+
+}  // namespace ringside::gen
