@@ -431,6 +431,7 @@ std::string formatDiffJson(const analyzer::Diff& d) {
   Json verdicts = Json::array();
   for (const std::string& v : d.verdicts) verdicts.item(format::jsonString(v));
   root.field("verdicts", verdicts.done());
+  root.str("no_verdict", d.no_verdict);
   Json checks = Json::array();
   for (const std::string& v : d.what_if_checks) checks.item(format::jsonString(v));
   root.field("what_if_checks", checks.done());

@@ -598,6 +598,30 @@ TEST(AnalysisTest, LowBusbwAgainstTopology) {
   EXPECT_FALSE(f->action.empty());
 }
 
+// `diff a.sqlite a.sqlite`: every op and size is measured on both sides, and none differs; the
+// reason says so instead of "no op and size was measured on both sides" (issue 24).
+TEST(DiffTest, ATraceAgainstItselfSaysWhyNoVerdict) {
+  Analysis a;
+  for (int i = 0; i < 6; ++i) {
+    CollectiveInstance c;
+    c.op = "allreduce";
+    c.library = "gloo";
+    c.bytes = i < 5 ? 4096 : 1 << 20;  // 4 KiB x5, 1 MiB x1 (too few to judge)
+    c.first_start_ns = 1000 * i;
+    c.duration_ns = 1000 + 10 * i;
+    a.collectives.push_back(c);
+  }
+  Diff same;
+  diff(a, a, "a", "a", &same);
+  EXPECT_TRUE(same.verdicts.empty());
+  EXPECT_EQ(same.no_verdict,
+            "2 op and size rows were measured on both sides; none differs beyond the run-to-run "
+            "noise (1 with too few calls to judge (fewer than 5 per side))");
+  Diff none;
+  diff(a, Analysis{}, "a", "empty", &none);
+  EXPECT_EQ(none.no_verdict, "no op and size was measured on both sides");
+}
+
 TEST(DiffTest, VerdictPerSizeBucket) {
   Analysis ring, tree;
   for (int i = 0; i < 6; ++i) {
@@ -703,7 +727,9 @@ TEST(DiffTest, PairCollectivesByOpSizeAndFirstStart) {
 
 TEST(FindingRulesTest, OneTableOfUniqueRules) {
   const std::vector<FindingRule>& rules = findingRules();
-  ASSERT_EQ(rules.size(), 17u);  // late-ranks replaced straggler; waiting; still-running
+  // late-ranks replaced straggler; waiting; still-running; oversubscribed, computes-more,
+  // descheduled (issue 24)
+  ASSERT_EQ(rules.size(), 20u);
   bool warnings_started = false;
   for (size_t i = 0; i < rules.size(); ++i) {
     EXPECT_TRUE(rules[i].severity == "problem" || rules[i].severity == "warning") << rules[i].id;

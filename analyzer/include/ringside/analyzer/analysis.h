@@ -393,6 +393,9 @@ struct Diff {
   std::vector<DiffPhaseRow> phases;
   std::vector<DiffLinkRow> links;
   std::vector<std::string> verdicts;  // judged rows, the most time at stake first
+  // Why there is no verdict (empty when there are verdicts): no op and size measured on both
+  // sides, or how many were and why none could be judged (too few calls, inside the noise).
+  std::string no_verdict;
   // The what-if checked: where B ran an algorithm A's what-if predicted (same library kind and
   // rank count), A's prediction per call beside B's measurement per call (docs/whatif.md).
   std::vector<std::string> what_if_checks;
