@@ -200,7 +200,7 @@ std::string formatDiffText(const Diff& d) {
                              W, "", "  ");
   out += wrapText(alignmentLine(d), W, "", "  ");
   out += "\nVerdicts\n";
-  if (d.verdicts.empty()) out += "  none: " + d.no_verdict + "\n";
+  if (d.verdicts.empty()) out += wrapText("none: " + d.no_verdict, W, "  ", "    ");
   for (const std::string& v : d.verdicts) out += wrapText(v, W, "  ", "    ");
   if (!d.what_if_checks.empty()) out += "\nWhat-if, predicted vs measured\n";
   for (const std::string& v : d.what_if_checks) out += wrapText(v, W, "  ", "    ");
