@@ -110,10 +110,20 @@ std::string chooseRunId(const RecordOptions& options, int port, std::string* err
     return env;
   }
   if (std::string id = collector::launcherRunId(); !id.empty()) return id;
+  // torchrun started by this record: its ranks would take TORCHELASTIC_RUN_ID = its --rdzv-id,
+  // which every node's torchrun is given alike.
+  if (options.ranks == 0) {
+    std::string rdzv = torchrunRdzvId(options.command, std::getenv("PET_RDZV_ID"));
+    if (!rdzv.empty() && validRunId("torchelastic:" + rdzv, error)) return "torchelastic:" + rdzv;
+    if (!rdzv.empty()) {
+      *error = "torchrun's --rdzv-id: " + *error;
+      return "";
+    }
+  }
   if (!isMultiNode(options)) return newRunId(std::time(nullptr));
   if (options.ranks > 0) return "nodes:" + options.master_addr + ":" + std::to_string(port);
-  *error = "--nnodes without --ranks: give --run-id ID, the same on every node (the launcher's "
-           "own job id was not found)";
+  *error = "--nnodes without --ranks: give --run-id ID, the same on every node, or torchrun's "
+           "--rdzv-id ID (the launcher's own job id was not found)";
   return "";
 }
 
