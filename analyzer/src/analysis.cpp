@@ -60,6 +60,7 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   detail::buildHosts(s);
   if (!detail::findSteps(s)) return false;
   detail::assignBlame(s);
+  if (!detail::readCpu(s)) return false;
   detail::addFindings(s);
   detail::warnSkippedRows(s);
   if (out->collectives.empty()) out->warnings.push_back("no collectives in the window");

@@ -236,6 +236,7 @@ void addFindings(AnalysisState& s) {
   autopsyFindings(s, &findings);
   metaFindings(s, &findings);
   lateRankFindings(s, &findings);
+  cpuFindings(s, &findings);
   slowLinkFindings(s, &findings);
   algorithmFindings(s, &findings);
   bucketingFindings(s, &findings);

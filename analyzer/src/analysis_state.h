@@ -31,6 +31,7 @@
 
 #include "analysis_autopsy.h"
 #include "interval_union.h"
+#include "link_time.h"
 #include "ringside/analyzer/analysis.h"
 #include "ringside/storage/records.h"
 #include "trace_meta.h"
@@ -211,6 +212,7 @@ struct AnalysisState {
   // instances
   std::vector<std::vector<Arrival>> arrivals;  // per instance
   RowIndex instance_of_row;
+  EntryTimes entries;  // each rank's entry into each instance (link busy time, link_time.h)
   std::map<int, RankAcc> rank_acc;  // every rank with a file or an event
   int max_rank = -1;                // highest rank in a collective or link
   std::vector<OpGroup> groups;
@@ -290,6 +292,10 @@ int modelSteps(const std::string& op, const std::string& library, int n);
 // late-ranks when one rank is to blame, else `waiting` when the ranks wait a large share of
 // their collective time for whichever rank is last.
 void lateRankFindings(const AnalysisState& s, std::vector<Finding>* findings);
+// analysis_cpu.cpp: Analysis::rank_cpu and host_cpu from the CPU samples (after the steps), and
+// the rules oversubscribed, computes-more and descheduled.
+bool readCpu(AnalysisState& s);
+void cpuFindings(const AnalysisState& s, std::vector<Finding>* findings);
 void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings);
 
 // Shared by stages.

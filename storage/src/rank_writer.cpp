@@ -71,6 +71,7 @@ class SqliteRankWriter final : public RankWriter {
   bool addCommunicator(const CommunicatorRow& row) override;
   bool addClockAnchor(const ClockAnchorRow& row) override;
   bool addStepMarker(const StepMarkerRow& row) override;
+  bool addCpuSample(const CpuSampleRow& row) override;
   bool commit() override;
   bool close() override;
   const std::string& error() const override { return error_; }
@@ -112,7 +113,7 @@ class SqliteRankWriter final : public RankWriter {
   Stmt begin_, commit_, rollback_;
   Stmt insert_collective_, insert_transfer_, insert_string_, upsert_meta_, delete_rank_, insert_rank_;
   Stmt upsert_collective_gpu_, insert_gpu_activity_, upsert_communicator_, insert_anchor_,
-      insert_marker_;
+      insert_marker_, insert_cpu_;
 
   InternMap strings_;
   int64_t next_sid_ = 1;
@@ -227,6 +228,7 @@ bool SqliteRankWriter::init(std::string* error, bool fsync) {
       {&insert_rank_, detail::insertSql(RankTable::kDef)},
       {&insert_anchor_, detail::insertSql(ClockAnchorTable::kDef)},
       {&insert_marker_, detail::insertSql(StepMarkerTable::kDef)},
+      {&insert_cpu_, detail::insertSql(detail::CpuSampleTable::kDef)},
   };
   for (const Prep& p : preps) {
     *p.stmt = detail::prepare(db, p.sql, &why);
@@ -516,6 +518,22 @@ bool SqliteRankWriter::addStepMarker(const StepMarkerRow& row) {
   });
 }
 
+bool SqliteRankWriter::addCpuSample(const CpuSampleRow& row) {
+  return guarded("addCpuSample", [&]() -> bool {
+    if (failed_) return false;
+    if (!in_batch_) return misuse("addCpuSample() outside begin()/commit()");
+    using T = detail::CpuSampleTable;
+    sqlite3_stmt* st = insert_cpu_.get();
+    detail::bindNullable(st, param(T::rank), rank_ < 0 ? kNone : rank_);
+    sqlite3_bind_int64(st, param(T::t_ns), row.t_ns);
+    sqlite3_bind_int64(st, param(T::cpu_ns), row.cpu_ns);
+    sqlite3_bind_int64(st, param(T::voluntary), row.voluntary);
+    sqlite3_bind_int64(st, param(T::involuntary), row.involuntary);
+    detail::bindNullable(st, param(T::run_delay_ns), row.run_delay_ns);
+    return stepDone(st, "cannot store a CPU sample");
+  });
+}
+
 bool SqliteRankWriter::commit() {
   return guarded("commit", [&]() -> bool {
     if (failed_) return false;
@@ -536,7 +554,8 @@ void SqliteRankWriter::closeQuietly() noexcept {
     // unlock the parent's live database. Leak the handles instead.
     for (Stmt* st : {&begin_, &commit_, &rollback_, &insert_collective_, &insert_transfer_, &insert_string_,
                      &upsert_meta_, &delete_rank_, &insert_rank_, &upsert_collective_gpu_,
-                     &insert_gpu_activity_, &upsert_communicator_, &insert_anchor_, &insert_marker_}) {
+                     &insert_gpu_activity_, &upsert_communicator_, &insert_anchor_, &insert_marker_,
+                     &insert_cpu_}) {
       (void)st->release();
     }
     (void)db_.release();
@@ -558,6 +577,7 @@ void SqliteRankWriter::closeQuietly() noexcept {
   upsert_communicator_.reset();
   insert_anchor_.reset();
   insert_marker_.reset();
+  insert_cpu_.reset();
   db_.reset();
 }
 

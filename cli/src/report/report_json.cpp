@@ -275,6 +275,24 @@ std::string stepsJson(const analyzer::Analysis& a) {
       .done();
 }
 
+// Why a rank is late: CPU per rank over its steps and per host (docs/metrics.md, "CPU").
+std::string cpuJson(const analyzer::Analysis& a) {
+  Json ranks = Json::array();
+  for (const analyzer::RankCpuStats& r : a.rank_cpu) {
+    ranks.item(Json::object().num("rank", r.rank).num("host", r.host).num("steps", r.steps)
+                   .num("cpu_ns", r.cpu_ns).num("step_ns", r.step_ns)
+                   .num("compute_ns", r.compute_ns).dbl("cpu_share", r.cpu_share)
+                   .dbl("involuntary", r.involuntary).dbl("voluntary", r.voluntary)
+                   .num("run_delay_ns", r.run_delay_ns).done());
+  }
+  Json hosts = Json::array();
+  for (const analyzer::HostCpuStats& h : a.host_cpu) {
+    hosts.item(Json::object().num("host", h.host).num("cores", h.cores).num("ranks", h.ranks)
+                   .num("busy_ranks", h.busy_ranks).dbl("cpu_share", h.cpu_share).done());
+  }
+  return Json::object().field("ranks", ranks.done()).field("hosts", hosts.done()).done();
+}
+
 std::string ranksJson(const analyzer::Analysis& a) {
   Json ranks = Json::array();
   for (const analyzer::RankStats& r : a.ranks) {
@@ -413,6 +431,7 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
   root.field("stragglers", stragglersJson(a));
   root.field("ranks", ranksJson(a));
   root.field("steps", stepsJson(a));
+  root.field("cpu", cpuJson(a));
 
   root.field("gpus", gpusJson(a));
   root.num("gpu_activities", a.gpu_activities);
@@ -441,6 +460,7 @@ std::string formatDiffJson(const analyzer::Diff& d) {
   Json verdicts = Json::array();
   for (const std::string& v : d.verdicts) verdicts.item(format::jsonString(v));
   root.field("verdicts", verdicts.done());
+  root.str("no_verdict", d.no_verdict);
   Json checks = Json::array();
   for (const std::string& v : d.what_if_checks) checks.item(format::jsonString(v));
   root.field("what_if_checks", checks.done());

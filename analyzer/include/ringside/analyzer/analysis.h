@@ -285,6 +285,32 @@ struct StepInfo {
   std::vector<StepRankStats> per_rank;  // by step, then rank
 };
 
+// Why a rank is late: its process's CPU use over its training steps (docs/metrics.md, "CPU"),
+// from the trace's CPU samples (schema v5: every thread of the process). Medians per step.
+struct RankCpuStats {
+  int rank = -1;
+  int host = -1;                 // index into Analysis::hosts; -1 unknown
+  int64_t steps = 0;             // steps inside the samples' time range
+  int64_t cpu_ns = 0;            // CPU time per step (user + system, all threads)
+  int64_t step_ns = 0;           // step time
+  int64_t compute_ns = 0;        // outside collectives per step
+  double cpu_share = 0;          // CPU time / step time over those steps: cores kept busy
+  double involuntary = 0;        // context switches per step: preempted (wanted a core)
+  double voluntary = 0;          // context switches per step: blocked or slept
+  int64_t run_delay_ns = -1;     // the main thread's time per step waiting for a core; -1 unknown
+};
+
+// The cores of one host against the ranks on it (ranks' meta cpu_cores_*).
+struct HostCpuStats {
+  int host = -1;                 // index into Analysis::hosts
+  int cores = -1;                // the fewest cores any of its ranks may use; -1 unknown
+  int ranks = 0;                 // ranks on it with CPU figures
+  int busy_ranks = 0;            // of them, ranks whose CPU time plus time waiting for a core
+                                 // per step is >= half their time outside collectives
+
+  double cpu_share = 0;          // the sum of its ranks' cpu_share: cores kept busy
+};
+
 // One finding of a rule of findingRules() (findings.h), which gives its severity.
 struct Finding {
   std::string severity;     // problem, warning, info
@@ -317,6 +343,8 @@ struct Analysis {
   std::vector<PhaseStats> phases;
   std::vector<RankStats> ranks;
   StepInfo steps;
+  std::vector<RankCpuStats> rank_cpu;  // by rank; empty without CPU samples or steps
+  std::vector<HostCpuStats> host_cpu;  // hosts with CPU figures
   double alpha_s = -1, beta_s_per_byte = -1;    // fitted or from the topology; -1 unknown
   std::string model_source;                     // "topology", "fitted", ""
   // Why there is no model ("too few sizes to fit a model: ..."); empty when there is one.
@@ -384,6 +412,9 @@ struct Diff {
   std::vector<DiffPhaseRow> phases;
   std::vector<DiffLinkRow> links;
   std::vector<std::string> verdicts;  // judged rows, the most time at stake first
+  // Why there is no verdict (empty when there are verdicts): no op and size measured on both
+  // sides, or how many were and why none could be judged (too few calls, inside the noise).
+  std::string no_verdict;
   // The what-if checked: where B ran an algorithm A's what-if predicted (same library kind and
   // rank count), A's prediction per call beside B's measurement per call (docs/whatif.md).
   std::vector<std::string> what_if_checks;

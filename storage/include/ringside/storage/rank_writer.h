@@ -50,6 +50,8 @@ class RankWriter {
   virtual bool addClockAnchor(const ClockAnchorRow& row) = 0;
   // One explicit step marker (schema v4).
   virtual bool addStepMarker(const StepMarkerRow& row) = 0;
+  // One sample of the process's CPU use (schema v5).
+  virtual bool addCpuSample(const CpuSampleRow& row) = 0;
   virtual bool commit() = 0;
 
   // Closes the database (checkpointing the WAL). Idempotent.
