@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "ringside/fileio/input_file.h"
+#include "ringside/format/units.h"
 
 namespace ringside::analyzer {
 namespace {
@@ -18,64 +19,20 @@ namespace {
 // Ranks on one node with no `link h h` line share this link: it exists, capacity unknown.
 const TopologyLink kLocalLink{"", "", -1, -1, true};
 
-bool parseNumber(std::string_view text, double* value, std::string_view* unit) {
-  size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
-                             text[i] == 'e' || text[i] == 'E')) {
-    // 'e' only counts as an exponent when a digit follows.
-    if ((text[i] == 'e' || text[i] == 'E') &&
-        (i + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
-      break;
-    }
-    ++i;
-  }
-  if (i == 0) return false;
-  std::string number(text.substr(0, i));
-  char* end = nullptr;
-  errno = 0;
-  *value = std::strtod(number.c_str(), &end);
-  if (errno != 0 || end != number.c_str() + number.size() || *value < 0) return false;
-  *unit = text.substr(i);
-  return true;
-}
-
-// "1Gbit", "100Mbit/s", "10Gbps" (bits) or "1.5GB/s", "800MB/s" (bytes) -> GB/s.
+// "1Gbit", "100Mbit/s", "10Gbps", "100Gb/s" (bits) or "1.5GB/s", "800MB/s" (bytes) -> GB/s:
+// format/'s rate grammar.
 bool parseBandwidth(std::string_view text, double* gbps) {
-  double value = 0;
-  std::string_view unit;
-  if (!parseNumber(text, &value, &unit)) return false;
-  double scale = 1;
-  if (!unit.empty()) {
-    switch (unit.front()) {
-      case 'k': case 'K': scale = 1e3; unit.remove_prefix(1); break;
-      case 'M': scale = 1e6; unit.remove_prefix(1); break;
-      case 'G': scale = 1e9; unit.remove_prefix(1); break;
-      case 'T': scale = 1e12; unit.remove_prefix(1); break;
-      default: break;
-    }
-  }
   double bytes_per_s = 0;
-  if (unit == "bit" || unit == "bit/s" || unit == "bps" || unit == "b/s") {
-    bytes_per_s = value * scale / 8;
-  } else if (unit == "B/s" || unit == "Bps") {
-    bytes_per_s = value * scale;
-  } else {
-    return false;
-  }
+  if (!format::parseRate(text, &bytes_per_s)) return false;
   *gbps = bytes_per_s / 1e9;
   return true;
 }
 
-// "100us", "2ms", "500ns", "0.1s" -> seconds.
+// "100us", "2ms", "500ns", "0.1s" -> seconds: format/'s duration grammar, a unit required.
 bool parseLatency(std::string_view text, double* seconds) {
-  double value = 0;
-  std::string_view unit;
-  if (!parseNumber(text, &value, &unit)) return false;
-  if (unit == "ns") *seconds = value * 1e-9;
-  else if (unit == "us") *seconds = value * 1e-6;
-  else if (unit == "ms") *seconds = value * 1e-3;
-  else if (unit == "s") *seconds = value;
-  else return false;
+  double ns = 0;
+  if (!format::parseDuration(text, format::BareDuration::kRequired, &ns)) return false;
+  *seconds = ns / 1e9;
   return true;
 }
 
@@ -228,8 +185,6 @@ bool parseTopology(const std::string& text, const std::string& name, Topology* o
   return true;
 }
 
-bool parseBandwidthText(std::string_view text, double* gbps) { return parseBandwidth(text, gbps); }
-bool parseLatencyText(std::string_view text, double* seconds) { return parseLatency(text, seconds); }
 
 bool loadTopology(const std::string& path, Topology* out, std::string* error) {
   // fileio's rule for configuration files: never blocks on a FIFO, only a regular file, bounded.

@@ -27,6 +27,7 @@
 #include <sstream>
 
 #include "ringside/fileio/input_file.h"
+#include "ringside/format/units.h"
 
 namespace ringside::reference::detail {
 
@@ -37,24 +38,12 @@ constexpr int kMaxRounds = 8;
 // RINGSIDE_TOPOLOGY is read as `report --topology` reads it: a regular file of at most 16 MiB.
 constexpr uint64_t kMaxTopologyFileBytes = uint64_t{16} << 20;
 
-// "1Gbit", "100Mbit", "10Gbps", "25Gbit/s" (bits), "2GB/s", "800MB/s" (bytes) -> bytes/s.
+// "1Gbit", "100Mbit", "10Gbps", "25Gbit/s", "100Gb/s" (bits), "2GB/s", "800MB/s" (bytes) ->
+// bytes/s: format/'s rate grammar; a link's bandwidth is above zero.
 bool parseBandwidth(const std::string& s, double* out) {
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || !(v > 0) || !std::isfinite(v)) return false;
-  std::string unit(end);
-  double scale = 1;
-  if (!unit.empty() && std::string("kKMGT").find(unit[0]) != std::string::npos) {
-    static const std::map<char, double> kPrefix = {
-        {'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}};
-    scale = kPrefix.at(unit[0]);
-    unit.erase(0, 1);
-  }
-  if (unit == "bit" || unit == "bps" || unit == "bit/s")
-    scale /= 8;
-  else if (unit != "B/s" && unit != "Bps")
-    return false;
-  *out = v * scale;
+  double rate = 0;
+  if (!format::parseRate(s, &rate) || !(rate > 0)) return false;
+  *out = rate;
   return true;
 }
 

@@ -57,9 +57,5 @@ inline constexpr uint64_t kMaxTopologyFileBytes = uint64_t{16} << 20;
 // one-line reason for a path that is not a regular file or is larger than kMaxTopologyFileBytes.
 bool loadTopology(const std::string& path, Topology* out, std::string* error);
 bool parseTopology(const std::string& text, const std::string& name, Topology* out, std::string* error);
-// One value as a topology file writes it: "1Gbit", "100Mbit/s", "2GB/s" -> GB/s (bytes per ns);
-// "100us", "2ms" -> seconds. False when the text is not one.
-bool parseBandwidthText(std::string_view text, double* gbps);
-bool parseLatencyText(std::string_view text, double* seconds);
 
 }  // namespace ringside::analyzer
