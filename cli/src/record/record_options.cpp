@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ringside/collective/names.h"
 #include "ringside/collector/collector.h"
 #include "ringside/collector/window.h"
 
@@ -70,11 +71,12 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
       {"allreduce", 0, "ALGO",
        "run Gloo's all-reduces on ring, tree or multipath (RINGSIDE_ALLREDUCE)",
        [o](std::string_view value, std::string* error) {
-         if (value == "ring" || value == "tree" || value == "multipath" || value == "gloo") {
-           o->allreduce = value == "gloo" ? "" : std::string(value);
+         collective::Algorithm chosen = collective::Algorithm::kDefault;
+         if (collective::parseAllreduceChoice(value, &chosen)) {
+           o->allreduce = collective::name(chosen);  // "" for gloo: Gloo's own
            return true;
          }
-         *error = "expected ring, tree, multipath or gloo";
+         *error = std::string("expected ") + collective::kAllreduceChoices;
          return false;
        }},
       {"nccl-log", 0, "",
