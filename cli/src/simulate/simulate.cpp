@@ -12,6 +12,7 @@
 #include "ringside/analyzer/analysis.h"
 #include "ringside/analyzer/simulate.h"
 #include "ringside/analyzer/topology.h"
+#include "ringside/collective/names.h"
 #include "ringside/format/json.h"
 #include "ringside/format/units.h"
 
@@ -122,7 +123,7 @@ bool parseRankCounts(const std::string& text, std::vector<int>* out, std::string
 std::vector<int64_t> stepSizes(const analyzer::Analysis& a, std::string* basis, int* recorded_ranks) {
   std::map<int64_t, std::vector<int64_t>> by_step;
   for (const analyzer::CollectiveInstance& c : a.collectives) {
-    if (c.op != "allreduce" || c.ranks < 2 || c.bytes <= 0) continue;
+    if (!collective::is(c.op, collective::Op::kAllreduce) || c.ranks < 2 || c.bytes <= 0) continue;
     by_step[c.step].push_back(c.bytes);
     *recorded_ranks = std::max(*recorded_ranks, c.ranks);
   }
@@ -130,7 +131,7 @@ std::vector<int64_t> stepSizes(const analyzer::Analysis& a, std::string* basis, 
   if (by_step.empty()) {
     std::vector<int64_t> all;
     for (const analyzer::CollectiveInstance& c : a.collectives) {
-      if (c.op == "allreduce" && c.ranks >= 2 && c.bytes > 0) all.push_back(c.bytes);
+      if (collective::is(c.op, collective::Op::kAllreduce) && c.ranks >= 2 && c.bytes > 0) all.push_back(c.bytes);
     }
     *basis = "no training steps in the trace: all " + std::to_string(all.size()) + " all-reduces as one step";
     return all;
