@@ -34,13 +34,13 @@ struct Model {
   double alpha_ns = -1, beta_ns = -1;
   bool ok() const { return alpha_ns >= 0 && beta_ns > 0; }
   double ns(Algo a, int n, int64_t bytes) const {
-    return a == Algo::kTree ? collective::treeAllreduceTime(n, bytes, alpha_ns, beta_ns)
+    return a == Algo::kTree ? collective::treeAllreduceTime(n, bytes, alpha_ns, beta_ns, kTreeLinks)
                             : collective::ringAllreduceTime(n, static_cast<double>(bytes), alpha_ns, beta_ns);
   }
   // The share of the modelled time that is latency terms: >= 0.5 latency-bound.
   double latencyShare(Algo a, int n, int64_t bytes) const {
     const double all = ns(a, n, bytes), bytes_free = a == Algo::kTree
-                                                         ? collective::treeAllreduceTime(n, int64_t{0}, alpha_ns, 0)
+                                                         ? collective::treeAllreduceTime(n, int64_t{0}, alpha_ns, 0, kTreeLinks)
                                                          : collective::ringAllreduceTime(n, 0.0, alpha_ns, 0);
     return all > 0 ? bytes_free / all : 0;
   }

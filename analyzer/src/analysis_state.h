@@ -279,6 +279,9 @@ void warnSkippedRows(AnalysisState& s);    // analysis_instances.cpp
 
 // The alpha-beta model's times of ringside's own all-reduces are collective/cost_model.h's
 // (ringAllreduceTime, treeAllreduceTime, multipathAllreduceTime), the model bench prints too.
+// A recorded job's ranks are taken to share their host's link (one NIC, or one host's memory):
+// the tree's two halves go through it at once (docs/whatif.md).
+inline constexpr collective::TreeLinks kTreeLinks = collective::TreeLinks::kSharedNic;
 // The late-ranks and clock-uncertainty rules (analysis_late_ranks.cpp), for addFindings.
 // late-ranks when one rank is to blame, else `waiting` when the ranks wait a large share of
 // their collective time for whichever rank is last.

@@ -42,7 +42,7 @@ struct Model {
   double ns(Algo a, int n, int64_t bytes) const {
     switch (a) {
       case Algo::kRing: return collective::ringAllreduceTime(n, static_cast<double>(bytes), alpha_ns, beta_ns);
-      case Algo::kTree: return collective::treeAllreduceTime(n, bytes, alpha_ns, beta_ns);
+      case Algo::kTree: return collective::treeAllreduceTime(n, bytes, alpha_ns, beta_ns, kTreeLinks);
       case Algo::kMultipath:
         return collective::multipathAllreduceTime(n, static_cast<double>(bytes), alpha_ns, beta_ns, multipath_ratio);
       default: break;

@@ -140,7 +140,7 @@ std::vector<SimulatedScale> simulateCluster(const ClusterSpec& c, const std::vec
         one_host ? 1 / c.intra_gbps : std::max(1 / c.intra_gbps, static_cast<double>(edges) / c.inter_gbps);
     const int depth = collective::ceilLog2(n);
     auto tree_ns = [&](int64_t bytes) {
-      const double pipeline = collective::treeAllreduceTime(n, bytes, alpha_ns, link_beta);
+      const double pipeline = collective::treeAllreduceTime(n, bytes, alpha_ns, link_beta, collective::TreeLinks::kPerPeer);
       const double shared = static_cast<double>((bytes + 1) / 2) * shared_beta + 2.0 * depth * alpha_ns;
       return std::max(pipeline, shared);
     };

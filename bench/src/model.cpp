@@ -24,9 +24,9 @@ double modelSeconds(BenchAlgo algo, int ranks, double bytes, double alpha, doubl
     case BenchAlgo::kMultipath:  // one link's alpha-beta: the ring's time, what multipath must beat
       return collective::ringAllreduceTime(ranks, bytes, alpha, beta);
     case BenchAlgo::kTree:
-      return collective::treeAllreduceTime(
-          ranks, bytes, alpha, beta,
-          collective::treeChunks(static_cast<int64_t>(bytes), static_cast<int64_t>(chunk_bytes)));
+      return collective::treeAllreduceTime(ranks, static_cast<int64_t>(bytes), alpha, beta,
+                                           collective::TreeLinks::kSharedNic,
+                                           static_cast<int64_t>(chunk_bytes));
     case BenchAlgo::kGlooBcube:
       return collective::bcubeAllreduceTime(ranks, bytes, alpha, beta);
     case BenchAlgo::kFloor:

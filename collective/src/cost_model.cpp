@@ -66,16 +66,29 @@ double treeAllreduceTime(int n, double bytes, double alpha, double beta, int64_t
   return 2.0 * (ceilLog2(n) + k - 1) * (alpha + bytes * beta / k);
 }
 
-int64_t treeChunks(int64_t bytes, int64_t chunk_bytes) {
+int64_t treeChunkBytes(int64_t bytes, int64_t chunk_bytes) {
   const int64_t half = (std::max<int64_t>(0, bytes) + 1) / 2;
   const int64_t chunk =
       chunk_bytes > 0 ? chunk_bytes
                       : std::clamp(half / kTreeChunkDivisor, kTreeChunkMinBytes, kTreeChunkMaxBytes);
-  return std::max<int64_t>(1, (half + chunk - 1) / chunk);
+  return std::min(half, chunk);
 }
 
-double treeAllreduceTime(int n, int64_t bytes, double alpha, double beta) {
-  return treeAllreduceTime(n, static_cast<double>(bytes), alpha, beta, treeChunks(bytes));
+int64_t treeChunks(int64_t bytes, int64_t chunk_bytes) {
+  const int64_t half = (std::max<int64_t>(0, bytes) + 1) / 2;
+  const int64_t chunk = treeChunkBytes(bytes, chunk_bytes);
+  return chunk > 0 ? (half + chunk - 1) / chunk : 1;
+}
+
+double treeAllreduceTime(int n, int64_t bytes, double alpha, double beta, TreeLinks links,
+                         int64_t chunk_bytes) {
+  if (n <= 1) return 0;
+  const int64_t chunks = treeChunks(bytes, chunk_bytes);
+  if (links == TreeLinks::kSharedNic) {
+    return treeAllreduceTime(n, static_cast<double>(bytes), alpha, beta, chunks);
+  }
+  const double steps = 2.0 * ceilLog2(n) + static_cast<double>(chunks - 1);
+  return steps * (alpha + static_cast<double>(treeChunkBytes(bytes, chunk_bytes)) * beta);
 }
 
 double bcubeAllreduceTime(int n, double bytes, double alpha, double beta) {

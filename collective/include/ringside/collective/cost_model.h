@@ -34,21 +34,31 @@ int modelSteps(Op op, bool tree, int n);
 // 2(n-1) alpha + 2(n-1)/n S beta.
 double ringAllreduceTime(int n, double bytes, double alpha, double beta);
 
-// The double binary tree reference/src/tree.cpp runs: each tree carries half the buffer in k
-// chunks; in every pipeline step a rank sends at most one chunk per tree (S/2k bytes each, S/k
-// in all), and the reduce and the broadcast take d + k - 1 steps each, d = ceil(log2 n), the
-// depth reference/src/topology.cpp builds:
-//   T = 2 (d + k - 1)(alpha + S beta / k)
-// k is the tree's own chunk count (treeChunks), not a best k: the model prices what runs.
+// The double binary tree reference/src/tree.cpp runs: two trees of depth d = ceil(log2 n) (the
+// trees reference/src/topology.cpp builds), each carrying half the buffer in k chunks of c bytes
+// (tree.cpp's rule: treeChunkBytes, treeChunks), the reduce up and the broadcast down pipelined.
+// What a step costs depends on the links under a rank's tree edges:
+enum class TreeLinks {
+  // Every edge its own link (a mesh of cables, one rank a host; simulate's pipeline bound, which
+  // it caps by the cables the trees share): one chunk a step on each link, the broadcast of a
+  // chunk overlapping the reduce of the next: (2d + k - 1)(alpha + c beta).
+  kPerPeer,
+  // A rank's edges share one link (ranks on one host, or one NIC to a switch: bench's ranks and,
+  // by default, a recorded job's): both trees' chunks go through it, S/k bytes a step, and the
+  // reduce and the broadcast take d + k - 1 steps each: 2(d + k - 1)(alpha + S beta / k).
+  kSharedNic,
+};
+double treeAllreduceTime(int n, int64_t bytes, double alpha, double beta, TreeLinks links,
+                         int64_t chunk_bytes = 0);
+// The kSharedNic formula for a given k (bench's unit tests take k as given).
 double treeAllreduceTime(int n, double bytes, double alpha, double beta, int64_t chunks);
-// The chunks per tree tree.cpp cuts S bytes into: chunk_bytes when given (bench --chunk), else
-// an eighth of the tree's half held to [32 KiB, 256 KiB]; at least 1.
+// tree.cpp's chunk: chunk_bytes when given (bench --chunk), else an eighth of the tree's half
+// held to [32 KiB, 256 KiB]; never more than the half. And the chunks of one half (at least 1).
 inline constexpr int64_t kTreeChunkDivisor = 8;
 inline constexpr int64_t kTreeChunkMinBytes = int64_t{32} << 10;
 inline constexpr int64_t kTreeChunkMaxBytes = int64_t{256} << 10;
+int64_t treeChunkBytes(int64_t bytes, int64_t chunk_bytes = 0);
 int64_t treeChunks(int64_t bytes, int64_t chunk_bytes = 0);
-// treeAllreduceTime with treeChunks(bytes, chunk_bytes).
-double treeAllreduceTime(int n, int64_t bytes, double alpha, double beta);
 
 // Gloo's BCUBE all-reduce on n = 2^d ranks (recursive halving, then doubling):
 // 2 d alpha + 2(n-1)/n S beta; for other n, d = ceil(log2 n).
