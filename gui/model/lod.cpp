@@ -163,31 +163,42 @@ std::vector<LaneLayout> layoutLanes(const TimelineModel& model, const std::vecto
   return out;
 }
 
-Hit hitTest(const TimelineModel& model, const std::vector<LaneLayout>& layout,
-            const TimeAxis& axis, float x, float y, float min_px, float slack_px) {
+int laneAt(std::span<const LaneLayout> layout, float y) {
+  for (size_t i = 0; i < layout.size(); ++i) {
+    if (y >= layout[i].y && y < layout[i].y + layout[i].height) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Hit hitRankLane(const Lane& lane, int index, const LaneLayout& l, const TimeAxis& axis, float x,
+                float y, float min_px, float slack_px) {
   Hit hit;
-  for (size_t i = 0; i < layout.size() && i < model.lanes.size(); ++i) {
-    const LaneLayout& l = layout[i];
-    if (y < l.y || y >= l.y + l.height) continue;
-    hit.lane = static_cast<int>(i);
-    const Lane& lane = model.lanes[i];
-    float in_body = y - l.y - l.header;
-    if (l.collapsed || in_body < 0 || lane.kind != LaneKind::kRank) return hit;
-    int row = static_cast<int>(in_body / l.row_height);
-    if (row < 0 || row >= static_cast<int>(lane.rows.size())) return hit;
-    hit.row = row;
-    float best = slack_px + 1;
-    for (const DrawItem& it : lodEvents(lane.rows[static_cast<size_t>(row)], axis, min_px)) {
-      float d = x < it.x0 ? it.x0 - x : (x > it.x1 ? x - it.x1 : 0.0f);
-      if (d <= slack_px && d < best) {
-        best = d;
-        hit.event = it.first;
-        hit.count = it.count;
-      }
+  hit.lane = index;
+  const float in_body = y - l.y - l.header;
+  if (l.collapsed || in_body < 0) return hit;
+  const int row = static_cast<int>(in_body / l.row_height);
+  if (row < 0 || row >= static_cast<int>(lane.rows.size())) return hit;
+  hit.row = row;
+  float best = slack_px + 1;
+  for (const DrawItem& it : lodEvents(lane.rows[static_cast<size_t>(row)], axis, min_px)) {
+    const float d = x < it.x0 ? it.x0 - x : (x > it.x1 ? x - it.x1 : 0.0f);
+    if (d <= slack_px && d < best) {
+      best = d;
+      hit.event = it.first;
+      hit.count = it.count;
     }
-    return hit;
   }
   return hit;
+}
+
+Hit hitTest(const TimelineModel& model, const std::vector<LaneLayout>& layout, const TimeAxis& axis,
+            float x, float y, float min_px, float slack_px) {
+  const size_t n = std::min(layout.size(), model.lanes.size());
+  const int i = laneAt(std::span<const LaneLayout>(layout).first(n), y);
+  if (i < 0) return Hit{};
+  const Lane& lane = model.lanes[static_cast<size_t>(i)];
+  if (lane.kind != LaneKind::kRank) return Hit{i, -1, -1, 0};
+  return hitRankLane(lane, i, layout[static_cast<size_t>(i)], axis, x, y, min_px, slack_px);
 }
 
 }  // namespace ringside::gui

@@ -32,6 +32,17 @@ class CompareView {
   int64_t offsetNs() const { return offset_ns_; }
 
  private:
+  // The parts of draw(), top to bottom, then what the clicks asked for.
+  void drawTimelines(const TimelineModel& a, const TimelineModel& b, ViewState* view, bool dark,
+                     const std::vector<int>* marked_a);
+  void drawSummary(const TimelineModel& a, const TimelineModel& b) const;
+  InspectAction drawDiffTable(const TimelineModel& a) const;
+  static void drawDiffCells(const analyzer::DiffRow& row);
+  void drawSelectedPair(const TimelineModel& a, const TimelineModel& b) const;
+  void drawVerdicts() const;
+  void apply(const TimelineModel& a, const TimelineModel& b, ViewState* view, InspectAction action,
+             const InspectAction& fb);
+
   CompareModel compare_;
   TimelineView ta_, tb_;
   int64_t base_offset_ns_ = 0;  // B start - A start

@@ -55,13 +55,10 @@ InspectAction actionFor(const TimelineModel& model, const FindingTarget& target)
   return act;
 }
 
-// Lines wrap at the panel's edge (TextWrapped) rather than run past it, clipped.
-void drawCollectiveDetails(const TimelineModel& model, int collective, InspectAction* action) {
-  CollectiveDetails d = collectiveDetails(model, collective);
-  if (d.instance == nullptr) {
-    textDisabledWrapped("Click a collective to see it on every rank.");
-    return;
-  }
+namespace {
+
+// The selected collective's summary lines: op, size, group, duration, skew, straggler, busbw.
+void drawCollectiveSummary(int collective, const CollectiveDetails& d) {
   const auto& c = *d.instance;
   ImGui::Text("#%d  %s  %s", collective, c.op.c_str(), format::bytesSignificant(static_cast<double>(c.bytes)).c_str());
   ImGui::TextWrapped("%s seq %lld, %s%s%s, %d ranks%s", c.comm.c_str(), static_cast<long long>(c.seq), c.library.c_str(),
@@ -76,62 +73,99 @@ void drawCollectiveDetails(const TimelineModel& model, int collective, InspectAc
   } else {
     ImGui::TextWrapped("busbw %.3g GB/s (no alpha-beta model)", c.busbw_gbps);
   }
-  if (ImGui::SmallButton("zoom to it")) {
-    action->zoom = rangeAround(c, 0.5);
-    action->select = collective;
+}
+
+// Each rank's arrival and end, from the first arrival.
+void drawRankTimings(const CollectiveDetails& d) {
+  const auto& c = *d.instance;
+  if (!ImGui::BeginTable(
+          "ranks", 4,
+          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit)) {
+    return;
   }
-  if (ImGui::BeginTable("ranks", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit)) {
-    ImGui::TableSetupColumn("rank");
-    ImGui::TableSetupColumn("arrival");
-    ImGui::TableSetupColumn("end");
-    ImGui::TableSetupColumn("");
+  ImGui::TableSetupColumn("rank");
+  ImGui::TableSetupColumn("arrival");
+  ImGui::TableSetupColumn("end");
+  ImGui::TableSetupColumn("");
+  ImGui::TableHeadersRow();
+  for (const RankTiming& r : d.ranks) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%d", r.rank);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(("+" + dur(r.start_ns - c.first_start_ns)).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(("+" + dur(r.end_ns - c.first_start_ns)).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(r.rank == c.straggler_rank ? "last in" : (r.failed ? "failed" : ""));
+  }
+  ImGui::EndTable();
+}
+
+// Its phases, a table in a tree node. A table, not a line per phase: a wrapped line would break
+// inside a number ("7." / "13 us"). The rank in the phase's cell: narrow panels keep the times
+// visible.
+void drawPhases(const CollectiveDetails& d) {
+  const auto& c = *d.instance;
+  if (d.phases.empty() || !ImGui::TreeNodeEx("phases", ImGuiTreeNodeFlags_DefaultOpen,
+                                             "phases (%zu)", d.phases.size())) {
+    return;
+  }
+  if (ImGui::BeginTable("phases", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+    for (const char* h : {"rank: phase", "start", "took"}) ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
-    for (const RankTiming& r : d.ranks) {
+    for (const auto* p : d.phases) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::Text("%d", r.rank);
+      ImGui::TextUnformatted((std::to_string(p->rank) + ": " + p->phase +
+                              (p->steps > 1 ? " x" + std::to_string(p->steps) : "") +
+                              (p->inferred ? " (inferred)" : ""))
+                                 .c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(("+" + dur(r.start_ns - c.first_start_ns)).c_str());
+      ImGui::TextUnformatted(("+" + dur(p->start_ns - c.first_start_ns)).c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(("+" + dur(r.end_ns - c.first_start_ns)).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(r.rank == c.straggler_rank ? "last in" : (r.failed ? "failed" : ""));
+      ImGui::TextUnformatted(dur(p->end_ns - p->start_ns).c_str());
     }
     ImGui::EndTable();
   }
-  if (!d.phases.empty() && ImGui::TreeNodeEx("phases", ImGuiTreeNodeFlags_DefaultOpen, "phases (%zu)", d.phases.size())) {
-    // A table, not a line per phase: a wrapped line would break inside a number ("7." / "13 us").
-    // The rank in the phase's cell: narrow panels keep the times visible.
-    if (ImGui::BeginTable("phases", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
-      for (const char* h : {"rank: phase", "start", "took"}) ImGui::TableSetupColumn(h);
-      ImGui::TableHeadersRow();
-      for (const auto* p : d.phases) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted((std::to_string(p->rank) + ": " + p->phase +
-                                (p->steps > 1 ? " x" + std::to_string(p->steps) : "") +
-                                (p->inferred ? " (inferred)" : "")).c_str());
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(("+" + dur(p->start_ns - c.first_start_ns)).c_str());
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(dur(p->end_ns - p->start_ns).c_str());
-      }
-      ImGui::EndTable();
-    }
-    ImGui::TreePop();
+  ImGui::TreePop();
+}
+
+// The links it used and their bytes, in a tree node.
+void drawLinksUsed(const TimelineModel& model, const CollectiveDetails& d) {
+  if (!ImGui::TreeNodeEx("links", ImGuiTreeNodeFlags_DefaultOpen, "links used (%zu)",
+                         d.links.size()))
+    return;
+  if (model.links_begin.empty()) {
+    textDisabledWrapped("not loaded (a trace with over 20 M transfer rows)");
+  } else if (d.links.empty()) {
+    textDisabledWrapped("no transfers recorded for it");
   }
-  if (ImGui::TreeNodeEx("links", ImGuiTreeNodeFlags_DefaultOpen, "links used (%zu)", d.links.size())) {
-    if (model.links_begin.empty()) {
-      textDisabledWrapped("not loaded (a trace with over 20 M transfer rows)");
-    } else if (d.links.empty()) {
-      textDisabledWrapped("no transfers recorded for it");
-    }
-    for (const CollectiveLink& l : d.links) {
-      ImGui::TextWrapped("%d -> %d  %s in %lld messages", l.src, l.dst, format::bytesSignificant(static_cast<double>(l.bytes)).c_str(),
-                  static_cast<long long>(l.messages));
-    }
-    ImGui::TreePop();
+  for (const CollectiveLink& l : d.links) {
+    ImGui::TextWrapped("%d -> %d  %s in %lld messages", l.src, l.dst,
+                       format::bytesSignificant(static_cast<double>(l.bytes)).c_str(),
+                       static_cast<long long>(l.messages));
   }
+  ImGui::TreePop();
+}
+
+}  // namespace
+
+// Lines wrap at the panel's edge (TextWrapped) rather than run past it, clipped.
+void drawCollectiveDetails(const TimelineModel& model, int collective, InspectAction* action) {
+  CollectiveDetails d = collectiveDetails(model, collective);
+  if (d.instance == nullptr) {
+    textDisabledWrapped("Click a collective to see it on every rank.");
+    return;
+  }
+  drawCollectiveSummary(collective, d);
+  if (ImGui::SmallButton("zoom to it")) {
+    action->zoom = rangeAround(*d.instance, 0.5);
+    action->select = collective;
+  }
+  drawRankTimings(d);
+  drawPhases(d);
+  drawLinksUsed(model, d);
 }
 
 void drawRangeStats(const TimelineModel& model, const RangeStats& s) {

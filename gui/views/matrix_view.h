@@ -18,6 +18,15 @@ class MatrixView {
   void draw(const TimelineModel& model, ViewState* view);
 
  private:
+  struct Grid {  // where the cells are: the top-left cell's corner and a cell's side, pixels
+    float x0 = 0, y0 = 0, cell = 0;
+  };
+  // The parts of draw(), top to bottom, then the mouse.
+  void drawAxes(const Grid& g, ImVec2 origin) const;
+  void drawCells(const Grid& g, LinkRef hovered) const;
+  void drawLegend(const Grid& g, float ly, float lw) const;
+  void hoverCell(const Grid& g, ViewState* view) const;
+
   TrafficMatrix matrix_;
   CsvExportWidget export_{"traffic-matrix.csv"};
 };

@@ -7,6 +7,8 @@
 // arrived last most often.
 #pragma once
 
+#include <imgui.h>
+
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -37,6 +39,14 @@ class OverviewView {
   const OverviewPlace& place() const { return place_; }
 
  private:
+  // The parts of draw(), left to right and top to bottom.
+  static void drawTitle(const Overview& o, ImVec2 origin);
+  void drawStrip(const TimelineModel& model, const ViewState& view, void* tex, ImVec2 a,
+                 ImVec2 size);
+  static void hoverStrip(const TimelineModel& model, const ViewState& view, ImVec2 a, ImVec2 size,
+                         OverviewAction* action);
+  static void drawLegend(const Overview& o, float right, OverviewAction* action);
+
   std::vector<uint8_t> rgba_;
   int width_ = 0;
   bool dark_ = true;

@@ -1,5 +1,7 @@
 // gui/timeline_view.h — the timeline: a lane per rank (collectives, phases) and per
 // directed link (bytes/s), a sticky time ruler, hover line and tooltips, selection.
+// Each kind of lane draws itself and answers its own tooltips (timeline_lanes.h); this
+// class lays them out, keeps what the user changed and turns the mouse into gestures.
 //
 // Draws the model with ImGui's draw list; all geometry comes from lod.h
 // (buildFrameGeometry), so what is drawn, what the mouse hits and what the viewer
@@ -71,6 +73,16 @@ class TimelineView {
 
  private:
   enum class Drag { kNone, kPan, kZoomRange, kSelectRange };
+  struct Frame;  // one frame's lanes, layout and geometry (timeline_view.cpp)
+  // The stages of draw(), in order.
+  Frame beginFrame(const TimelineModel& model, ViewState* view, const TimelineDrawOptions& options);
+  std::vector<LaneLayout> layoutAndScroll(const TimelineModel& model, float top);
+  void drawLanes(const Frame& f);
+  void drawRangeSelection(const Frame& f) const;
+  Hit hoverLanes(const Frame& f, ViewState* view);
+  void followGesture(const Frame& f, ViewState* view, const Hit& hit);
+  void laneNameInput(const Frame& f, const Hit& hit);
+
   std::vector<LaneFlags> flags_;
   int selected_ = -1;
   int clicked_ = -1;

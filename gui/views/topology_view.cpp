@@ -60,11 +60,28 @@ void TopologyView::reset(const TimelineModel& model, const analyzer::Topology* t
 
 void TopologyView::draw(const TimelineModel& model, ViewState* view, int selected,
                         const std::optional<TimeRange>& range_selection, ImVec2 size) {
-  const analyzer::Analysis& a = model.analysis;
   ImGui::BeginChild("topology", size, false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  const Window w = drawScrubber(model, view, selected, range_selection);
+  loads_ = edgeLoads(model.analysis, edges_, w.t0, w.t1, idle_group_, &scale_gbps_);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ImVec2 graph(std::max(50.0f, avail.x - kLegendWidth), std::max(50.0f, avail.y));
+  geometry_ = graphGeometry(layout_, edges_, {origin.x, origin.y}, {graph.x, graph.y});
+  drawn_ = true;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  drawEdges(dl, view->hoveredLink());
+  drawNodes(dl, model.analysis);
+  drawGroups(dl, ImVec2(origin.x + graph.x / 2, origin.y + graph.y / 2));
+  drawLegend(dl, model.analysis, ImVec2(origin.x + graph.x + 10, origin.y + 4));
+  hoverGraph(view, graph);
+  ImGui::EndChild();
+}
 
-  // The window the colours follow: the scrubber's, else the selected range, else the view range
-  // (the whole trace by default).
+// The scrubber's controls and the line naming the window the colours follow: the scrubber's,
+// else the selected range, else the view range (the whole trace by default). Returns the window.
+Window TopologyView::drawScrubber(const TimelineModel& model, ViewState* view, int selected,
+                                  const std::optional<TimeRange>& range_selection) {
+  const analyzer::Analysis& a = model.analysis;
   const TimeRange base = range_selection ? *range_selection : view->range();
   const char* base_name = range_selection ? "selected range" : "view range";
   int64_t span0 = base.t0, span1 = base.t1;
@@ -103,19 +120,13 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
   ImGui::Text("colours: %s .. %s (%s%s)", format::durationSignificant(static_cast<double>(w.t0 - model.start_ns)).c_str(),
               format::durationSignificant(static_cast<double>(w.t1 - model.start_ns)).c_str(), scrub_ ? "scrubbing " : "",
               scrub_ ? span_name.c_str() : base_name);
+  return w;
+}
 
-  loads_ = edgeLoads(a, edges_, w.t0, w.t1, idle_group_, &scale_gbps_);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float graph_w = std::max(50.0f, avail.x - kLegendWidth);
-  const float graph_h = std::max(50.0f, avail.y);
-  geometry_ = graphGeometry(layout_, edges_, {origin.x, origin.y}, {graph_w, graph_h});
-  drawn_ = true;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const LinkRef hovered = view->hoveredLink();
+// Idle links first (dashed, no arrow), then links with traffic over them; the hovered one
+// underlaid.
+void TopologyView::drawEdges(ImDrawList* dl, LinkRef hovered) const {
   const ImU32 highlight = IM_COL32(255, 217, 26, 255);
-
-  // Idle links first (dashed, no arrow), then links with traffic over them; the hovered one underlaid.
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t i = 0; i < edges_.size(); ++i) {
       const GraphEdge& e = edges_[i];
@@ -130,6 +141,10 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
       }
     }
   }
+}
+
+// A rank: a disc in its lane's colour with its number, outlined red when it was cut off.
+void TopologyView::drawNodes(ImDrawList* dl, const analyzer::Analysis& a) const {
   const ImU32 outline = IM_COL32(20, 20, 20, 255);
   for (size_t i = 0; i < layout_.ranks.size(); ++i) {
     const ImVec2 c(geometry_.nodes[i].x, geometry_.nodes[i].y);
@@ -141,103 +156,111 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
     const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
     dl->AddText(ImVec2(c.x - ts.x / 2, c.y - ts.y / 2), outline, label.c_str());
   }
-  // Node groups of the topology file: the node's name outside its first rank, away from the edges.
-  const float cx = origin.x + graph_w / 2, cy = origin.y + graph_h / 2;
+}
+
+// Node groups of the topology file: the node's name outside its first rank, away from the
+// graph's `centre` (and so from the edges).
+void TopologyView::drawGroups(ImDrawList* dl, ImVec2 centre) const {
   for (size_t i = 0; i < layout_.ranks.size(); ++i) {
     if (layout_.groups[i].empty() || (i > 0 && layout_.groups[i] == layout_.groups[i - 1])) continue;
     const Vec2 p = geometry_.nodes[i];
-    const float dx = p.x - cx, dy = p.y - cy, len = std::max(1.0f, std::hypot(dx, dy));
+    const float dx = p.x - centre.x, dy = p.y - centre.y, len = std::max(1.0f, std::hypot(dx, dy));
     const ImVec2 ts = ImGui::CalcTextSize(layout_.groups[i].c_str());
     const float out = geometry_.node_radius + 6 + std::max(ts.x, ts.y) / 2;
     dl->AddText(ImVec2(p.x + dx / len * out - ts.x / 2, p.y + dy / len * out - ts.y / 2),
                 ImGui::GetColorU32(ImGuiCol_TextDisabled), layout_.groups[i].c_str());
   }
+}
 
-  // Legend, right of the graph.
-  {
-    const float lx = origin.x + graph_w + 10, lw = kLegendWidth - 20;
-    float ly = origin.y + 4;
-    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-    const float line = ImGui::GetTextLineHeightWithSpacing();
-    dl->AddText(ImVec2(lx, ly), text, "link load in the window");
-    ly += line;
-    rampBar(dl, ImVec2(lx, ly), lw, 12);
-    ly += 14;
-    bool with_capacity = false, without = false;
-    for (const GraphEdge& e : edges_) {
-      if (e.idle) continue;
-      (e.capacity_gbps > 0 ? with_capacity : without) = true;
-    }
-    dl->AddText(ImVec2(lx, ly), text, "0");
-    const std::string top = without ? "p90 of means " + format::rate(scale_gbps_ * 1e9) : "capacity";
-    dl->AddText(ImVec2(lx + lw - ImGui::CalcTextSize(top.c_str()).x, ly), text, top.c_str());
-    ly += line;
-    if (with_capacity && without) {
-      dl->AddText(ImVec2(lx, ly), ImGui::GetColorU32(ImGuiCol_TextDisabled), "(capacity where known)");
-      ly += line;
-    }
-    ly += line * 0.5f;
-    arrow(dl, ImVec2(lx, ly + 7), ImVec2(lx + 40, ly + 7), col(loadRgb(0.5)), kUsedThickness);
-    dl->AddText(ImVec2(lx + 48, ly), text, "link with traffic (colour: load)");
-    ly += line;
-    dashedLine(dl, ImVec2(lx, ly + 7), ImVec2(lx + 40, ly + 7), col(kIdleRgb), kIdleThickness);
-    dl->AddText(ImVec2(lx + 48, ly), text, "idle link (no bytes)");
-    if (!idle_group_.empty()) {  // the analyzer's idle links of the selected collective's group
-      ly += line;
-      dl->AddText(ImVec2(lx + 48, ly), ImGui::GetColorU32(ImGuiCol_TextDisabled), ("in " + idle_group_).c_str());
-    }
-    ly += line;
-    dl->AddCircleFilled(ImVec2(lx + 20, ly + 7), 7, col(rankRgb(0)), 16);
-    dl->AddText(ImVec2(lx + 48, ly), text, "rank (its lane's colour)");
-    ly += line * 1.5f;
-    int idle = 0;
-    for (const EdgeLoad& l : loads_) idle += l.idle ? 1 : 0;
-    const std::string counts = std::to_string(layout_.ranks.size()) + " ranks, " +
-                               std::to_string(edges_.size() - static_cast<size_t>(idle)) + " links used, " +
-                               std::to_string(idle) + " idle here";
-    dl->AddText(ImVec2(lx, ly), text, counts.c_str());
-    // The report's count (its Idle links table) beside it: links idle over the whole trace
-    // and during some op, so the two never seem to disagree ("2 idle" vs "8").
-    ly += line;
-    const std::string report = "report: " + std::to_string(a.idle_links.size()) +
-                               " idle (trace or an op)";
-    dl->AddText(ImVec2(lx, ly), ImGui::GetColorU32(ImGuiCol_TextDisabled), report.c_str());
+// The legend right of the graph, from `at` down: the load ramp and its top, the kinds of
+// edge and node, and the counts (the report's beside the view's).
+void TopologyView::drawLegend(ImDrawList* dl, const analyzer::Analysis& a, ImVec2 at) const {
+  const float lx = at.x, lw = kLegendWidth - 20;
+  float ly = at.y;
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text),
+              dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  dl->AddText(ImVec2(lx, ly), text, "link load in the window");
+  ly += line;
+  rampBar(dl, ImVec2(lx, ly), lw, 12);
+  ly += 14;
+  bool with_capacity = false, without = false;
+  for (const GraphEdge& e : edges_) {
+    if (e.idle) continue;
+    (e.capacity_gbps > 0 ? with_capacity : without) = true;
   }
+  dl->AddText(ImVec2(lx, ly), text, "0");
+  const std::string top = without ? "p90 of means " + format::rate(scale_gbps_ * 1e9) : "capacity";
+  dl->AddText(ImVec2(lx + lw - ImGui::CalcTextSize(top.c_str()).x, ly), text, top.c_str());
+  ly += line;
+  if (with_capacity && without) {
+    dl->AddText(ImVec2(lx, ly), dim, "(capacity where known)");
+    ly += line;
+  }
+  ly += line * 0.5f;
+  arrow(dl, ImVec2(lx, ly + 7), ImVec2(lx + 40, ly + 7), col(loadRgb(0.5)), kUsedThickness);
+  dl->AddText(ImVec2(lx + 48, ly), text, "link with traffic (colour: load)");
+  ly += line;
+  dashedLine(dl, ImVec2(lx, ly + 7), ImVec2(lx + 40, ly + 7), col(kIdleRgb), kIdleThickness);
+  dl->AddText(ImVec2(lx + 48, ly), text, "idle link (no bytes)");
+  if (!idle_group_.empty()) {  // the analyzer's idle links of the selected collective's group
+    ly += line;
+    dl->AddText(ImVec2(lx + 48, ly), dim, ("in " + idle_group_).c_str());
+  }
+  ly += line;
+  dl->AddCircleFilled(ImVec2(lx + 20, ly + 7), 7, col(rankRgb(0)), 16);
+  dl->AddText(ImVec2(lx + 48, ly), text, "rank (its lane's colour)");
+  ly += line * 1.5f;
+  int idle = 0;
+  for (const EdgeLoad& l : loads_) idle += l.idle ? 1 : 0;
+  const std::string counts = std::to_string(layout_.ranks.size()) + " ranks, " +
+                             std::to_string(edges_.size() - static_cast<size_t>(idle)) +
+                             " links used, " + std::to_string(idle) + " idle here";
+  dl->AddText(ImVec2(lx, ly), text, counts.c_str());
+  // The report's count (its Idle links table) beside it: links idle over the whole trace
+  // and during some op, so the two never seem to disagree ("2 idle" vs "8").
+  ly += line;
+  const std::string report =
+      "report: " + std::to_string(a.idle_links.size()) + " idle (trace or an op)";
+  dl->AddText(ImVec2(lx, ly), dim, report.c_str());
+}
 
-  // Mouse: an edge or a node under the cursor.
-  ImGui::InvisibleButton("graph", ImVec2(graph_w, graph_h));
-  if (ImGui::IsItemHovered()) {
-    const ImVec2 m = ImGui::GetIO().MousePos;
-    const int node = nodeAt(geometry_, {m.x, m.y});
-    const int edge = node >= 0 ? -1 : edgeAt(geometry_, {m.x, m.y}, 5.0f);
-    if (node >= 0) {
-      const size_t i = static_cast<size_t>(node);
-      ImGui::BeginTooltip();
-      ImGui::Text("rank %d%s%s", layout_.ranks[i], layout_.groups[i].empty() ? "" : " on ",
-                  layout_.groups[i].c_str());
-      ImGui::EndTooltip();
-    } else if (edge >= 0) {
-      const GraphEdge& e = edges_[static_cast<size_t>(edge)];
-      view->hoverLink({e.src, e.dst});
-      ImGui::BeginTooltip();
-      ImGui::Text("%d -> %d", e.src, e.dst);
-      if (e.idle) {
-        ImGui::TextUnformatted("idle: no bytes in the whole trace");
-      } else if (loads_[static_cast<size_t>(edge)].idle) {
-        ImGui::Text("idle during %s (%s over the trace)", idle_group_.c_str(),
-                    format::bytesSignificant(static_cast<double>(e.bytes)).c_str());
-      } else {
-        const EdgeLoad& l = loads_[static_cast<size_t>(edge)];
-        ImGui::Text("%s over the trace", format::bytesSignificant(static_cast<double>(e.bytes)).c_str());
-        ImGui::Text("%s in the window (%.0f%% of %s)", format::rate(l.gbps * 1e9).c_str(), l.fraction * 100,
-                    e.capacity_gbps > 0 ? "capacity" : "the busiest link's peak");
-      }
-      if (e.capacity_gbps > 0) ImGui::Text("capacity %s", format::rate(e.capacity_gbps * 1e9).c_str());
-      for (const std::string& g : e.idle_during) ImGui::Text("idle during %s", g.c_str());
-      ImGui::EndTooltip();
+// The mouse over the graph: a node (its rank and machine) or else an edge (its bytes, load and
+// capacity; it becomes the hovered link the timeline outlines too).
+void TopologyView::hoverGraph(ViewState* view, ImVec2 graph) const {
+  ImGui::InvisibleButton("graph", graph);
+  if (!ImGui::IsItemHovered()) return;
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  const int node = nodeAt(geometry_, {m.x, m.y});
+  const int edge = node >= 0 ? -1 : edgeAt(geometry_, {m.x, m.y}, 5.0f);
+  if (node >= 0) {
+    const size_t i = static_cast<size_t>(node);
+    ImGui::BeginTooltip();
+    ImGui::Text("rank %d%s%s", layout_.ranks[i], layout_.groups[i].empty() ? "" : " on ",
+                layout_.groups[i].c_str());
+    ImGui::EndTooltip();
+  } else if (edge >= 0) {
+    const GraphEdge& e = edges_[static_cast<size_t>(edge)];
+    view->hoverLink({e.src, e.dst});
+    ImGui::BeginTooltip();
+    ImGui::Text("%d -> %d", e.src, e.dst);
+    if (e.idle) {
+      ImGui::TextUnformatted("idle: no bytes in the whole trace");
+    } else if (loads_[static_cast<size_t>(edge)].idle) {
+      ImGui::Text("idle during %s (%s over the trace)", idle_group_.c_str(),
+                  format::bytesSignificant(static_cast<double>(e.bytes)).c_str());
+    } else {
+      const EdgeLoad& l = loads_[static_cast<size_t>(edge)];
+      ImGui::Text("%s over the trace",
+                  format::bytesSignificant(static_cast<double>(e.bytes)).c_str());
+      ImGui::Text("%s in the window (%.0f%% of %s)", format::rate(l.gbps * 1e9).c_str(),
+                  l.fraction * 100, e.capacity_gbps > 0 ? "capacity" : "the busiest link's peak");
     }
+    if (e.capacity_gbps > 0)
+      ImGui::Text("capacity %s", format::rate(e.capacity_gbps * 1e9).c_str());
+    for (const std::string& g : e.idle_during) ImGui::Text("idle during %s", g.c_str());
+    ImGui::EndTooltip();
   }
-  ImGui::EndChild();
 }
 
 std::string TopologyView::layoutJson() const {

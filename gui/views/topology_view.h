@@ -39,6 +39,15 @@ class TopologyView {
   }
 
  private:
+  // The stages of draw(), in order.
+  Window drawScrubber(const TimelineModel& model, ViewState* view, int selected,
+                      const std::optional<TimeRange>& range_selection);
+  void drawEdges(ImDrawList* dl, LinkRef hovered) const;
+  void drawNodes(ImDrawList* dl, const analyzer::Analysis& a) const;
+  void drawGroups(ImDrawList* dl, ImVec2 centre) const;
+  void drawLegend(ImDrawList* dl, const analyzer::Analysis& a, ImVec2 at) const;
+  void hoverGraph(ViewState* view, ImVec2 graph) const;
+
   GraphLayout layout_;
   std::vector<GraphEdge> edges_;
   GraphGeometry geometry_;

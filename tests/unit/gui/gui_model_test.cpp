@@ -288,6 +288,32 @@ TEST(Lod, HitTestFindsEventUnderPixel) {
   EXPECT_EQ(h.event, -1);
 }
 
+// The two halves the timeline's lane classes use: the lane under y, then a rank lane's own
+// hit-test; together they answer as hitTest does, and a hidden lane is never under the mouse.
+TEST(Lod, LaneAtThenTheRankLanesOwnHitTestAgreeWithHitTest) {
+  TimelineModel m = threeCollectives();
+  std::vector<LaneFlags> flags(m.lanes.size());
+  LayoutOptions o{20, 40, 4};
+  auto layout = layoutLanes(m, flags, 100, o);
+  TimeAxis axis{0, 1000, 0, 1000};
+  const float y = layout[1].y + 25;
+  ASSERT_EQ(laneAt(layout, y), 1);
+  EXPECT_EQ(laneAt(layout, 99), -1);               // above the first lane
+  EXPECT_EQ(laneAt(layout, layout[1].y - 2), -1);  // in the gap between lanes
+  const Hit own = hitRankLane(m.lanes[1], 1, layout[1], axis, 350, y);
+  const Hit all = hitTest(m, layout, axis, 350, y);
+  EXPECT_EQ(own.lane, all.lane);
+  EXPECT_EQ(own.row, all.row);
+  EXPECT_EQ(own.event, all.event);
+  EXPECT_EQ(own.count, all.count);
+  EXPECT_EQ(own.event, 1);
+  // Rank 1 hidden: its y now belongs to the lane laid out there, or to none.
+  flags[1].hidden = true;
+  layout = layoutLanes(m, flags, 100, o);
+  EXPECT_FLOAT_EQ(layout[1].height, 0);
+  EXPECT_NE(laneAt(layout, layout[1].y), 1);
+}
+
 TEST(ViewState, ZoomKeepsTheCursorTimeAndUndoRedo) {
   ViewState v;
   v.setLimits(0, 1000000);

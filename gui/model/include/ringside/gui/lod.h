@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "ringside/gui/timeline_model.h"
@@ -86,8 +87,17 @@ struct Hit {
   int count = 0;            // > 1: a merged block starting at `event`
 };
 // What is at pixel (x, y): the draw item under x (with `slack_px` tolerance) on the row under y.
+// The lane under y, then, on a rank lane, hitRankLane (the timeline view asks each kind of lane
+// its own way: gui/views/timeline_lanes.h).
 Hit hitTest(const TimelineModel& model, const std::vector<LaneLayout>& layout,
             const TimeAxis& axis, float x, float y, float min_px = 3.0f, float slack_px = 2.0f);
+
+// The lane whose [y, y + height) holds `y`; -1 when none (hidden lanes have no height).
+int laneAt(std::span<const LaneLayout> layout, float y);
+// On rank lane `lane` (lanes[index], laid out at `l`): the row under y and the draw item under x,
+// with `slack_px` tolerance; row -1 on the header or a folded lane.
+Hit hitRankLane(const Lane& lane, int index, const LaneLayout& l, const TimeAxis& axis, float x,
+                float y, float min_px = 3.0f, float slack_px = 2.0f);
 
 // Everything the timeline draws in one frame, in pixels, without drawing: the rows and
 // counters of the lanes that reach into [clip_y0, clip_y1]. The view draws exactly this; the
