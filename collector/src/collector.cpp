@@ -127,7 +127,7 @@ void readWindowConfig(WindowConfig* w) {
       *field = ns;
       w->time = true;
     } else {
-      detail::logWarning("ignoring %s=%s (expected seconds >= 0)", name, v);
+      detail::logWarning("ignoring %s=%s (expected seconds >= 0, or a duration: 500ms, 5m)", name, v);
     }
   }
   if (const char* v = envText("RINGSIDE_TRIGGER_FILE")) w->trigger_file = v;

@@ -83,7 +83,7 @@ std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
       {"timeout-s", 0, "SECONDS", "deadline of every blocking step (default: 30)",
        [o](std::string_view value, std::string* error) {
          if (parseSeconds(value, &o->timeout_s) && o->timeout_s >= 1) return true;
-         *error = "expected a number of seconds >= 1";
+         *error = "expected seconds >= 1, or a duration: 90s, 2m";
          return false;
        }},
       {"chunk-bytes", 0, "BYTES", "pipelining chunk of ring and tree (default: automatic)",
