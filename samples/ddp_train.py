@@ -44,8 +44,9 @@ def parse_args(argv):
                    help="use a fork-based multiprocessing.Pool (one task per worker, so workers "
                         "are forked again and again) while DDP steps run")
     p.add_argument("--report-step-time", action="store_true",
-                   help="rank 0 prints 'step_time_ms X': the mean wall time of the steps after "
-                        "the first two (for perf/overhead.py)")
+                   help="rank 0 prints 'step_time_ms X', 'step_time_median_ms Y' and 'step_cpu_ms Z': "
+                        "the mean and median wall time and the mean CPU time of its process of the "
+                        "steps after the first two (tools/perf/overhead.py)")
     p.add_argument("--slow-rank", type=int, default=-1, metavar="R",
                    help="rank R computes --slow-ms longer before each backward: a straggler, as a "
                         "slower GPU or a busier host makes one (for demonstrations and tests)")
@@ -151,11 +152,12 @@ def main(argv):
         from ringside_steps import step_marker
         mark = step_marker()
 
-    step_starts = []
+    step_starts, cpu_starts = [], []
     for step in range(args.steps):
         if mark is not None:
             mark(args.mark_steps + step)
         step_starts.append(time.perf_counter())
+        cpu_starts.append(time.process_time())
         pending = pool.apply_async(pool_work, (step,)) if pool is not None else None
         b = step % batches
         xb = x_mine[b * args.batch_size:(b + 1) * args.batch_size]
@@ -175,10 +177,18 @@ def main(argv):
             print(f"step {step + 1:4d}/{args.steps} loss {loss.item():.6f}", flush=True)
 
     step_starts.append(time.perf_counter())
+    cpu_starts.append(time.process_time())
     if args.report_step_time and rank == 0:
         timed = step_starts[2:] if len(step_starts) > 3 else step_starts
         mean_ms = (timed[-1] - timed[0]) * 1000.0 / max(1, len(timed) - 1)
         print(f"step_time_ms {mean_ms:.4f}", flush=True)
+        # The median step: a step the scheduler preempted (2 cores shared) does not move it.
+        each = sorted(b - a for a, b in zip(timed, timed[1:])) or [0.0]
+        print(f"step_time_median_ms {each[len(each) // 2] * 1000.0:.4f}", flush=True)
+        # CPU time of this process (all its threads: Gloo's, ringside's writer) per step: what
+        # tracing adds, less sensitive than wall time to what else the machine runs.
+        cpu = cpu_starts[2:] if len(cpu_starts) > 3 else cpu_starts
+        print(f"step_cpu_ms {(cpu[-1] - cpu[0]) * 1000.0 / max(1, len(cpu) - 1):.4f}", flush=True)
 
     if pool is not None:
         pool.close()

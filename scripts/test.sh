@@ -129,7 +129,7 @@ fi
 if [[ ${RINGSIDE_SKIP_SANITIZERS:-0} != 1 ]]; then
   # -O1: what the sanitizers' own documentation recommends, and a third less compile time.
   sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g"
-    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DRINGSIDE_BENCH=OFF)
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" -DRINGSIDE_PERF_PROGRAMS=OFF)
   stage asan-build configure_and_build build-asan -DRINGSIDE_SANITIZE=address "${sanitizer_flags[@]}"
   if [[ ${stage_ok[asan-build]} == 1 ]]; then
     libasan=$(gcc -print-file-name=libasan.so)
@@ -160,7 +160,7 @@ fi
 # plugin still build (they need neither CUDA nor NCCL) and are tested on the stand-ins.
 nocuda_dirs=(tests/unit/collector tests/unit/interpose tests/standins)
 stage nocuda-build configure_and_build build-nocuda -DRINGSIDE_CUDA=OFF -DCMAKE_IGNORE_PATH=/usr/local/cuda \
-  -DRINGSIDE_BENCH=OFF -- cli/all interpose/all collector/all "${nocuda_dirs[@]/%//all}"
+  -DRINGSIDE_PERF_PROGRAMS=OFF -- cli/all interpose/all collector/all "${nocuda_dirs[@]/%//all}"
 nocuda_test() {
   local d
   for d in "${nocuda_dirs[@]}"; do run_ctest "build-nocuda/$d" -L 'unit|standin' || return 1; done

@@ -15,7 +15,11 @@
 #                     one `ringside record --nnodes 4 --node-rank i --ranks R` per host running
 #                     CMD (MASTER_ADDR: host 0), merged into DIR/trace.sqlite; --allreduce ring|
 #                     tree|multipath reroutes the job's Gloo all-reduces (record --allreduce),
-#                     the ranks get RINGSIDE_TOPOLOGY (the case's topology file)
+#                     the ranks get RINGSIDE_TOPOLOGY (the case's topology file);
+#                     --job-hosts H runs the job on h0..h(H-1) only (default 4); --launcher: CMD
+#                     starts its own ranks (torchrun with c10d rendezvous): `record` gets no
+#                     --ranks, --master-addr or --run-id (the run id is torchrun's --rdzv-id), and
+#                     --ranks-per-host only says where the truth places the ranks
 #   emulate.sh status [--prefix rs]
 #   emulate.sh down   [--prefix rs]
 #   emulate.sh topology --case ...   (prints the matching topology file)
@@ -77,7 +81,7 @@ shift
 CASE="" PREFIX="rs" RATE="200mbit" SLOW_RATE="" DELAY=0 BURST=64kb OUT="" ALGO="ring,tree"
 QUEUE_MS=50 MTU=65000 SIZES="1M,4M" ITERS=3 WARMUP=1 KEEP=0 RINGSIDE="" PORT=29500 TIMEOUT_S=60
 CLOCKS=0 MONO_OFFSETS="3600,14400,25200,36000" WALL_OFFSETS="0,8,-5,13" DRIFT="" CLOCKSHIFT=""
-RANKS_PER_HOST=2 JOB=() JOB_ALLREDUCE="" PROBE=0
+RANKS_PER_HOST=2 JOB=() JOB_ALLREDUCE="" PROBE=0 JOB_HOSTS=$N LAUNCHER=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --clocks) CLOCKS=1; shift ;;
@@ -88,6 +92,8 @@ while [[ $# -gt 0 ]]; do
     --drift) DRIFT="$2"; shift 2 ;;
     --clockshift) CLOCKSHIFT="$2"; shift 2 ;;
     --ranks-per-host) RANKS_PER_HOST="$2"; shift 2 ;;
+    --job-hosts) JOB_HOSTS="$2"; shift 2 ;;
+    --launcher) LAUNCHER=1; shift ;;
     --port) PORT="$2"; shift 2 ;;
     --) shift; JOB=("$@"); break ;;
     --case) CASE="$2"; shift 2 ;;
@@ -112,6 +118,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$PREFIX" =~ ^[A-Za-z0-9_]{1,40}$ ]] || die "--prefix must be 1-40 letters, digits or _"
 [[ "$RANKS_PER_HOST" =~ ^[1-9][0-9]?$ ]] || die "--ranks-per-host must be 1..99"
+[[ "$JOB_HOSTS" =~ ^[1-9]$ ]] && ((JOB_HOSTS <= N)) || die "--job-hosts must be 1..$N"
 [[ "$QUEUE_MS" =~ ^[1-9][0-9]{0,3}$ ]] || die "--queue-ms must be 1..9999"
 [[ "$MTU" =~ ^[1-9][0-9]{2,4}$ ]] && ((MTU >= 576 && MTU <= 65000)) || die "--mtu must be 576..65000 (a packet must fit the tbf burst, 64 kB by default)"
 
@@ -398,11 +405,11 @@ check_clocks() {
     return 0
   fi
   local i
-  for ((i = 0; i < N; i++)); do
+  for ((i = 0; i < JOB_HOSTS; i++)); do
     [[ "$(list_item "$MONO_OFFSETS" $i)" =~ ^[0-9]+$ ]] ||
-      die "--mono-offsets-s needs $N whole numbers of seconds >= 0, e.g. 3600,14400,25200,36000"
+      die "--mono-offsets-s needs $JOB_HOSTS whole numbers of seconds >= 0, e.g. 3600,14400,25200,36000"
     [[ "$(list_item "$WALL_OFFSETS" $i)" =~ ^-?[0-9]+(\.[0-9]+)?$ ]] ||
-      die "--wall-offsets-ms needs $N numbers of milliseconds, e.g. 0,8,-5,13"
+      die "--wall-offsets-ms needs $JOB_HOSTS numbers of milliseconds, e.g. 0,8,-5,13"
   done
   [[ -z "$DRIFT" || "$DRIFT" =~ ^[0-3]:-?[0-9]+(\.[0-9]+)?$ ]] || die "--drift takes HOST:PPM, e.g. 2:20"
   unshare --time --fork --monotonic 1 --boottime 1 true 2>/dev/null ||
@@ -431,7 +438,7 @@ write_truth() {
     echo '  "reference": "CLOCK_MONOTONIC and CLOCK_REALTIME of the machine (the root time namespace)",'
     echo '  "model": "host monotonic = t + monotonic_offset_ns + (t + monotonic_offset_ns - rate_origin_ns) * rate_ppm / 1e6, t the reference monotonic; host boottime likewise with boottime_offset_ns; host wall = reference wall + wall_offset_ns",'
     echo '  "hosts": ['
-    for ((i = 0; i < N; i++)); do
+    for ((i = 0; i < JOB_HOSTS; i++)); do
       local off_ns=$(($(mono_offset_s $i) * 1000000000))
       ORIGIN_NS[$i]=$((now + off_ns))
       local ranks=""
@@ -439,7 +446,7 @@ write_truth() {
       printf '    {"host": "h%d", "index": %d, "ranks": [%s], "monotonic_offset_ns": %d, "boottime_offset_ns": %d, "wall_offset_ns": %d, "rate_ppm": %s, "rate": %s, "rate_origin_ns": %d}%s\n' \
         $i $i "$ranks" $off_ns $off_ns "$(wall_offset_ns $i)" "$(drift_ppm $i)" \
         "$(awk -v p="$(drift_ppm $i)" 'BEGIN { printf "%.9f", 1 + p / 1e6 }')" "${ORIGIN_NS[$i]}" \
-        "$( ((i < N - 1)) && echo ,)"
+        "$( ((i < JOB_HOSTS - 1)) && echo ,)"
     done
     echo '  ]'
     echo "}"
@@ -536,14 +543,17 @@ cmd_run_job() {
     topology_file >"$OUT/topology.txt"
     reroute=(--allreduce "$JOB_ALLREDUCE")
   fi
-  for ((i = 0; i < N; i++)); do
+  # ringside starts the ranks (--ranks), or the command is a launcher that does (torchrun
+  # with its own rendezvous: the run id is its --rdzv-id, which record reads).
+  local ranks=(--ranks "$RANKS_PER_HOST" --master-addr "$(ident 0)" --master-port "$PORT" --run-id "$run_id")
+  if ((LAUNCHER)); then ranks=(); run_id="(the launcher's)"; fi
+  for ((i = 0; i < JOB_HOSTS; i++)); do
     host_exec $i env RINGSIDE_TOPOLOGY="$( ((PROBE)) || echo "${JOB_ALLREDUCE:+$OUT/topology.txt}")" \
-      "$RINGSIDE" record --nnodes $N --node-rank $i --ranks "$RANKS_PER_HOST" \
-      --master-addr "$(ident 0)" --master-port "$PORT" --run-id "$run_id" -o "$trace" \
+      "$RINGSIDE" record --nnodes $JOB_HOSTS --node-rank $i "${ranks[@]}" -o "$trace" \
       "${reroute[@]}" --grace-s 10 -q -- "${JOB[@]}" >"$OUT/host$i.out" 2>"$OUT/host$i.err" &
     pids[$i]=$!
   done
-  for ((i = 0; i < N; i++)); do
+  for ((i = 0; i < JOB_HOSTS; i++)); do
     wait "${pids[$i]}" || { echo "host h$i failed (exit $?): $(tail -3 "$OUT/host$i.err")" >&2; rc=1; }
   done
   "$RINGSIDE" merge -q -f "$trace.ranks" -o "$trace" 2>"$OUT/merge.err" ||

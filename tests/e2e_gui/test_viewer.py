@@ -601,7 +601,7 @@ def scenario_zoom(env):
 
 
 def scenario_scale(env):
-    """256 generated ranks on 32 hosts (bench/gen trace_gen), rank 77 arriving 3 ms late at every
+    """256 generated ranks on 32 hosts (tools/trace_gen), rank 77 arriving 3 ms late at every
     call: the overview names rank 77 as the latest to arrive and its row is the one that does not
     wait (no orange), the host groups start folded except rank 77's, whose lane is there."""
     gen = os.path.join(env.bin, "trace_gen")

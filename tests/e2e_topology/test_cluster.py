@@ -7,6 +7,13 @@ Scenarios:
                 monotonic clock 20 ppm fast: 8 ranks on 4 host names, each where the truth
                 says, every rank's clock hours off the others' as the truth says, one run id
   bench-clocks  `ringside bench` one rank per host with clocks of their own: 4 ranks, 4 hosts
+  pip-torchrun  pip's torch (scripts/setup-pip-torch.sh --cached-only) on 2 hosts, each running
+                `record --nnodes 2 --node-rank K -- torchrun --nnodes 2 --nproc-per-node 2
+                --rdzv-backend c10d --rdzv-endpoint h0:PORT --rdzv-id ID ddp_train.py` (torchrun's
+                own rendezvous, host h1's clocks hours and milliseconds off h0's): 4 ranks, two
+                per host where torchrun put them, one run id torchelastic:ID in both nodes'
+                files, per-rank bytes = steps x gradient bytes, Gloo's ring messages on every
+                link (two of them crossing hosts), the steps found, the clocks aligned
 
 Both check the clock alignment against the truth (docs/clock-alignment.md): every rank's
 mapping within 100 us of the truth at its first and its last call, every bound met, no message
@@ -87,7 +94,7 @@ def model_f(db, rank, raw):
     return row[0] if row else 0
 
 
-def check_alignment(run):
+def check_alignment(run, n_hosts=4):
     db = sqlite3.connect(f"file:{run.trace}?mode=ro", uri=True)
     try:
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
@@ -106,7 +113,7 @@ def check_alignment(run):
             " WHERE op = 'allreduce' GROUP BY comm, seq HAVING count(*) > 1")]
     finally:
         db.close()
-    check(domains == 4, "4 clock domains, one per emulated host")
+    check(domains == n_hosts, f"{n_hosts} clock domains, one per emulated host")
     check(worst <= LIMIT_NS, "every rank within 100 us of the truth (worst %.1f us)" % (worst / 1e3))
     check(meta.get("clock_bounds_violated") == "0", "every clock bound met")
     check(meta.get("clock_messages_before_sent") == "0" and int(meta.get("clock_messages_checked", 0)) > 0,
@@ -179,7 +186,96 @@ def bench_clocks(args, out):
     check_alignment(run)
 
 
-SCENARIOS = {"ddp-clocks": ddp_clocks, "bench-clocks": bench_clocks}
+def e2e_modules():
+    """tests/e2e's helpers (Trace, Gloo's message model) and its pip torch environment."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
+    import e2e_util
+    import test_pip_torch
+    return e2e_util, test_pip_torch
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PIP_STEPS = 6
+
+
+def run_torchrun_hosts(args, out, torchrun, rdzv_id, describe):
+    """The DDP sample under torchrun on h0 and h1, each under `record --nnodes 2`; a run that
+    hit pip torch's own teardown abort after the last step (tests/e2e/test_pip_torch.py) is run
+    again, twice at most."""
+    _, pip = e2e_modules()
+    port = 29671
+    job = [torchrun, "--nnodes", "2", "--nproc-per-node", "2", "--rdzv-backend", "c10d",
+           "--rdzv-endpoint", f"h0:{port}", "--rdzv-id", rdzv_id, args.ddp_sample,
+           "--steps", str(PIP_STEPS), "--bucket-cap-mb", pip.BUCKET_MB,
+           "--first-bucket-mb", pip.BUCKET_MB, "--describe", describe]
+    for attempt in range(3):
+        shutil.rmtree(out, ignore_errors=True)
+        try:
+            return cluster.run_job(args.ringside, job, out=out, prefix="rsc3", port=port + 1,
+                                   job_hosts=2, launcher=True, ranks_per_host=2,
+                                   mono_offsets_s=[3600, 14400], wall_offsets_ms=[0, 8],
+                                   clockshift=args.clockshift)
+        except cluster.EmulationFailed as e:
+            errs = "".join(open(os.path.join(out, f"host{i}.err"), errors="replace").read()
+                           for i in range(2) if os.path.exists(os.path.join(out, f"host{i}.err")))
+            steps = len(pip.loss_lines(open(os.path.join(out, "host0.out")).read())) \
+                if os.path.exists(os.path.join(out, "host0.out")) else 0
+            if attempt == 2 or pip.TORCH_TEARDOWN_ABORT not in errs or steps != PIP_STEPS:
+                raise
+            print(f"torch aborted a rank at teardown after step {PIP_STEPS} (torch's own); "
+                  f"running again: {e}", flush=True)
+    raise AssertionError("unreachable")
+
+
+def pip_torchrun(args, out):
+    u, pip = e2e_modules()
+    try:
+        python, torchrun = pip.pip_python()
+    except u.Skipped as e:
+        raise cluster.Skip(str(e))
+    print(f"pip torch {pip.torch_version(python)} ({python})")
+    rdzv_id = f"rs-{os.getpid()}"
+    describe = os.path.join(tempfile.mkdtemp(prefix="ringside-describe-"), "describe.json")
+    run = run_torchrun_hosts(args, os.path.join(out, "run"), torchrun, rdzv_id, describe)
+    check(run.truth is not None and len(run.truth["hosts"]) == 2, "clock-truth.json has 2 hosts")
+    rows = cluster.trace_ranks(run.trace)
+    check([r[0] for r in rows] == [0, 1, 2, 3], "the trace has ranks 0..3")
+    check({r: h for r, h, _, _ in rows} == run.host_of_rank(),
+          "ranks 0, 1 on h0 and 2, 3 on h1, where torchrun's rendezvous put them")
+    want_id = "torchelastic:" + rdzv_id
+    for node in (0, 1):
+        folder = os.path.join(run.trace + ".ranks", f"node-{node}")
+        ids = {u.rank_file_meta(f).get("run_id") for f in u.rank_files(folder)}
+        check(ids == {want_id}, f"node {node}'s 2 rank files carry run id {want_id} ({ids})")
+    trace = u.Trace(run.trace)
+    try:
+        meta = trace.meta()
+        check(meta.get("run_id") == want_id and (meta.get("missing_ranks") or "") == "",
+              f"merged: run id {meta.get('run_id')}, no rank missing")
+        check(all(meta.get(f"rank.{r}.interposition") == "active: gloo" for r in range(4)),
+              "every rank: interposition active: gloo")
+        grad_bytes = u.read_json(describe)["grad_bytes"]
+        for r in range(4):
+            got = trace.rows("SELECT sum(bytes) FROM collective WHERE rank = ? AND op = 'allreduce'",
+                             (r,))[0][0]
+            check(got == PIP_STEPS * grad_bytes,
+                  f"rank {r}: all-reduced {got} bytes = {PIP_STEPS} steps x {grad_bytes}")
+        checked = u.check_transfers(trace, 4, u.check_seq_matches(trace, 4))
+        check(checked.get("allreduce", 0) > PIP_STEPS, f"Gloo's messages on every link ({checked})")
+        cross = dict(trace.rows(
+            "SELECT t.src_rank || '->' || t.dst_rank, count(*) FROM transfer t JOIN collective c"
+            " ON c.id = t.collective_id WHERE c.op = 'allreduce' AND t.side = 'send'"
+            " AND t.src_rank / 2 != t.dst_rank / 2 GROUP BY 1"))
+        check(set(cross) == {"2->1", "0->3"}, f"ring messages cross the hosts on 2->1, 0->3 ({cross})")
+        steps = trace.rows("SELECT step, complete FROM step ORDER BY step")
+        check([s for s, c in steps if c == 1] == list(range(PIP_STEPS)),
+              f"{PIP_STEPS} complete steps found by merge ({steps})")
+    finally:
+        trace.close()
+    check_alignment(run, n_hosts=2)
+
+
+SCENARIOS = {"ddp-clocks": ddp_clocks, "bench-clocks": bench_clocks, "pip-torchrun": pip_torchrun}
 
 
 def main():

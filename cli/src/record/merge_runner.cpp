@@ -15,14 +15,14 @@
 #include <map>
 #include <memory>
 #include <system_error>
+#include <utility>
 
+#include "common/recording_note.h"
+#include "common/text_wrap.h"
 #include "record/summary_text.h"
-#include "report/report_format.h"
-#include "ringside/align/align.h"
-#include "ringside/analyzer/steps.h"
 #include "ringside/analyzer/summary.h"
+#include "ringside/finish/finish.h"
 #include "ringside/format/text.h"
-#include "ringside/storage/step_store.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::cli {
@@ -113,40 +113,10 @@ bool readRunId(const std::string& file, std::string* run_id, std::string* error,
   return true;
 }
 
-namespace {
-
-// Fits and stores the clock model; the line describing it (several clock domains) goes to *line.
-bool fitAndStoreClocks(const std::string& trace, const align::AlignOptions& options,
-                       std::string* line, std::string* error) {
-  storage::ClockModel model;
-  align::AlignStats stats;
-  if (!align::realignTrace(trace, options, &model, &stats, error)) {
-    *error = "clock alignment failed: " + *error;
-    return false;
-  }
-  *line = align::describeModel(model);
-  return true;
-}
-
-bool detectAndStoreSteps(const std::string& trace, std::string* error) {
-  std::string note;
-  std::vector<storage::StepRow> steps;
-  std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(trace, error);
-  const bool ok = reader != nullptr && analyzer::detectSteps(*reader, &steps, &note, error);
-  reader.reset();
-  if (!ok || !storage::storeSteps(trace, steps, error)) {
-    *error = "training steps not stored: " + *error;
-    return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 bool alignClocks(const std::string& trace, std::string_view prefix,
                  const align::AlignOptions& options) {
   std::string line, error;
-  if (!fitAndStoreClocks(trace, options, &line, &error)) {
+  if (!finish::alignTrace(trace, options, &line, &error)) {
     std::cerr << prefix << error << "\n";
     return false;
   }
@@ -156,7 +126,7 @@ bool alignClocks(const std::string& trace, std::string_view prefix,
 
 bool storeDetectedSteps(const std::string& trace, std::string_view prefix) {
   std::string error;
-  if (!detectAndStoreSteps(trace, &error)) {
+  if (!finish::storeSteps(trace, &error)) {
     std::cerr << prefix << error << "\n";
     return false;
   }
@@ -167,18 +137,14 @@ storage::MergeResult mergeWithProgress(storage::MergeOptions options, std::strin
                                        const align::AlignOptions& align_options,
                                        bool always_progress) {
   storage::MergeResult result;
-  // The clock model and the steps go into the temporary file before it is renamed into place:
-  // a trace is never published without them (a full disk, a kill, fails the merge instead).
+  // The clock model and the steps go into the temporary file before it is renamed into place
+  // (finish::mergeAndFinish): a trace is never published without them.
   std::string clock_line;
   options.on_temp_file = [](const std::string& temp) { MergeSignalGuard::noteTempFile(temp); };
-  options.before_publish = [&](const std::string& temp, std::string* error) {
-    return fitAndStoreClocks(temp, align_options, &clock_line, error) &&
-           detectAndStoreSteps(temp, error);
-  };
   {
     ProgressLine progress(always_progress, prefix);
     options.progress_detail = [&progress](const storage::MergeProgress& p) { progress.update(p); };
-    result = storage::mergeRankFiles(options);
+    result = finish::mergeAndFinish(std::move(options), align_options, &clock_line);
   }
   // A failed merge is told in one line by the caller; its warnings would only bury it.
   if (result.ok) {

@@ -24,6 +24,7 @@
 #include <set>
 #include <system_error>
 
+#include "common/output_folder.h"
 #include "record/launch.h"
 #include "record/merge_runner.h"
 #include "record/rank_folder_lock.h"
@@ -109,10 +110,20 @@ std::string chooseRunId(const RecordOptions& options, int port, std::string* err
     return env;
   }
   if (std::string id = collector::launcherRunId(); !id.empty()) return id;
+  // torchrun started by this record: its ranks would take TORCHELASTIC_RUN_ID = its --rdzv-id,
+  // which every node's torchrun is given alike.
+  if (options.ranks == 0) {
+    std::string rdzv = torchrunRdzvId(options.command, std::getenv("PET_RDZV_ID"));
+    if (!rdzv.empty() && validRunId("torchelastic:" + rdzv, error)) return "torchelastic:" + rdzv;
+    if (!rdzv.empty()) {
+      *error = "torchrun's --rdzv-id: " + *error;
+      return "";
+    }
+  }
   if (!isMultiNode(options)) return newRunId(std::time(nullptr));
   if (options.ranks > 0) return "nodes:" + options.master_addr + ":" + std::to_string(port);
-  *error = "--nnodes without --ranks: give --run-id ID, the same on every node (the launcher's "
-           "own job id was not found)";
+  *error = "--nnodes without --ranks: give --run-id ID, the same on every node, or torchrun's "
+           "--rdzv-id ID (the launcher's own job id was not found)";
   return "";
 }
 
@@ -278,54 +289,6 @@ bool parseRankFileName(const std::string& name, int64_t* pid, int64_t* start_uni
   if (pid) *pid = std::stoll(pid_text);
   if (start_unix_ns) *start_unix_ns = std::stoll(start_text);
   return true;
-}
-
-bool makeRankFolder(const fs::path& path, std::error_code* ec) {
-  const fs::path dir = path.has_filename() ? path : path.parent_path();  // "runs/x/" is "runs/x"
-  if (dir.has_parent_path()) {
-    fs::create_directories(dir.parent_path(), *ec);
-    if (*ec) return false;
-  }
-  // The last component is made and checked relative to its parent, never through a link planted
-  // there (`<out>.ranks`, `<dir>/node-K` pointing elsewhere): a link is refused (ELOOP).
-  const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
-  const int parent_fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (parent_fd < 0) {
-    *ec = std::error_code(errno, std::generic_category());
-    return false;
-  }
-  const std::string name = dir.filename().string();
-  const mode_t mode = storage::outputDirMode();
-  const bool made = ::mkdirat(parent_fd, name.c_str(), mode) == 0;
-  if (!made && errno != EEXIST) {
-    *ec = std::error_code(errno, std::generic_category());
-    ::close(parent_fd);
-    return false;
-  }
-  const int fd = ::openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  int open_errno = errno;
-  if (fd < 0) {
-    // A link is ELOOP (O_DIRECTORY makes the kernel say ENOTDIR for one); a file ENOTDIR.
-    struct stat sb {};
-    if (::fstatat(parent_fd, name.c_str(), &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
-      open_errno = ELOOP;
-    ::close(parent_fd);
-    *ec = std::error_code(open_errno, std::generic_category());
-    return false;
-  }
-  ::close(parent_fd);
-  if (made) ::fchmod(fd, mode);  // exactly that mode, whatever a stricter umask took away
-  ::close(fd);
-  return made;
-}
-
-std::string rankFolderError(const std::string& dir, const std::error_code& ec) {
-  if (ec == std::errc::too_many_symbolic_link_levels) {
-    return "cannot write rank files to " + dir +
-           ": it is a symbolic link, which is never followed (give the folder itself with --dir)";
-  }
-  if (ec == std::errc::not_a_directory) return "cannot write rank files to " + dir + ": not a folder";
-  return "cannot write rank files to " + dir + ": " + ec.message();
 }
 
 namespace {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/output_folder.h"
+
 namespace ringside::cli {
 
 inline constexpr const char* kPreloadName = "libringside_preload.so";
@@ -32,14 +34,6 @@ std::string shellJoin(const std::vector<std::string>& argv);
 // RINGSIDE_REDACT (`record --redact`) the program's name and "<redacted>" arguments.
 std::string storedCommand(const std::vector<std::string>& argv);
 
-// Makes a rank folder (record, bench): private (0700) unless RINGSIDE_SHARE, since it holds
-// rank files; its parents get the umask's mode. True when this call made it; false with *ec
-// clear when it existed already.
-// The last component is made and opened relative to its parent, never through a symbolic link:
-// a link there (planted at `<out>.ranks` or `<dir>/node-K`) gives *ec = ELOOP, a file ENOTDIR.
-bool makeRankFolder(const std::filesystem::path& dir, std::error_code* ec);
-// One line for a makeRankFolder failure ("cannot write rank files to DIR: ...").
-std::string rankFolderError(const std::string& dir, const std::error_code& ec);
 
 // Whether `name` is a rank file's name as the preload library makes it,
 // rank-<host>-<pid>-<start_unix_ns>.sqlite; *pid and *start_unix_ns (when given) from the name.

@@ -176,6 +176,53 @@ bool validRunId(std::string_view id, std::string* error) {
   return true;
 }
 
+namespace {
+
+// Where torchrun's own options start in COMMAND (after `torchrun`, or after
+// `python -m torch.distributed.run`); 0 when the command is not torchrun.
+size_t torchrunOptionsStart(std::span<const std::string> command) {
+  if (command.empty()) return 0;
+  std::string_view first = command[0];
+  if (first.substr(first.rfind('/') + 1) == "torchrun") return 1;
+  for (size_t i = 1; i + 1 < command.size(); ++i) {
+    if (command[i] == "-m" && command[i + 1] == "torch.distributed.run") return i + 2;
+    if (command[i].empty() || command[i][0] != '-') break;  // python's script: not torchrun
+  }
+  return 0;
+}
+
+// torchrun's options that take no value: the rest take the next word unless written with '='.
+bool torchrunFlag(std::string_view option) {
+  for (std::string_view flag : {"--standalone", "--no-python", "--no_python", "-m", "--module",
+                                "--run-path", "--run_path", "--virtual-local-rank",
+                                "--virtual_local_rank", "-h", "--help"}) {
+    if (option == flag) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string torchrunRdzvId(std::span<const std::string> command, const char* pet_rdzv_id) {
+  size_t i = torchrunOptionsStart(command);
+  if (i == 0) return "";
+  std::string id = pet_rdzv_id != nullptr ? pet_rdzv_id : "";
+  // Up to the training script (the first word that is not an option or an option's value).
+  for (; i < command.size() && !command[i].empty() && command[i][0] == '-'; ++i) {
+    std::string_view word = command[i];
+    size_t eq = word.find('=');
+    std::string_view name = word.substr(0, eq);
+    bool is_id = name == "--rdzv-id" || name == "--rdzv_id";
+    if (eq != std::string_view::npos) {
+      if (is_id) id = word.substr(eq + 1);
+    } else if (!torchrunFlag(name) && i + 1 < command.size()) {
+      if (is_id) id = command[i + 1];
+      ++i;
+    }
+  }
+  return id == "none" ? "" : id;
+}
+
 ParseStatus parseRecordArgs(std::span<const std::string> args, RecordOptions* out,
                             std::string* error) {
   *out = RecordOptions{};

@@ -62,4 +62,11 @@ inline bool isMultiNode(const RecordOptions& options) { return options.nnodes > 
 // without spaces. False (with *error) otherwise.
 bool validRunId(std::string_view id, std::string* error);
 
+// torchrun's rendezvous id in COMMAND when it runs torchrun (`torchrun ...` or
+// `python -m torch.distributed.run ...`): its --rdzv-id / --rdzv_id option (also as
+// --rdzv-id=ID), else torchrun's own PET_RDZV_ID variable (pet_rdzv_id: its value, as the caller
+// read it; nullptr = unset). "" when the command is not torchrun, the id is not given or is
+// torchrun's default "none" (the same on every job, so it names no run).
+std::string torchrunRdzvId(std::span<const std::string> command, const char* pet_rdzv_id);
+
 }  // namespace ringside::cli

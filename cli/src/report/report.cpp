@@ -7,11 +7,11 @@
 #include <system_error>
 #include <vector>
 
+#include "common/output_folder.h"
+#include "common/recording_note.h"
 #include "multipath_planner.h"
 #include "report/report_format.h"
 #include "report/report_input.h"
-#include "record/record.h"
-#include "record/summary_text.h"
 #include "ringside/storage/privacy.h"
 #include "ringside/analyzer/analysis.h"
 #include "ringside/analyzer/topology.h"

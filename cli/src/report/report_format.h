@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "common/text_wrap.h"
 #include "report/report_tables.h"
 #include "ringside/analyzer/analysis.h"
 
 namespace ringside::cli {
 
-inline constexpr size_t kReportWidth = 100;     // text output fits this many columns
 inline constexpr size_t kJsonCollectiveCap = 10000;  // per-instance rows in JSON before capping
 
 struct ReportContext {
@@ -39,10 +39,6 @@ std::string mdCell(const std::string& s);          // Markdown table cell: | esc
 // The tables of the human reports (text, Markdown, HTML), in order, each of at
 // most `limit` rows; the GPU tables only where the trace has GPU data.
 std::vector<ReportTable> humanTables(const analyzer::Analysis& a, size_t limit);
-
-// Word-wraps `text` to `width` columns; continuation lines start with `indent`.
-std::string wrapText(const std::string& text, size_t width, const std::string& first_indent,
-                     const std::string& indent);
 
 // A/B comparison.
 std::string formatDiffText(const analyzer::Diff& d);

@@ -169,6 +169,30 @@ TEST(RecordArgs, Nodes) {
   }
 }
 
+// The run id of `record --nnodes N -- torchrun ... --rdzv-id ID`: what torchrun gives its ranks
+// as TORCHELASTIC_RUN_ID, read from its command line (docs/multi-node.md).
+TEST(RecordArgs, TorchrunRdzvId) {
+  using V = std::vector<std::string>;
+  auto id = [](V command, const char* pet = nullptr) { return torchrunRdzvId(command, pet); };
+  EXPECT_EQ(id({"torchrun", "--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-id", "exp17",
+                "train.py"}),
+            "exp17");
+  EXPECT_EQ(id({"/venv/bin/torchrun", "--standalone", "--rdzv_id=j9", "train.py"}), "j9");
+  EXPECT_EQ(id({"python3", "-u", "-m", "torch.distributed.run", "--rdzv-id", "r1", "t.py"}), "r1");
+  // The training script's own --rdzv-id is not torchrun's; torchrun's default names no run.
+  EXPECT_EQ(id({"torchrun", "--nproc-per-node", "2", "train.py", "--rdzv-id", "x"}), "");
+  EXPECT_EQ(id({"torchrun", "--rdzv-id", "none", "train.py"}), "");
+  EXPECT_EQ(id({"torchrun", "--standalone", "train.py"}), "");
+  // torchrun's environment default, overridden by its command line.
+  EXPECT_EQ(id({"torchrun", "train.py"}, "pet5"), "pet5");
+  EXPECT_EQ(id({"torchrun", "--rdzv-id", "cli", "train.py"}, "pet5"), "cli");
+  // Not torchrun.
+  EXPECT_EQ(id({"python3", "train.py", "--rdzv-id", "x"}), "");
+  EXPECT_EQ(id({"python3", "train.py", "-m", "torch.distributed.run"}), "");
+  EXPECT_EQ(id({"mytorchrun", "--rdzv-id", "x"}), "");
+  EXPECT_EQ(id({}), "");
+}
+
 TEST(RecordArgs, Defaults) {
   Parsed p = record({"ls"});
   ASSERT_EQ(p.status, ParseStatus::kOk);

@@ -1,4 +1,4 @@
-// trace_gen (bench/gen): message counts of ring and tree, a straggler arrives last, a slow link is
+// trace_gen (tools/trace_gen): message counts of ring and tree, a straggler arrives last, a slow link is
 // slower, the same seed gives the same rows, bad option values are refused.
 #include <algorithm>
 #include <filesystem>

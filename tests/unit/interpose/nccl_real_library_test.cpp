@@ -9,10 +9,14 @@
 // (src/plugin/profiler.cc, ncclProfilerPluginLoad): the highest version in
 // its read-only data is the first it looks for.
 //
-// Skips (GTEST_SKIP, with the reason) where no libnccl.so.2 is installed.
-// RINGSIDE_REAL_NCCL=<path> names another one.
+// Runs twice: against the CUDA toolkit's (or the system's) libnccl.so.2 ("System"; skips
+// where none is installed; RINGSIDE_REAL_NCCL=<path> names another one), and against pip's
+// nvidia-nccl wheel in the pip torch environment ("PipWheel":
+// <venv>/lib/python*/site-packages/nvidia/nccl/lib/libnccl.so.2, the environment found by
+// scripts/setup-pip-torch.sh --cached-only; skips with its reason where there is none).
 #include <dlfcn.h>
 #include <elf.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -31,6 +35,9 @@
 
 #ifndef RINGSIDE_PRELOAD_PATH
 #error "RINGSIDE_PRELOAD_PATH: the path of libringside_preload.so"
+#endif
+#ifndef RINGSIDE_SETUP_PIP_TORCH
+#error "RINGSIDE_SETUP_PIP_TORCH: the path of scripts/setup-pip-torch.sh"
 #endif
 
 namespace {
@@ -115,9 +122,48 @@ std::string join(const std::vector<int>& v) {
   return s;
 }
 
-class RealNccl : public ::testing::Test {
+// pip's nvidia-nccl in the pip torch environment; "" with *why when there is none.
+std::string findPipNccl(std::string* why) {
+  std::string command = std::string("bash '") + RINGSIDE_SETUP_PIP_TORCH + "' --cached-only 2>&1";
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) {
+    *why = "cannot run " + command;
+    return "";
+  }
+  std::string out, last;
+  char line[4096];
+  while (std::fgets(line, sizeof line, p) != nullptr) {
+    out += line;
+    last = line;
+  }
+  int status = pclose(p);
+  while (!last.empty() && (last.back() == '\n' || last.back() == '\r')) last.pop_back();
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  if (status != 0 || last.empty() || last[0] != '/') {
+    *why = "no pip torch environment (setup-pip-torch.sh --cached-only: " + out + ")";
+    return "";
+  }
+  // <venv>/bin/python -> <venv>/lib/python*/site-packages/nvidia/nccl/lib/libnccl.so.2
+  std::string venv = last.substr(0, last.rfind('/'));
+  venv = venv.substr(0, venv.rfind('/'));
+  std::string pattern = venv + "/lib/python*/site-packages/nvidia/nccl/lib/libnccl.so.2";
+  glob_t g{};
+  std::string found;
+  if (glob(pattern.c_str(), 0, nullptr, &g) == 0 && g.gl_pathc > 0) found = g.gl_pathv[0];
+  globfree(&g);
+  if (found.empty()) *why = "the pip torch environment " + venv + " has no nvidia-nccl wheel (" + pattern + ")";
+  return found;
+}
+
+class RealNccl : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
+    if (std::string(GetParam()) == "PipWheel") {
+      std::string why;
+      path_ = findPipNccl(&why);
+      if (path_.empty()) GTEST_SKIP() << why;
+      return;
+    }
     path_ = findRealNccl();
     if (path_.empty())
       GTEST_SKIP() << "no libnccl.so.2 on this machine (looked under /usr/local/cuda/lib64, "
@@ -126,7 +172,10 @@ class RealNccl : public ::testing::Test {
   std::string path_;
 };
 
-TEST_F(RealNccl, LoadsAndHasEverySymbolTheWrappersBindTo) {
+INSTANTIATE_TEST_SUITE_P(Library, RealNccl, ::testing::Values("System", "PipWheel"),
+                         [](const ::testing::TestParamInfo<const char*>& param) { return param.param; });
+
+TEST_P(RealNccl, LoadsAndHasEverySymbolTheWrappersBindTo) {
   void* dl = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (dl == nullptr) GTEST_SKIP() << path_ << " is there but does not load here: " << dlerror();
   using GetVersion = int (*)(int*);
@@ -155,7 +204,7 @@ TEST_F(RealNccl, LoadsAndHasEverySymbolTheWrappersBindTo) {
   dlclose(dl);
 }
 
-TEST_F(RealNccl, LooksForAProfilerVersionRingsideExports) {
+TEST_P(RealNccl, LooksForAProfilerVersionRingsideExports) {
   std::string err;
   std::vector<int> wanted = profilerNames(path_, {".rodata"}, &err);
   ASSERT_TRUE(err.empty()) << err;

@@ -1,10 +1,10 @@
-// perf/storage_bench.cpp — throughput of the trace writer and merger.
+// tools/perf/perf_storage.cpp — throughput of the trace writer and merger.
 //
 // Prints rows/s for collective rows and for transfer rows written in batches
 // of 1k, 10k and 100k (commit included), then the merge rate for 4 rank files.
-// Usage: storage_bench [folder] [rows]   (default: a folder under /tmp, 1000000 rows)
-//        storage_bench --merge-ranks N [--rows R] [--folder DIR]
-//   the merge alone at scale: N generated rank files (bench/gen, ring all-reduces, about R
+// Usage: perf_storage [folder] [rows]   (default: a folder under /tmp, 1000000 rows)
+//        perf_storage --merge-ranks N [--rows R] [--folder DIR]
+//   the merge alone at scale: N generated rank files (tools/trace_gen, ring all-reduces, about R
 //   transfer rows in all, default 2000000) written by a child process, then merged here; prints
 //   the phases (probe, copy, indexes), rows/s and this process's peak RSS (memory of the merge).
 #include <sys/resource.h>
@@ -117,7 +117,7 @@ Timing writeFile(const std::string& path, int rank, int64_t collectives, int64_t
   return t;
 }
 
-// storage_bench --merge-ranks N [--rows R] [--folder DIR]
+// perf_storage --merge-ranks N [--rows R] [--folder DIR]
 int mergeAtScale(int argc, char** argv) {
   int ranks = 0;
   int64_t rows = 2'000'000;
@@ -129,7 +129,7 @@ int mergeAtScale(int argc, char** argv) {
     if (arg == "--folder") dir = argv[i + 1];
   }
   if (ranks < 2 || rows < 1) {
-    std::fprintf(stderr, "storage_bench: --merge-ranks N (N >= 2) [--rows R] [--folder DIR]\n");
+    std::fprintf(stderr, "perf_storage: --merge-ranks N (N >= 2) [--rows R] [--folder DIR]\n");
     return 2;
   }
   const bool own_dir = dir.empty();
@@ -152,7 +152,7 @@ int mergeAtScale(int argc, char** argv) {
   if (!have && child == 0) {
     std::string error;
     if (!ringside::gen::writeRankFiles(g, dir, &files, &error)) {
-      std::fprintf(stderr, "storage_bench: %s\n", error.c_str());
+      std::fprintf(stderr, "perf_storage: %s\n", error.c_str());
       _exit(1);
     }
     _exit(0);
@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
     dir = tmpl;
   }
   const int64_t rows = argc > 2 ? std::atoll(argv[2]) : 1'000'000;
-  std::printf("storage_bench: %lld rows per run, files in %s\n", static_cast<long long>(rows), dir.c_str());
+  std::printf("perf_storage: %lld rows per run, files in %s\n", static_cast<long long>(rows), dir.c_str());
   int file_no = 0;
   auto next = [&]() { return dir + "/bench-" + std::to_string(file_no++) + ".sqlite"; };
 

@@ -1,4 +1,4 @@
-// bench/gen/trace_gen.cpp — see trace_gen.h.
+// tools/trace_gen/trace_gen.cpp — see trace_gen.h.
 //
 // Each call is simulated whole (O(ranks x messages per rank) time, O(ranks) memory) and only the
 // rows of the ranks whose files are open are written; ranks are written in batches, so that at

@@ -1,8 +1,8 @@
-// gloo_loop: a tight loop of one Gloo collective, timed on rank 0. The same
+// perf_gloo_loop: a tight loop of one Gloo collective, timed on rank 0. The same
 // binary runs traced (under libringside_preload.so) and untraced, so
-// perf/overhead.py can compare them in one interleaved run.
+// tools/perf/overhead.py can compare them in one interleaved run.
 //
-//   RANK=r WORLD_SIZE=n GLOO_STORE_DIR=dir gloo_loop [--op allreduce|barrier] [--bytes B] [--iters N]
+//   RANK=r WORLD_SIZE=n GLOO_STORE_DIR=dir perf_gloo_loop [--op allreduce|barrier] [--bytes B] [--iters N]
 // Prints "us_per_call <x>" on rank 0.
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--bytes") == 0) bytes = std::strtoull(argv[i + 1], nullptr, 10);
     else if (std::strcmp(argv[i], "--iters") == 0) iters = std::strtol(argv[i + 1], nullptr, 10);
     else {
-      std::fprintf(stderr, "usage: gloo_loop [--op allreduce|barrier] [--bytes B] [--iters N]\n");
+      std::fprintf(stderr, "usage: perf_gloo_loop [--op allreduce|barrier] [--bytes B] [--iters N]\n");
       return 2;
     }
   }
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   const char* w = std::getenv("WORLD_SIZE");
   const char* d = std::getenv("GLOO_STORE_DIR");
   if (r == nullptr || w == nullptr || d == nullptr) {
-    std::fprintf(stderr, "gloo_loop: set RANK, WORLD_SIZE and GLOO_STORE_DIR\n");
+    std::fprintf(stderr, "perf_gloo_loop: set RANK, WORLD_SIZE and GLOO_STORE_DIR\n");
     return 2;
   }
   int rank = std::atoi(r), size = std::atoi(w);
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   attr.hostname = "127.0.0.1";
   auto dev = gloo::transport::tcp::CreateDevice(attr);
   gloo::rendezvous::FileStore file(d);
-  gloo::rendezvous::PrefixStore store("gloo_loop", file);
+  gloo::rendezvous::PrefixStore store("perf_gloo_loop", file);
   auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
   ctx->connectFullMesh(store, dev);
 

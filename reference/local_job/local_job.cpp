@@ -1,5 +1,5 @@
-// tests/unit/reference/job.cpp — see job.h.
-#include "job.h"
+// reference/local_job/local_job.cpp — see local_job.h.
+#include "local_job.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,7 +13,7 @@
 #include <new>
 #include <thread>
 
-namespace ringside::reference::test {
+namespace ringside::reference::local_job {
 
 int freePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -150,4 +150,4 @@ std::string failures(const std::vector<RankResult>& results) {
   return out;
 }
 
-}  // namespace ringside::reference::test
+}  // namespace ringside::reference::local_job

@@ -1,4 +1,4 @@
-// trace_gen: writes a synthetic trace in the real schema (bench/gen/trace_gen.h): rank files
+// trace_gen: writes a synthetic trace in the real schema (tools/trace_gen/trace_gen.h): rank files
 // into a folder (merge them with `ringside merge DIR`), or a merged trace directly.
 #include <sys/stat.h>
 

@@ -1,4 +1,4 @@
-// align_bench: clock alignment (align::realignTrace) time, peak memory and accuracy on a large
+// perf_align: clock alignment (align::realignTrace) time, peak memory and accuracy on a large
 // synthetic multi-host trace with known clocks.
 //
 // Generates (in a child process, so its memory is not counted) --ranks ranks on --hosts hosts,
@@ -7,8 +7,8 @@
 // sides: two transfer rows per message); writes the rank files with storage::RankWriter and
 // merges them (without alignment). Then fits and stores the clock model, and prints its time,
 // the peak RSS (getrusage) and the error of every domain against the truth.
-//   align_bench [--ranks 1024] [--hosts 128] [--messages 10000000] [--calls 200] [--keep]
-//   align_bench --trace PATH   (a trace kept by --keep)
+//   perf_align [--ranks 1024] [--hosts 128] [--messages 10000000] [--calls 200] [--keep]
+//   perf_align --trace PATH   (a trace kept by --keep)
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,7 +59,7 @@ int generate(const std::string& dir, const std::string& trace, const Setup& s) {
     std::string error;
     auto w = ringside::storage::RankWriter::create(file, &error);
     if (!w) {
-      std::fprintf(stderr, "align_bench: %s\n", error.c_str());
+      std::fprintf(stderr, "perf_align: %s\n", error.c_str());
       return 1;
     }
     ringside::storage::RankInfo info;
@@ -118,7 +118,7 @@ int generate(const std::string& dir, const std::string& trace, const Setup& s) {
       }
     }
     if (!w->commit() || !w->setMeta("end_state", "clean") || !w->close()) {
-      std::fprintf(stderr, "align_bench: %s\n", w->error().c_str());
+      std::fprintf(stderr, "perf_align: %s\n", w->error().c_str());
       return 1;
     }
     inputs.push_back(file);
@@ -129,7 +129,7 @@ int generate(const std::string& dir, const std::string& trace, const Setup& s) {
   options.overwrite = true;
   const ringside::storage::MergeResult result = ringside::storage::mergeRankFiles(options);
   if (!result.ok) {
-    std::fprintf(stderr, "align_bench: merge: %s\n", result.error.c_str());
+    std::fprintf(stderr, "perf_align: merge: %s\n", result.error.c_str());
     return 1;
   }
   for (const std::string& file : inputs) std::filesystem::remove(file);
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     auto value = [&]() -> const char* {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "align_bench: %s needs a value\n", arg.c_str());
+        std::fprintf(stderr, "perf_align: %s needs a value\n", arg.c_str());
         std::exit(2);
       }
       return argv[++i];
@@ -161,13 +161,13 @@ int main(int argc, char** argv) {
     else if (arg == "--trace") existing = value();
     else {
       std::fprintf(stderr,
-                   "usage: align_bench [--ranks R] [--hosts H] [--messages N] [--calls C] [--keep] "
+                   "usage: perf_align [--ranks R] [--hosts H] [--messages N] [--calls C] [--keep] "
                    "| --trace PATH\n");
       return 2;
     }
   }
   if (s.ranks < 2 || s.hosts < 1 || s.hosts > s.ranks || s.calls < 1) {
-    std::fprintf(stderr, "align_bench: need 2+ ranks, 1..ranks hosts, 1+ calls\n");
+    std::fprintf(stderr, "perf_align: need 2+ ranks, 1..ranks hosts, 1+ calls\n");
     return 2;
   }
   std::string trace = existing;
@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
   std::string error;
   const auto started = Clock::now();
   if (!ringside::align::realignTrace(trace, {}, &model, &stats, &error)) {
-    std::fprintf(stderr, "align_bench: %s\n", error.c_str());
+    std::fprintf(stderr, "perf_align: %s\n", error.c_str());
     return 1;
   }
   const double total = std::chrono::duration<double>(Clock::now() - started).count();

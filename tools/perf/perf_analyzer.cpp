@@ -1,4 +1,4 @@
-// analyzer_bench: analyze() time and peak memory on a large synthetic trace.
+// perf_analyzer: analyze() time and peak memory on a large synthetic trace.
 //
 // Generates (in a child process, so its memory is not counted) a trace of
 // --collectives collective rows and --transfers transfer rows: reference ring
@@ -8,8 +8,8 @@
 // and the peak RSS (getrusage) of this process; of it, the largest anonymous part seen (heap:
 // what analyze() allocates, sampled at each progress call) and the mapped trace (file pages,
 // clean and evictable: readers map the file).
-//   analyzer_bench [--transfers N] [--collectives N] [--ranks R] [--bins B] [--keep]
-//   analyzer_bench --trace PATH   (analyze an existing trace, e.g. one kept by --keep)
+//   perf_analyzer [--transfers N] [--collectives N] [--ranks R] [--bins B] [--keep]
+//   perf_analyzer --trace PATH   (analyze an existing trace, e.g. one kept by --keep)
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,7 +67,7 @@ int generate(const std::string& dir, const std::string& trace, int64_t transfers
     std::string error;
     auto w = ringside::storage::RankWriter::create(file, &error);
     if (!w) {
-      std::fprintf(stderr, "analyzer_bench: %s\n", error.c_str());
+      std::fprintf(stderr, "perf_analyzer: %s\n", error.c_str());
       return 1;
     }
     ringside::storage::RankInfo info;
@@ -120,7 +120,7 @@ int generate(const std::string& dir, const std::string& trace, int64_t transfers
       }
     }
     if (!w->commit() || !w->setMeta("end_state", "clean") || !w->close()) {
-      std::fprintf(stderr, "analyzer_bench: %s\n", w->error().c_str());
+      std::fprintf(stderr, "perf_analyzer: %s\n", w->error().c_str());
       return 1;
     }
     inputs.push_back(file);
@@ -131,7 +131,7 @@ int generate(const std::string& dir, const std::string& trace, int64_t transfers
   options.overwrite = true;
   ringside::storage::MergeResult result = ringside::storage::mergeRankFiles(options);
   if (!result.ok) {
-    std::fprintf(stderr, "analyzer_bench: merge: %s\n", result.error.c_str());
+    std::fprintf(stderr, "perf_analyzer: merge: %s\n", result.error.c_str());
     return 1;
   }
   for (const std::string& file : inputs) std::filesystem::remove(file);
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
     std::string arg = argv[i];
     auto value = [&]() -> const char* {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "analyzer_bench: %s needs a value\n", arg.c_str());
+        std::fprintf(stderr, "perf_analyzer: %s needs a value\n", arg.c_str());
         std::exit(2);
       }
       return argv[++i];
@@ -162,13 +162,13 @@ int main(int argc, char** argv) {
     else if (arg == "--trace") existing = value();
     else {
       std::fprintf(stderr,
-                   "usage: analyzer_bench [--transfers N] [--collectives N] [--ranks R] "
+                   "usage: perf_analyzer [--transfers N] [--collectives N] [--ranks R] "
                    "[--bins B] [--keep] | --trace PATH\n");
       return 2;
     }
   }
   if (transfers < 1 || collectives < 1 || ranks < 2) {
-    std::fprintf(stderr, "analyzer_bench: bad sizes\n");
+    std::fprintf(stderr, "perf_analyzer: bad sizes\n");
     return 2;
   }
   std::string dir, trace = existing;
@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
   auto t_open = Clock::now();
   auto reader = ringside::storage::TraceReader::open(trace, &error);
   if (!reader) {
-    std::fprintf(stderr, "analyzer_bench: %s\n", error.c_str());
+    std::fprintf(stderr, "perf_analyzer: %s\n", error.c_str());
     return 1;
   }
   std::printf("opened in %.2f s\n", seconds(t_open));
@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
   ringside::analyzer::Analysis analysis;
   auto t0 = Clock::now();
   if (!ringside::analyzer::analyze(*reader, options, &analysis, &error)) {
-    std::fprintf(stderr, "analyzer_bench: analyze: %s\n", error.c_str());
+    std::fprintf(stderr, "perf_analyzer: analyze: %s\n", error.c_str());
     return 1;
   }
   double took = seconds(t0);

@@ -1,4 +1,4 @@
-// viewer_bench: how the viewer scales with trace size (run by hand; never a timed test).
+// perf_viewer: how the viewer scales with trace size (run by hand; never a timed test).
 //
 // Writes synthetic traces of N events (collective calls plus one transfer per call, on 8
 // ranks, through storage's RankWriter and merge), then for each prints the load time
@@ -7,7 +7,7 @@
 // CPU time to build one frame's draw geometry (buildFrameGeometry: level of detail for every
 // lane, no OpenGL) at full zoom-out and at a mid zoom (1% of the trace).
 //
-//   viewer_bench [--events 100000,1000000,10000000] [--ranks 8] [--dir DIR] [--keep]
+//   perf_viewer [--events 100000,1000000,10000000] [--ranks 8] [--dir DIR] [--keep]
 // With --ranks R (default 8) the ranks sit 8 to a host (host groups in the viewer), and the
 // figures add the ranks x time overview: building its image (once per window width) and the
 // frame with the host groups folded as the viewer opens a trace of many ranks.
@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     } else if (a == "--ranks" && i + 1 < argc) {
       ranks = std::max(2, std::atoi(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: viewer_bench [--events N,N,...] [--ranks R] [--dir DIR] [--keep]\n");
+      std::fprintf(stderr, "usage: perf_viewer [--events N,N,...] [--ranks R] [--dir DIR] [--keep]\n");
       return 2;
     }
   }
@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
     std::string error;
     auto t = std::chrono::steady_clock::now();
     if (!fs::exists(trace) && !writeTrace(dir, n, ranks, trace, &error)) {
-      std::fprintf(stderr, "viewer_bench: %s\n", error.c_str());
+      std::fprintf(stderr, "perf_viewer: %s\n", error.c_str());
       return 1;
     }
     const double write_s = seconds(t);
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
       early = std::move(m);
     };
     if (!ringside::gui::loadTimeline(trace.string(), options, &model, &error)) {
-      std::fprintf(stderr, "viewer_bench: %s\n", error.c_str());
+      std::fprintf(stderr, "perf_viewer: %s\n", error.c_str());
       return 1;
     }
     const double load_s = seconds(t);

@@ -1,12 +1,12 @@
-// reference_timing: a quick, untimed-by-CI measurement of the reference
+// perf_reference: a quick, untimed-by-CI measurement of the reference
 // all-reduce with ranks as processes on 127.0.0.1. Not a test.
-//   reference_timing [ranks=4] [bytes...]   (default: 4096 and 64 MiB of f32)
+//   perf_reference [ranks=4] [bytes...]   (default: 4096 and 64 MiB of f32)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "job.h"
+#include "local_job.h"
 
 using namespace ringside::reference;
 
@@ -15,12 +15,12 @@ int main(int argc, char** argv) {
   std::vector<size_t> sizes;
   for (int i = 2; i < argc; ++i) sizes.push_back(std::strtoull(argv[i], nullptr, 10));
   if (sizes.empty()) sizes = {4096, size_t{64} << 20};
-  auto results = test::runJob(
+  auto results = local_job::runJob(
       n,
       [&](int rank, int nn, int port, std::string* msg) {
-        auto rv = test::joinRendezvous(rank, nn, port, msg);
+        auto rv = local_job::joinRendezvous(rank, nn, port, msg);
         if (!rv) return 2;
-        auto comm = test::makeComm(*rv, msg, 0, std::chrono::seconds(60));
+        auto comm = local_job::makeComm(*rv, msg, 0, std::chrono::seconds(60));
         if (!comm) return 3;
         for (size_t bytes : sizes) {
           size_t count = bytes / 4;
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
       },
       std::chrono::seconds(600));
   std::fputs(results[0].message.c_str(), stdout);
-  std::string f = test::failures(results);
+  std::string f = local_job::failures(results);
   if (!f.empty()) std::fputs(f.c_str(), stderr);
   return f.empty() ? 0 : 1;
 }

@@ -1,4 +1,4 @@
-// bench/gen/trace_gen.h — synthetic traces in the real schema, for tests and benchmarks.
+// tools/trace_gen/trace_gen.h — synthetic traces in the real schema, for tests and benchmarks.
 //
 // N ranks on H hosts run C all-reduces (ring or binary tree) grouped into S training steps;
 // every rank records its calls and the messages it sends, as the interposer would (RankWriter),

@@ -1,4 +1,4 @@
-// floor_bench: the floor that the data itself sets for an all-reduce of S bytes
+// perf_floor: the floor that the data itself sets for an all-reduce of S bytes
 // on n ranks sharing one host over loopback TCP, from this machine's measured
 // copy and reduction speeds.
 //
@@ -19,7 +19,7 @@
 // reads, 1 MiB socket buffers; copies, skb handling, loopback delivery, ACKs),
 // times the bytes every rank must send, plus the reductions, over the cores:
 //   floor_tcp = n * [ 2(n-1)/n * S * tcp_cpu_per_byte + (n-1)/n * S / reduce_rate ] / cores
-//   floor_bench [--ranks N] [--bytes S] [--cores C]
+//   perf_floor [--ranks N] [--bytes S] [--cores C]
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--cores") == 0) cores = std::atoi(argv[i + 1]);
   }
   if (n < 2 || cores < 1 || bytes <= 0) {
-    std::fprintf(stderr, "usage: floor_bench [--ranks N>=2] [--bytes S] [--cores C]\n");
+    std::fprintf(stderr, "usage: perf_floor [--ranks N>=2] [--bytes S] [--cores C]\n");
     return 2;
   }
   const size_t len = 64u << 20;  // far larger than the caches

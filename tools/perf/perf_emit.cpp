@@ -1,4 +1,4 @@
-// emit_bench: the floor of the hot path — ns per collector::emit() on one
+// perf_emit: the floor of the hot path — ns per collector::emit() on one
 // thread and on two, with the writer thread draining as in a traced job.
 #include <unistd.h>
 
@@ -61,7 +61,7 @@ int main() {
   if (dir == nullptr) return 1;
   setenv("RINGSIDE_DIR", dir, 1);
   if (!col::activate()) {
-    std::fprintf(stderr, "emit_bench: collector did not activate\n");
+    std::fprintf(stderr, "perf_emit: collector did not activate\n");
     return 1;
   }
   col::setIdentity(0, 1, "bench");

@@ -1,0 +1,73 @@
+// collector/src/transfer_pairing.cpp — see transfer_pairing.h.
+#include "transfer_pairing.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "ringside/storage/records.h"
+
+namespace ringside::collector::detail {
+namespace {
+
+int64_t emitTime(const Event& e) { return e.kind == EventKind::kTransferDone ? e.t1 : e.t0; }
+
+}  // namespace
+
+void TransferPairing::match(int64_t before_ns) {
+  std::stable_sort(staged_.begin(), staged_.end(),
+                   [](const Event& a, const Event& b) { return emitTime(a) < emitTime(b); });
+  size_t n = 0;
+  while (n < staged_.size() && emitTime(staged_[n]) < before_ns) {
+    if (staged_[n].kind == EventKind::kTransferPost)
+      post(staged_[n]);
+    else
+      done(staged_[n]);
+    ++n;
+  }
+  staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+void TransferPairing::post(const Event& e) {
+  Key key{e.key, e.peer, e.side};
+  auto it = dones_.find(key);
+  if (it != dones_.end() && !it->second.empty()) {
+    Event d = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty()) dones_.erase(it);
+    sink_(e, d.peer, d.t1);
+    return;
+  }
+  posts_[key].push_back(e);
+}
+
+void TransferPairing::done(const Event& e) {
+  for (int32_t peer : {e.peer, -1}) {  // -1: a receive posted for "any of these ranks"
+    auto it = posts_.find(Key{e.key, peer, e.side});
+    if (it == posts_.end() || it->second.empty()) continue;
+    Event p = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty()) posts_.erase(it);
+    sink_(p, e.peer, e.t1);
+    return;
+  }
+  dones_[Key{e.key, e.peer, e.side}].push_back(e);
+}
+
+bool TransferPairing::postsWaiting() const {
+  if (!posts_.empty()) return true;
+  for (const Event& e : staged_)
+    if (e.kind == EventKind::kTransferPost) return true;
+  return false;
+}
+
+uint64_t TransferPairing::finish() {
+  for (auto& kv : posts_)
+    for (const Event& p : kv.second) sink_(p, p.peer, storage::kNone);
+  posts_.clear();
+  uint64_t unpaired = 0;
+  for (auto& kv : dones_) unpaired += kv.second.size();
+  dones_.clear();
+  return unpaired;
+}
+
+}  // namespace ringside::collector::detail

@@ -1,0 +1,56 @@
+#include "ringside/finish/finish.h"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "ringside/analyzer/steps.h"
+#include "ringside/storage/records.h"
+#include "ringside/storage/step_store.h"
+#include "ringside/storage/trace_reader.h"
+
+namespace ringside::finish {
+
+bool alignTrace(const std::string& path, const align::AlignOptions& options,
+                std::string* clock_line, std::string* error) {
+  storage::ClockModel model;
+  align::AlignStats stats;
+  if (!align::realignTrace(path, options, &model, &stats, error)) {
+    *error = "clock alignment failed: " + *error;
+    return false;
+  }
+  *clock_line = align::describeModel(model);
+  return true;
+}
+
+bool storeSteps(const std::string& path, std::string* error) {
+  std::string note;
+  std::vector<storage::StepRow> steps;
+  std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(path, error);
+  const bool ok = reader != nullptr && analyzer::detectSteps(*reader, &steps, &note, error);
+  reader.reset();  // the reader's handle is closed before the steps are written
+  if (!ok || !storage::storeSteps(path, steps, error)) {
+    *error = "training steps not stored: " + *error;
+    return false;
+  }
+  return true;
+}
+
+bool finishTrace(const std::string& path, const align::AlignOptions& options,
+                 std::string* clock_line, std::string* error) {
+  return alignTrace(path, options, clock_line, error) && storeSteps(path, error);
+}
+
+storage::MergeResult mergeAndFinish(storage::MergeOptions options,
+                                    const align::AlignOptions& align_options,
+                                    std::string* clock_line) {
+  clock_line->clear();
+  auto caller_step = std::move(options.before_publish);
+  options.before_publish = [&](const std::string& temp, std::string* error) {
+    if (caller_step && !caller_step(temp, error)) return false;
+    return finishTrace(temp, align_options, clock_line, error);
+  };
+  return storage::mergeRankFiles(options);
+}
+
+}  // namespace ringside::finish
