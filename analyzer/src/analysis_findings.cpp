@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "analysis_state.h"
 #include "ringside/analyzer/summary.h"
@@ -232,6 +233,7 @@ int severityRank(const std::string& severity) {
 void addFindings(AnalysisState& s) {
   std::vector<Finding>& findings = s.out->findings;
   buildWhatIf(s);
+  autopsyFindings(s, &findings);
   metaFindings(s, &findings);
   lateRankFindings(s, &findings);
   slowLinkFindings(s, &findings);
@@ -244,10 +246,13 @@ void addFindings(AnalysisState& s) {
   if (!s.meta.forked.empty()) s.out->warnings.push_back(forkedChildrenText(s.meta.forked));
   failedFinding(*s.out, &findings);
   gpuFindings(*s.out, s.meta.gpu, &findings);
-  // Problems first, then by the time at stake (unknown last), largest first.
+  // The autopsy's verdicts first (in their order: root causes first), then problems, then by
+  // the time at stake (unknown last), largest first.
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-    return std::make_pair(severityRank(a.severity), -a.cost_ns) <
-           std::make_pair(severityRank(b.severity), -b.cost_ns);
+    return std::make_tuple(!hang::isVerdictRule(a.rule), severityRank(a.severity),
+                           hang::isVerdictRule(a.rule) ? 0 : -a.cost_ns) <
+           std::make_tuple(!hang::isVerdictRule(b.rule), severityRank(b.severity),
+                           hang::isVerdictRule(b.rule) ? 0 : -b.cost_ns);
   });
 }
 

@@ -178,7 +178,9 @@ bool InstancePass::add(const CollectiveRow& row) {
     instances.push_back(newInstance(row, end));
     s_.arrivals.emplace_back();
   }
-  addRow(row, end, fresh, &instances[static_cast<size_t>(it->second)]);
+  CollectiveInstance& instance = instances[static_cast<size_t>(it->second)];
+  addRow(row, end, fresh, &instance);
+  s_.autopsy.tails.add(row, commId(row.comm), it->second, instance.op, instance.dtype);
   s_.arrivals[static_cast<size_t>(it->second)].push_back(
       {row.rank, row.start_ns, row.end_ns >= row.start_ns ? row.end_ns - row.start_ns : -1});
   s_.instance_of_row.add(row.id, it->second);

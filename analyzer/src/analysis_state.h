@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis_autopsy.h"
 #include "interval_union.h"
 #include "ringside/analyzer/analysis.h"
 #include "ringside/collective/cost_model.h"
@@ -216,6 +217,7 @@ struct AnalysisState {
   int max_rank = -1;                // highest rank in a collective or link
   std::vector<OpGroup> groups;
   std::vector<int32_t> group_of;  // per instance: index into groups
+  AutopsyState autopsy;           // the calls' tails (pass 1) and unfinished calls' messages (pass 2)
 
   // hosts
   std::vector<std::pair<int, int>> host_of_rank;  // (rank, index into out->hosts), by rank

@@ -173,6 +173,7 @@ void TransferPass::add(const TransferRow& row) {
   if (end < s_.window_start_ns || row.start_ns > s_.window_end_ns) return;
   int32_t instance = instanceOf(row.collective_id);
   if (s_.options.on_transfer) s_.options.on_transfer(row, instance);
+  if (instance >= 0) autopsyTransfer(s_, row, instance);
   LinkAcc& link = s_.links[static_cast<size_t>(linkIndex(row.src_rank, row.dst_rank))];
   if (row.channel >= 0) {
     auto& channel =

@@ -9,6 +9,33 @@ namespace ringside::analyzer {
 
 const std::vector<FindingRule>& findingRules() {
   static const std::vector<FindingRule> rules = {
+      // The autopsy (hang.h): who hung or desynchronized the job. Always first in reports.
+      {"collective-mismatch", "problem",
+       "ranks called a different op, size, dtype or root at the same sequence point of a "
+       "communicator (each side listed)",
+       "find where the culprit's code path diverges before that call (a branch on rank or "
+       "data, an uneven last batch, a collective skipped on an exception path)"},
+      {"rank-exited", "problem",
+       "a rank ended (exit status, signal, or cut off without an end record) while others "
+       "were still in, or had entered, a collective it never completed",
+       "read that rank's own log and exit status first: the others' timeouts are a "
+       "consequence"},
+      {"stuck-collective", "problem",
+       "some ranks entered collective #seq and never completed it while a live rank never "
+       "entered it (its last completed call, last message and dump are listed)",
+       "see what the stuck rank was doing after its last completed call (its Python stack: "
+       "py-spy dump --pid PID, or the flight record's dump; a data-loader deadlock, a branch "
+       "that skips the collective)"},
+      {"messages-undelivered", "problem",
+       "every rank entered the collective, the senders' messages completed, the receivers never "
+       "got them: a link or the receiving rank stopped delivering",
+       "check the link between those hosts (drops, a firewall, a cut interface) and whether the "
+       "receiving rank still makes progress"},
+      {"peer-never-sent", "problem",
+       "every rank entered the collective; a rank waits on a receive from a peer that never "
+       "sent it",
+       "see what the silent peer was doing inside the collective (its stack, its other "
+       "threads)"},
       {"cut-off", "problem", "meta lists cut-off ranks (killed or crashed: their trace ends early)",
        "see why those ranks ended early (their logs, the OOM killer, the scheduler); figures "
        "after that point are one-sided"},

@@ -100,15 +100,23 @@ void ViewerSession::setUpViews() {
     view_.setRange(early_range);
     view_.commit();
   }
+  hang_focus_ = findHangFocus(a);
+  markCulprits(hang_focus_, &a);
   timeline_.reset(a);
   if (compare_mode_) compare_.reset(a, *slots_[1]->model);
   tabs_.reset(a, topology_, options_.view, options_.scrub);
   applyStartOptions();
 }
 
-// --range, --select, --search.
+// --range, --select, --search; without them, a trace that hung opens at its hang.
 void ViewerSession::applyStartOptions() {
   const TimelineModel& a = modelA();
+  if (hang_focus_.any() && options_.range.empty() && options_.select < 0 && options_.search.empty()) {
+    selectCollective(hang_focus_.collective);
+    view_.setRange(hang_focus_.range);
+    view_.commit();
+    return;
+  }
   if (!options_.range.empty()) {
     // Clamped to the trace, and said when it is not all there (an empty view without a word
     // once followed --range 900ms:1000ms on a 321 ms trace).

@@ -14,6 +14,7 @@
 #include "key_bindings.h"
 #include "overview_view.h"
 #include "ringside/analyzer/topology.h"
+#include "ringside/gui/hang_focus.h"
 #include "ringside/gui/timeline_model.h"
 #include "ringside/gui/view_state.h"
 #include "timeline_view.h"
@@ -80,6 +81,7 @@ class ViewerSession {
   bool early_shown_ = false;  // the timeline of the calls was drawn before the analysis was in
   TimeRange early_fit_;       // the range it was first drawn at
   int exit_code_ = 0;
+  HangFocus hang_focus_;  // trace A's autopsy: where the viewer opens (hang_focus.h)
 };
 
 }  // namespace ringside::gui

@@ -1,5 +1,6 @@
 #include "viewer_state.h"
 
+#include "ringside/gui/hang_focus.h"
 #include "ringside/gui/lod.h"
 
 #include <iostream>
@@ -26,6 +27,14 @@ void appendSelection(const TimelineModel& m, const TimelineView& tv, std::string
     *out += ",\n  \"selected_op\": ";
     format::appendJsonString(c.op, out);
     *out += ", \"selected_ranks\": " + num(collectiveDetails(m, tv.selected()).ranks.size());
+  }
+  const HangFocus focus = findHangFocus(m);
+  if (focus.any()) {
+    *out += ",\n  \"hang_focus\": {\"collective\": " + num(focus.collective) + ", \"rule\": ";
+    format::appendJsonString(focus.rule, out);
+    *out += ", \"culprits\": [";
+    for (size_t i = 0; i < focus.culprits.size(); ++i) *out += (i ? ", " : "") + num(focus.culprits[i]);
+    *out += "]}";
   }
   if (tv.rangeSelection()) {
     const TimeRange& r = *tv.rangeSelection();

@@ -221,7 +221,9 @@ TimeBounds fillRankLanes(const std::vector<std::string>& comms, const std::vecto
     }
     TimelineEvent e;
     e.start_ns = c.start_ns;
-    e.end_ns = std::max(c.start_ns, c.end_ns);
+    // A call that never returned (a hang: end_ns NULL) is drawn to the end of the trace, where
+    // the rank was still inside it.
+    e.end_ns = c.end_ns < c.start_ns ? std::max(c.start_ns, a.end_ns) : c.end_ns;
     e.label = op_label[static_cast<size_t>(c.op)];
     e.collective = index.find(c.comm, c.seq);
     e.failed = c.failed;

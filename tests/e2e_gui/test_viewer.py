@@ -643,9 +643,44 @@ def scenario_scale(env):
           f"the others' median {median:.2f}; {len(folded)} host groups folded")
 
 
+def scenario_hang(env):
+    """A generated 8-rank job where rank 5 never enters all-reduce #5 (trace_gen --fault): the
+    viewer opens at the hang without any option: that collective selected (on every rank that
+    entered it), rank 5's lane marked as the culprit, the view spanning the collective before
+    (rank 5's last call) to the end of the trace, where the others still wait."""
+    gen = os.path.join(env.bin, "trace_gen")
+    if not os.access(gen, os.X_OK):
+        skip("no trace_gen in this build")
+    trace = env.path("hang.sqlite")
+    r = subprocess.run([gen, "--merged", trace, "--ranks", "8", "--collectives", "6", "--steps", "3",
+                        "--bytes", "65536", "--fault", "stuck:5@5"], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, f"trace_gen: {r.stderr}"
+    png, state = env.path("hang.png"), env.path("hang.json")
+    r = env.view([trace], png, ["--state-out", state], size="1280x800")
+    assert r.returncode == 0, r.stderr
+    st = json.load(open(state))
+    focus = st.get("hang_focus")
+    assert focus and focus["rule"] == "stuck-collective" and focus["culprits"] == [5], focus
+    assert st["selected"] == focus["collective"], (st["selected"], focus)
+    assert st.get("selected_ranks") == 7, st.get("selected_ranks")  # every rank but the stuck one
+    names = [l["name"] for l in st["lanes"]]
+    assert "rank 5 << stuck-collective" in names, names[:10]
+    assert sum(1 for n in names if "<<" in n) == 1, names
+    t0, t1 = st["range_ns"]
+    r2 = subprocess.run([env.ringside, "report", "--format", "json", trace], capture_output=True, text=True)
+    rep = json.loads(r2.stdout)
+    start = rep["window"]["start_ns"]
+    by_seq = {c["seq"]: c for c in rep["collectives"]}
+    assert t0 <= by_seq[4]["first_start_ns"] - start, (t0, by_seq[4])
+    assert t1 >= rep["window"]["end_ns"] - start, (t1, rep["window"])
+    w, h, _ = read_png(png)
+    assert (w, h) == (1280, 800), (w, h)
+    print(f"hang: opened at collective {focus['collective']} (#5), rank 5 marked, view {t0}..{t1} ns; {png}")
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree", "subrows", "zoom", "scale"])
+    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree", "subrows", "zoom", "scale", "hang"])
     p.add_argument("--bin", required=True, help="the build's bin folder (ringside, ringside-view)")
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()

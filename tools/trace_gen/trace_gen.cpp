@@ -164,11 +164,29 @@ std::unique_ptr<RankWriter> openRank(const GenOptions& o, const std::string& pat
   return w;
 }
 
-bool finishRank(RankWriter& w, int64_t end_ns, std::string* error) {
+// `cut_off`: the end record is left out, as when a rank is killed (GenFault dead).
+bool finishRank(RankWriter& w, int64_t end_ns, bool cut_off, std::string* error) {
   if (!w.addClockAnchor({end_ns, kUnixBase + end_ns, 1000}) || !w.commit() ||
-      !w.setMeta("end_state", "clean") || !w.close()) {
+      (!cut_off && !w.setMeta("end_state", "clean")) || !w.close()) {
     *error = w.error();
     return false;
+  }
+  return true;
+}
+
+// The fault's call #seq on rank r (GenFault): false when r records no row of it.
+bool faultCall(const GenFault& f, int r, storage::CollectiveRow* c) {
+  const bool culprit = r == f.rank;
+  if (culprit && (f.kind == "stuck" || f.kind == "dead")) return false;
+  if (culprit && f.kind == "desync-op") c->op = "allgather";
+  if (culprit && f.kind == "desync-size") {
+    c->bytes *= 2;
+    c->count *= 2;
+  }
+  c->end_ns = storage::kNone;  // never returns
+  if (f.kind == "dead") {
+    c->end_ns = c->start_ns + 50'000'000;
+    c->status = 1;
   }
   return true;
 }
@@ -188,7 +206,9 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
   int64_t t = kComputeNs;
   bool ok = true;
   int64_t rows = 0;
-  for (int64_t i = 0; i < o.collectives && ok; ++i) {
+  const int64_t calls = o.fault.kind.empty() ? o.collectives : std::min(o.collectives, o.fault.seq + 1);
+  for (int64_t i = 0; i < calls && ok; ++i) {
+    const bool fault = !o.fault.kind.empty() && i == o.fault.seq;
     if (i % per_step == 0) {
       if (i > 0) t += kComputeNs;
       for (int r = first; r < last; ++r) ok = ok && writer(r).addStepMarker({i / per_step, t});
@@ -202,6 +222,7 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
     }
     Call call(o, arrive);
     call.run([&](const Message& m) {
+      if (o.calls_only || fault) return;
       storage::TransferRow row;
       row.collective_id = i + 1;
       row.src_rank = m.src;
@@ -243,6 +264,7 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
       c.start_ns = arrive[u];
       c.end_ns = call.ends()[u];
       c.tid = 1000 + r;
+      if (fault && !faultCall(o.fault, r, &c)) continue;
       ok = writer(r).addCollective(c) && ok;
     }
     t = last_end + kCallGapNs;
@@ -251,7 +273,9 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
       rows = 0;
     }
   }
-  for (int r = first; r < last && ok; ++r) ok = finishRank(writer(r), t, error);
+  for (int r = first; r < last && ok; ++r) {
+    ok = finishRank(writer(r), t, o.fault.kind == "dead" && r == o.fault.rank, error);
+  }
   if (!ok && error->empty()) {
     for (auto& wr : w)
       if (!wr->error().empty()) *error = wr->error();
@@ -301,11 +325,37 @@ bool parseSlowLink(const std::string& text, GenOptions* o, std::string* error) {
   return true;
 }
 
+bool parseFault(const std::string& text, GenOptions* o, std::string* error) {
+  const size_t colon = text.find(':');
+  const size_t at = text.find('@');
+  *error = "--fault takes KIND:RANK@SEQ with KIND stuck, dead, desync-op or desync-size, e.g. "
+           "stuck:5@3";
+  if (colon == std::string::npos || at == std::string::npos || at < colon) return false;
+  GenFault f;
+  f.kind = text.substr(0, colon);
+  if (f.kind != "stuck" && f.kind != "dead" && f.kind != "desync-op" && f.kind != "desync-size") {
+    return false;
+  }
+  const std::string rank = text.substr(colon + 1, at - colon - 1), seq = text.substr(at + 1);
+  char* end = nullptr;
+  f.rank = static_cast<int>(std::strtol(rank.c_str(), &end, 10));
+  if (rank.empty() || *end != '\0' || f.rank < 0) return false;
+  f.seq = std::strtoll(seq.c_str(), &end, 10);
+  if (seq.empty() || *end != '\0' || f.seq < 0) return false;
+  error->clear();
+  o->fault = f;
+  return true;
+}
+
 bool writeRankFiles(const GenOptions& o, const std::string& dir, std::vector<std::string>* files,
                     std::string* error) {
   if (o.ranks < 1 || o.hosts < 1 || o.hosts > o.ranks || o.collectives < 1 || o.steps < 1 ||
       o.bytes < 1 || !(o.gbps > 0)) {
     *error = "trace_gen: ranks, hosts (<= ranks), collectives, steps, bytes and gbps must be > 0";
+    return false;
+  }
+  if (!o.fault.kind.empty() && (o.fault.rank >= o.ranks || o.fault.seq >= o.collectives)) {
+    *error = "trace_gen: the fault's rank must be < ranks and its call < collectives";
     return false;
   }
   std::vector<std::string> paths;

@@ -4,7 +4,8 @@
 // every rank records its calls and the messages it sends, as the interposer would (RankWriter),
 // one rank file per rank. Stragglers arrive late at every call; slow links take longer per byte.
 // The message times follow the algorithm's data flow, so a straggler makes the others wait and a
-// slow link delays what depends on it. Deterministic for a given seed.
+// slow link delays what depends on it. A fault (GenFault) makes the job hang or desync at one
+// call, as the autopsy (analyzer/hang.h) must name it. Deterministic for a given seed.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,19 @@
 #include <vector>
 
 namespace ringside::gen {
+
+// A hang or desync injected at call #seq (the job's last: no rank records a call after it).
+//   stuck        `rank` never enters it; the others stay in it (their calls never return)
+//   dead         `rank` dies before it (its file has no end record: cut off); the others' calls
+//                fail 50 ms after they entered (a reset peer is noticed at once)
+//   desync-op    `rank` calls allgather where the others call allreduce; no call returns
+//   desync-size  `rank` passes twice the others' bytes; no call returns
+// Calls of #seq carry no messages.
+struct GenFault {
+  std::string kind;  // "" none, or one of the above
+  int rank = -1;
+  int64_t seq = -1;
+};
 
 struct GenOptions {
   int ranks = 16;
@@ -28,11 +42,15 @@ struct GenOptions {
   std::map<std::pair<int, int>, double> slow_links;  // (src, dst) -> time factor (>= 1)
   uint64_t seed = 1;
   bool receives = false;   // also record each message on its receiving rank
+  bool calls_only = false;  // no messages at all (`record --detail calls`): fast at many ranks
+  GenFault fault;
 };
 
 // Parses "RANK:DELAY_US" and "A-B:FACTOR" (the command-line forms); false with *error.
 bool parseStraggler(const std::string& text, GenOptions* o, std::string* error);
 bool parseSlowLink(const std::string& text, GenOptions* o, std::string* error);
+// Parses "KIND:RANK@SEQ" (stuck:5@3, dead:..., desync-op:..., desync-size:...).
+bool parseFault(const std::string& text, GenOptions* o, std::string* error);
 
 // Writes rank-<r>.sqlite for every rank into `dir` (which must exist); the paths go to *files.
 // Returns false with a one-line *error.

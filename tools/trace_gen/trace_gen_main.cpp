@@ -37,6 +37,10 @@ const char kHelp[] =
     "  --straggler RANK:US    RANK arrives US microseconds late at every call (repeatable)\n"
     "  --slow-link A-B:F      messages from A to B take F times as long (repeatable)\n"
     "  --receives             also record every message on its receiving rank\n"
+    "  --calls-only           record no messages (as `record --detail calls`)\n"
+    "  --fault KIND:RANK@SEQ  a hang or desync at call SEQ, the job's last: stuck (RANK never\n"
+    "                         enters it), dead (RANK dies before it: cut off), desync-op (RANK\n"
+    "                         calls allgather), desync-size (RANK passes twice the bytes)\n"
     "  --seed N               seed of the arrival jitter (default 1)\n"
     "  --help                 this text\n";
 
@@ -68,6 +72,10 @@ int main(int argc, char** argv) {
       o.receives = true;
       continue;
     }
+    if (arg == "--calls-only") {
+      o.calls_only = true;
+      continue;
+    }
     if (i + 1 >= argc) return usage(std::string(arg) + " needs a value");
     const char* v = argv[++i];
     long long n = 0;
@@ -95,6 +103,8 @@ int main(int argc, char** argv) {
       o.seed = static_cast<uint64_t>(n);
     } else if (arg == "--straggler") {
       if (!ringside::gen::parseStraggler(v, &o, &error)) return usage(error);
+    } else if (arg == "--fault") {
+      if (!ringside::gen::parseFault(v, &o, &error)) return usage(error);
     } else if (arg == "--slow-link") {
       if (!ringside::gen::parseSlowLink(v, &o, &error)) return usage(error);
     } else {

@@ -41,7 +41,8 @@ std::vector<OptionSpec> reportSpecs(ReportCliOptions* o) {
          return true;
        }},
       {"csv-table", 0, "NAME",
-       "csv: op_buckets (default), collectives, links, idle_links, phases, ranks, stragglers, "
+       "csv: autopsy (default when the job hung or desynchronized), op_buckets (default "
+       "otherwise), collectives, links, idle_links, phases, ranks, stragglers, "
        "gpus, channels, hosts, host_traffic, clocks, steps, rank_steps",
        [o](std::string_view v, std::string* e) {
          for (const std::string& id : csvTableIds()) {
@@ -169,7 +170,9 @@ int runReport(std::span<const std::string> args) {
   else if (options.format == "html") text = formatReportHtml(analysis, ctx);
   else {
     ReportTable table;
-    buildReportTable(analysis, options.csv_table.empty() ? "op_buckets" : options.csv_table,
+    // Without --csv-table: the autopsy when the job hung or desynchronized, else op_buckets.
+    const char* first = analysis.autopsy.empty() ? "op_buckets" : "autopsy";
+    buildReportTable(analysis, options.csv_table.empty() ? first : options.csv_table,
                      Units::kRaw, 0, &table);
     text = renderTableCsv(table);
   }

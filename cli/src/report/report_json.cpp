@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "report/report_format.h"
+#include "ringside/analyzer/findings.h"
 #include "ringside/format/json.h"
 
 namespace ringside::cli {
@@ -308,6 +309,27 @@ std::string channelTrafficJson(const analyzer::Analysis& a) {
   return channels.done();
 }
 
+// The autopsy's verdicts (analyzer/hang.h): who hung or desynchronized the job, root causes
+// first. Rule ids and fields are stable (docs/report-json.md).
+std::string autopsyJson(const analyzer::Analysis& a) {
+  Json out = Json::array();
+  for (const analyzer::hang::Verdict& v : a.autopsy) {
+    Json sides = Json::array(), seen = Json::array();
+    for (const std::string& s : v.sides) sides.item(format::jsonString(s));
+    for (const std::string& s : v.last_seen) seen.item(format::jsonString(s));
+    const analyzer::FindingRule* rule = analyzer::findingRule(v.rule);
+    out.item(Json::object().str("rule", v.rule).field("culprits", intArray(v.culprits))
+                 .field("waiting", intArray(v.waiting)).field("links_from", intArray(v.links_from))
+                 .str("communicator", v.comm).num("seq", v.seq).str("op", v.op)
+                 .num("bytes", v.bytes).field("step", v.step < 0 ? "null" : std::to_string(v.step))
+                 .field("waited_ns", v.waited_ns < 0 ? "null" : std::to_string(v.waited_ns))
+                 .field("entered_ns", v.entered_ns < 0 ? "null" : std::to_string(v.entered_ns)).field("sides", sides.done())
+                 .field("last_seen", seen.done()).str("message", v.message)
+                 .str("evidence", v.evidence).str("try", rule ? rule->action : "").done());
+  }
+  return out.done();
+}
+
 std::string findingsJson(const analyzer::Analysis& a) {
   Json findings = Json::array();
   for (const analyzer::Finding& f : a.findings) {
@@ -348,6 +370,7 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
   root.field("ranks_present", intArray(a.ranks_present));
   root.field("cut_off_ranks", intArray(a.cut_off_ranks));
   root.field("missing_ranks", intArray(a.missing_ranks));
+  root.field("autopsy", autopsyJson(a));  // first of the findings: why the job hung
   root.field("window", Json::object()
                            .num("start_ns", a.start_ns)
                            .num("end_ns", a.end_ns)

@@ -389,6 +389,23 @@ void whatIfTable(const Analysis& a, Units u, ReportTable* t) {
   if (h) t->columns.pop_back();  // a person reads the best one in the confirm line below
 }
 
+// The autopsy's verdicts (analyzer/hang.h), one row each, root causes first.
+void autopsyTable(const Analysis& a, Units u, ReportTable* t) {
+  t->title = "Autopsy: who hung or desynchronized the job";
+  bool h = u == Units::kHuman;
+  t->columns = {{"rule", "rule", false},   {"culprits", "culprits", false},
+                {"waiting", "waiting", false}, {"communicator", "communicator", false},
+                {"seq", "seq"},            {"op", "op", false},
+                {"bytes", "bytes"},        {"step", "step"},
+                {"waited_ns", "waited"},   {"message", "message", false}};
+  for (const analyzer::hang::Verdict& v : a.autopsy) {
+    t->rows.push_back({v.rule, analyzer::hang::rankRanges(v.culprits),
+                       analyzer::hang::rankRanges(v.waiting), v.comm, num(v.seq), v.op,
+                       h ? format::bytes(v.bytes) : num(v.bytes), num(v.step),
+                       h ? format::duration(v.waited_ns) : num(v.waited_ns), v.message});
+  }
+}
+
 void stragglerTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->title = "Stragglers (last rank to enter a collective)";
   bool h = u == Units::kHuman;
@@ -468,7 +485,7 @@ void channelTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
 }  // namespace
 
 const std::vector<std::string>& csvTableIds() {
-  static const std::vector<std::string> ids = {"op_buckets", "collectives", "links",
+  static const std::vector<std::string> ids = {"autopsy", "op_buckets", "collectives", "links",
                                                "idle_links", "phases",      "ranks",
                                                "stragglers", "gpus",        "channels",
                                                "hosts",      "host_traffic", "clocks",
@@ -480,7 +497,8 @@ bool buildReportTable(const Analysis& a, const std::string& id, Units units, siz
                       ReportTable* out) {
   *out = ReportTable{};
   out->id = id;
-  if (id == "op_buckets") opBuckets(a, units, out);
+  if (id == "autopsy") autopsyTable(a, units, out);
+  else if (id == "op_buckets") opBuckets(a, units, out);
   else if (id == "collectives") collectives(a, units, limit, out);
   else if (id == "links") links(a, units, limit, out);
   else if (id == "idle_links") idleLinks(a, units, limit, out);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ringside/analyzer/collective_math.h"  // busbwFactor, size buckets
+#include "ringside/analyzer/hang.h"
 #include "ringside/storage/clock_model.h"
 
 namespace ringside::storage {
@@ -310,7 +311,10 @@ struct Analysis {
   // Why there is no model ("too few sizes to fit a model: ..."); empty when there is one.
   std::string model_note;
   std::vector<WhatIf> what_if;                  // per library of all-reduces (docs/whatif.md)
-  std::vector<Finding> findings;                // most important first
+  std::vector<Finding> findings;                // most important first: the autopsy's first
+  // The autopsy (hang.h, docs/analyzer.md): who hung or desynchronized the job, root causes
+  // first; each is also a finding of its rule. Empty for a healthy trace.
+  std::vector<hang::Verdict> autopsy;
   std::vector<std::string> warnings;
   int64_t transfers = 0;                        // transfer rows read (both sides)
   // Bytes sent over links with a known capacity / (their capacities x window): the share of the

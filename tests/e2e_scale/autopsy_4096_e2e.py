@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""The autopsy at 4,096 generated ranks (issue 25): for each fault trace_gen injects at the job's
+last all-reduce (a rank that never enters it, a rank that dies before it, a rank calling
+allgather, a rank passing twice the bytes), `ringside report --format json` names the right rule
+and culprit first, and the report (the autopsy included) takes at most 5 s. Calls only (no
+messages) and 4 all-reduces keep the traces small; the rank files go to /dev/shm when it exists
+(tmpfs: writing 4,096 files is fsync-bound on disk).
+
+usage: autopsy_4096_e2e.py TRACE_GEN RINGSIDE [RANKS]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+FAULTS = [  # (fault kind, the rule of the first finding, the culprit: modulo the ranks)
+    ("stuck", "stuck-collective", 1234),
+    ("dead", "rank-exited", 77),
+    ("desync-op", "collective-mismatch", 4095),
+    ("desync-size", "collective-mismatch", 0),
+]
+LIMIT_S = 5.0
+
+
+def run(argv):
+    start = time.monotonic()
+    p = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(argv[:3])} exited {p.returncode}: {p.stderr.strip()}")
+    return p.stdout, time.monotonic() - start
+
+
+def main():
+    gen, ringside = sys.argv[1], sys.argv[2]
+    ranks = int(sys.argv[3]) if len(sys.argv) > 3 else 4096
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="ringside-autopsy-", dir=base) as tmp:
+        for kind, rule, culprit in FAULTS:
+            culprit %= ranks
+            fault = f"{kind}:{culprit}@3"
+            trace = f"{tmp}/{kind}.sqlite"
+            _, gen_s = run([gen, "--merged", trace, "--ranks", str(ranks), "--collectives", "4",
+                            "--steps", "2", "--calls-only", "--fault", fault])
+            out, report_s = run([ringside, "report", "--format", "json", trace])
+            report = json.loads(out)
+            autopsy, findings = report.get("autopsy", []), report.get("findings", [])
+            first = findings[0] if findings else {}
+            print(f"  {ranks} ranks, --fault {fault}: generated and merged in {gen_s:.1f} s, "
+                  f"report (autopsy included) {report_s:.2f} s; first finding: "
+                  f"[{first.get('rule')}] {first.get('message')}")
+            if not autopsy or autopsy[0].get("rule") != rule:
+                failures.append(f"{fault}: first verdict {autopsy[:1]}, expected {rule}")
+            elif autopsy[0].get("culprits") != [culprit]:
+                failures.append(f"{fault}: culprits {autopsy[0].get('culprits')}, expected [{culprit}]")
+            elif autopsy[0].get("seq") != 3 or len(autopsy[0].get("waiting", [])) != ranks - 1:
+                failures.append(f"{fault}: seq {autopsy[0].get('seq')}, "
+                                f"{len(autopsy[0].get('waiting', []))} waiting (expected 3, {ranks - 1})")
+            if first.get("rule") != rule:
+                failures.append(f"{fault}: first finding is {first.get('rule')}, expected {rule}")
+            if report_s > LIMIT_S:
+                failures.append(f"{fault}: report took {report_s:.2f} s (at most {LIMIT_S} s)")
+            os.remove(trace)
+    for f in failures:
+        print(f"FAIL: {f}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

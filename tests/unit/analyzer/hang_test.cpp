@@ -1,0 +1,149 @@
+// judgeHang() (analyzer/hang.h) on hand-made rank states: each verdict names the right ranks,
+// and a healthy or merely busy record gets none.
+#include "ringside/analyzer/hang.h"
+
+#include <gtest/gtest.h>
+
+namespace h = ringside::analyzer::hang;
+
+namespace {
+
+constexpr int64_t kMs = 1000000;
+
+h::Call call(int64_t seq, std::string op, int64_t bytes, h::CallState state, int64_t enter,
+             int64_t exit) {
+  h::Call c;
+  c.comm = "world";
+  c.seq = seq;
+  c.op = std::move(op);
+  c.library = "gloo";
+  c.bytes = bytes;
+  c.dtype = "f32";
+  c.state = state;
+  c.enter_ns = enter;
+  c.exit_ns = exit;
+  return c;
+}
+
+// `ranks` ranks that each completed all-reduces #0..done-1 on "world" (1 ms apart).
+h::Input healthy(int ranks, int64_t done) {
+  h::Input in;
+  for (int r = 0; r < ranks; ++r) {
+    h::Rank rank;
+    rank.rank = r;
+    for (int64_t s = 0; s < done; ++s) {
+      rank.calls.push_back(call(s, "allreduce", 4096, h::CallState::kDone, s * kMs, s * kMs + kMs / 2));
+      rank.calls.back().step = s / 2;
+    }
+    in.ranks.push_back(rank);
+  }
+  return in;
+}
+
+// Every rank but those in `skip` enters #seq and stays there.
+void openAt(h::Input* in, int64_t seq, std::vector<int> skip) {
+  for (h::Rank& r : in->ranks) {
+    if (std::find(skip.begin(), skip.end(), r.rank) != skip.end()) continue;
+    r.calls.push_back(call(seq, "allreduce", 4096, h::CallState::kEntered, seq * kMs, -1));
+  }
+}
+
+}  // namespace
+
+TEST(Hang, HealthyHasNoVerdict) {
+  EXPECT_TRUE(h::judgeHang(healthy(8, 10)).empty());
+  h::Input busy = healthy(4, 10);
+  openAt(&busy, 10, {});  // everyone inside the last call, alive: in progress, not a hang
+  EXPECT_TRUE(h::judgeHang(busy).empty());
+}
+
+TEST(Hang, StuckRankIsNamed) {
+  h::Input in = healthy(8, 10);
+  openAt(&in, 10, {5});
+  in.now_ns = 10 * kMs + 15000 * kMs;
+  in.ranks[5].detail = "python stack: data_loader.py:42";
+  std::vector<h::Verdict> v = h::judgeHang(in);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, h::kStuckCollective);
+  EXPECT_EQ(v[0].culprits, std::vector<int>{5});
+  EXPECT_EQ(v[0].seq, 10);
+  EXPECT_EQ(v[0].step, -1);  // the open calls carry no step here
+  EXPECT_EQ(v[0].waited_ns, 15000 * kMs);
+  EXPECT_EQ(h::rankRanges(v[0].waiting), "0-4,6,7");
+  EXPECT_NE(v[0].message.find("rank 5 never entered allreduce #10"), std::string::npos) << v[0].message;
+  ASSERT_EQ(v[0].last_seen.size(), 1u);
+  EXPECT_NE(v[0].last_seen[0].find("last completed allreduce #9"), std::string::npos) << v[0].last_seen[0];
+  EXPECT_NE(v[0].last_seen[0].find("data_loader.py:42"), std::string::npos);
+}
+
+TEST(Hang, DeadRankIsRankExited) {
+  h::Input in = healthy(4, 6);
+  openAt(&in, 6, {2});
+  in.ranks[2].liveness = h::Liveness::kSignaled;
+  in.ranks[2].signal = 9;
+  std::vector<h::Verdict> v = h::judgeHang(in);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, h::kRankExited);
+  EXPECT_EQ(v[0].culprits, std::vector<int>{2});
+  EXPECT_NE(v[0].last_seen[0].find("signal 9"), std::string::npos) << v[0].last_seen[0];
+}
+
+TEST(Hang, DesyncOfOpAndSizeListsEachSide) {
+  h::Input in = healthy(6, 4);
+  openAt(&in, 4, {});
+  in.ranks[3].calls.back().op = "allgather";
+  std::vector<h::Verdict> v = h::judgeHang(in);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, h::kCollectiveMismatch);
+  EXPECT_EQ(v[0].culprits, std::vector<int>{3});
+  ASSERT_EQ(v[0].sides.size(), 2u);
+  EXPECT_EQ(v[0].seq, 4);
+  EXPECT_NE(v[0].message.find("rank 3: allgather"), std::string::npos) << v[0].message;
+
+  h::Input size = healthy(4, 4);
+  openAt(&size, 4, {});
+  size.ranks[0].calls.back().bytes = 8192;
+  v = h::judgeHang(size);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, h::kCollectiveMismatch);
+  EXPECT_EQ(v[0].culprits, std::vector<int>{0});
+}
+
+TEST(Hang, SizesThatDifferByDesignAreNoDesync) {
+  h::Input in = healthy(3, 2);
+  for (h::Rank& r : in.ranks) {
+    r.calls.push_back(call(2, "allgatherv", 100 * (r.rank + 1), h::CallState::kDone, 2 * kMs, 3 * kMs));
+  }
+  EXPECT_TRUE(h::judgeHang(in).empty());
+}
+
+TEST(Hang, LinkThatStoppedDeliveringIsToldFromSilentPeer) {
+  h::Input in = healthy(3, 2);
+  openAt(&in, 2, {});
+  // 0 sent to 1 (completed), 1 never received it; 2 waits for 1, which never sent.
+  in.ranks[0].messages.push_back({"world", 2, 1, true, 4096, 2 * kMs, 2 * kMs + 10});
+  in.ranks[1].messages.push_back({"world", 1, 0, false, 4096, kMs, kMs + 10});  // receives recorded
+  in.ranks[1].messages.push_back({"world", 2, 0, false, 4096, 2 * kMs, -1});
+  std::vector<h::Verdict> v = h::judgeHang(in);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, h::kUndelivered);
+  EXPECT_EQ(v[0].links_from, std::vector<int>{0});
+  EXPECT_EQ(v[0].culprits, std::vector<int>{1});
+
+  h::Input silent = healthy(3, 2);
+  openAt(&silent, 2, {});
+  silent.ranks[2].messages.push_back({"world", 2, 1, false, 4096, 2 * kMs, -1});
+  v = h::judgeHang(silent);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, h::kNeverSent);
+  EXPECT_EQ(v[0].culprits, std::vector<int>{1});
+}
+
+TEST(Hang, RankRanges) {
+  EXPECT_EQ(h::rankRanges({5, 0, 1, 2, 3, 7, 8, 3}), "0-3,5,7,8");
+  EXPECT_EQ(h::rankRanges({}), "");
+  h::CallState s;
+  EXPECT_TRUE(h::parseCallState("transferring", &s));
+  EXPECT_EQ(s, h::CallState::kTransferring);
+  EXPECT_FALSE(h::parseCallState("bogus", &s));
+}
