@@ -19,36 +19,29 @@ using format::fixed;
 constexpr double kMinSavingShare = 0.2;
 constexpr int64_t kMinSavingNs = 1'000'000;
 
-enum class Algo { kUnknown, kRing, kTree };
+using collective::Algorithm;
+using Algo = Algorithm;  // ring or tree here; kDefault: neither, or not known
 
-const char* algoName(Algo a) { return a == Algo::kTree ? "tree" : "ring"; }
+const char* algoName(Algo a) { return collective::name(a); }
 
-// The algorithm an all-reduce instance ran: ringside's own say so by library, Gloo's default
-// all-reduce is a ring, NCCL names its algorithm when its profiler plugin saw the call.
+// The all-reduce algorithm an instance ran, when it is one this rule compares (ring or tree).
 Algo allreduceAlgo(const CollectiveInstance& c) {
-  if (c.op != "allreduce") return Algo::kUnknown;
-  if (c.library == "ringside-tree") return Algo::kTree;
-  if (c.library == "ringside-ring" || glooRingAllreduce(c)) return Algo::kRing;
-  std::string algo = c.algorithm;
-  std::transform(algo.begin(), algo.end(), algo.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  if (algo == "ring") return Algo::kRing;
-  if (algo == "tree") return Algo::kTree;
-  return Algo::kUnknown;
+  const Algo a = allreduceAlgorithm(c);
+  return a == Algo::kRing || a == Algo::kTree ? a : Algo::kDefault;
 }
 
 struct Model {
   double alpha_ns = -1, beta_ns = -1;
   bool ok() const { return alpha_ns >= 0 && beta_ns > 0; }
   double ns(Algo a, int n, int64_t bytes) const {
-    return a == Algo::kTree ? treeAllreduceNs(n, bytes, alpha_ns, beta_ns)
-                            : ringAllreduceNs(n, bytes, alpha_ns, beta_ns);
+    return a == Algo::kTree ? collective::treeAllreduceTime(n, bytes, alpha_ns, beta_ns, kTreeLinks)
+                            : collective::ringAllreduceTime(n, static_cast<double>(bytes), alpha_ns, beta_ns);
   }
   // The share of the modelled time that is latency terms: >= 0.5 latency-bound.
   double latencyShare(Algo a, int n, int64_t bytes) const {
     const double all = ns(a, n, bytes), bytes_free = a == Algo::kTree
-                                                         ? treeAllreduceNs(n, 0, alpha_ns, 0)
-                                                         : ringAllreduceNs(n, 0, alpha_ns, 0);
+                                                         ? collective::treeAllreduceTime(n, int64_t{0}, alpha_ns, 0, kTreeLinks)
+                                                         : collective::ringAllreduceTime(n, 0.0, alpha_ns, 0);
     return all > 0 ? bytes_free / all : 0;
   }
 };
@@ -83,10 +76,10 @@ struct SizeRange {
 
 // One library's all-reduces: measured, and predicted per algorithm (measured x model ratio).
 struct AlgoTotals {
-  Algo own = Algo::kUnknown;
+  Algo own = Algo::kDefault;
   int ranks = 0;
   int64_t calls = 0;
-  double measured_ns = 0, predicted_ns[3] = {0, 0, 0};  // by Algo
+  double measured_ns = 0, predicted_ns[3] = {0, 0, 0};  // by Algo (kRing 1, kTree 2)
   double helped_ns = 0;  // measured time of the calls the other algorithm would speed up
   double ratio_lo = 1e300, ratio_hi = 0;                // best other / own, over the calls
   SizeRange latency_bound, bandwidth_bound;
@@ -112,7 +105,7 @@ std::map<std::string, AlgoTotals> allreduceTotals(const Analysis& a, const Model
   std::map<std::string, AlgoTotals> by_library;
   for (const CollectiveInstance& c : a.collectives) {
     const Algo own = allreduceAlgo(c);
-    if (own == Algo::kUnknown || c.ranks < 2 || c.duration_ns <= 0 || c.bytes <= 0) continue;
+    if (own == Algo::kDefault || c.ranks < 2 || c.duration_ns <= 0 || c.bytes <= 0) continue;
     AlgoTotals& t = by_library[c.library];
     if (t.calls > 0 && (t.own != own || t.ranks != c.ranks)) continue;  // one kind per library
     t.own = own;
@@ -186,7 +179,7 @@ std::map<std::pair<std::string, std::string>, std::vector<const CollectiveInstan
 allreducesByComm(const Analysis& a) {
   std::map<std::pair<std::string, std::string>, std::vector<const CollectiveInstance*>> by_comm;
   for (const CollectiveInstance& c : a.collectives) {
-    if (allreduceAlgo(c) == Algo::kUnknown || c.ranks < 2 || c.duration_ns <= 0) continue;
+    if (allreduceAlgo(c) == Algo::kDefault || c.ranks < 2 || c.duration_ns <= 0) continue;
     by_comm[{c.comm, c.library}].push_back(&c);
   }
   for (auto& [key, list] : by_comm) {

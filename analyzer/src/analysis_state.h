@@ -33,6 +33,8 @@
 #include "interval_union.h"
 #include "link_time.h"
 #include "ringside/analyzer/analysis.h"
+#include "ringside/collective/cost_model.h"
+#include "ringside/collective/names.h"
 #include "ringside/storage/records.h"
 #include "trace_meta.h"
 
@@ -281,13 +283,13 @@ void bucketingFindings(const AnalysisState& s, std::vector<Finding>* findings);
 double bandwidthBoundShare(const AnalysisState& s);
 void warnSkippedRows(AnalysisState& s);    // analysis_instances.cpp
 
-// The alpha-beta model's time of one all-reduce of `bytes` per rank over n ranks (ns), as
-// ringside's own algorithms do it (docs/analyzer.md, "algorithm"): the ring in 2(n-1) steps of
-// bytes/n; the double binary tree in 2 ceil(log2 n) + C - 1 pipeline steps of one chunk.
-double ringAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns);  // analysis_model
-double treeAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns);
-// The messages on an op's critical path, as the model counts them (analysis_model.cpp).
-int modelSteps(const std::string& op, const std::string& library, int n);
+// The alpha-beta model's times of ringside's own all-reduces are collective/cost_model.h's
+// (ringAllreduceTime, treeAllreduceTime, multipathAllreduceTime), the model bench prints too.
+// The report prices the tree with every edge on its own link, as it always did (one chunk a
+// step, docs/whatif.md). Ranks that share a host's link are priced by kSharedNic (bench); on one
+// host that case matched the measurements better (issue 26's note), but switching the report
+// changes the algorithm rule's findings: a decision of its own.
+inline constexpr collective::TreeLinks kTreeLinks = collective::TreeLinks::kPerPeer;
 // The late-ranks and clock-uncertainty rules (analysis_late_ranks.cpp), for addFindings.
 // late-ranks when one rank is to blame, else `waiting` when the ranks wait a large share of
 // their collective time for whichever rank is last.
@@ -300,6 +302,10 @@ void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings);
 
 // Shared by stages.
 bool glooRingAllreduce(const CollectiveInstance& c);
+// The algorithm an all-reduce instance ran: ringside's own say so by library, Gloo's default
+// all-reduce is a ring, NCCL names its algorithm when its profiler plugin saw the call (any
+// case). kDefault when it cannot be told, or the instance is no all-reduce.
+collective::Algorithm allreduceAlgorithm(const CollectiveInstance& c);
 std::string linkName(int src, int dst);  // "0->1"
 std::string idleLinkName(const Analysis& a, const IdleLink& l);  // "0->1" or "hostA->hostB"
 

@@ -258,7 +258,7 @@ void placeInstances(AnalysisState& s, const std::map<int, RankSteps>& ranks) {
   std::vector<std::tuple<int64_t, std::string_view, int64_t, size_t>> order;
   for (size_t i = 0; i < a.collectives.size(); ++i) {
     const CollectiveInstance& c = a.collectives[i];
-    if (c.step >= 0 && c.op == "allreduce") order.emplace_back(c.step, c.comm, c.seq, i);
+    if (c.step >= 0 && collective::is(c.op, collective::Op::kAllreduce)) order.emplace_back(c.step, c.comm, c.seq, i);
   }
   std::sort(order.begin(), order.end());
   for (size_t k = 0; k < order.size(); ++k) {
@@ -365,7 +365,7 @@ std::vector<storage::StepRow> detectFromInstances(AnalysisState& s) {
   for (size_t i = 0; i < a.collectives.size(); ++i) {
     const CollectiveInstance& c = a.collectives[i];
     CommSteps& cs = comms[c.comm];
-    SeqCall call{c.seq, keys.id(c.op, c.library, c.algorithm), c.op == "allreduce", c.bytes};
+    SeqCall call{c.seq, keys.id(c.op, c.library, c.algorithm), collective::is(c.op, collective::Op::kAllreduce), c.bytes};
     for (const Arrival& arr : s.arrivals[i]) {
       if (call.rank >= 0 && arr.rank >= call.rank) continue;
       call.rank = arr.rank;
@@ -476,7 +476,7 @@ bool detectSteps(storage::TraceReader& reader, std::vector<storage::StepRow>* st
         auto [it, fresh] = seqs.try_emplace(row.seq, cs.calls.size());
         if (fresh) {
           cs.calls.push_back({row.seq, keys.id(row.op, row.library, row.algorithm),
-                              row.op == "allreduce", row.bytes, row.rank, row.start_ns, end});
+                              collective::is(row.op, collective::Op::kAllreduce), row.bytes, row.rank, row.start_ns, end});
           return true;
         }
         detail::SeqCall& c = cs.calls[it->second];

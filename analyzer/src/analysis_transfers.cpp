@@ -174,8 +174,8 @@ void TransferPass::add(const TransferRow& row) {
     s_.progress(0.2 + 0.75 * static_cast<double>(rows_) / static_cast<double>(total_rows_));
   }
   phases_.foldEndedBefore(row.start_ns);
-  bool send = row.side == "send";
-  if (!send && row.side != "recv") return;
+  bool send = collective::is(row.side, collective::Side::kSend);
+  if (!send && !collective::is(row.side, collective::Side::kRecv)) return;
   bool done = row.end_ns != storage::kNone && row.end_ns >= row.start_ns;
   int64_t end = done ? row.end_ns : row.start_ns;
   if (end < s_.window_start_ns || row.start_ns > s_.window_end_ns) return;

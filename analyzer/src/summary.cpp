@@ -258,8 +258,8 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
   ok = reader.forEachTransfer(
       [&](const TransferRow& row) {
         ++out->transfers;
-        bool send = row.side == "send";
-        if (!send && row.side != "recv") return true;
+        bool send = collective::is(row.side, collective::Side::kSend);
+        if (!send && !collective::is(row.side, collective::Side::kRecv)) return true;
         LinkAcc& link = links[{row.src_rank, row.dst_rank}];
         (send ? link.send : link.recv).add(row, send, instances.entryOf(row.collective_id, row.src_rank));
         int recorder = send ? row.src_rank : row.dst_rank;

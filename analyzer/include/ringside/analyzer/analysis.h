@@ -23,9 +23,13 @@ class TraceReader;
 struct TransferRow;
 }
 
+namespace ringside::collective {
+struct Topology;  // topology_file.h
+}
+
 namespace ringside::analyzer {
 
-struct Topology;  // topology.h
+using collective::Topology;  // topology.h
 
 inline constexpr int kAnalysisSchemaVersion = 1;  // the JSON report's "schema_version"
 
