@@ -16,6 +16,10 @@ Scenarios:
                         stops the job
   flight-watchdog-8     8 ranks, rank 5 stops joining: the verdict within --hang-timeout + 5 s
                         of the hang (the figure is printed)
+  flight-ddp-3          a real PyTorch DDP job (samples/ddp_train.py) whose rank 1 computes 60 s
+                        before its first backward: --hang-timeout 5 --on-hang kill names rank 1
+                        (stuck-collective) and stops the job; the report's first finding is the
+                        hang, not a late-ranks warning
   flight-linkcut-3      the link between two emulated hosts cut mid-run (netns + iptables):
                         skipped where netns cannot be made (not root)
 """
@@ -231,6 +235,20 @@ def flight_watchdog_8(ctx):
     check_first_finding(ctx, trace, ("stuck-collective",), 5)
 
 
+def flight_ddp_3(ctx):
+    ctx.need_ddp_sample()
+    trace = ctx.path("t.sqlite")
+    argv = [ctx.ringside, "record", "--ranks", "3", "-o", trace, "-q", "--hang-timeout", "5",
+            "--on-hang", "kill", "--", ctx.python, ctx.ddp_sample, "--slow-rank", "1", "--slow-ms", "60000"]
+    res = u.run(argv, env=u.clean_env(), cwd=ctx.scratch, timeout=120)
+    line = verdict_line(res)
+    u.check(line is not None and "hang (stuck-collective)" in line, f"no stuck-collective verdict\n{res.describe()}")
+    u.check(re.search(r"\brank 1\b", line) is not None and "allreduce" in line, f"rank 1's allreduce: {line}")
+    u.check(res.returncode == 143, f"the killed job's own status (SIGTERM: 143)\n{res.describe()}")
+    u.check(res.seconds < 30, f"--on-hang kill should end the 60 s straggler early ({res.seconds:.1f} s)")
+    check_first_finding(ctx, trace, ("stuck-collective",), 1)
+
+
 def flight_linkcut_3(ctx):
     # Checked by hand (docs/flight-recorder.md, "The fault corpus"): three ranks in network
     # namespaces cabled to a bridge, rank 1's cable set down mid-run, the watchdog's verdict in
@@ -249,5 +267,6 @@ if __name__ == "__main__":
         "flight-sigkill-3": flight_sigkill_3,
         "flight-sigstop-3": flight_sigstop_3,
         "flight-watchdog-8": flight_watchdog_8,
+        "flight-ddp-3": flight_ddp_3,
         "flight-linkcut-3": flight_linkcut_3,
     }))
