@@ -52,6 +52,9 @@ def parse_args(argv):
                         "slower GPU or a busier host makes one (for demonstrations and tests)")
     p.add_argument("--slow-ms", type=float, default=0.0, metavar="MS",
                    help="how much longer rank --slow-rank computes per step (default 0)")
+    p.add_argument("--slow-spin", action="store_true",
+                   help="rank --slow-rank spends its --slow-ms computing (a busy loop on the CPU) "
+                        "instead of sleeping: CPU time that shows in the trace's CPU samples")
     p.add_argument("--log-every", type=int, default=1, metavar="N",
                    help="rank 0 prints the loss every N steps (default 1; 0: only after the last "
                         "step, for balanced ranks)")
@@ -165,7 +168,12 @@ def main(argv):
         opt.zero_grad(set_to_none=True)
         loss = loss_fn(ddp(xb), yb)
         if rank == args.slow_rank and args.slow_ms > 0:
-            time.sleep(args.slow_ms / 1000.0)  # the straggler's extra compute
+            if args.slow_spin:  # the straggler's extra compute, on the CPU
+                until = time.perf_counter() + args.slow_ms / 1000.0
+                while time.perf_counter() < until:
+                    pass
+            else:
+                time.sleep(args.slow_ms / 1000.0)  # the straggler's extra compute, idle
         loss.backward()  # DDP all-reduces the gradient buckets here
         opt.step()
         if pending is not None and pending.get(timeout=60) != pool_work(step):

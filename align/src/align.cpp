@@ -143,6 +143,33 @@ void buildModel(const Domains& domains, const std::vector<Mapping>& f,
   std::sort(model->rank_domain.begin(), model->rank_domain.end());
 }
 
+// The time line's origin: a domain whose clock reads less than the reference's at the same
+// instant maps its first rows below zero (seen: a generated 128-host trace had 41,295 rows
+// there, which readers skip as times no trace can hold). Every domain, the reference included,
+// is then moved later by the same amount, so that each domain's earliest time (its ranks'
+// starts; every row comes after its rank's start) maps at or after zero. Differences between
+// aligned times stay as fitted; a trace whose times are all placed already is unchanged.
+void shiftOrigin(const Domains& domains, storage::ClockModel* model) {
+  if (domains.list.size() < 2) return;
+  const storage::ClockMap map(*model);
+  int64_t lowest = 0;
+  for (const detail::Domain& d : domains.list) {
+    if (d.wall.empty() || d.ranks.empty()) continue;
+    lowest = std::min(lowest, map.map(d.ranks.front(), std::max<int64_t>(0, d.wall.front().first)));
+  }
+  // Not for a clock placed absurdly far (a damaged rank row): offsets must not overflow.
+  constexpr int64_t kMaxShiftNs = int64_t{1} << 61;
+  if (lowest >= 0 || lowest < -kMaxShiftNs) return;
+  const int64_t shift = -lowest;
+  auto add = [shift](int64_t* v) { *v = *v > INT64_MAX - shift ? INT64_MAX : *v + shift; };
+  for (storage::ClockSegment& seg : model->segments) add(&seg.offset_ns);
+  for (storage::ClockDomain& dom : model->domains) add(&dom.offset_ns);
+  storage::ClockSegment ref;  // the reference, identity until now
+  ref.domain = 0;
+  ref.offset_ns = shift;
+  model->segments.push_back(ref);
+}
+
 // Messages that still arrive before they were sent once mapped as readers will map them.
 void countMessages(const Domains& domains, const Evidence& ev, storage::ClockModel* model) {
   const storage::ClockMap map(*model);
@@ -265,6 +292,7 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
       if (bounds[d] > 0) methods[d] = "evidence";
     }
     buildModel(domains, f, fits, methods, bounds, options, model);
+    shiftOrigin(domains, model);
     model->method = "identity";
     if (n > 1) {
       model->method = "evidence";

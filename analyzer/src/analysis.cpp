@@ -29,8 +29,26 @@ AnalysisState::AnalysisState(storage::TraceReader& trace, const AnalysisOptions&
       meta(readTraceMeta(trace.meta(), infos)) {}
 
 bool glooRingAllreduce(const CollectiveInstance& c) {
-  return c.library == "gloo" && c.op == "allreduce" &&
-         (c.algorithm.empty() || c.algorithm == "ring");
+  return collective::is(c.library, collective::Library::kGloo) && collective::is(c.op, collective::Op::kAllreduce) &&
+         (c.algorithm.empty() || collective::is(c.algorithm, collective::Algorithm::kRing));
+}
+
+collective::Algorithm allreduceAlgorithm(const CollectiveInstance& c) {
+  using collective::Algorithm;
+  using collective::Library;
+  if (!collective::is(c.op, collective::Op::kAllreduce)) return Algorithm::kDefault;
+  if (glooRingAllreduce(c)) return Algorithm::kRing;
+  Library library = Library::kUnknown;
+  if (collective::parse(c.library, &library)) {
+    for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kMultipath}) {
+      if (library == collective::referenceLibrary(a)) return a;
+    }
+  }
+  std::string name = c.algorithm;
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  Algorithm a = Algorithm::kDefault;
+  return collective::parse(name, &a) ? a : Algorithm::kDefault;
 }
 
 std::string linkName(int src, int dst) { return std::to_string(src) + "->" + std::to_string(dst); }
@@ -59,6 +77,8 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
   detail::buildOpBuckets(s);
   detail::buildHosts(s);
   if (!detail::findSteps(s)) return false;
+  detail::assignBlame(s);
+  if (!detail::readCpu(s)) return false;
   detail::addFindings(s);
   detail::warnSkippedRows(s);
   if (out->collectives.empty()) out->warnings.push_back("no collectives in the window");

@@ -19,36 +19,29 @@ using format::fixed;
 constexpr double kMinSavingShare = 0.2;
 constexpr int64_t kMinSavingNs = 1'000'000;
 
-enum class Algo { kUnknown, kRing, kTree };
+using collective::Algorithm;
+using Algo = Algorithm;  // ring or tree here; kDefault: neither, or not known
 
-const char* algoName(Algo a) { return a == Algo::kTree ? "tree" : "ring"; }
+const char* algoName(Algo a) { return collective::name(a); }
 
-// The algorithm an all-reduce instance ran: ringside's own say so by library, Gloo's default
-// all-reduce is a ring, NCCL names its algorithm when its profiler plugin saw the call.
+// The all-reduce algorithm an instance ran, when it is one this rule compares (ring or tree).
 Algo allreduceAlgo(const CollectiveInstance& c) {
-  if (c.op != "allreduce") return Algo::kUnknown;
-  if (c.library == "ringside-tree") return Algo::kTree;
-  if (c.library == "ringside-ring" || glooRingAllreduce(c)) return Algo::kRing;
-  std::string algo = c.algorithm;
-  std::transform(algo.begin(), algo.end(), algo.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  if (algo == "ring") return Algo::kRing;
-  if (algo == "tree") return Algo::kTree;
-  return Algo::kUnknown;
+  const Algo a = allreduceAlgorithm(c);
+  return a == Algo::kRing || a == Algo::kTree ? a : Algo::kDefault;
 }
 
 struct Model {
   double alpha_ns = -1, beta_ns = -1;
   bool ok() const { return alpha_ns >= 0 && beta_ns > 0; }
   double ns(Algo a, int n, int64_t bytes) const {
-    return a == Algo::kTree ? treeAllreduceNs(n, bytes, alpha_ns, beta_ns)
-                            : ringAllreduceNs(n, bytes, alpha_ns, beta_ns);
+    return a == Algo::kTree ? collective::treeAllreduceTime(n, bytes, alpha_ns, beta_ns, kTreeLinks)
+                            : collective::ringAllreduceTime(n, static_cast<double>(bytes), alpha_ns, beta_ns);
   }
   // The share of the modelled time that is latency terms: >= 0.5 latency-bound.
   double latencyShare(Algo a, int n, int64_t bytes) const {
     const double all = ns(a, n, bytes), bytes_free = a == Algo::kTree
-                                                         ? treeAllreduceNs(n, 0, alpha_ns, 0)
-                                                         : ringAllreduceNs(n, 0, alpha_ns, 0);
+                                                         ? collective::treeAllreduceTime(n, int64_t{0}, alpha_ns, 0, kTreeLinks)
+                                                         : collective::ringAllreduceTime(n, 0.0, alpha_ns, 0);
     return all > 0 ? bytes_free / all : 0;
   }
 };
@@ -83,10 +76,10 @@ struct SizeRange {
 
 // One library's all-reduces: measured, and predicted per algorithm (measured x model ratio).
 struct AlgoTotals {
-  Algo own = Algo::kUnknown;
+  Algo own = Algo::kDefault;
   int ranks = 0;
   int64_t calls = 0;
-  double measured_ns = 0, predicted_ns[3] = {0, 0, 0};  // by Algo
+  double measured_ns = 0, predicted_ns[3] = {0, 0, 0};  // by Algo (kRing 1, kTree 2)
   double helped_ns = 0;  // measured time of the calls the other algorithm would speed up
   double ratio_lo = 1e300, ratio_hi = 0;                // best other / own, over the calls
   SizeRange latency_bound, bandwidth_bound;
@@ -112,7 +105,7 @@ std::map<std::string, AlgoTotals> allreduceTotals(const Analysis& a, const Model
   std::map<std::string, AlgoTotals> by_library;
   for (const CollectiveInstance& c : a.collectives) {
     const Algo own = allreduceAlgo(c);
-    if (own == Algo::kUnknown || c.ranks < 2 || c.duration_ns <= 0 || c.bytes <= 0) continue;
+    if (own == Algo::kDefault || c.ranks < 2 || c.duration_ns <= 0 || c.bytes <= 0) continue;
     AlgoTotals& t = by_library[c.library];
     if (t.calls > 0 && (t.own != own || t.ranks != c.ranks)) continue;  // one kind per library
     t.own = own;
@@ -172,7 +165,8 @@ void algorithmFindings(const AnalysisState& s, std::vector<Finding>* findings) {
             ", predicted with " + algoName(other) + " " +
             format::duration(static_cast<int64_t>(predicted)) + " (" + modelText(a) + "; " +
             algoName(other) + "/" + algoName(t.own) + " time " + ratio + " at these sizes)");
-    f.action = abCommand(s, algoName(other), t.ranks);
+    // A bench trace measures the algorithms already: no A/B run to suggest.
+    if (!benchTrace(s)) f.action = abCommand(s, algoName(other), t.ranks);
     f.cost_ns = static_cast<int64_t>(saving);
     findings->push_back(std::move(f));
   }
@@ -185,7 +179,7 @@ std::map<std::pair<std::string, std::string>, std::vector<const CollectiveInstan
 allreducesByComm(const Analysis& a) {
   std::map<std::pair<std::string, std::string>, std::vector<const CollectiveInstance*>> by_comm;
   for (const CollectiveInstance& c : a.collectives) {
-    if (allreduceAlgo(c) == Algo::kUnknown || c.ranks < 2 || c.duration_ns <= 0) continue;
+    if (allreduceAlgo(c) == Algo::kDefault || c.ranks < 2 || c.duration_ns <= 0) continue;
     by_comm[{c.comm, c.library}].push_back(&c);
   }
   for (auto& [key, list] : by_comm) {
@@ -230,51 +224,85 @@ void addBurst(const std::vector<const CollectiveInstance*>& burst, const Model& 
 
 }  // namespace
 
-// Bursts: all-reduces of one communicator that follow each other within the median call time
-// of that communicator (a training step's gradient buckets), until the training-step detector
-// gives steps.
+// A trace `ringside bench` wrote (meta command_line): its calls are the benchmark's, not a
+// job's, so no tuning advice applies.
+bool benchTrace(const AnalysisState& s) {
+  return s.meta.command_line.rfind("ringside bench", 0) == 0;
+}
+
+namespace {
+
+// DDP's default bucket_cap_mb: advice never goes below it.
+constexpr int64_t kDdpDefaultCapMb = 25;
+// All-reduces smaller than this are the job's own (a loss, a metric, a flag), not DDP buckets:
+// DDP fills buckets with gradients up to bucket_cap_mb.
+constexpr int64_t kMinBucketBytes = 1024;
+
+// The bursts of DDP buckets of one communicator's all-reduces: per training step when the job
+// has steps, else all-reduces that follow each other within the median call time.
+void burstsOf(const std::vector<const CollectiveInstance*>& list, bool by_step, const Model& m,
+              BurstTotals* t) {
+  std::vector<int64_t> durations;
+  for (const CollectiveInstance* c : list) durations.push_back(c->duration_ns);
+  std::sort(durations.begin(), durations.end());
+  const int64_t gap = percentile(durations, 0.5);
+  std::vector<const CollectiveInstance*> burst;
+  int64_t burst_end = 0;
+  for (const CollectiveInstance* c : list) {
+    if (c->bytes < kMinBucketBytes || (by_step && c->step < 0)) continue;
+    const bool next = by_step ? (!burst.empty() && c->step != burst.back()->step)
+                              : (!burst.empty() && c->first_start_ns - burst_end > gap);
+    if (next) {
+      addBurst(burst, m, t);
+      burst.clear();
+    }
+    burst_end = burst.empty() ? c->last_end_ns : std::max(burst_end, c->last_end_ns);
+    burst.push_back(c);
+  }
+  addBurst(burst, m, t);
+}
+
+}  // namespace
+
+// Bursts of DDP buckets (burstsOf). The advice is checked against what the trace shows of the
+// job's settings: the buckets it saw bound its bucket_cap_mb from below, DDP's default (25 MB)
+// bounds the advice from below, and a step with one bucket gets none.
 void bucketingFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   const Analysis& a = *s.out;
   const Model m = modelOf(a);
-  if (!m.ok()) return;
+  if (!m.ok() || benchTrace(s)) return;
   std::map<std::string, BurstTotals> by_library;
+  const bool by_step = a.steps.steps.size() >= 2;
   for (const auto& [key, list] : allreducesByComm(a)) {
-    std::vector<int64_t> durations;
-    for (const CollectiveInstance* c : list) durations.push_back(c->duration_ns);
-    std::sort(durations.begin(), durations.end());
-    const int64_t gap = percentile(durations, 0.5);
-    std::vector<const CollectiveInstance*> burst;
-    int64_t burst_end = 0;
-    for (const CollectiveInstance* c : list) {
-      if (!burst.empty() && c->first_start_ns - burst_end > gap) {
-        addBurst(burst, m, &by_library[key.second]);
-        burst.clear();
-      }
-      burst_end = burst.empty() ? c->last_end_ns : std::max(burst_end, c->last_end_ns);
-      burst.push_back(c);
-    }
-    addBurst(burst, m, &by_library[key.second]);
+    burstsOf(list, by_step, m, &by_library[key.second]);
   }
   for (auto& [library, t] : by_library) {
     if (t.bursts == 0 || t.saving_ns < kMinSavingShare * t.measured_ns ||
         t.saving_ns < kMinSavingNs)
       continue;
     for (auto* v : {&t.sizes, &t.per_burst, &t.burst_bytes}) std::sort(v->begin(), v->end());
+    if (percentile(t.per_burst, 0.5) < 2) continue;  // one bucket per step already
     const int64_t burst_bytes = percentile(t.burst_bytes, 0.5);
-    const int64_t cap_mb = std::max<int64_t>(1, (burst_bytes + (1 << 20) - 1) >> 20);
+    const int64_t largest = t.sizes.back();
+    const int64_t cap_mb = std::max(kDdpDefaultCapMb, (burst_bytes + (1 << 20) - 1) >> 20);
+    if ((cap_mb << 20) <= largest) continue;  // the job's cap is that large already
     Finding f = makeFinding(
         "bucketing",
         "allreduce " + library + ": " + std::to_string(percentile(t.per_burst, 0.5)) +
-            " small all-reduces per burst (median " + format::bytes(percentile(t.sizes, 0.5)) +
-            "); one per burst predicted " + fixed(100 * t.saving_ns / t.measured_ns, 0) +
-            "% faster (" + format::duration(static_cast<int64_t>(t.saving_ns)) + " in all)",
-        std::to_string(t.calls) + " calls in " + std::to_string(t.bursts) +
-            " bursts of back-to-back calls, median " + format::bytes(burst_bytes) +
-            " per burst; measured " + format::duration(static_cast<int64_t>(t.measured_ns)) +
-            " (" + modelText(a) + ")");
+            " gradient all-reduces per " + (by_step ? "step" : "burst") + " (median " +
+            format::bytes(percentile(t.sizes, 0.5)) + "); one per " + (by_step ? "step" : "burst") +
+            " predicted " + fixed(100 * t.saving_ns / t.measured_ns, 0) + "% faster (" +
+            format::duration(static_cast<int64_t>(t.saving_ns)) + " in all)",
+        std::to_string(t.calls) + " calls in " + std::to_string(t.bursts) + " " +
+            (by_step ? "steps" : "bursts of back-to-back calls") + ", median " +
+            format::bytes(burst_bytes) + " per " + (by_step ? "step" : "burst") +
+            ", largest bucket " + format::bytes(largest) + " (all-reduces under " +
+            format::bytes(kMinBucketBytes) + " are the job's own, not buckets); measured " +
+            format::duration(static_cast<int64_t>(t.measured_ns)) + " (" + modelText(a) + ")");
     f.action = "raise DDP's bucket_cap_mb (DistributedDataParallel(..., bucket_cap_mb=" +
-               std::to_string(cap_mb) +
-               ")) so that a step's gradients go in fewer all-reduces; confirm with ringside diff";
+               std::to_string(cap_mb) + "); the largest bucket seen is " + format::bytes(largest) +
+               ", DDP's default 25) so that a step's gradients go in fewer all-reduces; confirm "
+               "with ringside diff";
     f.cost_ns = static_cast<int64_t>(t.saving_ns);
     findings->push_back(std::move(f));
   }

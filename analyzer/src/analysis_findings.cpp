@@ -143,7 +143,7 @@ void lowBusbwFindings(const Analysis& a, std::vector<Finding>* findings) {
   };
   std::map<std::pair<std::string, std::string>, Judged> judged;
   for (const CollectiveInstance& c : a.collectives) {
-    if (c.expected_ns > 0 && c.duration_ns > 0 && c.op != "barrier" && c.bytes >= min_bytes) {
+    if (c.expected_ns > 0 && c.duration_ns > 0 && !collective::is(c.op, collective::Op::kBarrier) && c.bytes >= min_bytes) {
       Judged& j = judged[{c.op, c.library}];
       j.ratios.push_back(c.expected_ns / static_cast<double>(c.duration_ns));
     }
@@ -202,11 +202,11 @@ void idleLinksFinding(const AnalysisState& s, std::vector<Finding>* findings) {
   // What using them would buy: the what-if's multipath prediction (docs/whatif.md), where made.
   for (const WhatIf& w : a.what_if) {
     for (const WhatIfAlgorithm& x : w.algorithms) {
-      if (x.algorithm != "multipath" || x.ran || x.predicted_ns <= 0 || !(x.predicted_ns < 0.95 * w.measured_ns)) continue;
+      if (!collective::is(x.algorithm, collective::Algorithm::kMultipath) || x.ran || x.predicted_ns <= 0 || !(x.predicted_ns < 0.95 * w.measured_ns)) continue;
       f.action = "multipath, which spreads each all-reduce over every link, is predicted " +
                  fixed(w.measured_ns / x.predicted_ns, 1) + "x faster for " + w.library + "'s all-reduces (" +
                  format::duration(static_cast<int64_t>(x.predicted_ns)) + " instead of " +
-                 format::duration(static_cast<int64_t>(w.measured_ns)) + "); " + abCommand(s, "multipath", w.ranks);
+                 format::duration(static_cast<int64_t>(w.measured_ns)) + "); " + abCommand(s, collective::name(collective::Algorithm::kMultipath), w.ranks);
       f.cost_ns = static_cast<int64_t>(w.measured_ns - x.predicted_ns);
       break;
     }
@@ -236,6 +236,7 @@ void addFindings(AnalysisState& s) {
   autopsyFindings(s, &findings);
   metaFindings(s, &findings);
   lateRankFindings(s, &findings);
+  cpuFindings(s, &findings);
   slowLinkFindings(s, &findings);
   algorithmFindings(s, &findings);
   bucketingFindings(s, &findings);

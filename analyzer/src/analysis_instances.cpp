@@ -184,6 +184,7 @@ bool InstancePass::add(const CollectiveRow& row) {
   s_.arrivals[static_cast<size_t>(it->second)].push_back(
       {row.rank, row.start_ns, row.end_ns >= row.start_ns ? row.end_ns - row.start_ns : -1});
   s_.instance_of_row.add(row.id, it->second);
+  s_.entries.add(it->second, row.rank, row.start_ns);
   RankAcc& rank = rankAcc(row.rank);
   rank.events.add(row.start_ns, end);
   rank.comm.add(row.start_ns, end);
@@ -197,7 +198,10 @@ bool readInstances(AnalysisState& s) {
   InstancePass pass(s);
   bool ok =
       s.reader.forEachCollective([&](const CollectiveRow& row) { return pass.add(row); }, s.error);
-  if (ok) s.instance_of_row.finish();
+  if (ok) {
+    s.instance_of_row.finish();
+    s.entries.finish();
+  }
   return ok;
 }
 

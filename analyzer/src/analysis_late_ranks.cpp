@@ -1,6 +1,8 @@
 // analyzer/analysis_late_ranks.cpp — the late-ranks rule (and clock-uncertainty, its check
 // against clocks that disagree): ranks waiting inside collectives for one rank that arrives
-// last, by training step when the job has steps (analysis_steps.cpp), else by call.
+// last. The culprit is the rank that caused most of the waiting (blame, analysis_blame.cpp),
+// not the one last most often: a rank late at one of a step's three calls, or in one step
+// only, is named by the waiting it caused.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -15,12 +17,17 @@ namespace {
 using format::durationFixed;
 using format::fixed;
 
-// The rank named must be last in at least this share of the steps (or calls), and in 1.5x the
-// share chance would give it among the ranks.
-constexpr double kMinLastShare = 0.6;
+// The rank named must have caused 1.5x the share of the waiting chance would give it.
 constexpr double kOverChance = 1.5;
 // The waiting it causes must be at least this share of the other ranks' time.
 constexpr double kMinCostShare = 0.05;
+// The culprit named must have caused at least this share of all the waiting (blame).
+constexpr double kMinBlameShare = 0.5;
+// ... and compute at least this much longer than the others in the steps it held up (and, over
+// the run, enough to explain the waiting: extraComputeNs): a rank
+// last by a few per cent of compute (a 2-rank job where one rank is always a little behind)
+// is jitter, the waiting warning's case.
+constexpr double kMinExtraCompute = 0.1;
 
 // What the calls say about rank `rank` arriving last.
 struct LateEvidence {
@@ -63,50 +70,121 @@ LateEvidence lateEvidence(const AnalysisState& s, int rank) {
   return e;
 }
 
-// The rank most often last: by step (Analysis::steps) or by call. *share: of the steps or calls;
-// *late_by: median skew when it was last; *units: "steps" or "collectives".
-int mostOftenLast(const Analysis& a, double* share, int64_t* late_by, std::string* units,
-                  int64_t* times, int64_t* of) {
-  std::map<int, std::vector<int64_t>> last;
+// How often `rank` arrived last: by step (Analysis::steps) or by call. *share: of the steps or
+// calls; *late_by: median skew when it was last; *units: "steps" or "collectives".
+void lastStats(const Analysis& a, int rank, double* share, int64_t* late_by, std::string* units,
+               int64_t* times, int64_t* of) {
+  std::vector<int64_t> skews;
   int64_t total = 0;
   if (a.steps.steps.size() >= 2) {
     *units = "steps";
     for (const StepStats& st : a.steps.steps) {
       ++total;
-      if (st.late_rank >= 0) last[st.late_rank].push_back(st.late_by_ns);
+      if (st.late_rank == rank) skews.push_back(st.late_by_ns);
     }
   } else {
     *units = "collectives";
     for (const CollectiveInstance& c : a.collectives) {
       if (c.ranks < 2) continue;
       ++total;
-      if (c.arrival_skew_ns > 0) last[c.straggler_rank].push_back(c.arrival_skew_ns);
+      if (c.arrival_skew_ns > 0 && c.straggler_rank == rank) skews.push_back(c.arrival_skew_ns);
     }
   }
-  int best = -1;
-  for (const auto& [rank, skews] : last) {
-    if (best < 0 || skews.size() > last[best].size()) best = rank;
-  }
-  if (best < 0 || total == 0) return -1;
-  std::vector<int64_t>& skews = last[best];
   std::sort(skews.begin(), skews.end());
   *times = static_cast<int64_t>(skews.size());
   *of = total;
-  *share = static_cast<double>(skews.size()) / static_cast<double>(total);
-  *late_by = percentile(skews, 0.5);
-  return best;
+  *share = total > 0 ? static_cast<double>(skews.size()) / static_cast<double>(total) : 0.0;
+  *late_by = skews.empty() ? 0 : percentile(skews, 0.5);
 }
 
-// Median compute per step of `rank` and of the other ranks (-1: no steps).
+// The rank that caused the most waiting (RankStats::caused_wait_ns), *caused its share and
+// *total all ranks' caused waiting; -1 when nobody waited.
+int topCulprit(const Analysis& a, int64_t* caused, int64_t* total) {
+  int rank = -1;
+  *caused = 0;
+  *total = 0;
+  for (const RankStats& r : a.ranks) {
+    *total += r.caused_wait_ns;
+    if (r.caused_wait_ns > *caused) *caused = r.caused_wait_ns, rank = r.rank;
+  }
+  return rank;
+}
+
+// "caused 83% of the waiting (1.20 s of 1.45 s)".
+std::string blameClause(int64_t caused, int64_t total) {
+  return "caused " + fixed(100.0 * static_cast<double>(caused) / static_cast<double>(total), 0) +
+         "% of the waiting (" + durationFixed(caused) + " of " + durationFixed(total) + ")";
+}
+
+// Median compute per step of `rank` and of the other ranks, in the steps where `rank` caused
+// the most waiting and that hold half of the waiting it caused there (the worst first): a rank
+// late in one step only computes longer in that step. -1: no steps.
 std::pair<int64_t, int64_t> computePerStep(const Analysis& a, int rank) {
+  if (a.steps.steps.size() < 2) return {-1, -1};
+  std::map<int64_t, std::pair<int, int64_t>> top;  // step -> (rank, caused) with the most
+  for (const StepRankStats& r : a.steps.per_rank) {
+    auto [it, fresh] = top.try_emplace(r.step, r.rank, r.caused_wait_ns);
+    if (!fresh && r.caused_wait_ns > it->second.second) it->second = {r.rank, r.caused_wait_ns};
+  }
+  std::vector<std::pair<int64_t, int64_t>> held;  // (-caused, step) where `rank` is on top
+  int64_t sum = 0;
+  for (const auto& [step, who] : top) {
+    if (who.first != rank || who.second <= 0) continue;
+    held.emplace_back(-who.second, step);
+    sum += who.second;
+  }
+  std::sort(held.begin(), held.end());
+  std::set<int64_t> judged;
+  for (int64_t got = 0; const auto& [minus, step] : held) {
+    if (2 * got >= sum) break;
+    judged.insert(step);
+    got -= minus;
+  }
   std::vector<int64_t> mine, others;
   for (const StepRankStats& r : a.steps.per_rank) {
+    if (judged.count(r.step) == 0) continue;
     (r.rank == rank ? mine : others).push_back(r.compute_ns());
   }
-  if (mine.empty() || others.empty() || a.steps.steps.size() < 2) return {-1, -1};
+  if (mine.empty() || others.empty()) return {-1, -1};
   std::sort(mine.begin(), mine.end());
   std::sort(others.begin(), others.end());
   return {percentile(mine, 0.5), percentile(others, 0.5)};
+}
+
+// Over every step but the first: the rank's compute minus the median of the others' in that
+// step, summed (-1: no steps); *caused: the waiting the rank caused in those steps. Jitter sums
+// to about nothing; a rank that computes more sums to its surplus. Unlike computePerStep() it
+// does not pick the steps the rank held up, so it cannot be biased by them. The first step
+// carries each rank's one-time warm-up (autograd, allocator: a rank 12 ms slower there on a
+// busy host), no sign of a late rank.
+int64_t extraComputeNs(const Analysis& a, int rank, int64_t* caused) {
+  *caused = 0;
+  if (a.steps.steps.size() < 2) return -1;
+  const int64_t first_step = a.steps.steps.front().step;
+  int64_t total = 0;
+  std::vector<int64_t> others;
+  int64_t mine = INT64_MIN;
+  auto flush = [&] {
+    if (mine != INT64_MIN && !others.empty()) {
+      std::sort(others.begin(), others.end());
+      total += mine - percentile(others, 0.5);
+    }
+    others.clear();
+    mine = INT64_MIN;
+  };
+  for (size_t i = 0; i < a.steps.per_rank.size(); ++i) {  // by step, then rank
+    const StepRankStats& r = a.steps.per_rank[i];
+    if (i > 0 && a.steps.per_rank[i - 1].step != r.step) flush();
+    if (r.step == first_step) continue;
+    if (r.rank == rank) {
+      mine = r.compute_ns();
+      *caused += r.caused_wait_ns;
+    } else {
+      others.push_back(r.compute_ns());
+    }
+  }
+  flush();
+  return total;
 }
 
 // "its compute per step is 35% (20.1 ms) longer than the others'".
@@ -139,31 +217,28 @@ void waitingFinding(const Analysis& a, std::vector<Finding>* findings) {
       static_cast<double>(wait) < kMinWaitShareOfSpan * static_cast<double>(span)) {
     return;
   }
-  // Who arrived last, by step when there are steps, else by call.
-  std::map<int, int64_t> last;
-  int64_t judged = 0;
+  // Who caused the waiting (blame), largest first.
   const bool by_step = a.steps.steps.size() >= 2;
-  if (by_step) {
-    for (const StepStats& st : a.steps.steps) {
-      if (st.late_rank < 0) continue;
-      ++last[st.late_rank];
-      ++judged;
-    }
-  } else {
-    for (const CollectiveInstance& c : a.collectives) {
-      if (c.ranks < 2 || c.arrival_skew_ns <= 0) continue;
-      ++last[c.straggler_rank];
-      ++judged;
-    }
-  }
+  int64_t caused = 0, total = 0;
+  const int top = topCulprit(a, &caused, &total);
   std::vector<std::pair<int64_t, int>> order;
-  for (const auto& [rank, n] : last) order.emplace_back(-n, rank);
+  for (const RankStats& r : a.ranks) {
+    if (r.caused_wait_ns > 0) order.emplace_back(-r.caused_wait_ns, r.rank);
+  }
   std::sort(order.begin(), order.end());
   std::string who;
   for (size_t i = 0; i < order.size() && i < 4; ++i) {
     who += (i ? ", rank " : "rank ") + std::to_string(order[i].second) + " " +
-           fixed(100.0 * static_cast<double>(-order[i].first) / static_cast<double>(std::max<int64_t>(1, judged)), 0) + "%";
+           fixed(100.0 * static_cast<double>(-order[i].first) /
+                     static_cast<double>(std::max<int64_t>(1, total)), 0) + "%";
   }
+  // One rank caused most of it yet is no late rank (it computes no longer: it left the call
+  // before last): say so rather than "varies".
+  const std::string whose =
+      top >= 0 && static_cast<double>(caused) >= kMinBlameShare * static_cast<double>(total)
+          ? "; rank " + std::to_string(top) + " " + blameClause(caused, total) +
+                " but does not compute longer than the others over the run"
+          : "; the last to arrive varies";
   const std::string per_step =
       by_step ? " (" + durationFixed(wait / std::max<int64_t>(1, static_cast<int64_t>(
                                                                     a.ranks.size() *
@@ -173,8 +248,8 @@ void waitingFinding(const Analysis& a, std::vector<Finding>* findings) {
   Finding f = makeFinding(
       "waiting",
       "ranks wait " + fixed(100 * of_comm, 0) + "% of their collective time for late ranks" +
-          per_step + "; the last to arrive varies",
-      "last to arrive in the " + std::string(by_step ? "steps" : "collectives") + ": " + who +
+          per_step + whose,
+      "waiting caused (blame): " + (who.empty() ? std::string("none") : who) +
           "; waiting " + durationFixed(wait) + " of " + durationFixed(comm) +
           " in collectives, summed over the ranks");
   f.cost_ns = wait;
@@ -191,14 +266,18 @@ void lateRankFindings(const AnalysisState& s, std::vector<Finding>* findings) {
 
 void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings) {
   const Analysis& a = *s.out;
+  const int nranks = static_cast<int>(a.ranks.size());
+  int64_t caused = 0, total = 0;
+  const int rank = topCulprit(a, &caused, &total);
+  if (rank < 0 || nranks < 2 || total <= 0) return;
+  const double blame = static_cast<double>(caused) / static_cast<double>(total);
+  if (blame < std::max(kMinBlameShare, kOverChance / nranks)) return;
   double share = 0;
   int64_t late_by = 0, times = 0, of = 0;
   std::string units;
-  const int rank = mostOftenLast(a, &share, &late_by, &units, &times, &of);
-  const int nranks = static_cast<int>(a.ranks.size());
-  if (rank < 0 || nranks < 2) return;
-  if (share < std::max(kMinLastShare, kOverChance / nranks)) return;
+  lastStats(a, rank, &share, &late_by, &units, &times, &of);
   const LateEvidence e = lateEvidence(s, rank);
+  if (late_by == 0) late_by = percentile(e.skews, 0.5);
   const int64_t uncertainty = percentile(e.uncertainties, 0.5);
   const std::string last_in = "arrived last in " + std::to_string(times) + "/" +
                               std::to_string(of) + " " + units;
@@ -219,33 +298,41 @@ void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings) {
     wait += r.wait_ns;
     comm += r.comm_ns;
   }
-  if (static_cast<double>(e.caused_ns) < kMinCostShare * static_cast<double>(others_time)) return;
+  if (static_cast<double>(caused) < kMinCostShare * static_cast<double>(others_time)) return;
   const auto [mine, others] = computePerStep(a, rank);
-  // Last to arrive, yet no longer between its calls than the others: it left the previous call
+  // Last to arrive, yet hardly longer between its calls than the others: it left the previous call
   // last (the collective itself finishes last there, e.g. a ring's last receiver, or its
   // process got the CPU back last on a busy host). That is waiting without a rank to blame
   // (the waiting finding), not a late rank: nothing in what the rank does makes it late.
-  if (mine >= 0 && mine <= others) return;
+  const double enough = (1 + kMinExtraCompute) * static_cast<double>(others);
+  if (mine >= 0 && static_cast<double>(mine) <= enough) return;
+  // ... and over the whole run its extra compute explains at least half the waiting it caused
+  // each other rank (jitter on a busy host makes any rank late in some steps, not in sum).
+  int64_t caused_later = 0;
+  const int64_t extra = extraComputeNs(a, rank, &caused_later);
+  const int64_t victims = std::max(1, nranks - 1);
+  if (a.steps.steps.size() >= 2 && 2 * extra < caused_later / victims) return;
   const double wait_pct = comm > 0 ? 100.0 * static_cast<double>(wait) / static_cast<double>(comm)
                                    : 0.0;
   const std::string r = std::to_string(rank);
   Finding f = makeFinding(
       "late-ranks",
-      "ranks wait " + fixed(wait_pct, 0) + "% of their collective time; rank " + r +
-          " arrives last in " + fixed(100 * share, 0) + "% of " + units + " by a median " +
-          durationFixed(late_by) + computeClause(mine, others),
+      "rank " + r + " " + blameClause(caused, total) + ": ranks wait " + fixed(wait_pct, 0) +
+          "% of their collective time; rank " + r + " arrives last in " +
+          fixed(100 * share, 0) + "% of " + units + " by a median " + durationFixed(late_by) +
+          computeClause(mine, others),
       "rank " + r + " " + last_in + (uncertainty > 0 ? " (beyond the clock uncertainty ±" +
                                                            format::duration(uncertainty) + ")"
                                                      : "") +
           "; the others waited " + durationFixed(e.caused_ns) + " for it (" +
           std::to_string(e.ranks_waiting) + " ranks)" +
-          (mine >= 0 ? "; median compute per step " + durationFixed(mine) + " on rank " + r +
-                           " vs " + durationFixed(others) + " on the others"
+          (mine >= 0 ? "; median compute in the steps it held up " + durationFixed(mine) +
+                           " on rank " + r + " vs " + durationFixed(others) + " on the others"
                      : ""));
   f.action = "look at what rank " + r +
              " does between collectives: data loading, an uneven batch or sequence length, a "
              "slower or busier host";
-  f.cost_ns = e.caused_ns;
+  f.cost_ns = caused;
   findings->push_back(std::move(f));
 }
 

@@ -188,7 +188,7 @@ double capacityOf(const AnalysisState& s, int src, int dst) {
 // Gloo's ring all-reduce), 2+ ranks, and the trace has transfers.
 bool phasedGroup(const AnalysisState& s, const OpGroup& group) {
   bool phased = group.library.rfind("ringside-", 0) == 0 ||
-                (group.library == "gloo" && group.op == "allreduce");
+                (collective::is(group.library, collective::Library::kGloo) && collective::is(group.op, collective::Op::kAllreduce));
   return phased && group.ranks.size() >= 2 && s.out->transfers > 0;
 }
 

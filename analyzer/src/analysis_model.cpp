@@ -79,36 +79,6 @@ void fittedModel(const FitPoints& fit, double* alpha_ns, double* beta_ns, std::s
 
 }  // namespace
 
-int modelSteps(const std::string& op, const std::string& library, int n) {
-  if (n <= 1) return 0;
-  bool tree = library.find("tree") != std::string::npos;
-  if (op == "allreduce") return tree ? 2 * ceilLog2(n) : 2 * (n - 1);
-  if (op == "reducescatter" || op == "allgather" || op == "allgatherv" || op == "alltoall" ||
-      op == "alltoallv") {
-    return n - 1;
-  }
-  if (op == "broadcast" || op == "reduce" || op == "barrier") return ceilLog2(n);
-  return 1;
-}
-
-double ringAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns) {
-  if (n <= 1) return 0;
-  const double steps = 2.0 * (n - 1);
-  return steps * (alpha_ns + static_cast<double>(bytes) / n * beta_ns);
-}
-
-double treeAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns) {
-  if (n <= 1) return 0;
-  // reference/src/tree.cpp: each tree carries half the buffer in chunks of an eighth of that
-  // half, clamped to 32 KiB..256 KiB; a chunk takes 2 x depth steps (up, then down), and the
-  // chunks follow each other one step apart. The two trees run at once on different links.
-  const int64_t half = (bytes + 1) / 2;
-  const int64_t chunk = std::min(half, std::clamp<int64_t>(half / 8, 32 << 10, 256 << 10));
-  const int64_t chunks = chunk > 0 ? (half + chunk - 1) / chunk : 1;
-  const double steps = 2.0 * ceilLog2(n) + static_cast<double>(chunks - 1);
-  return steps * (alpha_ns + static_cast<double>(chunk) * beta_ns);
-}
-
 void fitModel(AnalysisState& s) {
   Analysis* out = s.out;
   s.topology_model = topologyModel(s.options.topology, out);
@@ -123,7 +93,9 @@ void fitModel(AnalysisState& s) {
   s.latency_share.assign(out->collectives.size(), -1.0F);
   for (size_t i = 0; i < out->collectives.size(); ++i) {
     CollectiveInstance& c = out->collectives[i];
-    int steps = modelSteps(c.op, c.library, c.ranks);
+    collective::Op op = collective::Op::kUnknown;
+    collective::parse(c.op, &op);
+    const int steps = collective::modelSteps(op, c.library.find("tree") != std::string::npos, c.ranks);
     double factor = busbwFactor(c.op, c.ranks);
     double latency_ns = 0;
     if (s.topology_model) {

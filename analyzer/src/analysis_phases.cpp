@@ -50,8 +50,8 @@ void PhaseBuilder::fold(int32_t instance) {
 // Gloo's ring all-reduce: the first half of a rank's sends is the reduce-scatter, the rest the
 // all-gather; every send is one step. `sends` is sorted by rank.
 void PhaseBuilder::inferGlooRingPhases(std::vector<Send>* sends) {
-  int reduce_scatter = s_.phase_names.id("reduce-scatter");
-  int all_gather = s_.phase_names.id("all-gather");
+  int reduce_scatter = s_.phase_names.id(collective::name(collective::Phase::kReduceScatter));
+  int all_gather = s_.phase_names.id(collective::name(collective::Phase::kAllGather));
   std::vector<Send>& v = *sends;
   for (size_t first = 0; first < v.size();) {
     size_t last = first;

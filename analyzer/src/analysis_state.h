@@ -31,7 +31,10 @@
 
 #include "analysis_autopsy.h"
 #include "interval_union.h"
+#include "link_time.h"
 #include "ringside/analyzer/analysis.h"
+#include "ringside/collective/cost_model.h"
+#include "ringside/collective/names.h"
 #include "ringside/storage/records.h"
 #include "trace_meta.h"
 
@@ -211,6 +214,7 @@ struct AnalysisState {
   // instances
   std::vector<std::vector<Arrival>> arrivals;  // per instance
   RowIndex instance_of_row;
+  EntryTimes entries;  // each rank's entry into each instance (link busy time, link_time.h)
   std::map<int, RankAcc> rank_acc;  // every rank with a file or an event
   int max_rank = -1;                // highest rank in a collective or link
   std::vector<OpGroup> groups;
@@ -264,34 +268,44 @@ void fitModel(AnalysisState& s);           // analysis_model.cpp
 void buildRanks(AnalysisState& s);         // analysis_ranks.cpp
 void buildOpBuckets(AnalysisState& s);     // analysis_ranks.cpp
 void buildHosts(AnalysisState& s);         // analysis_hosts.cpp: sums, host traffic
-bool findSteps(AnalysisState& s);          // analysis_steps.cpp: training steps, per step and rank
+bool findSteps(AnalysisState& s);
+void assignBlame(AnalysisState& s);        // analysis_blame.cpp: the waiting each rank caused          // analysis_steps.cpp: training steps, per step and rank
 void addFindings(AnalysisState& s);        // analysis_findings.cpp
 // analysis_algorithm.cpp: the algorithm and bucketing rules, and the share of the collectives'
 // time that is bandwidth-bound under the model (-1 without one), for the idle-links rule.
 void algorithmFindings(const AnalysisState& s, std::vector<Finding>* findings);
 // "confirm with an A/B run: ringside record ... --allreduce NAME ...; then ringside diff ...".
 std::string abCommand(const AnalysisState& s, const std::string& name, int ranks);
+bool benchTrace(const AnalysisState& s);  // analysis_algorithm.cpp: written by `ringside bench`
 // analysis_whatif.cpp: Analysis::what_if, before the findings (docs/whatif.md).
 void buildWhatIf(AnalysisState& s);
 void bucketingFindings(const AnalysisState& s, std::vector<Finding>* findings);
 double bandwidthBoundShare(const AnalysisState& s);
 void warnSkippedRows(AnalysisState& s);    // analysis_instances.cpp
 
-// The alpha-beta model's time of one all-reduce of `bytes` per rank over n ranks (ns), as
-// ringside's own algorithms do it (docs/analyzer.md, "algorithm"): the ring in 2(n-1) steps of
-// bytes/n; the double binary tree in 2 ceil(log2 n) + C - 1 pipeline steps of one chunk.
-double ringAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns);  // analysis_model
-double treeAllreduceNs(int n, int64_t bytes, double alpha_ns, double beta_ns);
-// The messages on an op's critical path, as the model counts them (analysis_model.cpp).
-int modelSteps(const std::string& op, const std::string& library, int n);
+// The alpha-beta model's times of ringside's own all-reduces are collective/cost_model.h's
+// (ringAllreduceTime, treeAllreduceTime, multipathAllreduceTime), the model bench prints too.
+// The report prices the tree with every edge on its own link, as it always did (one chunk a
+// step, docs/whatif.md). Ranks that share a host's link are priced by kSharedNic (bench); on one
+// host that case matched the measurements better (issue 26's note), but switching the report
+// changes the algorithm rule's findings: a decision of its own.
+inline constexpr collective::TreeLinks kTreeLinks = collective::TreeLinks::kPerPeer;
 // The late-ranks and clock-uncertainty rules (analysis_late_ranks.cpp), for addFindings.
 // late-ranks when one rank is to blame, else `waiting` when the ranks wait a large share of
 // their collective time for whichever rank is last.
 void lateRankFindings(const AnalysisState& s, std::vector<Finding>* findings);
+// analysis_cpu.cpp: Analysis::rank_cpu and host_cpu from the CPU samples (after the steps), and
+// the rules oversubscribed, computes-more and descheduled.
+bool readCpu(AnalysisState& s);
+void cpuFindings(const AnalysisState& s, std::vector<Finding>* findings);
 void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings);
 
 // Shared by stages.
 bool glooRingAllreduce(const CollectiveInstance& c);
+// The algorithm an all-reduce instance ran: ringside's own say so by library, Gloo's default
+// all-reduce is a ring, NCCL names its algorithm when its profiler plugin saw the call (any
+// case). kDefault when it cannot be told, or the instance is no all-reduce.
+collective::Algorithm allreduceAlgorithm(const CollectiveInstance& c);
 std::string linkName(int src, int dst);  // "0->1"
 std::string idleLinkName(const Analysis& a, const IdleLink& l);  // "0->1" or "hostA->hostB"
 

@@ -4,12 +4,14 @@
 // preference: the job's explicit markers (table step_marker_data), the steps `ringside merge`
 // stored (table step), or the period of the calls found here (step_detection.h).
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "analysis_state.h"
 #include "ringside/analyzer/steps.h"
+#include "ringside/format/units.h"
 #include "ringside/storage/trace_reader.h"
 #include "step_detection.h"
 
@@ -28,12 +30,16 @@ class OpKeys {
     library_ = library;
     algorithm_ = algorithm;
     std::string key = op_ + '\0' + library_ + '\0' + algorithm_;
-    last_ = ids_.try_emplace(std::move(key), static_cast<int32_t>(ids_.size())).first->second;
+    auto [it, fresh] = ids_.try_emplace(std::move(key), static_cast<int32_t>(ids_.size()));
+    if (fresh) ops_.emplace_back(op);
+    last_ = it->second;
     return last_;
   }
+  const std::string& op(int32_t id) const { return ops_[static_cast<size_t>(id)]; }
 
  private:
   std::map<std::string, int32_t> ids_;
+  std::vector<std::string> ops_;  // by id
   std::string op_, library_, algorithm_;
   int32_t last_ = -1;
 };
@@ -77,6 +83,32 @@ CommSteps bestComm(CommMap& comms, std::string* note) {
   }
   if (best.found.steps.empty()) *note = why;
   return best;
+}
+
+// "3 x broadcast 1.0 KiB, 1 x allreduce 4 B": the calls detection left out, most frequent first
+// (at most four kinds named).
+std::string leftOutText(const CommSteps& cs, const OpKeys& keys) {
+  std::map<std::pair<int32_t, int64_t>, int64_t> by_key;
+  for (size_t i : cs.found.left_out) ++by_key[{cs.calls[i].op, cs.calls[i].bytes}];
+  std::vector<std::pair<int64_t, std::pair<int32_t, int64_t>>> order;
+  for (const auto& [key, n] : by_key) order.emplace_back(-n, key);
+  std::sort(order.begin(), order.end());
+  std::string text;
+  for (size_t k = 0; k < order.size() && k < 4; ++k) {
+    text += (k ? ", " : "") + std::to_string(-order[k].first) + " x " +
+            keys.op(order[k].second.first) + " " + format::bytes(order[k].second.second);
+  }
+  if (order.size() > 4) text += ", ...";
+  return text;
+}
+
+StepDetectionSummary summaryOf(const CommSteps& cs, const OpKeys& keys) {
+  StepDetectionSummary sum;
+  if (cs.found.steps.empty()) return sum;
+  sum.confidence = cs.found.confidence;
+  sum.left_out_calls = static_cast<int64_t>(cs.found.left_out.size());
+  sum.left_out = leftOutText(cs, keys);
+  return sum;
 }
 
 std::vector<storage::StepRow> stepRows(const CommSteps& cs) {
@@ -231,7 +263,7 @@ void placeInstances(AnalysisState& s, const std::map<int, RankSteps>& ranks) {
   std::vector<std::tuple<int64_t, std::string_view, int64_t, size_t>> order;
   for (size_t i = 0; i < a.collectives.size(); ++i) {
     const CollectiveInstance& c = a.collectives[i];
-    if (c.step >= 0 && c.op == "allreduce") order.emplace_back(c.step, c.comm, c.seq, i);
+    if (c.step >= 0 && collective::is(c.op, collective::Op::kAllreduce)) order.emplace_back(c.step, c.comm, c.seq, i);
   }
   std::sort(order.begin(), order.end());
   for (size_t k = 0; k < order.size(); ++k) {
@@ -310,6 +342,26 @@ bool readMarkers(AnalysisState& s, std::map<int, std::vector<storage::StepMarker
       s.error);
 }
 
+// What merge stored about its detection (meta keys steps_confidence, steps_left_out_calls,
+// steps_left_out); a trace merged before them has none (confidence stays -1).
+template <class Meta>
+void readStoredSummary(const Meta& meta, StepInfo* info) {
+  auto text = [&](const char* key) -> std::string {
+    auto it = meta.find(key);
+    return it == meta.end() ? std::string() : std::string(it->second);
+  };
+  const std::string confidence = text("steps_confidence");
+  char* end = nullptr;
+  const double c = confidence.empty() ? -1 : std::strtod(confidence.c_str(), &end);
+  if (!confidence.empty() && end != nullptr && *end == '\0' && c >= 0 && c <= 1) {
+    info->confidence = c;
+  }
+  const std::string calls = text("steps_left_out_calls");
+  const long long n = calls.empty() ? 0 : std::strtoll(calls.c_str(), &end, 10);
+  if (!calls.empty() && *end == '\0' && n >= 0) info->left_out_calls = n;
+  info->left_out = text("steps_left_out");
+}
+
 // Steps detected from the instances of this analysis.
 std::vector<storage::StepRow> detectFromInstances(AnalysisState& s) {
   const Analysis& a = *s.out;
@@ -318,7 +370,7 @@ std::vector<storage::StepRow> detectFromInstances(AnalysisState& s) {
   for (size_t i = 0; i < a.collectives.size(); ++i) {
     const CollectiveInstance& c = a.collectives[i];
     CommSteps& cs = comms[c.comm];
-    SeqCall call{c.seq, keys.id(c.op, c.library, c.algorithm), c.op == "allreduce", c.bytes};
+    SeqCall call{c.seq, keys.id(c.op, c.library, c.algorithm), collective::is(c.op, collective::Op::kAllreduce), c.bytes};
     for (const Arrival& arr : s.arrivals[i]) {
       if (call.rank >= 0 && arr.rank >= call.rank) continue;
       call.rank = arr.rank;
@@ -330,8 +382,13 @@ std::vector<storage::StepRow> detectFromInstances(AnalysisState& s) {
   }
   CommSteps best = bestComm(comms, &s.out->steps.note);
   if (best.found.steps.empty()) return {};
-  s.out->steps.calls_per_step = best.found.calls_per_step;
-  s.out->steps.setup_calls = best.found.setup_calls;
+  StepInfo& info = s.out->steps;
+  info.calls_per_step = best.found.calls_per_step;
+  info.setup_calls = best.found.setup_calls;
+  const StepDetectionSummary sum = summaryOf(best, keys);
+  info.confidence = sum.confidence;
+  info.left_out_calls = sum.left_out_calls;
+  info.left_out = sum.left_out;
   return stepRows(best);
 }
 
@@ -345,6 +402,7 @@ bool findSteps(AnalysisState& s) {
   std::set<int64_t> incomplete;
   if (!markers.empty()) {
     info.source = "markers";
+    info.confidence = 1;
     stepsFromMarkers(s, markers, &ranks);
   } else {
     std::vector<storage::StepRow> rows;
@@ -376,6 +434,7 @@ bool findSteps(AnalysisState& s) {
                                   "); skipped");
       }
       if (rows.empty()) info.note = "merge found no repeating sequence of calls";
+      readStoredSummary(meta, &info);
     } else {
       info.source = "detected";
       rows = detectFromInstances(s);
@@ -404,7 +463,7 @@ bool findSteps(AnalysisState& s) {
 namespace ringside::analyzer {
 
 bool detectSteps(storage::TraceReader& reader, std::vector<storage::StepRow>* steps,
-                 std::string* note, std::string* error) {
+                 std::string* note, std::string* error, StepDetectionSummary* summary) {
   using detail::CommSteps;
   steps->clear();
   detail::OpKeys keys;
@@ -422,7 +481,7 @@ bool detectSteps(storage::TraceReader& reader, std::vector<storage::StepRow>* st
         auto [it, fresh] = seqs.try_emplace(row.seq, cs.calls.size());
         if (fresh) {
           cs.calls.push_back({row.seq, keys.id(row.op, row.library, row.algorithm),
-                              row.op == "allreduce", row.bytes, row.rank, row.start_ns, end});
+                              collective::is(row.op, collective::Op::kAllreduce), row.bytes, row.rank, row.start_ns, end});
           return true;
         }
         detail::SeqCall& c = cs.calls[it->second];
@@ -435,6 +494,7 @@ bool detectSteps(storage::TraceReader& reader, std::vector<storage::StepRow>* st
   index.clear();
   CommSteps best = detail::bestComm(comms, note);
   if (!best.found.steps.empty()) *steps = detail::stepRows(best);
+  if (summary != nullptr) *summary = detail::summaryOf(best, keys);
   return true;
 }
 

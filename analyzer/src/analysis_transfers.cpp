@@ -6,6 +6,7 @@
 
 #include "analysis_phases.h"
 #include "analysis_state.h"
+#include "link_time.h"
 #include "ringside/analyzer/collective_math.h"
 #include "ringside/storage/trace_reader.h"
 
@@ -61,6 +62,7 @@ class TransferPass {
   int linkIndex(int src, int dst);
   RankAcc& rankAcc(int rank);
   void addToBins(SideAcc& side, int64_t start, int64_t end, int64_t bytes) const;
+  int64_t movingFrom(const TransferRow& row, bool send, int32_t instance, int64_t end) const;
 
   AnalysisState& s_;
   PhaseBuilder phases_;
@@ -143,6 +145,12 @@ void TransferPass::addToBins(SideAcc& side, int64_t start, int64_t end, int64_t 
   }
 }
 
+int64_t TransferPass::movingFrom(const TransferRow& row, bool send, int32_t instance,
+                                 int64_t end) const {
+  const int64_t sender_in = send ? -1 : s_.entries.find(instance, row.src_rank);
+  return detail::movingFrom(send, row.start_ns, end, sender_in);
+}
+
 void TransferPass::add(const TransferRow& row) {
   if (!s_.timesOk(row.start_ns, row.end_ns)) {
     bool bad_start = row.start_ns < 0 || row.start_ns > s_.kMaxTimeNs;
@@ -166,8 +174,8 @@ void TransferPass::add(const TransferRow& row) {
     s_.progress(0.2 + 0.75 * static_cast<double>(rows_) / static_cast<double>(total_rows_));
   }
   phases_.foldEndedBefore(row.start_ns);
-  bool send = row.side == "send";
-  if (!send && row.side != "recv") return;
+  bool send = collective::is(row.side, collective::Side::kSend);
+  if (!send && !collective::is(row.side, collective::Side::kRecv)) return;
   bool done = row.end_ns != storage::kNone && row.end_ns >= row.start_ns;
   int64_t end = done ? row.end_ns : row.start_ns;
   if (end < s_.window_start_ns || row.start_ns > s_.window_end_ns) return;
@@ -185,12 +193,13 @@ void TransferPass::add(const TransferRow& row) {
   // A per-link total row (chunk -2, docs/schema.md) stands for `slot` messages.
   side.messages += row.chunk == -2 && row.slot > 0 ? row.slot : 1;
   side.bytes = addSaturated(side.bytes, row.bytes);
-  if (done) side.busy.add(row.start_ns, row.end_ns);
+  const int64_t moving = movingFrom(row, send, instance, end);
+  if (done) side.busy.add(moving, row.end_ns);
   if (done && link.host_pair >= 0) {
     HostPairAcc& pair = s_.host_pairs[static_cast<size_t>(link.host_pair)];
-    (send ? pair.send_busy : pair.recv_busy).add(row.start_ns, row.end_ns);
+    (send ? pair.send_busy : pair.recv_busy).add(moving, row.end_ns);
   }
-  addToBins(side, row.start_ns, end, row.bytes);
+  addToBins(side, moving, end, row.bytes);
   int recorder = send ? row.src_rank : row.dst_rank;
   if (recorder >= 0) rankAcc(recorder).events.add(row.start_ns, end);
   int phase = row.phase.empty() ? -1 : s_.phase_names.id(row.phase);
@@ -199,7 +208,7 @@ void TransferPass::add(const TransferRow& row) {
       side.instances.push_back(instance);
     GroupTraffic& traffic = side.group({s_.group_of[static_cast<size_t>(instance)], phase});
     traffic.bytes = addSaturated(traffic.bytes, row.bytes);
-    if (done) traffic.busy.add(row.start_ns, row.end_ns);
+    if (done) traffic.busy.add(moving, row.end_ns);
   }
   if (send && done) {
     s_.fit.add(row.bytes, row.end_ns - row.start_ns);

@@ -14,32 +14,24 @@
 namespace ringside::analyzer::detail {
 namespace {
 
-enum class Algo { kRing, kTree, kMultipath, kUnknown };
+using Algo = collective::Algorithm;  // ring, tree or multipath here; kDefault: not known
 constexpr Algo kAlgos[] = {Algo::kRing, Algo::kTree, Algo::kMultipath};
+constexpr int kNoAlgo = -1;
 
-const char* name(Algo a) {
-  switch (a) {
-    case Algo::kRing: return "ring";
-    case Algo::kTree: return "tree";
-    case Algo::kMultipath: return "multipath";
-    case Algo::kUnknown: break;
+// An algorithm's place in kAlgos (the order of the what-if's columns); kNoAlgo for others.
+int indexOf(Algo a) {
+  for (int i = 0; i < 3; ++i) {
+    if (kAlgos[i] == a) return i;
   }
-  return "unknown";
+  return kNoAlgo;
 }
 
-// The algorithm an all-reduce ran: ringside's own by library, Gloo's default is a ring, NCCL
-// names it when its profiler saw the call.
+const char* whatIfName(Algo a) { return indexOf(a) == kNoAlgo ? "unknown" : collective::name(a); }
+
+// The algorithm an all-reduce ran, when it is one ringside has.
 Algo ranAlgo(const CollectiveInstance& c) {
-  if (c.library == "ringside-ring" || glooRingAllreduce(c)) return Algo::kRing;
-  if (c.library == "ringside-tree") return Algo::kTree;
-  if (c.library == "ringside-multipath") return Algo::kMultipath;
-  std::string algo = c.algorithm;
-  std::transform(algo.begin(), algo.end(), algo.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  if (algo == "ring") return Algo::kRing;
-  if (algo == "tree") return Algo::kTree;
-  if (algo == "multipath") return Algo::kMultipath;
-  return Algo::kUnknown;
+  const Algo a = allreduceAlgorithm(c);
+  return indexOf(a) == kNoAlgo ? Algo::kDefault : a;
 }
 
 struct Model {
@@ -49,13 +41,11 @@ struct Model {
   // Modelled time; -1 when this model cannot say (multipath without a plan).
   double ns(Algo a, int n, int64_t bytes) const {
     switch (a) {
-      case Algo::kRing: return ringAllreduceNs(n, bytes, alpha_ns, beta_ns);
-      case Algo::kTree: return treeAllreduceNs(n, bytes, alpha_ns, beta_ns);
+      case Algo::kRing: return collective::ringAllreduceTime(n, static_cast<double>(bytes), alpha_ns, beta_ns);
+      case Algo::kTree: return collective::treeAllreduceTime(n, bytes, alpha_ns, beta_ns, kTreeLinks);
       case Algo::kMultipath:
-        // Every ring runs the pipelined ring on its share, all at once: the ring's latency terms,
-        // its bandwidth term over the rings' total rate.
-        return multipath_ratio > 0 ? ringAllreduceNs(n, bytes, alpha_ns, beta_ns / multipath_ratio) : -1;
-      case Algo::kUnknown: break;
+        return collective::multipathAllreduceTime(n, static_cast<double>(bytes), alpha_ns, beta_ns, multipath_ratio);
+      default: break;
     }
     return -1;
   }
@@ -63,7 +53,7 @@ struct Model {
 
 struct Group {
   WhatIf w;
-  Algo ran = Algo::kUnknown;
+  Algo ran = Algo::kDefault;
   std::set<int64_t> steps;
   double predicted[3] = {0, 0, 0};
   bool predictable[3] = {true, true, true};
@@ -87,12 +77,12 @@ void buildWhatIf(AnalysisState& s) {
   std::map<std::pair<std::string, int>, Group> groups;  // by (library, ranks)
   std::map<int, std::pair<double, std::string>> plans;  // multipath plan per rank count
   for (const CollectiveInstance& c : a.collectives) {
-    if (c.op != "allreduce" || c.ranks < 2 || c.duration_ns <= 0 || c.bytes <= 0 || c.failed) continue;
+    if (!collective::is(c.op, collective::Op::kAllreduce) || c.ranks < 2 || c.duration_ns <= 0 || c.bytes <= 0 || c.failed) continue;
     Group& g = groups[{c.library, c.ranks}];
     if (g.w.calls == 0) {
       g.ran = ranAlgo(c);
       g.w.library = c.library;
-      g.w.ran = name(g.ran);
+      g.w.ran = whatIfName(g.ran);
       g.w.ranks = c.ranks;
       g.w.min_bytes = c.bytes;
     }
@@ -110,9 +100,9 @@ void buildWhatIf(AnalysisState& s) {
     }
     Model mm = m;
     mm.multipath_ratio = plan.first;
-    const double own = g.ran == Algo::kUnknown ? -1 : mm.ns(g.ran, c.ranks, c.bytes);
+    const double own = g.ran == Algo::kDefault ? -1 : mm.ns(g.ran, c.ranks, c.bytes);
     for (Algo algo : kAlgos) {
-      const int i = static_cast<int>(algo);
+      const int i = indexOf(algo);
       const double t = mm.ns(algo, c.ranks, c.bytes);
       if (t < 0) {
         g.predictable[i] = false;
@@ -131,9 +121,9 @@ void buildWhatIf(AnalysisState& s) {
     if (plan != nullptr) w.basis += "; multipath: " + plan->second;
     double best = w.measured_ns;
     for (Algo algo : kAlgos) {
-      const int i = static_cast<int>(algo);
+      const int i = indexOf(algo);
       WhatIfAlgorithm x;
-      x.algorithm = name(algo);
+      x.algorithm = whatIfName(algo);
       x.ran = algo == g.ran;
       if (x.ran) {
         x.predicted_ns = w.measured_ns;
@@ -144,7 +134,7 @@ void buildWhatIf(AnalysisState& s) {
         x.note = "needs a topology (--topology)";
       } else {
         x.predicted_ns = g.predicted[i];
-        x.note = g.ran == Algo::kUnknown ? "model's own time (the job's algorithm is unknown)" : "measured x model ratio";
+        x.note = g.ran == Algo::kDefault ? "model's own time (the job's algorithm is unknown)" : "measured x model ratio";
         // Within 5 %: on par, not worth an A/B run.
         if (x.predicted_ns < 0.95 * best) {
           best = x.predicted_ns;

@@ -115,6 +115,25 @@ std::string judgeNote(const DiffRow& row) {
   return "";
 }
 
+// Why no row got a verdict: said as it is (`diff a.sqlite a.sqlite` measures every op and size on
+// both sides; none differs beyond the noise).
+std::string noVerdictReason(const std::vector<DiffRow>& rows) {
+  int64_t both = 0, few = 0;
+  for (const DiffRow& r : rows) {
+    if (r.count_a == 0 || r.count_b == 0) continue;
+    ++both;
+    if (r.count_a < kMinDiffSamples || r.count_b < kMinDiffSamples) ++few;
+  }
+  if (both == 0) return "no op and size was measured on both sides";
+  const std::string measured = std::to_string(both) + " op and size " +
+                               (both == 1 ? "row was" : "rows were") + " measured on both sides; ";
+  const std::string too_few = "too few calls to judge (fewer than " +
+                              std::to_string(kMinDiffSamples) + " per side)";
+  if (few == both) return measured + too_few;
+  return measured + "none differs beyond the run-to-run noise" +
+         (few > 0 ? " (" + std::to_string(few) + " with " + too_few + ")" : std::string());
+}
+
 std::map<std::string, int64_t> librariesOf(const Analysis& x) {
   std::map<std::string, int64_t> libraries;
   for (const CollectiveInstance& c : x.collectives) ++libraries[c.library];
@@ -240,6 +259,7 @@ void diff(const Analysis& a, const Analysis& b, const std::string& label_a,
     return std::llabs(x->at_stake_ns) > std::llabs(y->at_stake_ns);
   });
   for (const DiffRow* r : judged) out->verdicts.push_back(r->verdict);
+  if (out->verdicts.empty()) out->no_verdict = noVerdictReason(out->rows);
   addPhaseAndLinkRows(a, b, out);
 }
 

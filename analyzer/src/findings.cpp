@@ -49,11 +49,21 @@ const std::vector<FindingRule>& findingRules() {
        "a rank's interposition meta starts with \"inactive\" (nothing recorded there)",
        "check that the rank's process loads libringside_preload.so and uses Gloo or NCCL"},
       {"late-ranks", "problem",
-       "one rank entered last in >= 60% (and >= 1.5/ranks) of the steps (of the calls without "
-       "steps), the others' waiting for it is >= 5% of their time, and (with steps) its "
-       "compute per step is longer than the others'",
+       "one rank caused >= 50% (and >= 1.5/ranks) of the waiting (blame: the others' waiting in "
+       "the calls it entered last), that is >= 5% of their time, and (with steps) it computes "
+       "longer than the others in the steps where it caused the most waiting",
        "look at what the late rank does between collectives (data loading, an uneven batch, a "
        "slower host or GPU)"},
+      {"oversubscribed", "problem",
+       "a host has more busy ranks (CPU time plus time waiting for a core >= 50% of their time "
+       "outside collectives) than the cores they may use (sched_getaffinity, online CPUs)",
+       "run at most one rank per core there (fewer ranks per host, or more cores: "
+       "--cpus-per-task, taskset), or fewer threads per rank (OMP_NUM_THREADS, "
+       "torch.set_num_threads)"},
+      {"computes-more", "problem",
+       "a rank's CPU time per step (all its threads) is >= 1.2x the other ranks' median, by >= "
+       "1 ms and >= 5% of its step",
+       ""},
       {"slow-link", "problem",
        "a link's bytes/busy is < 1/3 of the median of its phase group (>= 3 links, >= 1 MiB), "
        "beyond the spread of the others",
@@ -69,8 +79,10 @@ const std::vector<FindingRule>& findingRules() {
        "than the library's over the trace's sizes",
        ""},
       {"bucketing", "warning",
-       "bursts of >= 3 all-reduces where one all-reduce of their total size would take >= 20% "
-       "less under the model",
+       "a training step's (or a burst's) >= 3 gradient all-reduces (>= 1 KiB: smaller ones are "
+       "the job's own) where one all-reduce of their total size would take >= 20% less under "
+       "the model; never on a bench trace, never advising a bucket_cap_mb below DDP's 25 or "
+       "below the largest bucket seen",
        ""},
       {"low-busbw", "warning",
        "an (op, library)'s median expected/measured time is < 0.5 (the alpha-beta model), over "
@@ -95,6 +107,12 @@ const std::vector<FindingRule>& findingRules() {
       {"dropped-gpu-records", "warning", "some rank dropped GPU activity records (buffers full)",
        "record again with more RINGSIDE_CUPTI_BUFFERS or RINGSIDE_CUPTI_BUFFER_KB, and a larger "
        "--buffer-mb"},
+      {"descheduled", "warning",
+       "on a host that is not oversubscribed, a rank's CPU time is < 50% of its time outside "
+       "collectives while it waits for a core >= 30% of that time and >= 2x the other ranks' "
+       "median (without run delays: >= 10 involuntary context switches per step, >= 2x the "
+       "others')",
+       ""},
       {"clock-uncertainty", "warning",
        "a rank would be a late rank, but its median skew is within the clock uncertainty between "
        "hosts (2+ clock domains)",

@@ -138,10 +138,9 @@ std::vector<SimulatedScale> simulateCluster(const ClusterSpec& c, const std::vec
     const double link_beta = one_host ? 1 / c.intra_gbps : std::max(1 / c.intra_gbps, 1 / c.inter_gbps);
     const double shared_beta =
         one_host ? 1 / c.intra_gbps : std::max(1 / c.intra_gbps, static_cast<double>(edges) / c.inter_gbps);
-    int depth = 0;
-    while ((1 << depth) < n) ++depth;
+    const int depth = collective::ceilLog2(n);
     auto tree_ns = [&](int64_t bytes) {
-      const double pipeline = detail::treeAllreduceNs(n, bytes, alpha_ns, link_beta);
+      const double pipeline = collective::treeAllreduceTime(n, bytes, alpha_ns, link_beta, collective::TreeLinks::kPerPeer);
       const double shared = static_cast<double>((bytes + 1) / 2) * shared_beta + 2.0 * depth * alpha_ns;
       return std::max(pipeline, shared);
     };
@@ -161,23 +160,25 @@ std::vector<SimulatedScale> simulateCluster(const ClusterSpec& c, const std::vec
     } else {
       mp_note = "no planner: the ring's rate";
     }
-    for (const char* algo : {"ring", "tree", "multipath"}) {
+    using collective::Algorithm;
+    for (Algorithm algo : {Algorithm::kRing, Algorithm::kTree, Algorithm::kMultipath}) {
       SimulatedAlgorithm x;
-      x.algorithm = algo;
+      x.algorithm = collective::name(algo);
       double total = 0, at_largest = 0;
       for (int64_t bytes : step_bytes) {
+        const auto b = static_cast<double>(bytes);
         double t = 0;
-        if (x.algorithm == "tree") t = tree_ns(bytes);
-        else if (x.algorithm == "ring") t = detail::ringAllreduceNs(n, bytes, alpha_ns, ring_beta);
-        else t = detail::ringAllreduceNs(n, bytes, alpha_ns, ring_beta / ratio);
+        if (algo == Algorithm::kTree) t = tree_ns(bytes);
+        else if (algo == Algorithm::kRing) t = collective::ringAllreduceTime(n, b, alpha_ns, ring_beta);
+        else t = collective::multipathAllreduceTime(n, b, alpha_ns, ring_beta, ratio);
         total += t;
         if (bytes == largest) at_largest = t;
       }
       x.step_ns = total;
       // busbw (nccl-tests): bytes / time x 2(n-1)/n.
       if (at_largest > 0) x.busbw_gbps = static_cast<double>(largest) / at_largest * 2.0 * (n - 1) / n;
-      if (x.algorithm == "multipath") x.note = mp_note;
-      if (x.algorithm == "tree" && !one_host)
+      if (algo == Algorithm::kMultipath) x.note = mp_note;
+      if (algo == Algorithm::kTree && !one_host)
         x.note = std::to_string(edges) + (c.mesh ? " tree edges share the busiest host pair's cable"
                                                  : " tree edges share the busiest host's NIC");
       s.algorithms.push_back(std::move(x));

@@ -1,6 +1,7 @@
 // analyzer/step_detection.h — finding training steps in the calls of one communicator
-// (docs/steps.md): the period of the sequence of (op, bytes) keys, the setup calls before it,
-// earlier steps that moved the same bytes differently (DDP's first, unbucketed iteration).
+// (docs/steps.md): the period of the sequence of (op, bytes) keys anchored on the gradient
+// all-reduce, the setup calls before it, earlier steps that moved the same bytes differently
+// (DDP's first, unbucketed iteration), and the calls left out (evaluation passes, a tail).
 // Pure functions on plain values: the analyze() stage (analysis_steps.cpp) and detectSteps()
 // (for merge) both use them.
 #pragma once
@@ -34,10 +35,15 @@ struct DetectedSteps {
   int64_t calls_per_step = 0;
   int64_t setup_calls = 0;   // calls before the first step
   int64_t covered = 0;       // calls inside steps
+  // How sure: the share of the calls after the setup that fall inside steps, 0..1 (1: every
+  // call after the setup is in a step that repeats the step's calls exactly).
+  double confidence = 0;
+  std::vector<size_t> left_out;  // indexes of calls after the first step in no step
   std::string note;          // why none were found
 };
 
-// The steps of one communicator's calls (sorted by seq). Linear in calls.
+// The steps of one communicator's calls (sorted by seq). Linear in calls, times the number of
+// anchor calls per step tried (at most kMaxAnchorsPerStep, fewer on long traces).
 DetectedSteps detectPeriodicSteps(const std::vector<SeqCall>& calls);
 
 }  // namespace ringside::analyzer::detail

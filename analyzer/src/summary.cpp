@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "interval_union.h"
+#include "link_time.h"
 #include "ringside/analyzer/collective_math.h"
 #include "ringside/storage/trace_reader.h"
 #include "trace_meta.h"
@@ -38,11 +39,13 @@ struct SideAcc {
   int64_t messages = 0;
   int64_t bytes = 0;
   IntervalUnion busy;
-  void add(const TransferRow& row) {
+  // sender_in: the sender's entry into the row's instance (-1 unknown), as the analyzer counts
+  // busy time (link_time.h).
+  void add(const TransferRow& row, bool send, int64_t sender_in) {
     messages += row.chunk == -2 && row.slot > 0 ? row.slot : 1;  // per-link totals (schema.md)
     bytes = addSaturated(bytes, row.bytes);
     if (row.end_ns != storage::kNone && row.end_ns >= row.start_ns)
-      busy.add(row.start_ns, row.end_ns);
+      busy.add(detail::movingFrom(send, row.start_ns, row.end_ns, sender_in), row.end_ns);
   }
 };
 
@@ -57,6 +60,7 @@ struct InstanceAcc {
   int64_t bytes = 0;       // max over ranks
   int64_t last_start = 0;  // the last rank's entry
   int64_t last_end = 0;    // the last rank's return
+  int64_t index = 0;       // in order of first call
 };
 
 // The instances of the trace, matched by (comm, seq) and grouped per (op, library).
@@ -69,13 +73,19 @@ class InstanceTable {
     int64_t end = std::max(row.start_ns, row.end_ns);
     auto [it, fresh] = instances_.try_emplace(key);
     InstanceAcc& c = it->second;
-    if (fresh) {
-      c = {op, row.bytes, row.start_ns, end};
-      return;
-    }
+    if (fresh) c = {op, row.bytes, row.start_ns, end, static_cast<int64_t>(instances_.size()) - 1};
+    of_call_[row.id] = c.index;
+    entries_.add(c.index, row.rank, row.start_ns);
+    if (fresh) return;
     c.bytes = std::max(c.bytes, row.bytes);
     c.last_start = std::max(c.last_start, row.start_ns);
     c.last_end = std::max(c.last_end, end);
+  }
+  void finish() { entries_.finish(); }
+  // The entry of `rank` into the instance of call `collective_id` (a merged call id); -1 unknown.
+  int64_t entryOf(int64_t collective_id, int32_t rank) const {
+    auto call = of_call_.find(collective_id);
+    return call == of_call_.end() ? -1 : entries_.find(call->second, rank);
   }
   // Per (op, library): instances, payload, the union and the sum of their times.
   void totals(std::map<std::pair<std::string, std::string>, OpTotals>* ops) const {
@@ -111,6 +121,8 @@ class InstanceTable {
   }
   std::map<std::string, int, std::less<>> comms_, ops_;
   std::unordered_map<uint64_t, InstanceAcc> instances_;
+  std::unordered_map<int64_t, int64_t> of_call_;  // call id -> instance index
+  detail::EntryTimes entries_;
 };
 
 // One line for all drops: per rank counts when few ranks dropped, else the worst one.
@@ -240,15 +252,16 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
       },
       error);
   if (!ok) return false;
+  instances.finish();
 
   std::map<std::pair<int, int>, LinkAcc> links;
   ok = reader.forEachTransfer(
       [&](const TransferRow& row) {
         ++out->transfers;
-        bool send = row.side == "send";
-        if (!send && row.side != "recv") return true;
+        bool send = collective::is(row.side, collective::Side::kSend);
+        if (!send && !collective::is(row.side, collective::Side::kRecv)) return true;
         LinkAcc& link = links[{row.src_rank, row.dst_rank}];
-        (send ? link.send : link.recv).add(row);
+        (send ? link.send : link.recv).add(row, send, instances.entryOf(row.collective_id, row.src_rank));
         int recorder = send ? row.src_rank : row.dst_rank;
         int64_t end = row.end_ns == storage::kNone ? row.start_ns : row.end_ns;
         if (recorder >= 0) ranks[recorder].events.add(row.start_ns, end);

@@ -388,7 +388,7 @@ class BenchRank {
     row->model_seconds =
         run_.have_alpha_beta
             ? modelSeconds(row->algo, ranks_, static_cast<double>(row->bytes), run_.alpha_s,
-                           run_.beta_s_per_byte)
+                           run_.beta_s_per_byte, o_.chunk_bytes)
             : -1;
     return true;
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ringside/fileio/input_file.h"
+#include "ringside/format/units.h"
 
 namespace ringside::cli {
 namespace {
@@ -265,13 +266,9 @@ std::function<bool(std::string_view, std::string*)> storeInteger(int* target, in
 }
 
 bool parseSeconds(std::string_view text, double* out) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value) || value < 0) {
-    return false;
-  }
-  *out = value;
+  double ns = 0;
+  if (!format::parseDuration(text, format::BareDuration::kSeconds, &ns)) return false;
+  *out = ns / 1e9;
   return true;
 }
 

@@ -65,7 +65,8 @@ std::function<bool(std::string_view, std::string*)> storeInteger(int* target, in
 
 // Value parsers for OptionSpec::apply. They accept only the whole text.
 bool parseInteger(std::string_view text, int64_t min, int64_t max, int64_t* out);
-bool parseSeconds(std::string_view text, double* out);  // >= 0, decimals allowed
+// A duration >= 0 in format/'s grammar, seconds when bare ("30", "0.25", "500ms", "2m"), in seconds.
+bool parseSeconds(std::string_view text, double* out);
 
 // What every verb does with its parse outcome: --help prints `help` to stdout,
 // an error prints "<prefix><error>" to stderr. Returns the exit status when the

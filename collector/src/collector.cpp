@@ -128,7 +128,7 @@ void readWindowConfig(WindowConfig* w) {
       *field = ns;
       w->time = true;
     } else {
-      detail::logWarning("ignoring %s=%s (expected seconds >= 0)", name, v);
+      detail::logWarning("ignoring %s=%s (expected seconds >= 0, or a duration: 500ms, 5m)", name, v);
     }
   }
   if (const char* v = envText("RINGSIDE_TRIGGER_FILE")) w->trigger_file = v;
@@ -556,108 +556,6 @@ Counters counters() {
     c.forked_children = g.fork_shared->children.load(std::memory_order_relaxed);
   }
   return c;
-}
-
-const char* opName(Op op) {
-  switch (op) {
-    case Op::kAllreduce: return "allreduce";
-    case Op::kBroadcast: return "broadcast";
-    case Op::kAllgather: return "allgather";
-    case Op::kAllgatherv: return "allgatherv";
-    case Op::kReduce: return "reduce";
-    case Op::kReducescatter: return "reducescatter";
-    case Op::kGather: return "gather";
-    case Op::kScatter: return "scatter";
-    case Op::kAlltoall: return "alltoall";
-    case Op::kAlltoallv: return "alltoallv";
-    case Op::kBarrier: return "barrier";
-    case Op::kSend: return "send";
-    case Op::kRecv: return "recv";
-    case Op::kUnknown: break;
-  }
-  return "unknown";
-}
-
-const char* libraryName(Library lib) {
-  switch (lib) {
-    case Library::kGloo: return "gloo";
-    case Library::kNccl: return "nccl";
-    case Library::kRingsideRing: return "ringside-ring";
-    case Library::kRingsideTree: return "ringside-tree";
-    case Library::kRingsideMultipath: return "ringside-multipath";
-    case Library::kUnknown: break;
-  }
-  return "unknown";
-}
-
-const char* dtypeName(DType t) {
-  switch (t) {
-    case DType::kF32: return "f32";
-    case DType::kF64: return "f64";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
-    case DType::kI8: return "i8";
-    case DType::kU8: return "u8";
-    case DType::kI32: return "i32";
-    case DType::kU32: return "u32";
-    case DType::kI64: return "i64";
-    case DType::kU64: return "u64";
-    case DType::kBool: return "bool";
-    case DType::kUnknown: break;
-  }
-  return "";
-}
-
-const char* reduceOpName(ReduceOp r) {
-  switch (r) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kProd: return "prod";
-    case ReduceOp::kMin: return "min";
-    case ReduceOp::kMax: return "max";
-    case ReduceOp::kUnknown: return "unknown";
-    case ReduceOp::kNone: break;
-  }
-  return "";
-}
-
-const char* sideName(Side s) { return s == Side::kSend ? "send" : "recv"; }
-
-const char* phaseName(Phase p) {
-  switch (p) {
-    case Phase::kReduceScatter: return "reduce-scatter";
-    case Phase::kAllGather: return "all-gather";
-    case Phase::kReduce: return "reduce";
-    case Phase::kBroadcast: return "broadcast";
-    case Phase::kNone: break;
-  }
-  return "";
-}
-
-const char* algorithmName(Algorithm a) {
-  switch (a) {
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kTree: return "tree";
-    case Algorithm::kBcube: return "bcube";
-    case Algorithm::kHalvingDoubling: return "halving-doubling";
-    case Algorithm::kCollnetDirect: return "collnet_direct";
-    case Algorithm::kCollnetChain: return "collnet_chain";
-    case Algorithm::kNvls: return "nvls";
-    case Algorithm::kNvlsTree: return "nvls_tree";
-    case Algorithm::kPat: return "pat";
-    case Algorithm::kMultipath: return "multipath";
-    case Algorithm::kDefault: break;
-  }
-  return "";
-}
-
-const char* protocolName(Protocol p) {
-  switch (p) {
-    case Protocol::kLL: return "LL";
-    case Protocol::kLL128: return "LL128";
-    case Protocol::kSimple: return "Simple";
-    case Protocol::kUnknown: break;
-  }
-  return "";
 }
 
 }  // namespace ringside::collector

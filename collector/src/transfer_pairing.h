@@ -37,7 +37,8 @@ class TransferPairing {
   // Whether a post is still waiting for its completion (staged or unpaired).
   bool postsWaiting() const;
   // At the end: every unpaired post goes to the sink without an end time; the unpaired
-  // completions are dropped and returned (the caller decides whether they count as unmatched).
+  // completions (and those dropped as older than the post they met) are dropped and returned
+  // (the caller decides whether they count as unmatched).
   uint64_t finish();
 
  private:
@@ -60,6 +61,7 @@ class TransferPairing {
   Sink sink_;
   std::unordered_map<Key, std::deque<Event>, KeyHash> posts_;
   std::unordered_map<Key, std::deque<Event>, KeyHash> dones_;
+  uint64_t stale_dones_ = 0;  // completions dropped as older than the post they met (post())
   // Transfer events wait here, sorted by time, until no earlier one can still arrive from
   // another ring.
   std::vector<Event> staged_;

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "ringside/format/units.h"
+
 namespace ringside::collector {
 namespace {
 
@@ -72,13 +74,10 @@ const char* detailName(Detail d) {
 }
 
 bool parseSecondsNs(std::string_view text, int64_t* ns) {
-  if (text.empty() || text.size() > 32) return false;
-  std::string s(text);
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  // At most about 292 years in ns; nan and inf fail the comparison.
-  if (end != s.c_str() + s.size() || !(v >= 0 && v < 9e9)) return false;
-  *ns = static_cast<int64_t>(std::llround(v * 1e9));
+  // format/'s duration grammar, bare numbers in seconds; at most 9e9 s, as before.
+  double v = 0;
+  if (!format::parseDuration(text, format::BareDuration::kSeconds, &v) || !(v < 9e18)) return false;
+  *ns = static_cast<int64_t>(std::llround(v));
   return true;
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "clock_probe.h"
+#include "cpu_usage.h"
 #include "ringside/collector/gpu.h"
 #include "ringside/storage/privacy.h"
 
@@ -91,6 +92,9 @@ bool Writer::open() {
             out_->setMeta("command_line", g_.identity.command_line) &&
             out_->setMeta("run_id", g_.config.run_id) &&
             out_->setMeta("buffer_bytes", std::to_string(g_.config.buffer_bytes));
+  const CpuCores cores = readCpuCores();
+  ok = ok && out_->setMeta("cpu_cores_allowed", std::to_string(cores.allowed)) &&
+       out_->setMeta("cpu_cores_online", std::to_string(cores.online));
   if (!ok) {
     logWarning("tracing disabled: cannot write %s: %s (the job continues)", path_.c_str(), out_->error().c_str());
     return false;
@@ -104,6 +108,18 @@ bool Writer::open() {
   }
   logVerbose("writing %s", path_.c_str());
   return true;
+}
+
+// The process's CPU use, every kCpuSampleIntervalNs and at the end (cpu_usage.h): on this
+// thread, so the hot path pays nothing. Left out while the recording window is closed, like calls.
+void Writer::sampleCpu(bool force) {
+  const int64_t now = nowNs();
+  if (!force && now - last_cpu_sample_ns_ < kCpuSampleIntervalNs) return;
+  last_cpu_sample_ns_ = now;
+  if (!g_.window_open.load(std::memory_order_relaxed) && !force) return;
+  storage::CpuSampleRow row;
+  if (!readCpuUsage(now, &row) || !ensureBatch()) return;
+  if (!out_->addCpuSample(row)) fail("cannot write");
 }
 
 bool Writer::ensureBatch() {
@@ -338,6 +354,7 @@ void Writer::run() {
     int req = g_.flush_request.load(std::memory_order_acquire);
     pollWindow();
     drain(false);
+    sampleCpu(req != 0);
     if (req != 0) {
       drain(true);  // anything emitted while the request was being noticed
       commit(true, req > 1 ? req - 1 : 0);

@@ -46,6 +46,7 @@ class Writer {
   bool writeWindowMeta();
   void writeCollectiveGpu(const Event& e);
   void drainGpu();
+  void sampleCpu(bool force);
   bool ensureBatch();
   void commit(bool final_flush, int signal);
   void fail(const char* what);
@@ -59,6 +60,7 @@ class Writer {
   uint64_t identity_gen_ = 0;
   Identity identity_;
   int64_t last_commit_ns_ = 0;
+  int64_t last_cpu_sample_ns_ = 0;
   int64_t last_anchor_ns_ = 0;  // 0: none taken yet
   uint64_t unmatched_done_ = 0;
   std::string boot_id_;          // which kernel clock this is (clock domains, align/)

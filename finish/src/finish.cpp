@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "ringside/analyzer/steps.h"
+#include "ringside/format/units.h"
 #include "ringside/storage/records.h"
+#include "ringside/storage/stage_timings.h"
 #include "ringside/storage/step_store.h"
 #include "ringside/storage/trace_reader.h"
 
@@ -13,6 +15,7 @@ namespace ringside::finish {
 
 bool alignTrace(const std::string& path, const align::AlignOptions& options,
                 std::string* clock_line, std::string* error) {
+  storage::StageTimer timer("align");
   storage::ClockModel model;
   align::AlignStats stats;
   if (!align::realignTrace(path, options, &model, &stats, error)) {
@@ -24,12 +27,21 @@ bool alignTrace(const std::string& path, const align::AlignOptions& options,
 }
 
 bool storeSteps(const std::string& path, std::string* error) {
+  storage::StageTimer timer("steps");
   std::string note;
   std::vector<storage::StepRow> steps;
   std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(path, error);
-  const bool ok = reader != nullptr && analyzer::detectSteps(*reader, &steps, &note, error);
+  analyzer::StepDetectionSummary sum;
+  const bool ok =
+      reader != nullptr && analyzer::detectSteps(*reader, &steps, &note, error, &sum);
   reader.reset();  // the reader's handle is closed before the steps are written
-  if (!ok || !storage::storeSteps(path, steps, error)) {
+  // How sure the detection was and what it left out (docs/steps.md), beside the steps.
+  const std::vector<std::pair<std::string, std::string>> meta = {
+      {"steps_confidence", sum.confidence < 0 ? "" : format::fixed(sum.confidence, 3)},
+      {"steps_left_out_calls", steps.empty() ? "" : std::to_string(sum.left_out_calls)},
+      {"steps_left_out", sum.left_out},
+  };
+  if (!ok || !storage::storeSteps(path, steps, error, meta)) {
     *error = "training steps not stored: " + *error;
     return false;
   }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <iterator>
 
+#include "ringside/format/units.h"
 #include "viewer_app.h"
 
 namespace ringside::gui {
@@ -18,26 +19,9 @@ bool parseInt(const std::string& s, int lo, int hi, int* out) {
   return true;
 }
 
-// "1.5ms", "200us", "3s", "42" (ns) -> ns.
+// "1.5ms", "200us", "3s", "42" (ns) -> ns: format/'s duration grammar, bare numbers in ns.
 bool parseTime(const std::string& s, double* ns) {
-  size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-  if (i == 0) return false;
-  double v = 0;
-  try {
-    v = std::stod(s.substr(0, i));
-  } catch (...) {
-    return false;
-  }
-  std::string unit = s.substr(i);
-  double scale = unit == "" || unit == "ns" ? 1
-                 : unit == "us"             ? 1e3
-                 : unit == "ms"             ? 1e6
-                 : unit == "s"              ? 1e9
-                                            : -1;
-  if (scale < 0) return false;
-  *ns = v * scale;
-  return true;
+  return format::parseDuration(s, format::BareDuration::kNanoseconds, ns);
 }
 
 // Options whose value is taken as it is.

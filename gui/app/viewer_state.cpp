@@ -123,7 +123,7 @@ void appendFigures(const TimelineModel& m, std::string* out) {
     const analyzer::RankStats& r = a.ranks[i];
     *out += std::string(i ? ", " : "") + "{\"rank\": " + num(r.rank) + ", \"span_ns\": " +
             num(r.span_ns) + ", \"comm_ns\": " + num(r.comm_ns) + ", \"wait_ns\": " +
-            num(r.wait_ns) + "}";
+            num(r.wait_ns) + ", \"caused_wait_ns\": " + num(r.caused_wait_ns) + "}";
   }
   *out += "], \"links\": [";
   for (size_t i = 0; i < a.links.size(); ++i) {

@@ -8,6 +8,8 @@
 #include <set>
 #include <tuple>
 
+#include "ringside/format/units.h"
+
 namespace ringside::gui {
 namespace {
 
@@ -26,32 +28,6 @@ int64_t bucketLo(int64_t bytes) {  // the analyzer's power-of-two size buckets
   int64_t lo = 1;
   while (lo <= bytes / 2) lo *= 2;
   return lo;
-}
-
-// "4K", "1M", "2G", "512", "1.5M" (binary units) -> bytes.
-bool parseSize(std::string_view s, int64_t* out) {
-  if (s.empty()) return false;
-  double scale = 1;
-  std::string_view num = s;
-  char last = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
-  if (last == 'B' && s.size() > 1) {
-    num = s.substr(0, s.size() - 1);
-    last = static_cast<char>(std::toupper(static_cast<unsigned char>(num.back())));
-  }
-  if (last == 'I' && num.size() > 1) {  // KiB, MiB
-    num = num.substr(0, num.size() - 1);
-    last = static_cast<char>(std::toupper(static_cast<unsigned char>(num.back())));
-  }
-  if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
-    scale = last == 'K' ? 1024.0 : last == 'M' ? 1048576.0 : last == 'G' ? 1073741824.0 : 1099511627776.0;
-    num = num.substr(0, num.size() - 1);
-  }
-  if (num.empty()) return false;
-  double v = 0;
-  auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
-  if (ec != std::errc() || p != num.data() + num.size() || v < 0) return false;
-  *out = static_cast<int64_t>(std::llround(v * scale));
-  return true;
 }
 
 bool parseInt(std::string_view s, int* out) {
@@ -302,7 +278,7 @@ std::vector<int> searchCollectives(const TimelineModel& model, const std::string
         rest.remove_prefix(1);
       }
       int64_t bytes = 0;
-      if (cmp.empty() || !parseSize(rest, &bytes) ||
+      if (cmp.empty() || !format::parseSize(rest, &bytes) ||
           (cmp != ":" && cmp != "=" && cmp != "<" && cmp != ">" && cmp != "<=" && cmp != ">=")) {
         *error = "'" + term + "': expected size:4K, size>1M, size<=64K, ...";
         return {};

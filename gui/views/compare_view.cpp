@@ -210,7 +210,7 @@ void CompareView::drawVerdicts() const {
     ImGui::Bullet();
     ImGui::TextWrapped("%s", v.c_str());
   }
-  if (d.verdicts.empty()) textDisabledWrapped("none: no row is judged (too few calls, or inside the noise)");
+  if (d.verdicts.empty()) textDisabledWrapped(("none: " + d.no_verdict).c_str());
   ImGui::Separator();
 }
 

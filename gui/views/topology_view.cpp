@@ -46,6 +46,22 @@ void rampBar(ImDrawList* dl, ImVec2 at, float w, float h) {
   }
 }
 
+// The rank as victim (waited for late ranks) and as culprit (caused the others' waiting).
+void rankBlameLines(const analyzer::Analysis& a, int rank) {
+  int64_t total = 0;
+  const analyzer::RankStats* mine = nullptr;
+  for (const analyzer::RankStats& r : a.ranks) {
+    total += r.caused_wait_ns;
+    if (r.rank == rank) mine = &r;
+  }
+  if (mine == nullptr) return;
+  ImGui::Text("waited %s for late ranks", format::duration(mine->wait_ns).c_str());
+  if (mine->caused_wait_ns > 0 && total > 0) {
+    ImGui::Text("caused %s of the waiting (%.0f%%)", format::duration(mine->caused_wait_ns).c_str(),
+                100.0 * static_cast<double>(mine->caused_wait_ns) / static_cast<double>(total));
+  }
+}
+
 }  // namespace
 
 void TopologyView::reset(const TimelineModel& model, const analyzer::Topology* topology) {
@@ -73,7 +89,7 @@ void TopologyView::draw(const TimelineModel& model, ViewState* view, int selecte
   drawNodes(dl, model.analysis);
   drawGroups(dl, ImVec2(origin.x + graph.x / 2, origin.y + graph.y / 2));
   drawLegend(dl, model.analysis, ImVec2(origin.x + graph.x + 10, origin.y + 4));
-  hoverGraph(view, graph);
+  hoverGraph(model.analysis, view, graph);
   ImGui::EndChild();
 }
 
@@ -227,7 +243,8 @@ void TopologyView::drawLegend(ImDrawList* dl, const analyzer::Analysis& a, ImVec
 
 // The mouse over the graph: a node (its rank and machine) or else an edge (its bytes, load and
 // capacity; it becomes the hovered link the timeline outlines too).
-void TopologyView::hoverGraph(ViewState* view, ImVec2 graph) const {
+void TopologyView::hoverGraph(const analyzer::Analysis& a, ViewState* view,
+                              ImVec2 graph) const {
   ImGui::InvisibleButton("graph", graph);
   if (!ImGui::IsItemHovered()) return;
   const ImVec2 m = ImGui::GetIO().MousePos;
@@ -238,6 +255,7 @@ void TopologyView::hoverGraph(ViewState* view, ImVec2 graph) const {
     ImGui::BeginTooltip();
     ImGui::Text("rank %d%s%s", layout_.ranks[i], layout_.groups[i].empty() ? "" : " on ",
                 layout_.groups[i].c_str());
+    rankBlameLines(a, layout_.ranks[i]);
     ImGui::EndTooltip();
   } else if (edge >= 0) {
     const GraphEdge& e = edges_[static_cast<size_t>(edge)];

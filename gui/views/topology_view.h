@@ -46,7 +46,7 @@ class TopologyView {
   void drawNodes(ImDrawList* dl, const analyzer::Analysis& a) const;
   void drawGroups(ImDrawList* dl, ImVec2 centre) const;
   void drawLegend(ImDrawList* dl, const analyzer::Analysis& a, ImVec2 at) const;
-  void hoverGraph(ViewState* view, ImVec2 graph) const;
+  void hoverGraph(const analyzer::Analysis& a, ViewState* view, ImVec2 graph) const;
 
   GraphLayout layout_;
   std::vector<GraphEdge> edges_;

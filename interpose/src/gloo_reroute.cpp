@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gloo_context.h"
+#include "ringside/collective/names.h"
 #include "ringside/collector/collector.h"
 #include "ringside/reference/communicator.h"
 #include "symbols.h"
@@ -40,13 +41,15 @@ const State& state() {
   static const State s = [] {
     State st;
     const char* v = std::getenv("RINGSIDE_ALLREDUCE");
-    if (v == nullptr || *v == '\0' || std::strcmp(v, "gloo") == 0) return st;
-    if (!ref::parseAlgorithm(v, &st.algorithm)) {
-      std::fprintf(stderr,
-                   "ringside: ignoring RINGSIDE_ALLREDUCE=%s (expected ring, tree, multipath or gloo)\n",
-                   v);
+    if (v == nullptr || *v == '\0') return st;
+    ref::Algorithm chosen = ref::Algorithm::kDefault;
+    if (!collective::parseAllreduceChoice(v, &chosen)) {
+      std::fprintf(stderr, "ringside: ignoring RINGSIDE_ALLREDUCE=%s (expected %s)\n", v,
+                   collective::kAllreduceChoices);
       return st;
     }
+    if (chosen == ref::Algorithm::kDefault) return st;  // "gloo": Gloo's own
+    st.algorithm = chosen;
     st.requested = true;
     return st;
   }();

@@ -248,9 +248,7 @@ class TcpCommunicator final : public Communicator {
     };
     if (!tagged) name = "allreduce seq " + std::to_string(peekSeq());
     if (tagged && (id & kTaggedSeqBit) != 0) return fail("id out of range (at most 2^63-1)");
-    if (algorithm != Algorithm::kRing && algorithm != Algorithm::kTree &&
-        algorithm != Algorithm::kMultipath)
-      return fail("unknown algorithm");
+    if (!collective::referenceRuns(algorithm)) return fail("unknown algorithm");
     if (std::string why = checkCall(data, count, dtype, op); !why.empty()) return fail(why);
     std::shared_lock<std::shared_mutex> calls(calls_);
     if (tagged && algorithm == Algorithm::kMultipath && o_.world_size > 1 && !hasPlan())
@@ -305,12 +303,8 @@ class TcpCommunicator final : public Communicator {
       for (const col::Event& e : events) col::emit(e);
       col::CollectiveCall call;
       call.op = col::Op::kAllreduce;
-      call.library = algorithm == Algorithm::kRing   ? col::Library::kRingsideRing
-                     : algorithm == Algorithm::kTree ? col::Library::kRingsideTree
-                                                     : col::Library::kRingsideMultipath;
-      call.algorithm = algorithm == Algorithm::kRing   ? col::Algorithm::kRing
-                       : algorithm == Algorithm::kTree ? col::Algorithm::kTree
-                                                       : col::Algorithm::kMultipath;
+      call.library = collective::referenceLibrary(algorithm);
+      call.algorithm = algorithm;
       call.dtype = dtype;
       call.reduce_op = op;
       call.count = count;

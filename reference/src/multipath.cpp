@@ -26,6 +26,7 @@
 #include <set>
 #include <sstream>
 
+#include "ringside/collective/topology_file.h"
 #include "ringside/fileio/input_file.h"
 
 namespace ringside::reference::detail {
@@ -34,45 +35,6 @@ namespace {
 
 constexpr int kMaxExactRanks = kMaxPlannedRanks;  // Held-Karp: 2^n * n^2 steps per round
 constexpr int kMaxRounds = 8;
-// RINGSIDE_TOPOLOGY is read as `report --topology` reads it: a regular file of at most 16 MiB.
-constexpr uint64_t kMaxTopologyFileBytes = uint64_t{16} << 20;
-
-// "1Gbit", "100Mbit", "10Gbps", "25Gbit/s" (bits), "2GB/s", "800MB/s" (bytes) -> bytes/s.
-bool parseBandwidth(const std::string& s, double* out) {
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || !(v > 0) || !std::isfinite(v)) return false;
-  std::string unit(end);
-  double scale = 1;
-  if (!unit.empty() && std::string("kKMGT").find(unit[0]) != std::string::npos) {
-    static const std::map<char, double> kPrefix = {
-        {'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}};
-    scale = kPrefix.at(unit[0]);
-    unit.erase(0, 1);
-  }
-  if (unit == "bit" || unit == "bps" || unit == "bit/s")
-    scale /= 8;
-  else if (unit != "B/s" && unit != "Bps")
-    return false;
-  *out = v * scale;
-  return true;
-}
-
-// "0", "0-3", "0-3,8,10-11".
-bool parseRankList(const std::string& s, std::vector<int>* out) {
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t dash = item.find('-');
-    char* end = nullptr;
-    long lo = std::strtol(item.c_str(), &end, 10), hi = lo;
-    if (end == item.c_str()) return false;
-    if (dash != std::string::npos) hi = std::strtol(item.c_str() + dash + 1, &end, 10);
-    if (*end != '\0' || lo < 0 || hi < lo || hi > (1 << 20)) return false;
-    for (long r = lo; r <= hi; ++r) out->push_back(static_cast<int>(r));
-  }
-  return !out->empty();
-}
 
 // Min-cost Hamiltonian cycle from rank 0 over edges with finite cost (Held-Karp). Empty when
 // there is none.
@@ -186,66 +148,29 @@ LinkCapacities equalCapacities(int n) {
 
 bool parseTopologyCapacities(const std::string& text, int n, LinkCapacities* out,
                              std::string* error) {
-  std::map<std::string, int> node_index;
-  std::vector<std::string> node_names;
-  std::vector<int> node_of(static_cast<size_t>(n), -1);
-  // Directed node pair -> capacity (0: present, unknown); the first line that names it wins.
-  std::map<std::pair<int, int>, double> link;
-  std::stringstream in(text);
-  std::string line;
-  int lineno = 0;
-  bool header = false;
-  auto fail = [&](const std::string& why) {
-    *error = "line " + std::to_string(lineno) + ": " + why;
+  // The file's one parser (collective/topology_file.h), the one `report --topology` uses.
+  collective::Topology topo;
+  collective::TopologyError why;
+  if (!collective::parseTopology(text, &topo, &why)) {
+    *error = (why.line > 0 ? "line " + std::to_string(why.line) + ": " : std::string()) + why.what;
     return false;
-  };
-  while (std::getline(in, line)) {
-    ++lineno;
-    line = line.substr(0, line.find('#'));
-    std::stringstream words(line);
-    std::vector<std::string> w;
-    for (std::string x; words >> x;) w.push_back(x);
-    if (w.empty()) continue;
-    if (!header) {
-      if (w.size() != 2 || w[0] != "ringside-topology" || w[1] != "1")
-        return fail("expected 'ringside-topology 1'");
-      header = true;
-    } else if (w[0] == "node") {
-      std::vector<int> ranks;
-      if (w.size() != 4 || w[2] != "ranks" || !parseRankList(w[3], &ranks))
-        return fail("expected 'node NAME ranks LIST'");
-      int idx = static_cast<int>(node_names.size());
-      node_index[w[1]] = idx;
-      node_names.push_back(w[1]);
-      for (int r : ranks)
-        if (r < n) node_of[static_cast<size_t>(r)] = idx;
-    } else if (w[0] == "link") {
-      if (w.size() < 3 || !node_index.count(w[1]) || !node_index.count(w[2]))
-        return fail("expected 'link A B ...' with declared nodes");
-      int a = node_index[w[1]], b = node_index[w[2]];
-      double bw = 0;
-      bool simplex = false;
-      for (size_t k = 3; k < w.size(); ++k) {
-        if (w[k] == "simplex" || w[k] == "duplex") {
-          simplex = w[k] == "simplex";
-        } else if (w[k] == "bandwidth" && k + 1 < w.size()) {
-          if (!parseBandwidth(w[++k], &bw)) return fail("bad bandwidth '" + w[k] + "'");
-        } else if (w[k] == "latency" && k + 1 < w.size()) {
-          ++k;  // not needed for the shares
-        } else {
-          return fail("unknown word '" + w[k] + "'");
-        }
-      }
-      link.emplace(std::make_pair(a, b), bw);
-      if (!simplex) link.emplace(std::make_pair(b, a), bw);
-    }
   }
-  if (!header) return fail("empty topology");
-  for (int r = 0; r < n; ++r)
+  std::vector<std::string> node_names;
+  for (const collective::TopologyNode& node : topo.nodes) node_names.push_back(node.name);
+  std::vector<int> node_of(static_cast<size_t>(n), -1);
+  for (int r = 0; r < n; ++r) {
+    node_of[static_cast<size_t>(r)] = topo.nodeOf(r);
     if (node_of[static_cast<size_t>(r)] < 0) {
       *error = "rank " + std::to_string(r) + " is on no node";
       return false;
     }
+  }
+  // Directed node pair -> capacity in bytes/s (0: present, unknown); the first line wins.
+  std::map<std::pair<int, int>, double> link;
+  for (const auto& [pair, index] : topo.link_of_nodes) {
+    const double gbps = topo.links[index].bandwidth_gbps;
+    link.emplace(pair, gbps > 0 ? gbps * 1e9 : 0);
+  }
   // Ranks on one node always have their local link; unknown capacities (none given) are
   // taken as the fastest given one, local ones as 10x that.
   double fastest = 0;
@@ -268,7 +193,7 @@ LinkCapacities capacitiesFromEnvironment(int n) {
   std::string text;
   LinkCapacities caps;
   std::string error;
-  if (!fileio::readConfigFile(path, kMaxTopologyFileBytes, "topology file", &text, &error) ||
+  if (!fileio::readConfigFile(path, collective::kMaxTopologyFileBytes, "topology file", &text, &error) ||
       !parseTopologyCapacities(text, n, &caps, &error)) {
     caps = equalCapacities(n);
     caps.source = std::string("topology ") + path + " not usable (" +

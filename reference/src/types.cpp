@@ -17,27 +17,10 @@
 
 namespace ringside::reference {
 
-const char* algorithmName(Algorithm a) {
-  switch (a) {
-    case Algorithm::kRing:
-      return "ring";
-    case Algorithm::kTree:
-      return "tree";
-    case Algorithm::kMultipath:
-      return "multipath";
-  }
-  return "";
-}
-
 bool parseAlgorithm(std::string_view s, Algorithm* a) {
-  if (s == "ring")
-    *a = Algorithm::kRing;
-  else if (s == "tree")
-    *a = Algorithm::kTree;
-  else if (s == "multipath")
-    *a = Algorithm::kMultipath;
-  else
-    return false;
+  Algorithm parsed = Algorithm::kDefault;
+  if (!collective::parse(s, &parsed) || !collective::referenceRuns(parsed)) return false;
+  *a = parsed;
   return true;
 }
 
@@ -58,34 +41,16 @@ size_t dtypeSize(DType t) {
 }
 
 bool parseDType(std::string_view s, DType* t) {
-  if (s == "f32")
-    *t = DType::kF32;
-  else if (s == "f64")
-    *t = DType::kF64;
-  else if (s == "f16")
-    *t = DType::kF16;
-  else if (s == "bf16")
-    *t = DType::kBF16;
-  else if (s == "i32")
-    *t = DType::kI32;
-  else if (s == "i64")
-    *t = DType::kI64;
-  else
-    return false;
+  DType parsed = DType::kUnknown;
+  if (!collective::parse(s, &parsed) || dtypeSize(parsed) == 0) return false;
+  *t = parsed;
   return true;
 }
 
 bool parseReduceOp(std::string_view s, ReduceOp* op) {
-  if (s == "sum")
-    *op = ReduceOp::kSum;
-  else if (s == "prod")
-    *op = ReduceOp::kProd;
-  else if (s == "min")
-    *op = ReduceOp::kMin;
-  else if (s == "max")
-    *op = ReduceOp::kMax;
-  else
-    return false;
+  ReduceOp parsed = ReduceOp::kNone;
+  if (!collective::parse(s, &parsed) || parsed == ReduceOp::kNone || parsed == ReduceOp::kUnknown) return false;
+  *op = parsed;
   return true;
 }
 

@@ -201,6 +201,17 @@ struct TableDef {
   X(step, "INTEGER NOT NULL", 4, "the step number the job passed")                            \
   X(start_ns, "INTEGER NOT NULL", 4, "ringside_step() was called, ns on the rank's clock")
 
+// The traced process's CPU use (v5): cumulative counters sampled by the collector's writer thread
+// about every 10 ms (getrusage(RUSAGE_SELF): every thread of the process). docs/schema.md.
+#define RINGSIDE_CPU_SAMPLE_COLUMNS(X)                                                        \
+  X(rank, "INTEGER", 5, "recording rank")                                                     \
+  X(t_ns, "INTEGER NOT NULL", 5, "when the sample was taken, ns on the rank's clock")         \
+  X(cpu_ns, "INTEGER NOT NULL", 5, "user + system CPU time of all threads so far, ns")        \
+  X(voluntary, "INTEGER NOT NULL", 5, "context switches so far: a thread blocked or slept")   \
+  X(involuntary, "INTEGER NOT NULL", 5, "context switches so far: a thread was preempted")   \
+  X(run_delay_ns, "INTEGER", 5,                                                               \
+    "main thread's time so far waiting for a core (/proc/self/schedstat), ns; NULL unknown")
+
 // Training steps detected in a merged trace's calls (v4, written by merge; docs/steps.md): the
 // calls of `comm_sid` with first_seq <= seq <= last_seq form step `step`.
 #define RINGSIDE_STEP_COLUMNS(X)                                                              \
@@ -301,6 +312,7 @@ RINGSIDE_TABLE(FlightDumpTable, "flight_dump", RINGSIDE_FLIGHT_DUMP_COLUMNS, 5, 
 RINGSIDE_TABLE(FlightCallTable, "flight_call", RINGSIDE_FLIGHT_CALL_COLUMNS, 5, "", 8, 30)
 RINGSIDE_TABLE(FlightMessageTable, "flight_message", RINGSIDE_FLIGHT_MESSAGE_COLUMNS, 5, "", 9, 30)
 RINGSIDE_TABLE(RankExitTable, "rank_exit", RINGSIDE_RANK_EXIT_COLUMNS, 5, "", 11, 30)
+RINGSIDE_TABLE(CpuSampleTable, "cpu_sample_data", RINGSIDE_CPU_SAMPLE_COLUMNS, 6, "", 11, 30)
 
 #undef RINGSIDE_TABLE
 #undef RINGSIDE_COLUMN_ENTRY
@@ -313,7 +325,8 @@ inline constexpr const TableDef* kTables[] = {
     &CommunicatorTable::kDef,  &MetaTable::kDef,          &ClockAnchorTable::kDef,
     &ClockDomainTable::kDef,   &ClockRankTable::kDef,     &ClockSegmentTable::kDef,
     &StepMarkerTable::kDef,    &StepTable::kDef,          &FlightDumpTable::kDef,
-    &FlightCallTable::kDef,    &FlightMessageTable::kDef, &RankExitTable::kDef};
+    &FlightCallTable::kDef,    &FlightMessageTable::kDef, &RankExitTable::kDef,
+    &CpuSampleTable::kDef};
 
 // A set of a table's columns (bit i: column i); every table has fewer than 64 columns.
 using ColumnSet = uint64_t;

@@ -7,7 +7,8 @@
 //     to the output connection and each table copied by one INSERT ... SELECT inside one
 //     transaction (one read snapshot of the input), string ids remapped through a temporary
 //     table, collective ids moved by a delta. No row passes through this process: memory does
-//     not grow with the number of inputs or rows. The indexes are built once, at the end.
+//     not grow with the number of inputs or rows. The indexes whose keys follow the copy order
+//     are kept up as rows append; the others are built once, at the end (schema.cpp).
 // A merged trace may be an input too (MergeOptions::merged_inputs): its rows already carry their
 // ranks and their files' names, and it is copied like a rank file otherwise. The output is built in a temporary file created exclusively
 // beside <output> (ringside/fileio/output_file.h), indexed, fsynced and only then
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "merge_internal.h"
+#include "ringside/storage/stage_timings.h"
 
 namespace ringside::storage {
 namespace merging {
@@ -151,7 +153,9 @@ MergeResult Merger::run() {
   std::vector<Input> inputs;
   // (basename, why) of every unusable input: the caller's first, then ours.
   std::vector<std::pair<std::string, std::string>> skipped;
+  StageTimer probe_timer("probe");
   if (!probeAll(&inputs, &skipped) || !checkRankOverlap(inputs)) return res_;
+  probe_timer.stop();
 
   auto abandon = [&]() {
     removeOutput();
@@ -161,6 +165,7 @@ MergeResult Merger::run() {
   if (!openOutput()) return abandon();
 
   // Pass 2: copy.
+  StageTimer copy_timer("copy");
   std::map<int, int> files_per_rank;
   std::set<int> cut_off, live;
   int world = -1;
@@ -195,6 +200,7 @@ MergeResult Merger::run() {
     world = std::max(world, in.world_size);
   }
   progress();  // every input copied; the indexes come next
+  copy_timer.stop();
   if (files_per_rank.empty()) {
     res_.error = detail::oneLine("merge: no usable input among " + std::to_string(opt_.inputs.size()) +
                                  " file(s); first problem: " + res_.warnings.front());
@@ -216,7 +222,10 @@ MergeResult Merger::run() {
     if (!files_per_rank.count(r)) res_.missing_ranks.push_back(r);
   }
 
-  if (!writeMergeMeta(skipped)) return abandon();
+  {
+    StageTimer timer("meta+indexes");
+    if (!writeMergeMeta(skipped)) return abandon();
+  }
   progress();
   if (!finish()) return abandon();
   res_.ok = true;

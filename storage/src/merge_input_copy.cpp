@@ -260,12 +260,14 @@ bool Merger::InputCopy::copyTables() {
                  "step markers", nullptr)) {
     return false;
   }
-  return in_.version < 5 ||
+  bool flight = in_.version < 5 ||
          (copyTable(c.flight_dump, "", " ORDER BY rowid", "INSERT", "flight dumps", nullptr) &&
           copyTable(c.flight_call, "", " ORDER BY rowid", "INSERT", "flight calls", nullptr) &&
           copyTable(c.flight_message, "", " ORDER BY rowid", "INSERT", "flight messages",
                     nullptr) &&
           copyTable(c.rank_exit, "", " ORDER BY rowid", "INSERT", "rank exits", nullptr));
+  return flight && (in_.version < 6 || copyTable(c.cpu, "", in_.merged ? by_rowid : " ORDER BY t_ns",
+                                      "INSERT", "CPU samples", nullptr));
 }
 
 

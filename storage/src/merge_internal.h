@@ -143,6 +143,9 @@ struct TableCopies {
                                  {{detail::FlightMessageTable::rank, Fill::kFileRankIfUnknown}}};
   const TableCopy rank_exit{detail::RankExitTable::kDef,
                             {{detail::RankExitTable::rank, Fill::kFileRankIfUnknown}}};
+  // The CPU samples (v6).
+  const TableCopy cpu{detail::CpuSampleTable::kDef,
+                      {{detail::CpuSampleTable::rank, Fill::kFileRankIfUnknown}}};
 };
 
 class Merger {

@@ -25,6 +25,7 @@
 
 #include "ringside/storage/privacy.h"
 #include "ringside/storage/records.h"
+#include "ringside/storage/stage_timings.h"
 #include "schema.h"
 
 namespace ringside::storage::merging {
@@ -145,7 +146,9 @@ bool Merger::openOutput() {
       // memory the index sorts would hold every row in RAM.)
       "PRAGMA threads=2;";
   if (!detail::exec(raw, pragmas, &why) || !detail::exec(raw, "BEGIN", &why) ||
-      !detail::createSchema(raw, &why) || !detail::exec(raw, "COMMIT", &why) ||
+      !detail::createSchema(raw, &why) ||
+      !detail::exec(raw, detail::kMergedInOrderIndexSql, &why) ||
+      !detail::exec(raw, "COMMIT", &why) ||
       // An input's string ids -> the output's (refilled per input).
       !detail::exec(raw, "CREATE TEMP TABLE sid_map(s INTEGER PRIMARY KEY, o INTEGER NOT NULL)",
                     &why)) {
@@ -209,9 +212,12 @@ bool Merger::writeMergeMeta(const std::vector<std::pair<std::string, std::string
 // Closes, fsyncs and moves the temporary file into place (fileio's rules: a regular file is
 // replaced only with overwrite, anything else never).
 bool Merger::finish() {
-  if (sqlite3_close(out_.release()) != SQLITE_OK) {
-    res_.error = tmp_ + ": cannot close";
-    return false;
+  {
+    StageTimer timer("close");
+    if (sqlite3_close(out_.release()) != SQLITE_OK) {
+      res_.error = tmp_ + ": cannot close";
+      return false;
+    }
   }
   std::string error;
   // What makes the trace correct (its clock model, its steps) goes in before it is published.
@@ -219,6 +225,7 @@ bool Merger::finish() {
     res_.error = detail::oneLine(error);
     return false;
   }
+  StageTimer timer("sync+rename");
   if (!file_.commit(&error)) {
     res_.error = detail::oneLine(error);
     return false;

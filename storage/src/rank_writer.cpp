@@ -59,7 +59,7 @@ class SqliteRankWriter final : public RankWriter {
   SqliteRankWriter(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)), owner_pid_(::getpid()) {}
   ~SqliteRankWriter() override { closeQuietly(); }
 
-  bool init(std::string* error);
+  bool init(std::string* error, bool fsync);
 
   bool setRank(const RankInfo& info) override;
   bool setMeta(std::string_view key, std::string_view value) override;
@@ -71,6 +71,7 @@ class SqliteRankWriter final : public RankWriter {
   bool addCommunicator(const CommunicatorRow& row) override;
   bool addClockAnchor(const ClockAnchorRow& row) override;
   bool addStepMarker(const StepMarkerRow& row) override;
+  bool addCpuSample(const CpuSampleRow& row) override;
   bool commit() override;
   bool close() override;
   const std::string& error() const override { return error_; }
@@ -112,7 +113,7 @@ class SqliteRankWriter final : public RankWriter {
   Stmt begin_, commit_, rollback_;
   Stmt insert_collective_, insert_transfer_, insert_string_, upsert_meta_, delete_rank_, insert_rank_;
   Stmt upsert_collective_gpu_, insert_gpu_activity_, upsert_communicator_, insert_anchor_,
-      insert_marker_;
+      insert_marker_, insert_cpu_;
 
   InternMap strings_;
   int64_t next_sid_ = 1;
@@ -165,7 +166,7 @@ bool SqliteRankWriter::stepDone(sqlite3_stmt* st, std::string_view what) {
   return true;
 }
 
-bool SqliteRankWriter::init(std::string* error) {
+bool SqliteRankWriter::init(std::string* error, bool fsync) {
   sqlite3* db = db_.get();
   sqlite3_extended_result_codes(db, 1);
   // Nothing else writes this file; readers never block a WAL writer, so a
@@ -190,7 +191,8 @@ bool SqliteRankWriter::init(std::string* error) {
       "PRAGMA wal_autocheckpoint=4096;"
       // Foreign keys are not declared; make sure no checking costs time anyway.
       "PRAGMA foreign_keys=OFF;";
-  if (!detail::exec(db, pragmas, &why)) {
+  if (!detail::exec(db, pragmas, &why) ||
+      (!fsync && !detail::exec(db, "PRAGMA synchronous=OFF;", &why))) {
     *error = detail::oneLine(path_ + ": cannot set up: " + why);
     return false;
   }
@@ -226,6 +228,7 @@ bool SqliteRankWriter::init(std::string* error) {
       {&insert_rank_, detail::insertSql(RankTable::kDef)},
       {&insert_anchor_, detail::insertSql(ClockAnchorTable::kDef)},
       {&insert_marker_, detail::insertSql(StepMarkerTable::kDef)},
+      {&insert_cpu_, detail::insertSql(detail::CpuSampleTable::kDef)},
   };
   for (const Prep& p : preps) {
     *p.stmt = detail::prepare(db, p.sql, &why);
@@ -515,6 +518,22 @@ bool SqliteRankWriter::addStepMarker(const StepMarkerRow& row) {
   });
 }
 
+bool SqliteRankWriter::addCpuSample(const CpuSampleRow& row) {
+  return guarded("addCpuSample", [&]() -> bool {
+    if (failed_) return false;
+    if (!in_batch_) return misuse("addCpuSample() outside begin()/commit()");
+    using T = detail::CpuSampleTable;
+    sqlite3_stmt* st = insert_cpu_.get();
+    detail::bindNullable(st, param(T::rank), rank_ < 0 ? kNone : rank_);
+    sqlite3_bind_int64(st, param(T::t_ns), row.t_ns);
+    sqlite3_bind_int64(st, param(T::cpu_ns), row.cpu_ns);
+    sqlite3_bind_int64(st, param(T::voluntary), row.voluntary);
+    sqlite3_bind_int64(st, param(T::involuntary), row.involuntary);
+    detail::bindNullable(st, param(T::run_delay_ns), row.run_delay_ns);
+    return stepDone(st, "cannot store a CPU sample");
+  });
+}
+
 bool SqliteRankWriter::commit() {
   return guarded("commit", [&]() -> bool {
     if (failed_) return false;
@@ -535,7 +554,8 @@ void SqliteRankWriter::closeQuietly() noexcept {
     // unlock the parent's live database. Leak the handles instead.
     for (Stmt* st : {&begin_, &commit_, &rollback_, &insert_collective_, &insert_transfer_, &insert_string_,
                      &upsert_meta_, &delete_rank_, &insert_rank_, &upsert_collective_gpu_,
-                     &insert_gpu_activity_, &upsert_communicator_, &insert_anchor_, &insert_marker_}) {
+                     &insert_gpu_activity_, &upsert_communicator_, &insert_anchor_, &insert_marker_,
+                     &insert_cpu_}) {
       (void)st->release();
     }
     (void)db_.release();
@@ -557,6 +577,7 @@ void SqliteRankWriter::closeQuietly() noexcept {
   upsert_communicator_.reset();
   insert_anchor_.reset();
   insert_marker_.reset();
+  insert_cpu_.reset();
   db_.reset();
 }
 
@@ -590,7 +611,8 @@ bool SqliteRankWriter::close() {
 
 }  // namespace
 
-std::unique_ptr<RankWriter> RankWriter::create(const std::string& path, std::string* error) {
+std::unique_ptr<RankWriter> RankWriter::create(const std::string& path, std::string* error,
+                                               bool fsync) {
   std::string scratch;
   std::string& err = error ? *error : scratch;
   bool created = false;
@@ -622,7 +644,7 @@ std::unique_ptr<RankWriter> RankWriter::create(const std::string& path, std::str
       return nullptr;
     }
     auto writer = std::make_unique<SqliteRankWriter>(path, std::move(db));
-    if (!writer->init(&err)) {
+    if (!writer->init(&err, fsync)) {
       writer.reset();
       for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
       return nullptr;

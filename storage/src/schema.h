@@ -14,8 +14,10 @@ namespace ringside::storage::detail {
 // Lets a reader tell a ringside trace from any other SQLite file.
 inline constexpr int32_t kApplicationId = 0x526E4773;
 
-// Indexes built by the merger once all rows are in (rank files have none:
+// The merged trace's indexes (schema.cpp): those whose keys follow the copy order, created
+// before the copy, and the others, built once all rows are in (rank files have none:
 // they would slow down the writer inside the traced process).
+extern const char* const kMergedInOrderIndexSql;
 extern const char* const kMergedIndexSql;
 
 // Creates tables (columns.h) and views and stamps application_id and user_version. Run inside a

@@ -39,7 +39,8 @@ bool stringId(sqlite3* db, const std::string& value, int64_t* sid) {
   return true;
 }
 
-bool writeRows(sqlite3* db, const std::vector<StepRow>& steps) {
+bool writeRows(sqlite3* db, const std::vector<StepRow>& steps,
+               const std::vector<std::pair<std::string, std::string>>& extra) {
   if (!detail::exec(db, "DELETE FROM step", nullptr)) return false;
   Stmt st = detail::prepare(db, detail::insertSql(T::kDef), nullptr);
   if (!st) return false;
@@ -62,12 +63,13 @@ bool writeRows(sqlite3* db, const std::vector<StepRow>& steps) {
   }
   Stmt meta = detail::prepare(db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)", nullptr);
   if (!meta) return false;
-  const std::pair<const char*, std::string> rows[] = {
+  std::vector<std::pair<std::string, std::string>> rows = {
       {"steps_detected", std::to_string(steps.size())},
       {"steps_comm", steps.empty() ? std::string() : steps.front().comm},
   };
+  rows.insert(rows.end(), extra.begin(), extra.end());
   for (const auto& [key, value] : rows) {
-    sqlite3_bind_text(meta.get(), 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(meta.get(), 1, key.c_str(), -1, SQLITE_TRANSIENT);
     if (value.empty()) sqlite3_bind_null(meta.get(), 2);
     else sqlite3_bind_text(meta.get(), 2, value.data(), static_cast<int>(value.size()),
                            SQLITE_TRANSIENT);
@@ -80,7 +82,8 @@ bool writeRows(sqlite3* db, const std::vector<StepRow>& steps) {
 
 }  // namespace
 
-bool storeSteps(const std::string& path, const std::vector<StepRow>& steps, std::string* error) {
+bool storeSteps(const std::string& path, const std::vector<StepRow>& steps, std::string* error,
+                const std::vector<std::pair<std::string, std::string>>& meta) {
   sqlite3* raw = nullptr;
   // Never through a link (a planted symlink would redirect the write).
   const int rc = sqlite3_open_v2(detail::fileUri(path, "").c_str(), &raw,
@@ -107,7 +110,7 @@ bool storeSteps(const std::string& path, const std::vector<StepRow>& steps, std:
     return fail(error, path, "cannot lock: " + detail::lastError(raw));
   }
   const bool ok =
-      detail::upgradeSchema(raw, static_cast<int>(version), &why) && writeRows(raw, steps);
+      detail::upgradeSchema(raw, static_cast<int>(version), &why) && writeRows(raw, steps, meta);
   if (!ok) {
     const std::string what = why.empty() ? detail::lastError(raw) : why;
     detail::exec(raw, "ROLLBACK", nullptr);

@@ -179,6 +179,24 @@ bool SqliteTraceReader::forEachStepMarker(
                error);
 }
 
+bool SqliteTraceReader::forEachCpuSample(
+    const std::function<bool(int32_t, const CpuSampleRow&)>& fn, std::string* error) {
+  if (version_ < 6) return true;
+  using T = detail::CpuSampleTable;
+  return visit(selectSql(T::kDef, version_, " ORDER BY rank, t_ns"), "CPU samples",
+               [&](sqlite3_stmt* s) {
+                 CpuSampleRow r;
+                 const int32_t rank = toInt32(detail::columnNullable(s, T::rank));
+                 r.t_ns = align(rank, sqlite3_column_int64(s, T::t_ns));
+                 r.cpu_ns = sqlite3_column_int64(s, T::cpu_ns);
+                 r.voluntary = sqlite3_column_int64(s, T::voluntary);
+                 r.involuntary = sqlite3_column_int64(s, T::involuntary);
+                 r.run_delay_ns = detail::columnNullable(s, T::run_delay_ns);
+                 return fn(rank, r);
+               },
+               error);
+}
+
 bool SqliteTraceReader::forEachStep(const std::function<bool(const StepRow&)>& fn,
                                     std::string* error) {
   if (version_ < 4) return true;

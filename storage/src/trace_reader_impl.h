@@ -93,6 +93,8 @@ class SqliteTraceReader final : public TraceReader {
   bool timesAligned() const override { return !map_.identity(); }
   bool forEachClockAnchor(const std::function<bool(int32_t, const ClockAnchorRow&)>& fn,
                           std::string* error) override;
+  bool forEachCpuSample(const std::function<bool(int32_t, const CpuSampleRow&)>& fn,
+                        std::string* error) override;
   bool forEachStepMarker(const std::function<bool(int32_t, const StepMarkerRow&)>& fn,
                          std::string* error) override;
   bool forEachStep(const std::function<bool(const StepRow&)>& fn, std::string* error) override;

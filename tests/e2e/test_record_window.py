@@ -3,6 +3,7 @@
   * window-steps-2: a 40-step run with --steps 10:20 holds exactly the calls and messages of
     steps 10..19 (the same counts per step as a full run of the same job) and the setup calls
     before the first step marker; nothing of steps 0..9 or 20..39. The meta says so.
+    Both window scenarios: no message ends before it starts.
   * window-trigger-2: a run with --trigger-file; the test touches the file after the job printed
     step 20: the first recorded call starts after the touch, and the meta lists the trigger.
   * window-detail-2: --detail calls has no transfer rows; --detail links gives the same per-link
@@ -61,9 +62,21 @@ def per_step(trace_path, rank):
     return calls, messages, meta
 
 
+def check_message_times(trace_path):
+    """Every kept message ends after it starts: a completion whose post was left out by the
+    window was once paired with a later post on the same buffer (issue 24)."""
+    t = u.Trace(trace_path)
+    total, backwards = t.rows("SELECT count(*), count(*) FILTER (WHERE end_ns < start_ns) "
+                              "FROM transfer")[0]
+    t.close()
+    u.check(total > 0, "the window kept messages")
+    u.check_eq(backwards, 0, f"messages that end before they start (of {total})")
+
+
 def scenario_steps(ctx):
     full = record(ctx, "full", [])
     win = record(ctx, "window", ["--steps", "10:20"])
+    check_message_times(win)
     for rank in (0, 1):
         f_calls, f_msgs, _ = per_step(full, rank)
         w_calls, w_msgs, meta = per_step(win, rank)
@@ -113,6 +126,7 @@ def scenario_trigger(ctx):
         raise
     u.check_eq(proc.returncode, 0, f"record's exit status (stderr: {err[-2000:]})")
     u.check(touched_ns is not None, "the job printed step 20")
+    check_message_times(trace_path)
     t = u.Trace(trace_path)
     first = t.scalar("SELECT min(start_ns) FROM collective")
     calls = t.scalar("SELECT count(*) FROM collective")

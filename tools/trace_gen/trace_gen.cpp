@@ -134,7 +134,7 @@ using storage::RankWriter;
 
 std::unique_ptr<RankWriter> openRank(const GenOptions& o, const std::string& path, int r,
                                      std::string* error) {
-  auto w = RankWriter::create(path, error);
+  auto w = RankWriter::create(path, error, o.fsync);
   if (!w) return nullptr;
   const int per_host = (o.ranks + o.hosts - 1) / o.hosts;
   const int host = r / per_host;

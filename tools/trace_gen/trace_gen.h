@@ -42,6 +42,7 @@ struct GenOptions {
   std::map<std::pair<int, int>, double> slow_links;  // (src, dst) -> time factor (>= 1)
   uint64_t seed = 1;
   bool receives = false;   // also record each message on its receiving rank
+  bool fsync = true;       // false (--no-fsync): rank files are never fsynced (tests: 1,024 files)
   bool calls_only = false;  // no messages at all (`record --detail calls`): fast at many ranks
   GenFault fault;
 };

@@ -42,6 +42,7 @@ const char kHelp[] =
     "                         enters it), dead (RANK dies before it: cut off), desync-op (RANK\n"
     "                         calls allgather), desync-size (RANK passes twice the bytes)\n"
     "  --seed N               seed of the arrival jitter (default 1)\n"
+    "  --no-fsync             never fsync the rank files (fast; a power loss may damage them)\n"
     "  --help                 this text\n";
 
 int usage(const std::string& why) {
@@ -70,6 +71,10 @@ int main(int argc, char** argv) {
     }
     if (arg == "--receives") {
       o.receives = true;
+      continue;
+    }
+    if (arg == "--no-fsync") {
+      o.fsync = false;
       continue;
     }
     if (arg == "--calls-only") {

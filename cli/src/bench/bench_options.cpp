@@ -7,6 +7,7 @@
 #include <cctype>
 #include <iterator>
 
+#include "ringside/format/units.h"
 #include "ringside/reference/types.h"
 
 namespace ringside::cli {
@@ -82,7 +83,7 @@ std::vector<OptionSpec> benchSpecs(BenchOptions* o) {
       {"timeout-s", 0, "SECONDS", "deadline of every blocking step (default: 30)",
        [o](std::string_view value, std::string* error) {
          if (parseSeconds(value, &o->timeout_s) && o->timeout_s >= 1) return true;
-         *error = "expected a number of seconds >= 1";
+         *error = "expected seconds >= 1, or a duration: 90s, 2m";
          return false;
        }},
       {"chunk-bytes", 0, "BYTES", "pipelining chunk of ring and tree (default: automatic)",
@@ -147,38 +148,22 @@ std::string benchHelp() {
 }
 
 bool parseByteSize(std::string_view text, uint64_t* out) {
-  text = trim(text);
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0 || digits > 12) return false;
-  int64_t number = 0;
-  if (!parseInteger(text.substr(0, digits), 0, INT64_MAX, &number)) return false;
-  std::string unit;
-  for (char c : text.substr(digits)) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  int shift = 0;
-  if (unit.empty() || unit == "b") {
-    shift = 0;
-  } else if (unit == "k" || unit == "kb" || unit == "kib") {
-    shift = 10;
-  } else if (unit == "m" || unit == "mb" || unit == "mib") {
-    shift = 20;
-  } else if (unit == "g" || unit == "gb" || unit == "gib") {
-    shift = 30;
-  } else {
+  int64_t bytes = 0;
+  if (!format::parseSize(trim(text), &bytes) || bytes <= 0 || static_cast<uint64_t>(bytes) > kMaxBenchBytes) {
     return false;
   }
-  uint64_t bytes = static_cast<uint64_t>(number);
-  if (bytes == 0 || bytes > (kMaxBenchBytes >> shift)) return false;
-  *out = bytes << shift;
+  *out = static_cast<uint64_t>(bytes);
   return true;
 }
 
-bool parseSizeList(std::string_view text, std::vector<uint64_t>* out, std::string* error) {
+bool parseSizeList(std::string_view text, std::vector<uint64_t>* out, std::string* error, Repeats repeats) {
   std::vector<uint64_t> sizes;
-  auto add = [&sizes](uint64_t size) {
-    if (std::find(sizes.begin(), sizes.end(), size) == sizes.end()) sizes.push_back(size);
+  auto add = [&sizes, repeats](uint64_t size) {
+    if (repeats == Repeats::kKeep || std::find(sizes.begin(), sizes.end(), size) == sizes.end()) {
+      sizes.push_back(size);
+    }
   };
-  const std::string expected = " (a size is a number of bytes, K, M and G suffixes allowed)";
+  const std::string expected = " (a size is a number of bytes, K, M, G or T suffixes allowed: 4096, 64K, 1.5M; at most 16G)";
   for (std::string_view item : split(text, ',')) {
     std::vector<std::string_view> parts = split(item, ':');
     if (item.empty() || parts.size() > 3) {

@@ -39,15 +39,18 @@ ParseStatus parseBenchArgs(std::span<const std::string> args, BenchOptions* out,
 
 std::string benchHelp();
 
-// "4096", "4K", "4KiB", "1M", "2G", "64k" (binary units, case-insensitive,
-// optional trailing "B"). False for anything else, zero, or above
+// A size in format/'s grammar ("4096", "4K", "4KiB", "1.5M", "2G", "64k": binary units,
+// case-insensitive), spaces around it allowed. False for anything else, zero, or above
 // kMaxBenchBytes.
 bool parseByteSize(std::string_view text, uint64_t* out);
 
 // A comma list of sizes and ranges. A range "A:B[:F]" is A, A*F, A*F^2, ...
-// up to and including B (F defaults to 4, must be >= 2). Order is kept,
-// repeats dropped. False + one-line reason on error.
-bool parseSizeList(std::string_view text, std::vector<uint64_t>* out, std::string* error);
+// up to and including B (F defaults to 4, must be >= 2). Order is kept; repeats are dropped
+// (bench: one row per size) or kept (simulate: a step's all-reduces, 25M,25M,12M is three).
+// False + one-line reason on error.
+enum class Repeats { kDrop, kKeep };
+bool parseSizeList(std::string_view text, std::vector<uint64_t>* out, std::string* error,
+                   Repeats repeats = Repeats::kDrop);
 
 // "ring,tree,gloo,gloo-bcube" (order kept, repeats dropped).
 bool parseAlgoList(std::string_view text, std::vector<BenchAlgo>* out, std::string* error);

@@ -21,6 +21,7 @@
 #include "common/text_wrap.h"
 #include "record/summary_text.h"
 #include "ringside/analyzer/summary.h"
+#include "ringside/storage/stage_timings.h"
 #include "ringside/finish/finish.h"
 #include "ringside/format/text.h"
 #include "ringside/storage/trace_reader.h"
@@ -206,6 +207,7 @@ void MergeSignalGuard::noteTempFile(const std::string& path) {
 }
 
 bool printTraceSummary(const std::string& trace, std::string_view prefix) {
+  storage::StageTimer timer("summary");
   std::string error;
   std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(trace, &error);
   analyzer::Summary summary;

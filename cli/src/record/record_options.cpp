@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ringside/collective/names.h"
 #include "ringside/collector/collector.h"
 #include "ringside/collector/window.h"
 
@@ -54,14 +55,14 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
       {"grace-s", 0, "SECONDS", "with --ranks: time the others get after one failed (default: 30)",
        [o](std::string_view value, std::string* error) {
          if (parseSeconds(value, &o->grace_s)) return true;
-         *error = "expected a number of seconds >= 0";
+         *error = "expected seconds >= 0, or a duration: 500ms, 2.5s, 5m";
          return false;
        }},
       {"wait-s", 0, "SECONDS",
        "after CMD exited: wait for traced processes still writing (default: 60)",
        [o](std::string_view value, std::string* error) {
          if (parseSeconds(value, &o->wait_s)) return true;
-         *error = "expected a number of seconds >= 0";
+         *error = "expected seconds >= 0, or a duration: 500ms, 2.5s, 5m";
          return false;
        }},
       {"hang-timeout", 0, "SECS",
@@ -86,11 +87,12 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
       {"allreduce", 0, "ALGO",
        "run Gloo's all-reduces on ring, tree or multipath (RINGSIDE_ALLREDUCE)",
        [o](std::string_view value, std::string* error) {
-         if (value == "ring" || value == "tree" || value == "multipath" || value == "gloo") {
-           o->allreduce = value == "gloo" ? "" : std::string(value);
+         collective::Algorithm chosen = collective::Algorithm::kDefault;
+         if (collective::parseAllreduceChoice(value, &chosen)) {
+           o->allreduce = collective::name(chosen);  // "" for gloo: Gloo's own
            return true;
          }
-         *error = "expected ring, tree, multipath or gloo";
+         *error = std::string("expected ") + collective::kAllreduceChoices;
          return false;
        }},
       {"nccl-log", 0, "",
@@ -125,10 +127,10 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
                  return collector::parseStepRange(v, &a, &b);
                })},
       {"delay", 0, "SECONDS", "record from SECONDS after each rank's start (RINGSIDE_DELAY_S)",
-       checked(&o->delay_s, "expected a number of seconds >= 0", validSeconds)},
+       checked(&o->delay_s, "expected seconds >= 0, or a duration: 500ms, 2.5s, 5m", validSeconds)},
       {"duration", 0, "SECONDS",
        "record for SECONDS (after --delay, if given) (RINGSIDE_DURATION_S)",
-       checked(&o->duration_s, "expected a number of seconds >= 0", validSeconds)},
+       checked(&o->duration_s, "expected seconds >= 0, or a duration: 500ms, 2.5s, 5m", validSeconds)},
       {"trigger-file", 0, "PATH",
        "touch PATH to start recording, again to stop (RINGSIDE_TRIGGER_FILE)",
        checked(&o->trigger_file, "expected a path", [](std::string_view v) { return !v.empty(); })},

@@ -200,7 +200,7 @@ std::string formatDiffText(const Diff& d) {
                              W, "", "  ");
   out += wrapText(alignmentLine(d), W, "", "  ");
   out += "\nVerdicts\n";
-  if (d.verdicts.empty()) out += "  none: no op and size was measured on both sides\n";
+  if (d.verdicts.empty()) out += wrapText("none: " + d.no_verdict, W, "  ", "    ");
   for (const std::string& v : d.verdicts) out += wrapText(v, W, "  ", "    ");
   if (!d.what_if_checks.empty()) out += "\nWhat-if, predicted vs measured\n";
   for (const std::string& v : d.what_if_checks) out += wrapText(v, W, "  ", "    ");
@@ -214,7 +214,7 @@ std::string formatDiffMarkdown(const Diff& d) {
   std::string out = "# ringside diff: " + mdCell(label(d, true)) + " (A) vs " +
                     mdCell(label(d, false)) + " (B)\n\n" + mdCell(alignmentLine(d)) +
                     "\n\n## Verdicts\n\n";
-  if (d.verdicts.empty()) out += "None: no op and size was measured on both sides.\n";
+  if (d.verdicts.empty()) out += "None: " + mdCell(d.no_verdict) + ".\n";
   for (const std::string& v : d.verdicts) out += "- " + mdCell(v) + "\n";
   for (const std::string& v : d.what_if_checks) out += "- what-if: " + mdCell(v) + "\n";
   out += "\n" + renderTableMarkdown(rowsTable(d, Units::kHuman));
@@ -237,7 +237,7 @@ std::string formatDiffHtml(const Diff& d) {
       "svg{background:#fff;border:1px solid #ddd;margin:6px 0}svg text{font:11px sans-serif;fill:#333}"
       "</style></head><body><h1>" +
       esc(title) + "</h1><p>" + esc(alignmentLine(d)) + "</p><h2>Verdicts</h2>";
-  if (d.verdicts.empty()) out += "<p class=\"note\">None: no op and size was measured on both sides.</p>";
+  if (d.verdicts.empty()) out += "<p class=\"note\">None: " + esc(d.no_verdict) + ".</p>";
   else {
     out += "<ul class=\"verdicts\">";
     for (const std::string& v : d.verdicts) out += "<li>" + esc(v) + "</li>";

@@ -5,6 +5,7 @@
 #include "report/report_format.h"
 #include "ringside/analyzer/findings.h"
 #include "ringside/format/json.h"
+#include "ringside/format/units.h"
 
 namespace ringside::cli {
 namespace {
@@ -65,7 +66,8 @@ std::string collectivesJson(const analyzer::Analysis& a, size_t shown) {
                    .num("bytes", c.bytes).num("ranks", c.ranks)
                    .num("first_start_ns", c.first_start_ns).num("last_start_ns", c.last_start_ns)
                    .num("last_end_ns", c.last_end_ns).num("arrival_skew_ns", c.arrival_skew_ns)
-                   .num("straggler_rank", c.straggler_rank).num("duration_ns", c.duration_ns)
+                   .num("straggler_rank", c.straggler_rank).num("caused_wait_ns", c.caused_wait_ns)
+                   .num("duration_ns", c.duration_ns)
                    .dbl("algbw_gbps", c.algbw_gbps).dbl("busbw_gbps", c.busbw_gbps)
                    .known("expected_ns", c.expected_ns).num("sent_bytes", c.sent_bytes)
                    .boolean("failed", c.failed)
@@ -252,7 +254,8 @@ std::string stepsJson(const analyzer::Analysis& a) {
       ranks.item(Json::object().num("rank", r.rank).num("start_ns", r.start_ns)
                      .num("end_ns", r.end_ns).num("step_ns", r.step_ns())
                      .num("compute_ns", r.compute_ns()).num("comm_ns", r.comm_ns)
-                     .num("wait_ns", r.wait_ns).num("moving_ns", r.moving_ns()).done());
+                     .num("wait_ns", r.wait_ns).num("moving_ns", r.moving_ns())
+                     .num("caused_wait_ns", r.caused_wait_ns).done());
     }
     steps.item(Json::object().num("step", st.step).num("start_ns", st.start_ns)
                    .num("end_ns", st.end_ns).boolean("complete", st.complete)
@@ -265,9 +268,29 @@ std::string stepsJson(const analyzer::Analysis& a) {
       .field("source", info.source.empty() ? "null" : format::jsonString(info.source))
       .field("comm", info.comm.empty() ? "null" : format::jsonString(info.comm))
       .num("calls_per_step", info.calls_per_step).num("setup_calls", info.setup_calls)
+      .field("confidence", info.confidence < 0 ? "null" : format::fixed(info.confidence, 3))
+      .num("left_out_calls", info.left_out_calls).str("left_out", info.left_out)
       .str("note", info.note).num("count", static_cast<int64_t>(info.steps.size()))
       .field("steps", steps.done())
       .done();
+}
+
+// Why a rank is late: CPU per rank over its steps and per host (docs/metrics.md, "CPU").
+std::string cpuJson(const analyzer::Analysis& a) {
+  Json ranks = Json::array();
+  for (const analyzer::RankCpuStats& r : a.rank_cpu) {
+    ranks.item(Json::object().num("rank", r.rank).num("host", r.host).num("steps", r.steps)
+                   .num("cpu_ns", r.cpu_ns).num("step_ns", r.step_ns)
+                   .num("compute_ns", r.compute_ns).dbl("cpu_share", r.cpu_share)
+                   .dbl("involuntary", r.involuntary).dbl("voluntary", r.voluntary)
+                   .num("run_delay_ns", r.run_delay_ns).done());
+  }
+  Json hosts = Json::array();
+  for (const analyzer::HostCpuStats& h : a.host_cpu) {
+    hosts.item(Json::object().num("host", h.host).num("cores", h.cores).num("ranks", h.ranks)
+                   .num("busy_ranks", h.busy_ranks).dbl("cpu_share", h.cpu_share).done());
+  }
+  return Json::object().field("ranks", ranks.done()).field("hosts", hosts.done()).done();
 }
 
 std::string ranksJson(const analyzer::Analysis& a) {
@@ -276,7 +299,8 @@ std::string ranksJson(const analyzer::Analysis& a) {
     bool cut = r.cut_off || std::find(a.cut_off_ranks.begin(), a.cut_off_ranks.end(), r.rank) !=
                                 a.cut_off_ranks.end();
     ranks.item(Json::object().num("rank", r.rank).num("span_ns", r.span_ns)
-                   .num("comm_ns", r.comm_ns).num("wait_ns", r.wait_ns).boolean("cut_off", cut)
+                   .num("comm_ns", r.comm_ns).num("wait_ns", r.wait_ns)
+                   .num("caused_wait_ns", r.caused_wait_ns).boolean("cut_off", cut)
                    .field("host", hostJson(a, r.host)).done());
   }
   return ranks.done();
@@ -407,6 +431,7 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
   root.field("stragglers", stragglersJson(a));
   root.field("ranks", ranksJson(a));
   root.field("steps", stepsJson(a));
+  root.field("cpu", cpuJson(a));
 
   root.field("gpus", gpusJson(a));
   root.num("gpu_activities", a.gpu_activities);
@@ -435,6 +460,7 @@ std::string formatDiffJson(const analyzer::Diff& d) {
   Json verdicts = Json::array();
   for (const std::string& v : d.verdicts) verdicts.item(format::jsonString(v));
   root.field("verdicts", verdicts.done());
+  root.str("no_verdict", d.no_verdict);
   Json checks = Json::array();
   for (const std::string& v : d.what_if_checks) checks.item(format::jsonString(v));
   root.field("what_if_checks", checks.done());

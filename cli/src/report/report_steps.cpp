@@ -60,8 +60,14 @@ std::string stepsTitle(const Analysis& a) {
   const analyzer::StepInfo& s = a.steps;
   const std::string n = num(static_cast<int64_t>(s.steps.size()));
   if (s.source == "markers") return "Training steps (" + n + ", from the job's ringside_step() markers)";
+  std::string how;
+  if (s.confidence >= 0) how = ", confidence " + format::fixed(s.confidence, 2);
+  if (s.left_out_calls > 0) {
+    how += "; left out " + num(s.left_out_calls) + " call(s)" +
+           (s.left_out.empty() ? "" : ": " + s.left_out);
+  }
   return "Training steps (" + n + " found in the calls on " + s.comm + ", " +
-         num(s.calls_per_step) + " per step)";
+         num(s.calls_per_step) + " per step" + how + ")";
 }
 
 void stepTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {

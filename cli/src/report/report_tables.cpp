@@ -224,9 +224,13 @@ void ranks(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   if (by_host) t->title = "Ranks (grouped by host)";
   t->columns = {{"rank", "rank"},        {"span_ns", "span"},       {"comm_ns", "in collectives"},
                 {"comm_share", "comm %"}, {"rest_ns", "rest"},      {"wait_ns", "waiting"},
-                {"wait_share", "wait %"}, {"state", "state", false}};
+                {"wait_share", "wait %"}, {"caused_wait_ns", "caused wait"},
+                {"caused_share", "blame %"}, {"state", "state", false}};
   if (by_host) t->columns.insert(t->columns.begin() + 1, {"host", "host", false});
   if (!h) t->columns.push_back({"host", "host", false});
+  // Victims wait (wait_ns); the culprit caused it (caused_wait_ns, its share of all ranks').
+  int64_t caused_total = 0;
+  for (const analyzer::RankStats& r : a.ranks) caused_total += r.caused_wait_ns;
   std::vector<double> score;  // wait share: the ranks that wait most and least (late ranks)
   for (const analyzer::RankStats* rs : ranksByHost(a)) {
     const analyzer::RankStats& r = *rs;
@@ -238,14 +242,17 @@ void ranks(const Analysis& a, Units u, size_t limit, ReportTable* t) {
     if (h) {
       t->rows.push_back({num(r.rank), format::duration(r.span_ns), format::duration(r.comm_ns),
                          percent(r.comm_ns, r.span_ns), format::duration(rest),
-                         format::duration(r.wait_ns), percent(r.wait_ns, r.comm_ns), state});
+                         format::duration(r.wait_ns), percent(r.wait_ns, r.comm_ns),
+                         format::duration(r.caused_wait_ns),
+                         percent(r.caused_wait_ns, caused_total), state});
       if (by_host) t->rows.back().insert(t->rows.back().begin() + 1, hostName(a, r.host));
     } else {
       auto share = [](int64_t p, int64_t w) {
         return w > 0 ? format::fixed(static_cast<double>(p) / static_cast<double>(w), 6) : "";
       };
       t->rows.push_back({num(r.rank), num(r.span_ns), num(r.comm_ns), share(r.comm_ns, r.span_ns),
-                         num(rest), num(r.wait_ns), share(r.wait_ns, r.comm_ns), state,
+                         num(rest), num(r.wait_ns), share(r.wait_ns, r.comm_ns),
+                         num(r.caused_wait_ns), share(r.caused_wait_ns, caused_total), state,
                          hostName(a, r.host)});
     }
   }
@@ -254,8 +261,8 @@ void ranks(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   if (h) keepRowsForPerson(t, score, limit, /*lowest_too=*/true, "ranks");
   if (h && limit > 0 && a.missing_ranks.size() > limit) return;
   for (int m : a.missing_ranks) {
-    t->rows.push_back({num(m), "", "", "", "", "", "", h ? "MISSING" : "missing"});
-    if (by_host || !h) t->rows.back().insert(t->rows.back().begin() + (h ? 1 : 8), "");
+    t->rows.push_back({num(m), "", "", "", "", "", "", "", "", h ? "MISSING" : "missing"});
+    if (by_host || !h) t->rows.back().insert(t->rows.back().begin() + (h ? 1 : 10), "");
   }
 }
 

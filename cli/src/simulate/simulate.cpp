@@ -12,6 +12,7 @@
 #include "ringside/analyzer/analysis.h"
 #include "ringside/analyzer/simulate.h"
 #include "ringside/analyzer/topology.h"
+#include "ringside/collective/names.h"
 #include "ringside/format/json.h"
 #include "ringside/format/units.h"
 
@@ -35,8 +36,9 @@ struct SimulateOptions {
 std::function<bool(std::string_view, std::string*)> storeQuantity(std::string* target, bool bandwidth) {
   return [target, bandwidth](std::string_view v, std::string* error) {
     double x = 0;
-    const bool ok = bandwidth ? analyzer::parseBandwidthText(v, &x) : analyzer::parseLatencyText(v, &x);
-    if (!ok || (bandwidth && !(x > 0)) || x < 0) {
+    const bool ok = bandwidth ? format::parseRate(v, &x)
+                              : format::parseDuration(v, format::BareDuration::kRequired, &x);
+    if (!ok || (bandwidth && !(x > 0))) {
       *error = "'" + std::string(v) + "' is not a " +
                (bandwidth ? "bandwidth (e.g. 100Gbit, 25GB/s)" : "latency (e.g. 10us, 1ms)");
       return false;
@@ -44,6 +46,14 @@ std::function<bool(std::string_view, std::string*)> storeQuantity(std::string* t
     *target = v;
     return true;
   };
+}
+
+// A rate in bytes/s or a latency in ns, already checked by storeQuantity (or a default).
+double quantity(const std::string& text, bool bandwidth) {
+  double x = 0;
+  if (bandwidth) format::parseRate(text, &x);
+  else format::parseDuration(text, format::BareDuration::kRequired, &x);
+  return x;
 }
 
 std::vector<OptionSpec> simulateSpecs(SimulateOptions* o) {
@@ -113,7 +123,7 @@ bool parseRankCounts(const std::string& text, std::vector<int>* out, std::string
 std::vector<int64_t> stepSizes(const analyzer::Analysis& a, std::string* basis, int* recorded_ranks) {
   std::map<int64_t, std::vector<int64_t>> by_step;
   for (const analyzer::CollectiveInstance& c : a.collectives) {
-    if (c.op != "allreduce" || c.ranks < 2 || c.bytes <= 0) continue;
+    if (!collective::is(c.op, collective::Op::kAllreduce) || c.ranks < 2 || c.bytes <= 0) continue;
     by_step[c.step].push_back(c.bytes);
     *recorded_ranks = std::max(*recorded_ranks, c.ranks);
   }
@@ -121,7 +131,7 @@ std::vector<int64_t> stepSizes(const analyzer::Analysis& a, std::string* basis, 
   if (by_step.empty()) {
     std::vector<int64_t> all;
     for (const analyzer::CollectiveInstance& c : a.collectives) {
-      if (c.op == "allreduce" && c.ranks >= 2 && c.bytes > 0) all.push_back(c.bytes);
+      if (collective::is(c.op, collective::Op::kAllreduce) && c.ranks >= 2 && c.bytes > 0) all.push_back(c.bytes);
     }
     *basis = "no training steps in the trace: all " + std::to_string(all.size()) + " all-reduces as one step";
     return all;
@@ -239,17 +249,17 @@ int runSimulate(std::span<const std::string> args) {
   if (!parseRankCounts(o.ranks, &counts, &error)) return fail(kPrefix, error, kExitUsage);
   analyzer::ClusterSpec c;
   c.ranks_per_host = o.ranks_per_host;
-  analyzer::parseBandwidthText(o.intra_bw, &c.intra_gbps);
-  analyzer::parseBandwidthText(o.inter_bw, &c.inter_gbps);
-  analyzer::parseLatencyText(o.intra_latency, &c.intra_latency_s);
-  analyzer::parseLatencyText(o.inter_latency, &c.inter_latency_s);
+  c.intra_gbps = quantity(o.intra_bw, true) / 1e9;
+  c.inter_gbps = quantity(o.inter_bw, true) / 1e9;
+  c.intra_latency_s = quantity(o.intra_latency, false) / 1e9;
+  c.inter_latency_s = quantity(o.inter_latency, false) / 1e9;
   c.mesh = o.fabric == "mesh";
   c.nics = o.nics;
   std::vector<int64_t> sizes;
   std::string basis;
   if (!o.sizes.empty()) {
     std::vector<uint64_t> list;
-    if (!parseSizeList(o.sizes, &list, &error)) return fail(kPrefix, "--sizes: " + error, kExitUsage);
+    if (!parseSizeList(o.sizes, &list, &error, Repeats::kKeep)) return fail(kPrefix, "--sizes: " + error, kExitUsage);
     for (uint64_t b : list) sizes.push_back(static_cast<int64_t>(b));
     basis = "--sizes";
   } else {

@@ -27,6 +27,7 @@ struct HostClock {
   std::string name;
   int64_t offset_ns;
   double rate = 0;
+  int64_t starts_before_ns = 1'000'000'000;  // its ranks start this long before the first call
   int64_t raw(int64_t true_ns) const {
     return offset_ns + true_ns + static_cast<int64_t>(std::llround(static_cast<double>(true_ns) * rate));
   }
@@ -60,9 +61,9 @@ class AlignTest : public ::testing::Test {
       info.world_size = n;
       info.host = h.name;
       info.boot_id = "boot-" + h.name;
-      info.start_ns = h.raw(t0 - 1'000'000'000);
+      info.start_ns = h.raw(t0 - h.starts_before_ns);
       // Wall clocks off by a few ms per host, as NTP leaves them.
-      info.start_unix_ns = 1'700'000'000'000'000'000 + (t0 - 1'000'000'000) + 3'000'000 * r.host;
+      info.start_unix_ns = 1'700'000'000'000'000'000 + (t0 - h.starts_before_ns) + 3'000'000 * r.host;
       EXPECT_TRUE(w->setRank(info));
       EXPECT_TRUE(w->begin());
       storage::ClockAnchorRow anchor{info.start_ns, info.start_unix_ns, 10};
@@ -239,6 +240,33 @@ TEST_F(AlignTest, AHostWithoutCallsIsPlacedByItsWallClock) {
   const int64_t err = mapped(m, 2, hosts[2].raw(6'000'000'000)) - (hosts[0].offset_ns - hosts[2].offset_ns);
   EXPECT_LE(std::llabs(err), silent.uncertainty_ns);
   EXPECT_NE(describeModel(m).find("wall clock only"), std::string::npos);
+}
+
+// The reference's clock read 0.3 s at its start; h1's ranks started 1 s before the first call,
+// 0.5 s before the reference's clock read zero: the time line moves so that nothing of the
+// trace maps below zero (a generated 128-host trace lost 41,295 rows there), and every domain
+// moves by the same amount.
+TEST_F(AlignTest, NothingMapsBeforeZero) {
+  std::vector<HostClock> hosts = {{"h0", -4'500'000'000}, {"h1", 2 * kHourNs}};
+  hosts[0].starts_before_ns = 200'000'000;
+  const std::string trace = writeTrace(hosts, {{0, 0}, {1, 1}}, 20, 10'000'000);
+  const ClockModel m = realign(trace);
+  ASSERT_EQ(m.domains.size(), 2u);
+  const int64_t h1_start = hosts[1].raw(4'000'000'000);
+  EXPECT_NEAR(static_cast<double>(storage::ClockMap(m).map(1, h1_start)), 0.0, 20'000);
+  const int64_t shift = mapped(m, 0, 0);
+  EXPECT_NEAR(static_cast<double>(shift), 500'000'000.0, 20'000);
+  EXPECT_EQ(m.domains[0].offset_ns, shift);
+  // h1 against h0 as fitted, plus the same shift.
+  EXPECT_NEAR(static_cast<double>(mapped(m, 1, hosts[1].raw(6'000'000'000))),
+              static_cast<double>(hosts[0].offset_ns - hosts[1].offset_ns + shift), 20'000);
+  std::string error;
+  auto reader = storage::TraceReader::open(trace, &error);
+  ASSERT_TRUE(reader) << error;
+  int64_t lowest = INT64_MAX;
+  reader->forEachCollective([&](const storage::CollectiveRow& r) { return lowest = std::min(lowest, r.start_ns), true; },
+                            &error);
+  EXPECT_GE(lowest, 0);
 }
 
 TEST_F(AlignTest, OneHostIsTheIdentity) {

@@ -121,24 +121,56 @@ TEST(AlgorithmFindingTest, SilentBelowTheNoise) {
   EXPECT_EQ(findRule(a, "algorithm"), nullptr);
 }
 
+// 10 bursts of 8 back-to-back 4 KiB all-reduces, then 3 of 64 KiB and 3 of 4 MiB alone.
+void smallBursts(TraceBuilder* t) {
+  int64_t clock = 1'000'000, seq = 0;
+  for (int burst = 0; burst < 10; ++burst) {
+    for (int i = 0; i < 8; ++i) ringCall(t, 4096, "gloo", 0, 0, &clock, &seq);
+    clock += 10'000'000;
+  }
+  for (int i = 0; i < 3; ++i) ringCall(t, 65536, "gloo", 0, 10'000'000, &clock, &seq);
+  for (int i = 0; i < 3; ++i) ringCall(t, 4 << 20, "gloo", 0, 10'000'000, &clock, &seq);
+}
+
 // Bursts of 8 back-to-back 4 KiB all-reduces: 8 x 6 x 5.1 us; one 32 KiB call: 6 x 5.8 us.
 TEST(BucketingFindingTest, ManySmallAllreducesPerBurst) {
   TraceBuilder t(4);
-  int64_t clock = 1'000'000, seq = 0;
-  for (int burst = 0; burst < 10; ++burst) {
-    for (int i = 0; i < 8; ++i) ringCall(&t, 4096, "gloo", 0, 0, &clock, &seq);
-    clock += 10'000'000;
-  }
-  for (int i = 0; i < 3; ++i) ringCall(&t, 65536, "gloo", 0, 10'000'000, &clock, &seq);
-  for (int i = 0; i < 3; ++i) ringCall(&t, 4 << 20, "gloo", 0, 10'000'000, &clock, &seq);
+  smallBursts(&t);
   Analysis a = run(t.build());
   ASSERT_EQ(a.model_source, "fitted") << a.model_note;
   const Finding* f = findRule(a, "bucketing");
   ASSERT_NE(f, nullptr);
-  EXPECT_NE(f->message.find("8 small all-reduces per burst"), std::string::npos) << f->message;
-  EXPECT_NE(f->action.find("bucket_cap_mb=1"), std::string::npos) << f->action;
+  EXPECT_NE(f->message.find("8 gradient all-reduces per burst"), std::string::npos) << f->message << f->action;
+  // Never below DDP's default (this said bucket_cap_mb=1 before: the bursts' 32 KiB rounded up).
+  EXPECT_NE(f->action.find("bucket_cap_mb=25)"), std::string::npos) << f->action;
   // Per burst 244.8 us -> 34.9 us: 209.9 us saved, 10 bursts.
   EXPECT_NEAR(static_cast<double>(f->cost_ns), 2.099e6, 2e4);
+}
+
+// The same bursts recorded by `ringside bench`: no tuning advice for a benchmark.
+TEST(BucketingFindingTest, SilentOnABenchTrace) {
+  TraceBuilder t(4);
+  smallBursts(&t);
+  for (int r = 0; r < 4; ++r) t.meta[r]["command_line"] = "ringside bench";
+  Analysis a = run(t.build());
+  ASSERT_EQ(a.model_source, "fitted") << a.model_note;
+  EXPECT_EQ(findRule(a, "bucketing"), nullptr);
+}
+
+// One 64 KiB gradient bucket and the job's own loss and metric all-reduces (4 B, 8 B) right
+// after it, every step: one bucket per step, nothing to merge (three back-to-back all-reduces
+// made a burst, and the advice was bucket_cap_mb=1).
+TEST(BucketingFindingTest, MetricAllreduceIsNotABucket) {
+  TraceBuilder t(4);
+  int64_t clock = 1'000'000, seq = 0;
+  for (int step = 0; step < 12; ++step) {
+    ringCall(&t, 65536, "gloo", 0, 10'000'000, &clock, &seq);
+    ringCall(&t, 4, "gloo", 0, 0, &clock, &seq);
+    ringCall(&t, 8, "gloo", 0, 0, &clock, &seq);
+  }
+  for (int i = 0; i < 3; ++i) ringCall(&t, 4 << 20, "gloo", 0, 10'000'000, &clock, &seq);
+  Analysis a = run(t.build());
+  EXPECT_EQ(findRule(a, "bucketing"), nullptr);
 }
 
 TEST(BucketingFindingTest, SilentForOneLargeAllreducePerStep) {

@@ -139,6 +139,142 @@ TEST(StepsTest, DetectsDdpStepsWithSetupAndFirstUnbucketedStep) {
   EXPECT_EQ(findRule(a, "clock-uncertainty"), nullptr);
 }
 
+// The detected steps: how many, calls per step, calls left out.
+void expectDetected(const Analysis& a, size_t steps, int64_t per_step, int64_t left_out) {
+  ASSERT_EQ(a.steps.steps.size(), steps) << a.steps.note;
+  EXPECT_EQ(a.steps.calls_per_step, per_step);
+  EXPECT_EQ(a.steps.left_out_calls, left_out) << a.steps.left_out;
+}
+
+// Steps of `calls` (op, bytes) each, after `compute_ms`, on a Job.
+void steps(Job* job, int count, int64_t compute_ms,
+           const std::vector<std::pair<std::string, int64_t>>& calls) {
+  for (int s = 0; s < count; ++s) {
+    job->compute(compute_ms);
+    for (const auto& [op, bytes] : calls) job->call(op, bytes);
+  }
+}
+
+// A BatchNorm CNN under DDP: the buffers broadcast (64 B) before every forward, a loss
+// all-reduce (4 B) after every step, a first step that all-reduces every gradient in one bucket
+// (3000 B) and the bucket-rebuild broadcast (28 B), then two buckets; after the loop five
+// one-off calls. 12 steps of 4 calls; left out: the rebuild broadcast and the tail (6 calls);
+// confidence 47 calls in steps of the 53 after the 2 setup calls.
+TEST(StepsTest, BatchNormBroadcastsFirstStepAndTail) {
+  TraceBuilder t(2);
+  Job job(&t, 2);
+  job.call("allgather", 8);
+  job.call("broadcast", 5000);
+  for (int s = 0; s < 12; ++s) {
+    job.compute(10);
+    job.call("broadcast", 64);
+    if (s == 0) {
+      job.call("allreduce", 3000);
+    } else {
+      job.call("allreduce", 2000);
+      job.call("allreduce", 1000);
+    }
+    job.call("allreduce", 4);
+    if (s == 0) job.call("broadcast", 28);
+  }
+  job.compute(5);
+  job.call("allreduce", 8);
+  job.call("broadcast", 100);
+  job.call("allgather", 16);
+  job.call("allreduce", 12);
+  job.call("barrier", 0);
+  const std::string path = t.build();
+  Analysis a = analyzeTrace(path);
+  expectDetected(a, 12, 4, 6);
+  EXPECT_EQ(a.steps.setup_calls, 2);
+  EXPECT_NEAR(a.steps.confidence, 47.0 / 53.0, 1e-9);
+  EXPECT_NE(a.steps.left_out.find("1 x broadcast 28 B"), std::string::npos) << a.steps.left_out;
+  for (const StepStats& st : a.steps.steps) EXPECT_TRUE(st.complete) << st.step;
+  // Merge's detection says the same (stored in meta, read back by analyze()).
+  std::string error, note;
+  auto reader = storage::TraceReader::open(path, &error);
+  ASSERT_NE(reader, nullptr) << error;
+  std::vector<storage::StepRow> rows;
+  StepDetectionSummary sum;
+  ASSERT_TRUE(detectSteps(*reader, &rows, &note, &error, &sum)) << error;
+  EXPECT_EQ(rows.size(), 12u);
+  EXPECT_NEAR(sum.confidence, 47.0 / 53.0, 1e-9);
+  EXPECT_EQ(sum.left_out_calls, 6);
+}
+
+// Gradient accumulation with no_sync: 4 micro-batches, each broadcasting the buffers, the
+// all-reduce only on the 4th. A step is an optimizer step: 6 steps of 5 calls, confidence 1.
+TEST(StepsTest, NoSyncAccumulationStepsAreOptimizerSteps) {
+  TraceBuilder t(2);
+  Job job(&t, 2);
+  job.call("broadcast", 5000);
+  for (int s = 0; s < 6; ++s) {
+    steps(&job, 4, 3, {{"broadcast", 64}});  // the micro-batches
+    job.call("allreduce", 3000);
+  }
+  Analysis a = analyzeTrace(t.build());
+  expectDetected(a, 6, 5, 0);
+  EXPECT_EQ(a.steps.setup_calls, 1);
+  EXPECT_DOUBLE_EQ(a.steps.confidence, 1.0);
+}
+
+// An evaluation pass (broadcast + metric all-reduce, twice) after every 5th of 20 steps: 20
+// steps of 3 calls, the 4 passes left out (16 calls), not one 5-step period.
+TEST(StepsTest, EvaluationEveryFiveStepsIsLeftOut) {
+  TraceBuilder t(3);
+  Job job(&t, 3);
+  job.call("broadcast", 5000);
+  for (int s = 0; s < 4; ++s) {
+    steps(&job, 5, 10, {{"broadcast", 64}, {"allreduce", 3000}, {"allreduce", 4}});
+    steps(&job, 2, 2, {{"broadcast", 64}, {"allreduce", 8}});  // the evaluation
+  }
+  Analysis a = analyzeTrace(t.build());
+  expectDetected(a, 20, 3, 16);
+  EXPECT_NEAR(a.steps.confidence, 60.0 / 76.0, 1e-9);
+}
+
+// As PyTorch 1.13's DDP ran the corpus' eval job: the step is the buffers' broadcast (64 B and
+// 8 B) and one 3000 B bucket; the evaluation after every 4th step takes the next step's
+// broadcasts (its forward runs first) and all-reduces two 4 B metrics, so the step after it
+// has the bucket alone. 12 steps (two of them of 1 call), 2 x 4 calls left out.
+TEST(StepsTest, StepWhoseCallsDifferAfterAnEvaluation) {
+  TraceBuilder t(2);
+  Job job(&t, 2);
+  job.call("broadcast", 5000);
+  bool after_eval = false;
+  for (int s = 0; s < 12; ++s) {
+    job.compute(10);
+    if (!after_eval) {
+      job.call("broadcast", 64);
+      job.call("broadcast", 8);
+    }
+    job.call("allreduce", 3000);
+    after_eval = s % 4 == 3;
+    if (after_eval && s != 11) {
+      job.compute(2);
+      job.call("broadcast", 64);
+      job.call("broadcast", 8);
+      job.call("allreduce", 4);
+      job.call("allreduce", 4);
+    }
+  }
+  Analysis a = analyzeTrace(t.build());
+  expectDetected(a, 12, 3, 8);
+  EXPECT_NE(a.steps.left_out.find("4 x allreduce 4 B"), std::string::npos) << a.steps.left_out;
+}
+
+// Four buckets of the same size and a loss all-reduce per step: the step holds four anchors.
+TEST(StepsTest, SeveralBucketsOfOneSize) {
+  TraceBuilder t(2);
+  Job job(&t, 2);
+  job.call("broadcast", 5000);
+  steps(&job, 8, 10, {{"allreduce", 1000}, {"allreduce", 1000}, {"allreduce", 1000},
+                      {"allreduce", 1000}, {"allreduce", 4}});
+  Analysis a = analyzeTrace(t.build());
+  expectDetected(a, 8, 5, 0);
+  EXPECT_DOUBLE_EQ(a.steps.confidence, 1.0);
+}
+
 TEST(StepsTest, LateRankFindingNamesRankExtraComputeAndCost) {
   TraceBuilder t(4);
   ddpJob(&t, 4, 8, /*slow=*/2, /*extra_ms=*/5);
@@ -164,6 +300,37 @@ TEST(StepsTest, LateRankFindingNamesRankExtraComputeAndCost) {
     EXPECT_EQ(r.wait_ns, r.rank == 2 ? 0 : 5 * kMs);
     EXPECT_EQ(r.compute_ns(), r.rank == 2 ? 15 * kMs : 10 * kMs);
   }
+}
+
+// Rank 2 computes 200 ms longer in step 5 only (of 10): the 3 others wait 200 ms each in that
+// step's first call. Blame: rank 2 caused 600 ms, all of the waiting, although it was the last
+// to arrive in 1 step of 10 (a count of steps or calls would not name it).
+TEST(StepsTest, LateInOneStepOnlyIsNamedByTheWaitItCaused) {
+  TraceBuilder t(4);
+  Job job(&t, 4);
+  job.call("allgather", 8);
+  for (int s = 0; s < 10; ++s) {
+    job.compute(10, /*slow=*/s == 5 ? 2 : -1, /*extra_ms=*/200);
+    job.call("allreduce", 2000);
+    job.call("allreduce", 1000);
+  }
+  Analysis a = analyzeTrace(t.build());
+  ASSERT_EQ(a.steps.steps.size(), 10u) << a.steps.note;
+  for (const RankStats& r : a.ranks) {
+    EXPECT_EQ(r.caused_wait_ns, r.rank == 2 ? 600 * kMs : 0) << r.rank;
+    EXPECT_EQ(r.wait_ns, r.rank == 2 ? 0 : 200 * kMs) << r.rank;
+  }
+  for (const StepRankStats& r : a.steps.per_rank) {
+    EXPECT_EQ(r.caused_wait_ns, r.step == 5 && r.rank == 2 ? 600 * kMs : 0);
+  }
+  ASSERT_FALSE(a.findings.empty());
+  const Finding& f = a.findings.front();
+  EXPECT_EQ(f.rule, "late-ranks");
+  EXPECT_EQ(f.message.rfind("rank 2 caused 100% of the waiting (600.00 ms of 600.00 ms)", 0), 0u)
+      << f.message;
+  EXPECT_NE(f.message.find("arrives last in 10% of steps"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("(200.00 ms) longer"), std::string::npos) << f.message;
+  EXPECT_EQ(f.cost_ns, 600 * kMs);
 }
 
 // Rank 3 enters every step's call 5 ms after the others, but only because the previous call

@@ -49,7 +49,10 @@ TEST(BenchSizes, SingleValuesAndSuffixes) {
 
 TEST(BenchSizes, BadSingleValues) {
   uint64_t v = 7;
-  for (const char* bad : {"", "K", "0", "0K", "-4K", "4X", "4.5M", "4 K M", "17G", "1T",
+  EXPECT_TRUE(parseByteSize("4.5M", &v));  // format/'s size grammar (issue 26): fractions too
+  EXPECT_EQ(v, 4608u << 10);
+  v = 7;
+  for (const char* bad : {"", "K", "0", "0K", "-4K", "4X", "4 K M", "17G", "1T",
                           "99999999999999999999", "0x10"}) {
     EXPECT_FALSE(parseByteSize(bad, &v)) << bad;
   }
@@ -81,6 +84,16 @@ TEST(BenchSizes, CommaListsKeepOrderAndDropRepeats) {
   EXPECT_EQ(sizes("1K,1M"), (std::vector<uint64_t>{K, M}));
   EXPECT_EQ(sizes("1M, 1K"), (std::vector<uint64_t>{M, K}));
   EXPECT_EQ(sizes("1K,1024,4K:16K"), (std::vector<uint64_t>{K, 4 * K, 16 * K}));
+}
+
+// simulate --sizes is a step's all-reduces: 25M,25M,12M is three of them (issue 24's small item).
+TEST(BenchSizes, SimulateKeepsRepeats) {
+  std::vector<uint64_t> out;
+  std::string error;
+  ASSERT_TRUE(parseSizeList("25M,25M,12M", &out, &error, Repeats::kKeep)) << error;
+  EXPECT_EQ(out, (std::vector<uint64_t>{25 * M, 25 * M, 12 * M}));
+  ASSERT_TRUE(parseSizeList("1.5M,1536K", &out, &error, Repeats::kKeep)) << error;
+  EXPECT_EQ(out, (std::vector<uint64_t>{1536 * K, 1536 * K}));
 }
 
 TEST(BenchSizes, Errors) {

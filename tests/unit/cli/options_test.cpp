@@ -237,7 +237,11 @@ TEST(ValueParsers, Seconds) {
   EXPECT_DOUBLE_EQ(s, 0.25);
   EXPECT_FALSE(parseSeconds("-0.5", &s));
   EXPECT_FALSE(parseSeconds("inf", &s));
-  EXPECT_FALSE(parseSeconds("1s", &s));
+  EXPECT_FALSE(parseSeconds("1x", &s));
+  EXPECT_TRUE(parseSeconds("1s", &s));  // format/'s duration grammar (issue 26)
+  EXPECT_DOUBLE_EQ(s, 1);
+  EXPECT_TRUE(parseSeconds("500ms", &s));
+  EXPECT_DOUBLE_EQ(s, 0.5);
 }
 
 TEST(ValueParsers, Choice) {

@@ -79,8 +79,13 @@ TEST(RecordingWindow, ParsesDetailAndSeconds) {
   int64_t ns = 0;
   ASSERT_TRUE(ringside::collector::parseSecondsNs("1.5", &ns));
   EXPECT_EQ(ns, 1500000000);
-  for (const char* bad : {"", "-1", "nan", "inf", "1s", "1e30"})
+  for (const char* bad : {"", "-1", "nan", "inf", "1x", "1e30"})
     EXPECT_FALSE(ringside::collector::parseSecondsNs(bad, &ns)) << bad;
+  // format/'s duration grammar (issue 26): a unit may be given.
+  ASSERT_TRUE(ringside::collector::parseSecondsNs("1s", &ns));
+  EXPECT_EQ(ns, 1000000000);
+  ASSERT_TRUE(ringside::collector::parseSecondsNs("250ms", &ns));
+  EXPECT_EQ(ns, 250000000);
 }
 
 TEST(RecordingWindow, Describes) {

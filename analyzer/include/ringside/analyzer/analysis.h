@@ -23,9 +23,13 @@ class TraceReader;
 struct TransferRow;
 }
 
+namespace ringside::collective {
+struct Topology;  // topology_file.h
+}
+
 namespace ringside::analyzer {
 
-struct Topology;  // topology.h
+using collective::Topology;  // topology.h
 
 inline constexpr int kAnalysisSchemaVersion = 1;  // the JSON report's "schema_version"
 
@@ -87,6 +91,9 @@ struct CollectiveInstance {
   int64_t last_end_ns = 0;      // last rank returned
   int64_t arrival_skew_ns = 0;  // last_start - first_start
   int straggler_rank = -1;      // the rank that entered last
+  // Blame (docs/metrics.md): the others' waiting for straggler_rank in this call, summed over
+  // them (each from its entry to the last entry, cut at its own return).
+  int64_t caused_wait_ns = 0;
   int64_t duration_ns = 0;      // last_end - last_start: the collective's own time
   double algbw_gbps = 0;        // bytes / duration
   double busbw_gbps = 0;        // algbw x nccl-tests factor for op and rank count
@@ -185,6 +192,10 @@ struct RankStats {
   // Waiting for late ranks: the union over its calls of [its entry, the last rank's entry]
   // (cut at its own return); never more than comm_ns (docs/metrics.md).
   int64_t wait_ns = 0;
+  // Blame: the waiting this rank caused the others by entering calls last (docs/metrics.md):
+  // summed over the steps (and the calls outside steps) of StepRankStats::caused_wait_ns.
+  // wait_ns makes a rank a victim, caused_wait_ns a culprit.
+  int64_t caused_wait_ns = 0;
   bool cut_off = false;
   int host = -1;            // index into Analysis::hosts; -1: no rank file names its host
 };
@@ -240,6 +251,9 @@ struct StepRankStats {
   int64_t start_ns = 0, end_ns = 0;  // the step on this rank (docs/steps.md: where steps begin)
   int64_t comm_ns = 0;               // time in collectives: union of its calls within the step
   int64_t wait_ns = 0;               // waiting for late ranks: union of [its entry, last entry]
+  // Blame: per other rank, the union of its waiting in the step's calls this rank entered last,
+  // summed over the others.
+  int64_t caused_wait_ns = 0;
   int rank = -1;
   // Derived (not stored: a job of a million rank-steps keeps 24 MB less):
   int64_t step_ns() const { return end_ns - start_ns; }       // step time
@@ -265,9 +279,40 @@ struct StepInfo {
   std::string comm;        // detected/stored: the communicator whose calls repeat
   int64_t calls_per_step = 0;  // detected: calls of one step on comm
   int64_t setup_calls = 0;     // detected: calls on comm before the first step
+  // How sure the steps are, 0..1 (docs/steps.md): markers 1; detected, the share of comm's
+  // calls after the setup that fall inside steps; -1 with no steps (or an older stored trace).
+  double confidence = -1;
+  int64_t left_out_calls = 0;  // detected: calls on comm after the first step in no step
+  std::string left_out;        // detected: which, "3 x broadcast 1.0 KiB, 1 x allreduce 4 B"
   std::string note;        // no steps: why ("no repeating sequence of calls", ...)
   std::vector<StepStats> steps;         // by step
   std::vector<StepRankStats> per_rank;  // by step, then rank
+};
+
+// Why a rank is late: its process's CPU use over its training steps (docs/metrics.md, "CPU"),
+// from the trace's CPU samples (schema v5: every thread of the process). Medians per step.
+struct RankCpuStats {
+  int rank = -1;
+  int host = -1;                 // index into Analysis::hosts; -1 unknown
+  int64_t steps = 0;             // steps inside the samples' time range
+  int64_t cpu_ns = 0;            // CPU time per step (user + system, all threads)
+  int64_t step_ns = 0;           // step time
+  int64_t compute_ns = 0;        // outside collectives per step
+  double cpu_share = 0;          // CPU time / step time over those steps: cores kept busy
+  double involuntary = 0;        // context switches per step: preempted (wanted a core)
+  double voluntary = 0;          // context switches per step: blocked or slept
+  int64_t run_delay_ns = -1;     // the main thread's time per step waiting for a core; -1 unknown
+};
+
+// The cores of one host against the ranks on it (ranks' meta cpu_cores_*).
+struct HostCpuStats {
+  int host = -1;                 // index into Analysis::hosts
+  int cores = -1;                // the fewest cores any of its ranks may use; -1 unknown
+  int ranks = 0;                 // ranks on it with CPU figures
+  int busy_ranks = 0;            // of them, ranks whose CPU time plus time waiting for a core
+                                 // per step is >= half their time outside collectives
+
+  double cpu_share = 0;          // the sum of its ranks' cpu_share: cores kept busy
 };
 
 // One finding of a rule of findingRules() (findings.h), which gives its severity.
@@ -302,6 +347,8 @@ struct Analysis {
   std::vector<PhaseStats> phases;
   std::vector<RankStats> ranks;
   StepInfo steps;
+  std::vector<RankCpuStats> rank_cpu;  // by rank; empty without CPU samples or steps
+  std::vector<HostCpuStats> host_cpu;  // hosts with CPU figures
   double alpha_s = -1, beta_s_per_byte = -1;    // fitted or from the topology; -1 unknown
   std::string model_source;                     // "topology", "fitted", ""
   // Why there is no model ("too few sizes to fit a model: ..."); empty when there is one.
@@ -369,6 +416,9 @@ struct Diff {
   std::vector<DiffPhaseRow> phases;
   std::vector<DiffLinkRow> links;
   std::vector<std::string> verdicts;  // judged rows, the most time at stake first
+  // Why there is no verdict (empty when there are verdicts): no op and size measured on both
+  // sides, or how many were and why none could be judged (too few calls, inside the noise).
+  std::string no_verdict;
   // The what-if checked: where B ran an algorithm A's what-if predicted (same library kind and
   // rank count), A's prediction per call beside B's measurement per call (docs/whatif.md).
   std::vector<std::string> what_if_checks;

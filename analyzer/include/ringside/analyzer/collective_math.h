@@ -1,10 +1,12 @@
-// ringside/analyzer/collective_math.h — the arithmetic of collectives that the analyzer, the
-// benchmark, the reports and the viewer all use: power-of-two size buckets, log2 steps, and the
-// bus-bandwidth factor (nccl-tests' convention, docs/analyzer.md).
+// ringside/analyzer/collective_math.h — the analyzer's arithmetic that the reports and the viewer
+// use too: saturating sums and power-of-two size buckets; log2 steps and the bus-bandwidth
+// factor (nccl-tests' convention, docs/analyzer.md) come from collective/cost_model.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+#include "ringside/collective/cost_model.h"
 
 namespace ringside::analyzer {
 
@@ -20,12 +22,9 @@ inline int64_t addSaturated(int64_t a, int64_t b) {
 int64_t sizeBucketLo(int64_t bytes);
 int64_t sizeBucketHi(int64_t bytes);
 
-// Smallest d with 2^d >= n (0 for n <= 1), and largest d with 2^d <= n (0 for n <= 1).
-int ceilLog2(int n);
-int floorLog2(int n);
-
-// busbw = algbw x factor: allreduce 2(n-1)/n; reduce-scatter, all-gather(v), all-to-all(v)
-// (n-1)/n; barrier 0; broadcast, reduce and everything else 1. 0 for n <= 0.
-double busbwFactor(const std::string& op, int n);
+// log2 steps and the bus-bandwidth factor are collective/'s (cost_model.h), the one model.
+using collective::busbwFactor;
+using collective::ceilLog2;
+using collective::floorLog2;
 
 }  // namespace ringside::analyzer

@@ -21,45 +21,19 @@
 #include <utility>
 #include <vector>
 
+#include "ringside/collective/topology_file.h"
+
 namespace ringside::analyzer {
 
-struct TopologyNode {
-  std::string name;
-  std::vector<int> ranks;
-};
-
-struct TopologyLink {
-  std::string a, b;            // node names
-  double bandwidth_gbps = -1;  // GB/s (bytes) each way; -1 unknown
-  double latency_s = -1;       // one way; -1 unknown
-  bool duplex = true;
-};
-
-struct Topology {
-  std::vector<TopologyNode> nodes;
-  std::vector<TopologyLink> links;
-
-  // Node index of a rank, -1 if none.
-  int nodeOf(int rank) const;
-  // The link that carries traffic from rank src to rank dst, or nullptr.
-  const TopologyLink* linkBetween(int src, int dst) const;
-
-  // Filled by parseTopology (a Topology built by hand leaves them empty and is searched): the
-  // analyzer asks for every pair of ranks, and a 16 MiB file can name a million of each.
-  std::unordered_map<int, int> node_of_rank;            // rank -> index into nodes
-  std::map<std::pair<int, int>, size_t> link_of_nodes;  // (node, node) -> first link between
-};
-
-// A topology file is a regular file of at most this many bytes (a real one has a few KiB).
-inline constexpr uint64_t kMaxTopologyFileBytes = uint64_t{16} << 20;
+// The topology's types are collective/'s, the one parser of the file (topology_file.h).
+using collective::kMaxTopologyFileBytes;
+using collective::Topology;
+using collective::TopologyLink;
+using collective::TopologyNode;
 
 // Parses a topology file. False + "path:line: what is wrong" on error; also false with a
 // one-line reason for a path that is not a regular file or is larger than kMaxTopologyFileBytes.
 bool loadTopology(const std::string& path, Topology* out, std::string* error);
 bool parseTopology(const std::string& text, const std::string& name, Topology* out, std::string* error);
-// One value as a topology file writes it: "1Gbit", "100Mbit/s", "2GB/s" -> GB/s (bytes per ns);
-// "100us", "2ms" -> seconds. False when the text is not one.
-bool parseBandwidthText(std::string_view text, double* gbps);
-bool parseLatencyText(std::string_view text, double* seconds);
 
 }  // namespace ringside::analyzer

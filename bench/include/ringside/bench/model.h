@@ -15,7 +15,7 @@
 namespace ringside::bench {
 
 // nccl-tests' bus-bandwidth factor for all-reduce: 2(n-1)/n (0 for n <= 1),
-// analyzer::busbwFactor("allreduce", n).
+// collective::busbwFactor(Op::kAllreduce, n).
 double allreduceBusFactor(int ranks);
 
 // algbw = bytes / seconds; busbw = algbw * allreduceBusFactor(ranks). In
@@ -23,27 +23,12 @@ double allreduceBusFactor(int ranks);
 double algBandwidth(uint64_t bytes, double seconds);
 double busBandwidth(uint64_t bytes, double seconds, int ranks);
 
-// Ring all-reduce (reduce-scatter then all-gather, n-1 steps each, S/n
-// bytes per step): 2(n-1)·α + 2(n-1)/n·S·β.
-double ringModelSeconds(int ranks, double bytes, double alpha, double beta);
-
-// Pipelined double binary tree with k chunks per tree (S/2 bytes per tree,
-// S/(2k) per chunk, depth d = floor(log2 n)): in every pipeline step a rank
-// sends at most one chunk per tree, so a step costs α + 2·(S/2k)·β, and the
-// reduce and the broadcast take d + k - 1 steps each:
-//   T(k) = 2·(d + k - 1)·(α + S·β/k)
-double treeModelSeconds(int ranks, double bytes, double alpha, double beta, int64_t chunks);
-// The k >= 1 that minimizes T(k): the integer nearest sqrt((d-1)·S·β/α)
-// (1 when d <= 1 or α = 0), checked against its neighbours.
-int64_t treeBestChunks(int ranks, double bytes, double alpha, double beta);
-
-// Gloo's BCUBE all-reduce on n = 2^d ranks (recursive halving, then
-// doubling): 2·d·α + 2(n-1)/n·S·β; for other n, d = ceil(log2 n).
-double bcubeModelSeconds(int ranks, double bytes, double alpha, double beta);
-
-// The estimate for one row: ring and gloo use the ring formula, tree the
-// tree formula with its best k, gloo-bcube the bcube formula.
-double modelSeconds(BenchAlgo algo, int ranks, double bytes, double alpha, double beta);
+// The estimate for one row, from collective/cost_model.h (the model the report's what-if and
+// simulate use too): ring, gloo and multipath the ring formula, tree the double binary tree
+// with the chunks tree.cpp cuts (chunk_bytes: --chunk, 0 automatic), gloo-bcube the bcube
+// formula; -1 for the floor rows.
+double modelSeconds(BenchAlgo algo, int ranks, double bytes, double alpha, double beta,
+                    uint64_t chunk_bytes = 0);
 
 // α and β from two mean round trips (seconds) measured with
 // Communicator::pingPong: α = small_rtt/2; β = (large_rtt/2 - α)/large_bytes,

@@ -1,12 +1,14 @@
 // collector/event.h — the fixed-size record the hot path writes.
 //
 // 64 bytes, trivially copyable, no pointers the writer dereferences. The
-// names of ops, dtypes, reduce ops and phases are enum values here and become
-// strings (the trace's vocabulary) only on the writer thread.
+// names of ops, dtypes, reduce ops and phases are enum values here (collective/'s)
+// and become strings (the trace's vocabulary) only on the writer thread.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
+
+#include "ringside/collective/names.h"
 
 namespace ringside::collector {
 
@@ -22,34 +24,15 @@ enum class EventKind : uint8_t {
                       // (as int64_t bits)
 };
 
-enum class Op : uint8_t {
-  kUnknown, kAllreduce, kBroadcast, kAllgather, kAllgatherv, kReduce, kReducescatter,
-  kGather, kScatter, kAlltoall, kAlltoallv, kBarrier, kSend, kRecv,
-};
-
-enum class Library : uint8_t {
-  kUnknown, kGloo, kNccl, kRingsideRing, kRingsideTree, kRingsideMultipath,
-};
-
-enum class DType : uint8_t {
-  kUnknown, kF32, kF64, kF16, kBF16, kI8, kU8, kI32, kU32, kI64, kU64, kBool,
-};
-
-enum class ReduceOp : uint8_t { kNone, kUnknown, kSum, kProd, kMin, kMax };
-
-enum class Side : uint8_t { kSend = 1, kRecv = 2 };
-
-// The algorithm a collective call used (kDefault: the library chose and did not say).
-enum class Algorithm : uint8_t {
-  kDefault, kRing, kTree, kBcube, kHalvingDoubling,
-  kCollnetDirect, kCollnetChain, kNvls, kNvlsTree, kPat,  // NCCL's
-  kMultipath,  // ringside's rings over every link
-};
-
-// NCCL's protocols.
-enum class Protocol : uint8_t { kUnknown, kLL, kLL128, kSimple };
-
-enum class Phase : uint8_t { kNone, kReduceScatter, kAllGather, kReduce, kBroadcast };
+// The vocabulary is collective/'s (names.h), declared once for every module.
+using collective::Algorithm;
+using collective::DType;
+using collective::Library;
+using collective::Op;
+using collective::Phase;
+using collective::Protocol;
+using collective::ReduceOp;
+using collective::Side;
 
 // kCollectiveGpu uses: id = the collective's id; t0/t1 = GPU start/end on
 // nowNs()'s clock (0: unknown); key = CUDA stream handle (0: unknown);
@@ -86,14 +69,14 @@ struct Event {
 static_assert(sizeof(Event) == 64, "Event must stay one cache line");
 static_assert(std::is_trivially_copyable_v<Event>);
 
-// The trace's names for the enum values ("" for unknown/none).
-const char* opName(Op op);
-const char* libraryName(Library lib);
-const char* dtypeName(DType t);
-const char* reduceOpName(ReduceOp r);
-const char* sideName(Side s);
-const char* phaseName(Phase p);
-const char* algorithmName(Algorithm a);
-const char* protocolName(Protocol p);
+// The trace's names for the enum values ("" or "unknown" for unknown/none): collective/'s.
+using collective::algorithmName;
+using collective::dtypeName;
+using collective::libraryName;
+using collective::opName;
+using collective::phaseName;
+using collective::protocolName;
+using collective::reduceOpName;
+using collective::sideName;
 
 }  // namespace ringside::collector

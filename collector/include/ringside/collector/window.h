@@ -56,7 +56,8 @@ bool parseStepRange(std::string_view text, int64_t* begin, int64_t* end);
 // "calls", "links", "messages" or "auto".
 bool parseDetail(std::string_view text, Detail* out);
 const char* detailName(Detail d);
-// A number of seconds >= 0 (decimals allowed), as nanoseconds. False on anything else.
+// A duration >= 0 in format/'s grammar (units.h), seconds when bare: "1.5", "500ms", "2m";
+// as nanoseconds. False on anything else.
 bool parseSecondsNs(std::string_view text, int64_t* ns);
 
 // A line for the trace's meta: "steps 10:20, 5 s to 65 s after start, trigger file /tmp/go".

@@ -50,4 +50,28 @@ std::string count(int64_t count);
 // Integers joined: join({0, 2, 3}, ",") == "0,2,3".
 std::string join(const std::vector<int>& values, std::string_view separator);
 
+// --- reading: the one grammar every verb, file and the viewer accepts (docs/units.md) ---------
+//
+// A quantity is a non-negative decimal number (digits, an optional fraction, an optional
+// exponent: 4096, 1.5, .5, 2e3) followed at once by a unit; no sign, no space, no inf or nan.
+// Each function returns false for anything else and, when `error` is given, sets it to one line
+// naming the text and the forms expected.
+
+// Sizes, binary as bytes() writes them: none or B = bytes; K, KB, KiB = 1024; M, MB, MiB = 2^20;
+// G, GB, GiB = 2^30; T, TB, TiB = 2^40 (letters in any case: 64k, 25mb). A fraction is rounded
+// to the nearest byte: 1.5K == 1536. At most INT64_MAX.
+bool parseSize(std::string_view text, int64_t* bytes, std::string* error = nullptr);
+
+// The unit a duration takes when it has none (a command line's own convention: --timeout 30 is
+// seconds, the viewer's --range 500:900 nanoseconds); kRequired refuses a bare number.
+enum class BareDuration { kRequired, kNanoseconds, kSeconds };
+// Durations: ns, us, ms, s (as duration() writes them), m and h for minutes and hours:
+// 850ns, 12.5us, 10ms, 2.5s, 5m. At most about 292 years (what fits in int64 nanoseconds).
+bool parseDuration(std::string_view text, BareDuration bare, double* ns, std::string* error = nullptr);
+
+// Rates, decimal as rate() writes them: an optional prefix k or K (1e3), M (1e6), G (1e9),
+// T (1e12), then bytes (B/s, Bps) or bits (b/s, bit/s, bit, bps): 2GB/s, 800MB/s, 100Gb/s,
+// 100Gbit, 10Gbps, 12B/s. The letter B or b decides bytes or bits; a unit is required.
+bool parseRate(std::string_view text, double* bytes_per_second, std::string* error = nullptr);
+
 }  // namespace ringside::format

@@ -14,16 +14,15 @@ namespace ringside::reference {
 using collector::DType;
 using collector::ReduceOp;
 
-enum class Algorithm {
-  kRing,  // reduce-scatter then all-gather, n-1 steps each, chunked and pipelined
-  kTree,  // double binary tree: pipelined reduce up, broadcast down; half the data per tree
-  // Rings packed over every link (RINGSIDE_TOPOLOGY's capacities), each on a share of the
-  // buffer in proportion to its rate, all at once (docs/reference.md)
-  kMultipath,
-};
-
-const char* algorithmName(Algorithm a);                 // "ring", "tree", "multipath"
-bool parseAlgorithm(std::string_view s, Algorithm* a);  // "ring" | "tree" | "multipath"
+// The product's one Algorithm (collective/names.h). The reference runs three of them
+// (collective::referenceRuns): kRing (reduce-scatter then all-gather, n-1 steps each, chunked
+// and pipelined), kTree (double binary tree: pipelined reduce up, broadcast down; half the data
+// per tree) and kMultipath (rings packed over every link, RINGSIDE_TOPOLOGY's capacities, each
+// on a share of the buffer in proportion to its rate, all at once: docs/reference.md).
+using collective::Algorithm;
+using collective::algorithmName;
+// "ring" | "tree" | "multipath": collective's names of what the reference runs.
+bool parseAlgorithm(std::string_view s, Algorithm* a);
 
 // Supported: f32 f64 f16 bf16 i32 i64. Returns 0 for anything else.
 size_t dtypeSize(DType t);

@@ -21,8 +21,11 @@ namespace ringside::storage {
 class RankWriter {
  public:
   // Creates `path` exclusively (fails if it exists), sets WAL and the schema.
-  // Returns nullptr and fills *error on failure.
-  static std::unique_ptr<RankWriter> create(const std::string& path, std::string* error);
+  // Returns nullptr and fills *error on failure. `fsync` false (synthetic traces only, e.g.
+  // tools/trace_gen --no-fsync): SQLite never fsyncs the file, so a power loss may damage it; a
+  // recorded rank file always keeps the default.
+  static std::unique_ptr<RankWriter> create(const std::string& path, std::string* error,
+                                            bool fsync = true);
 
   virtual ~RankWriter() = default;
   RankWriter(const RankWriter&) = delete;
@@ -47,6 +50,8 @@ class RankWriter {
   virtual bool addClockAnchor(const ClockAnchorRow& row) = 0;
   // One explicit step marker (schema v4).
   virtual bool addStepMarker(const StepMarkerRow& row) = 0;
+  // One sample of the process's CPU use (schema v5).
+  virtual bool addCpuSample(const CpuSampleRow& row) = 0;
   virtual bool commit() = 0;
 
   // Closes the database (checkpointing the WAL). Idempotent.

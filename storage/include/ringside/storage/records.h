@@ -25,7 +25,9 @@ namespace ringside::storage {
 // docs/schema.md); version-3 files read without markers, and analyze() detects their steps.
 // Version 5 added the flight recorder's tables (flight_dump, flight_call, flight_message) and
 // rank_exit (docs/flight-recorder.md); version-4 files read with none of them.
-inline constexpr int kSchemaVersion = 5;
+// Version 6 added cpu_sample_data (the process's CPU time and context switches, sampled by the
+// writer thread; docs/schema.md); older files read without samples.
+inline constexpr int kSchemaVersion = 6;
 
 // Sentinel for "not known / not applicable" in integer columns (stored as NULL).
 inline constexpr int64_t kNone = -1;
@@ -146,6 +148,18 @@ struct CommunicatorRow {
 struct StepMarkerRow {
   int64_t step = 0;      // the number the job gave
   int64_t start_ns = 0;  // when it was called (host clock)
+};
+
+// The CPU use of the whole traced process (all its threads) so far, sampled by the collector's
+// writer thread about every 10 ms (schema v5, docs/schema.md). Differences of two samples give
+// the CPU time and the context switches between them.
+struct CpuSampleRow {
+  int64_t t_ns = 0;         // when (host clock)
+  int64_t cpu_ns = 0;       // user + system CPU time of all threads since the process started
+  int64_t voluntary = 0;    // context switches so far where a thread waited (blocked, slept)
+  int64_t involuntary = 0;  // context switches so far where a thread was preempted
+  int64_t run_delay_ns = kNone;  // the main thread's time so far runnable but waiting for a core
+                                 // (/proc/self/schedstat); kNone unknown
 };
 
 // One training step found in a merged trace's calls (schema v4, table step): the calls of

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ringside/storage/records.h"
@@ -11,8 +12,10 @@
 namespace ringside::storage {
 
 // Replaces the step rows of the merged trace at `path` with `steps` (possibly none) and sets the
-// meta keys steps_detected (how many) and steps_comm. Upgrades an older trace to the current
-// version on the way. Returns false with a one-line *error.
-bool storeSteps(const std::string& path, const std::vector<StepRow>& steps, std::string* error);
+// meta keys steps_detected (how many) and steps_comm, and each of `meta` (the detection's
+// steps_confidence, steps_left_out_calls, steps_left_out; an empty value stores NULL). Upgrades
+// an older trace to the current version on the way. Returns false with a one-line *error.
+bool storeSteps(const std::string& path, const std::vector<StepRow>& steps, std::string* error,
+                const std::vector<std::pair<std::string, std::string>>& meta = {});
 
 }  // namespace ringside::storage

@@ -122,6 +122,10 @@ class TraceReader {
     (void)fn, (void)error;
     return true;
   }
+  // Schema v6: the ranks' CPU samples, ordered by (rank, t_ns), times mapped as the calls' are
+  // (older files visit nothing and succeed).
+  virtual bool forEachCpuSample(const std::function<bool(int32_t rank, const CpuSampleRow&)>& fn,
+                                std::string* error) = 0;
 
  protected:
   TraceReader() = default;

@@ -1,0 +1,292 @@
+// analyzer/analysis_cpu.cpp — why a rank is late (issue 24): each rank's CPU time per training
+// step against its wall time, its context switches, and its host's cores against the ranks on
+// it (docs/metrics.md, "CPU"); the rules oversubscribed, descheduled and computes-more.
+//
+// The CPU samples are cumulative counters of the whole process taken about every 10 ms by the
+// collector's writer thread; a step's CPU time is the difference of the counters interpolated
+// at its start and end.
+#include <algorithm>
+#include <map>
+
+#include "analysis_state.h"
+#include "findings_internal.h"
+#include "ringside/format/units.h"
+#include "ringside/storage/trace_reader.h"
+
+namespace ringside::analyzer::detail {
+namespace {
+
+using format::durationFixed;
+using format::fixed;
+
+// A rank is busy when its CPU time plus its time waiting for a core is at least this share of its
+// time outside collectives (it computes there, or would, rather than sleeping or waiting for
+// input); a host is oversubscribed when it has more busy ranks than cores.
+constexpr double kMinBusyShare = 0.5;
+// computes-more: a rank's CPU per step is this much more than the other ranks' median, by at
+// least this much, and this share of its step.
+constexpr double kMoreCpuRatio = 1.2;
+constexpr int64_t kMinMoreCpuNs = 1'000'000;
+constexpr double kMinMoreCpuStepShare = 0.05;
+// descheduled: waiting for a core this share of its time outside collectives and this many
+// times the others' median (or, without run delays, this many involuntary switches per step and
+// that many times the others'), while its CPU time is below this share of that time.
+constexpr double kMinDelayOfCompute = 0.3;
+constexpr double kMinInvoluntary = 10;
+constexpr double kOthersRatio = 2;
+constexpr double kMaxCpuOfCompute = 0.5;
+
+struct Sample {
+  int64_t t, cpu, vol, invol, delay;  // delay -1: unknown
+};
+
+// The counters at time t, interpolated between the samples around it; false outside them.
+bool at(const std::vector<Sample>& v, int64_t t, Sample* out) {
+  if (v.size() < 2 || t < v.front().t || t > v.back().t) return false;
+  auto hi = std::lower_bound(v.begin(), v.end(), t, [](const Sample& s, int64_t x) { return s.t < x; });
+  if (hi == v.begin()) hi = v.begin() + 1;
+  const Sample& b = *hi;
+  const Sample& a = *(hi - 1);
+  const double f = b.t > a.t ? static_cast<double>(t - a.t) / static_cast<double>(b.t - a.t) : 1.0;
+  auto lerp = [f](int64_t x, int64_t y) {
+    return x + static_cast<int64_t>(f * static_cast<double>(y - x));
+  };
+  *out = {t, lerp(a.cpu, b.cpu), lerp(a.vol, b.vol), lerp(a.invol, b.invol),
+          a.delay < 0 || b.delay < 0 ? -1 : lerp(a.delay, b.delay)};
+  return true;
+}
+
+template <typename T>
+T median(std::vector<T> v) {
+  if (v.empty()) return T{};
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int coresOf(const std::map<std::string, std::string>& meta, int rank) {
+  int best = -1;
+  for (const char* key : {"cpu_cores_allowed", "cpu_cores_online"}) {
+    auto it = meta.find("rank." + std::to_string(rank) + "." + key);
+    if (it == meta.end()) it = meta.find(key);  // a single rank file
+    if (it == meta.end()) continue;
+    const int n = std::atoi(it->second.c_str());
+    if (n > 0) best = best < 0 ? n : std::min(best, n);
+  }
+  return best;
+}
+
+RankCpuStats rankFigures(const Analysis& a, int rank, const std::vector<Sample>& samples) {
+  RankCpuStats r;
+  r.rank = rank;
+  std::vector<int64_t> cpu, step, compute;
+  std::vector<double> vol, invol;
+  std::vector<int64_t> delay;
+  int64_t cpu_sum = 0, step_sum = 0;
+  for (const StepRankStats& st : a.steps.per_rank) {
+    Sample from, to;
+    if (st.rank != rank || st.step_ns() <= 0 || !at(samples, st.start_ns, &from) ||
+        !at(samples, st.end_ns, &to)) {
+      continue;
+    }
+    cpu.push_back(to.cpu - from.cpu);
+    step.push_back(st.step_ns());
+    compute.push_back(st.compute_ns());
+    vol.push_back(static_cast<double>(to.vol - from.vol));
+    invol.push_back(static_cast<double>(to.invol - from.invol));
+    if (from.delay >= 0 && to.delay >= 0) delay.push_back(to.delay - from.delay);
+    cpu_sum += to.cpu - from.cpu;
+    step_sum += st.step_ns();
+  }
+  r.steps = static_cast<int64_t>(cpu.size());
+  r.cpu_ns = median(cpu);
+  r.step_ns = median(step);
+  r.compute_ns = median(compute);
+  r.voluntary = median(vol);
+  r.involuntary = median(invol);
+  r.run_delay_ns = delay.size() == cpu.size() ? median(delay) : -1;
+  r.cpu_share = step_sum > 0 ? static_cast<double>(cpu_sum) / static_cast<double>(step_sum) : 0;
+  return r;
+}
+
+int hostOf(const Analysis& a, int rank) {
+  for (size_t h = 0; h < a.hosts.size(); ++h) {
+    const std::vector<int>& ranks = a.hosts[h].ranks;
+    if (std::binary_search(ranks.begin(), ranks.end(), rank)) return static_cast<int>(h);
+  }
+  return -1;
+}
+
+// The rank last to arrive in most steps (the late-ranks finding's culprit), -1 when none is in
+// half of them. The CPU findings say when they speak of it.
+int lateRank(const Analysis& a) {
+  std::map<int, int> last;
+  for (const StepStats& st : a.steps.steps) {
+    if (st.late_rank >= 0) ++last[st.late_rank];
+  }
+  for (const auto& [rank, n] : last) {
+    if (2 * n >= static_cast<int>(a.steps.steps.size())) return rank;
+  }
+  return -1;
+}
+
+std::string lateClause(int rank, int late) {
+  return rank == late ? " (the rank last to arrive in most steps)" : "";
+}
+
+std::string hostName(const Analysis& a, int host) {
+  if (host < 0 || static_cast<size_t>(host) >= a.hosts.size()) return "?";
+  const std::string& name = a.hosts[static_cast<size_t>(host)].name;
+  return name.empty() ? "#" + std::to_string(host) : name;
+}
+
+// The other ranks' median of a figure.
+template <typename F>
+double othersMedian(const Analysis& a, int rank, F figure) {
+  std::vector<double> v;
+  for (const RankCpuStats& r : a.rank_cpu) {
+    if (r.rank != rank) v.push_back(static_cast<double>(figure(r)));
+  }
+  return median(v);
+}
+
+std::vector<int> oversubscribedHosts(const Analysis& a, std::vector<Finding>* findings) {
+  std::vector<int> out;
+  const int late = lateRank(a);
+  for (const HostCpuStats& h : a.host_cpu) {
+    if (h.cores <= 0 || h.busy_ranks <= h.cores) continue;
+    out.push_back(h.host);
+    std::vector<int> ranks;
+    std::vector<double> invol;
+    bool has_late = false;
+    for (const RankCpuStats& r : a.rank_cpu) {
+      if (r.host != h.host) continue;
+      ranks.push_back(r.rank);
+      invol.push_back(r.involuntary);
+      has_late = has_late || r.rank == late;
+    }
+    int64_t wait = 0;
+    for (const RankStats& r : a.ranks) {
+      if (std::find(ranks.begin(), ranks.end(), r.rank) != ranks.end()) wait += r.wait_ns;
+    }
+    const std::string name = hostName(a, h.host), cores = std::to_string(h.cores);
+    Finding f = makeFinding(
+        "oversubscribed",
+        "host " + name + " runs " + std::to_string(h.ranks) + " ranks on " + cores +
+            " cores: they take turns on the cores" +
+            (has_late ? ", so rank " + std::to_string(late) + " arrives late" : std::string()),
+        std::to_string(h.busy_ranks) + " of ranks " + format::join(ranks, ",") +
+            " compute or wait for a core >= half their time outside collectives; they keep " +
+            fixed(h.cpu_share, 2) + " of its " + cores + " cores busy; median " +
+            fixed(median(invol), 0) +
+            " involuntary context switches per rank and step; the ranks waited " +
+            durationFixed(wait) + " in collectives");
+    f.cost_ns = wait;
+    findings->push_back(std::move(f));
+  }
+  return out;
+}
+
+void computesMore(const Analysis& a, const RankCpuStats& r, std::vector<Finding>* findings) {
+  const double others = othersMedian(a, r.rank, [](const RankCpuStats& x) { return x.cpu_ns; });
+  const double more = static_cast<double>(r.cpu_ns) - others;
+  if (a.rank_cpu.size() < 2 || static_cast<double>(r.cpu_ns) < kMoreCpuRatio * others ||
+      more < kMinMoreCpuNs || more < kMinMoreCpuStepShare * static_cast<double>(r.step_ns)) {
+    return;
+  }
+  const std::string rank = std::to_string(r.rank);
+  Finding f = makeFinding(
+      "computes-more",
+      "rank " + rank + lateClause(r.rank, lateRank(a)) + " computes more: " +
+          durationFixed(r.cpu_ns) + " of CPU per step vs " +
+          durationFixed(static_cast<int64_t>(others)) + " on the other ranks (+" +
+          fixed(others > 0 ? 100 * more / others : 0, 0) + "%)",
+      "median per step on rank " + rank + ": CPU " + durationFixed(r.cpu_ns) +
+          ", outside collectives " + durationFixed(r.compute_ns) + ", step " +
+          durationFixed(r.step_ns) + " (" + std::to_string(r.steps) + " steps)");
+  f.action = "look at the extra work rank " + rank +
+             " does per step: an uneven batch or sequence length, or logging, checkpointing or "
+             "evaluation on that rank only";
+  f.cost_ns = static_cast<int64_t>(more) * r.steps;
+  findings->push_back(std::move(f));
+}
+
+void descheduled(const Analysis& a, const RankCpuStats& r, std::vector<Finding>* findings) {
+  const double compute = static_cast<double>(r.compute_ns);
+  if (static_cast<double>(r.cpu_ns) >= kMaxCpuOfCompute * compute) return;
+  const double others_invol =
+      othersMedian(a, r.rank, [](const RankCpuStats& x) { return x.involuntary; });
+  const double others_delay =
+      othersMedian(a, r.rank, [](const RankCpuStats& x) { return x.run_delay_ns; });
+  const bool by_delay = r.run_delay_ns >= 0 &&
+                        static_cast<double>(r.run_delay_ns) >= kMinDelayOfCompute * compute &&
+                        static_cast<double>(r.run_delay_ns) >= kOthersRatio * others_delay;
+  const bool by_switches = r.run_delay_ns < 0 && r.involuntary >= kMinInvoluntary &&
+                           r.involuntary >= kOthersRatio * others_invol;
+  if (!by_delay && !by_switches) return;
+  const std::string rank = std::to_string(r.rank);
+  Finding f = makeFinding(
+      "descheduled",
+      "rank " + rank + lateClause(r.rank, lateRank(a)) + " waits for a core: " +
+          (by_delay ? durationFixed(r.run_delay_ns) + " per step runnable but not running (others " +
+                          durationFixed(static_cast<int64_t>(others_delay)) + ")"
+                    : fixed(r.involuntary, 0) + " involuntary context switches per step (others " +
+                          fixed(others_invol, 0) + ")"),
+      "median per step on rank " + rank + ": CPU " + durationFixed(r.cpu_ns) + " of " +
+          durationFixed(r.compute_ns) + " outside collectives; " + fixed(r.involuntary, 0) +
+          " involuntary context switches; host " + hostName(a, r.host));
+  f.action = "see what else runs on host " + hostName(a, r.host) +
+             " (top, pidstat -w); give the ranks cores of their own (taskset, numactl, the "
+             "scheduler's --cpus-per-task) or move the other load";
+  f.cost_ns = std::max<int64_t>(0, r.compute_ns - r.cpu_ns) * r.steps;
+  findings->push_back(std::move(f));
+}
+
+
+}  // namespace
+
+bool readCpu(AnalysisState& s) {
+  Analysis& a = *s.out;
+  if (a.steps.per_rank.empty()) return true;
+  std::map<int, std::vector<Sample>> samples;
+  bool ok = s.reader.forEachCpuSample(
+      [&](int32_t rank, const storage::CpuSampleRow& row) {
+        if (s.rankOk(rank)) {
+          samples[rank].push_back(
+              {row.t_ns, row.cpu_ns, row.voluntary, row.involuntary, row.run_delay_ns});
+        }
+        return true;
+      },
+      s.error);
+  if (!ok) return false;
+  const std::map<std::string, std::string> meta = s.reader.meta();
+  std::map<int, HostCpuStats> hosts;
+  for (auto& [rank, v] : samples) {
+    std::sort(v.begin(), v.end(), [](const Sample& x, const Sample& y) { return x.t < y.t; });
+    RankCpuStats r = rankFigures(a, rank, v);
+    if (r.steps == 0) continue;
+    r.host = hostOf(a, rank);
+    HostCpuStats& h = hosts[r.host];
+    h.host = r.host;
+    const int cores = coresOf(meta, rank);
+    if (cores > 0) h.cores = h.cores < 0 ? cores : std::min(h.cores, cores);
+    ++h.ranks;
+    h.cpu_share += r.cpu_share;
+    const int64_t wants = r.cpu_ns + std::max<int64_t>(0, r.run_delay_ns);
+    if (static_cast<double>(wants) >= kMinBusyShare * static_cast<double>(r.compute_ns)) ++h.busy_ranks;
+    a.rank_cpu.push_back(r);
+  }
+  for (const auto& [index, h] : hosts) a.host_cpu.push_back(h);
+  return true;
+}
+
+void cpuFindings(const AnalysisState& s, std::vector<Finding>* findings) {
+  const Analysis& a = *s.out;
+  if (a.rank_cpu.empty()) return;
+  const std::vector<int> crowded = oversubscribedHosts(a, findings);
+  for (const RankCpuStats& r : a.rank_cpu) {
+    computesMore(a, r, findings);
+    if (std::find(crowded.begin(), crowded.end(), r.host) == crowded.end()) descheduled(a, r, findings);
+  }
+}
+
+}  // namespace ringside::analyzer::detail
