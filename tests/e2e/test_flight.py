@@ -16,10 +16,10 @@ Scenarios:
                         stops the job
   flight-watchdog-8     8 ranks, rank 5 stops joining: the verdict within --hang-timeout + 5 s
                         of the hang (the figure is printed)
-  flight-ddp-3          a real PyTorch DDP job (samples/ddp_train.py) whose rank 1 computes 60 s
-                        before its first backward: --hang-timeout 5 --on-hang kill names rank 1
-                        (stuck-collective) and stops the job; the report's first finding is the
-                        hang, not a late-ranks warning
+  flight-ddp-3          a real PyTorch DDP job (samples/ddp_train.py, steps marked from 0) whose
+                        rank 1 computes 60 s before its first backward: --hang-timeout 5
+                        --on-hang kill names rank 1 (stuck-collective) at step 0 and stops the
+                        job; the report's first finding is the hang, not a late-ranks warning
   flight-linkcut-3      three emulated hosts (network namespaces on a bridge), rank 1's cable
                         set down mid-run: the watchdog and the report name rank 1 (a peer that
                         never sent or messages never delivered); skipped where namespaces
@@ -103,6 +103,7 @@ def check_first_finding(ctx, trace, rules, rank):
     u.check(rule in rules, f"the report's first finding should be {' or '.join(rules)}: {rule}: {message}")
     u.check(re.search(rf"\branks? (\d+,)*{rank}\b", message) is not None,
             f"the report's first finding should name rank {rank}: {message}")
+    return message
 
 
 def verdict_line(res):
@@ -242,14 +243,17 @@ def flight_ddp_3(ctx):
     ctx.need_ddp_sample()
     trace = ctx.path("t.sqlite")
     argv = [ctx.ringside, "record", "--ranks", "3", "-o", trace, "-q", "--hang-timeout", "5",
-            "--on-hang", "kill", "--", ctx.python, ctx.ddp_sample, "--slow-rank", "1", "--slow-ms", "60000"]
+            "--on-hang", "kill", "--", ctx.python, ctx.ddp_sample, "--slow-rank", "1",
+            "--slow-ms", "60000", "--mark-steps", "0"]
     res = u.run(argv, env=u.clean_env(), cwd=ctx.scratch, timeout=120)
     line = verdict_line(res)
     u.check(line is not None and "hang (stuck-collective)" in line, f"no stuck-collective verdict\n{res.describe()}")
     u.check(re.search(r"\brank 1\b", line) is not None and "allreduce" in line, f"rank 1's allreduce: {line}")
     u.check(res.returncode == 143, f"the killed job's own status (SIGTERM: 143)\n{res.describe()}")
     u.check(res.seconds < 30, f"--on-hang kill should end the 60 s straggler early ({res.seconds:.1f} s)")
-    check_first_finding(ctx, trace, ("stuck-collective",), 1)
+    u.check("step 0" in line, f"the step (ringside_step() markers from 0): {line}")
+    message = check_first_finding(ctx, trace, ("stuck-collective",), 1)
+    u.check("step 0" in message, f"the report's verdict names the step: {message}")
 
 
 def emulated_hosts(prefix, world):
