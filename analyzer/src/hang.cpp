@@ -244,7 +244,8 @@ void missingRanks(const std::string& name, const Comm& comm, int64_t seq, int64_
     bool ended = !alive(*m.rank);
     const Call* c = m.at(seq);
     if (m.max_seq() < seq) (ended ? dead : stuck).culprits.push_back(rank);
-    else if (ended && c != nullptr && c->open()) dead.culprits.push_back(rank);  // died inside
+    // died inside (a queued NCCL call is not inside: its API returned and may have completed)
+    else if (ended && c != nullptr && c->open() && c->state != CallState::kQueued) dead.culprits.push_back(rank);
   }
   if (!dead.culprits.empty()) {
     dead.rule = kRankExited;

@@ -97,6 +97,14 @@ hang::Rank toRank(ring::Snapshot&& s) {
   return r;
 }
 
+// A call the job waits on: inside its API call, or an NCCL call queued where this ring has seen
+// NCCL completions (the profiler plugin reports them, so one that never comes is news). Without
+// a completion source every NCCL call stays queued: judged only when a call blocks in the API.
+bool waitsOn(const storage::FlightCallRow& c, bool nccl_completions) {
+  if (c.state == "queued") return nccl_completions;
+  return c.exit_ns == storage::kNone && c.state != "failed";
+}
+
 }  // namespace
 
 void Watchdog::check() {
@@ -111,8 +119,11 @@ void Watchdog::check() {
     if (!ring::readRing(path, &s, &error) || s.start_unix_ns < options_.not_before_unix_ns) continue;
     world = std::max(world, s.world_size);
     last_done = std::max(last_done, s.last_done_ns);
+    const bool completions = std::any_of(s.calls.begin(), s.calls.end(), [](const storage::FlightCallRow& c) {
+      return c.library == "nccl" && c.state == "done";
+    });
     for (const storage::FlightCallRow& c : s.calls)
-      if (c.exit_ns == storage::kNone && c.state != "failed") oldest_open = std::min(oldest_open, c.enter_ns);
+      if (waitsOn(c, completions)) oldest_open = std::min(oldest_open, c.enter_ns);
     if (s.ended == ring::Ended::kRunning) pids.push_back(static_cast<pid_t>(s.pid));
     input.ranks.push_back(toRank(std::move(s)));
     paths.push_back(path);
