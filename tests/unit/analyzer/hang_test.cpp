@@ -89,6 +89,26 @@ TEST(Hang, DeadRankIsRankExited) {
   EXPECT_NE(v[0].last_seen[0].find("signal 9"), std::string::npos) << v[0].last_seen[0];
 }
 
+// NCCL calls whose API returned (queued: completion unknown) on ranks that then exited by
+// themselves: a healthy end, not ranks that died inside a call; a rank that never queued the
+// last call is still named.
+TEST(Hang, QueuedNcclCallsOfExitedRanksAreNoVerdict) {
+  h::Input in = healthy(4, 6);
+  for (h::Rank& r : in.ranks) {
+    r.calls.push_back(call(6, "allreduce", 4096, h::CallState::kQueued, 6 * kMs, -1));
+    r.calls.back().library = "nccl";
+    r.liveness = h::Liveness::kExited;
+    r.exit_status = 0;
+  }
+  EXPECT_TRUE(h::judgeHang(in).empty());
+  in.ranks[1].calls.pop_back();  // rank 1 never called #6
+  in.ranks[1].liveness = h::Liveness::kRunning;
+  std::vector<h::Verdict> v = h::judgeHang(in);
+  ASSERT_FALSE(v.empty());
+  EXPECT_EQ(v[0].rule, h::kStuckCollective);
+  EXPECT_EQ(v[0].culprits, std::vector<int>{1});
+}
+
 TEST(Hang, DesyncOfOpAndSizeListsEachSide) {
   h::Input in = healthy(6, 4);
   openAt(&in, 4, {});
