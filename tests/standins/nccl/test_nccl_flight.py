@@ -17,6 +17,7 @@ feeds it) under `ringside record`:
 import argparse
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -28,30 +29,18 @@ ap.add_argument("--preload", required=True)
 ap.add_argument("--ringside", required=True)
 args = ap.parse_args()
 
-failures = []
-passed = 0
-EXTRA = os.environ.get("RINGSIDE_E2E_EXTRA_PRELOAD", "")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from standin_util import EXTRA, check, clean_env, finish  # noqa: E402
+
+ROOT = tempfile.mkdtemp(prefix="ringside-nccl-flight-")  # every job's folder, removed at the end
 AUTOPSY_RULES = ("stuck-collective", "collective-mismatch", "rank-exited", "messages-undelivered", "peer-never-sent")
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(what)
-        print("FAIL", what)
 
 
 def record(world, app_args, *, record_args=(), **extra):
     """`ringside record --ranks world` of the stand-in app; returns (process, trace path)."""
-    d = tempfile.mkdtemp(prefix="ringside-nccl-flight-")
+    d = tempfile.mkdtemp(dir=ROOT)
     trace = os.path.join(d, "t.sqlite")
-    env = dict(os.environ)
-    for k in ("LD_PRELOAD", "NCCL_PROFILER_PLUGIN", "RANK", "WORLD_SIZE", "RINGSIDE_DISABLE", "RINGSIDE_DIR",
-              "FAKE_NCCL_PROFILER_VERSION", "FAKE_NCCL_DIR", "FAKE_NCCL_TIMEOUT_S"):
-        env.pop(k, None)
-    env.update({"FAKE_NCCL_DIR": d, "RINGSIDE_PRELOAD": args.preload}, **{k: str(v) for k, v in extra.items()})
+    env = clean_env(FAKE_NCCL_DIR=d, RINGSIDE_PRELOAD=args.preload, **extra)
     if EXTRA:
         env["LD_PRELOAD"] = EXTRA
     argv = [args.ringside, "record", "-q", "--ranks", str(world), "--grace-s", "3", *record_args, "-o", trace,
@@ -141,5 +130,5 @@ print("abort: dumps", dumps)
 check(len(dumps) == 2 and all(d and d.startswith("ncclCommAbort on nccl/") for _, d in dumps),
       f"abort: an error dump per rank naming the communicator: {dumps}")
 
-print(f"{passed} checks passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+shutil.rmtree(ROOT, ignore_errors=True)
+finish()

@@ -50,6 +50,14 @@ void runCalls(int calls, int open) {
 
 std::vector<std::string> rings(const std::string& dir) { return ring::listRings(dir); }
 
+// The first ring file of `dir`, read (a failed read fails the test).
+void readFirstRing(const std::string& dir, ring::Snapshot* s) {
+  std::string err;
+  const auto files = rings(dir);
+  ASSERT_FALSE(files.empty()) << dir;
+  ASSERT_TRUE(ring::readRing(files[0], s, &err)) << err;
+}
+
 }  // namespace
 
 TEST(Flight, RingKeepsTheLastCallsOfEachCommunicatorAndOpenOnes) {
@@ -99,8 +107,7 @@ TEST(Flight, FailedCallStampsATimeoutDumpWithTheErrorText) {
             }),
             0);
   ring::Snapshot s;
-  std::string err;
-  ASSERT_TRUE(ring::readRing(rings(dir).at(0), &s, &err)) << err;
+  ASSERT_NO_FATAL_FAILURE(readFirstRing(dir, &s));
   ASSERT_EQ(s.dumps.size(), 1u);
   EXPECT_EQ(s.dumps[0].reason, "timeout");
   EXPECT_EQ(s.dumps[0].detail, "Timed out waiting 15000ms for recv");
@@ -133,8 +140,7 @@ TEST(Flight, AsyncCallsAreQueuedThenDoneAndNotOpenAtExit) {
             }),
             0);
   ring::Snapshot s;
-  std::string err;
-  ASSERT_TRUE(ring::readRing(rings(dir).at(0), &s, &err)) << err;
+  ASSERT_NO_FATAL_FAILURE(readFirstRing(dir, &s));
   ASSERT_EQ(s.calls.size(), 3u);
   EXPECT_EQ(s.calls[0].state, "done");
   EXPECT_EQ(s.calls[1].state, "done");
