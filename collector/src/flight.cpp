@@ -199,14 +199,15 @@ void returned(CallHandle call, int64_t t1, CallHandle outer) {
   auto* s = static_cast<ring::CallSlot*>(call.slot);
   ring::Layout* l = layout();
   if (s == nullptr || l == nullptr || s->gen.load(std::memory_order_acquire) != call.gen) return;
-  // The plugin may have seen the work complete before the API call returned: done stays done.
+  // The plugin (another thread) may see the work complete before, during or after this: its end
+  // time and `done` win. The return time only fills an exit_ns still 0, then entered becomes queued.
+  int64_t unset = 0;
+  s->exit_ns.compare_exchange_strong(unset, t1, std::memory_order_release, std::memory_order_relaxed);
   for (auto from : {ring::CallState::kEntered, ring::CallState::kTransferring}) {
     uint8_t expected = static_cast<uint8_t>(from);
     if (s->state.compare_exchange_strong(expected, static_cast<uint8_t>(ring::CallState::kQueued),
-                                         std::memory_order_release, std::memory_order_relaxed)) {
-      s->exit_ns.store(t1, std::memory_order_release);
+                                         std::memory_order_release, std::memory_order_relaxed))
       break;
-    }
   }
   l->header.last_done_ns.store(t1, std::memory_order_relaxed);
 }

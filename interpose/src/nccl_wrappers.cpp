@@ -383,6 +383,11 @@ ncclResult_t groupEnd() {
   ncclResult_t r = fn();
   --t_depth;
   if (first != 0) col::popGpuCorrelation();
+  if (r != nccl::kSuccess && r != nccl::kInProgress) {  // the group's calls launch here: its error's dump
+    char text[96];
+    std::snprintf(text, sizeof text, "ncclGroupEnd returned %d (%s)", r, nccl::resultName(r));
+    flight::error(text, col::nowNs());
+  }
   if (link::groupEnded()) {
     link::retireGroup();
     t_group_first = 0;
