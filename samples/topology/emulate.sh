@@ -327,18 +327,26 @@ cmd_status() {
     done
     return 0
   fi
+  directed_links | while read -r i j; do
+    local n qd
+    n="$(ns $i)"
+    ip netns list | awk '{print $1}' | grep -qx "$n" || continue
+    qd="$(ip netns exec "$n" tc qdisc show dev "to-h$j" | head -1 | grep -oE 'rate [^ ]+' || true)"
+    printf '%-10s %-6s %-14s %-24s %s\n' "h$i" "to-h$j" \
+      "$(ip -n "$n" -4 -o addr show dev "to-h$j" | awk '{print $4}')" "$qd" "$(tx_bytes $i $j)"
+  done
+}
+
+# Every directed link of the case (not the switch): lines "i j".
+directed_links() {
+  local i j
   for ((i = 0; i < N; i++)); do
     for ((j = 0; j < N; j++)); do
       ((i == j)) && continue
-      has_link $((i < j ? i : j)) $((i < j ? j : i)) || continue
-      local n qd
-      n="$(ns $i)"
-      ip netns list | awk '{print $1}' | grep -qx "$n" || continue
-      qd="$(ip netns exec "$n" tc qdisc show dev "to-h$j" | head -1 | grep -oE 'rate [^ ]+' || true)"
-      printf '%-10s %-6s %-14s %-24s %s\n' "h$i" "to-h$j" \
-        "$(ip -n "$n" -4 -o addr show dev "to-h$j" | awk '{print $4}')" "$qd" "$(tx_bytes $i $j)"
+      has_link $((i < j ? i : j)) $((i < j ? j : i)) && echo "$i $j"
     done
   done
+  return 0
 }
 
 tx_bytes() { ip netns exec "$(ns $1)" cat "/sys/class/net/to-h$2/statistics/tx_bytes"; }
@@ -353,13 +361,7 @@ snapshot() {
     done
     return 0
   fi
-  for ((i = 0; i < N; i++)); do
-    for ((j = 0; j < N; j++)); do
-      ((i == j)) && continue
-      has_link $((i < j ? i : j)) $((i < j ? j : i)) || continue
-      echo "$i $j $(tx_bytes $i $j)"
-    done
-  done
+  directed_links | while read -r i j; do echo "$i $j $(tx_bytes $i $j)"; done
 }
 
 # The topology file (analyzer/include/ringside/analyzer/topology.h, docs/topology.md) of

@@ -108,10 +108,7 @@ bool Merger::openOutput() {
   // first, since closing it later would drop SQLite's locks on the file.
   file_.closeDescriptor();
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(detail::fileUri(tmp_, "").c_str(), &raw,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
-                                     SQLITE_OPEN_NOFOLLOW,
-                                 nullptr);
+  const int rc = detail::openForWriteNoFollow(tmp_, &raw);
   out_.reset(raw);
   if (rc != SQLITE_OK) return outFail("cannot create");
   // Privacy (privacy.h): 0600 unless RINGSIDE_SHARE, set before anything is written

@@ -62,6 +62,13 @@ std::string fileUri(const std::string& given, std::string_view params) {
   return uri;
 }
 
+int openForWriteNoFollow(const std::string& path, sqlite3** db) {
+  return sqlite3_open_v2(fileUri(path, "").c_str(), db,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
+                             SQLITE_OPEN_NOFOLLOW,
+                         nullptr);
+}
+
 std::string oneLine(std::string_view text) {
   std::string out(text);
   for (char& c : out) {
@@ -185,10 +192,7 @@ bool recoverHotJournal(const std::string& path, std::string* error) {
     if (app != static_cast<uint32_t>(kApplicationId)) return true;
   }
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(fileUri(path, "").c_str(), &raw,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
-                                     SQLITE_OPEN_NOFOLLOW,
-                                 nullptr);
+  const int rc = openForWriteNoFollow(path, &raw);
   Db db(raw);
   std::string why;
   if (rc != SQLITE_OK || !hardenConnection(raw, &why)) {

@@ -28,6 +28,11 @@ using Stmt = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
 // a plain "file:x?mode=memory" path mean something else). `params` is appended
 // verbatim after '?', e.g. "mode=ro".
 std::string fileUri(const std::string& path, std::string_view params);
+
+// Opens an existing file (or an empty one this process made) for reading and writing by name,
+// never through a link (a planted symlink would redirect the write); `*db` is set even on
+// failure (sqlite3_open_v2's contract: close it). Returns SQLite's result code.
+int openForWriteNoFollow(const std::string& path, sqlite3** db);
 // `path` with the folders above its last component resolved (realpath: no symbolic links, no
 // "." or ".."), the last component kept as it is, so SQLITE_OPEN_NOFOLLOW refuses a link only
 // there. Unchanged when the folder cannot be resolved (it does not exist: the open then fails).

@@ -86,10 +86,7 @@ bool storeSteps(const std::string& path, const std::vector<StepRow>& steps, std:
                 const std::vector<std::pair<std::string, std::string>>& meta) {
   sqlite3* raw = nullptr;
   // Never through a link (a planted symlink would redirect the write).
-  const int rc = sqlite3_open_v2(detail::fileUri(path, "").c_str(), &raw,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
-                                     SQLITE_OPEN_NOFOLLOW,
-                                 nullptr);
+  const int rc = detail::openForWriteNoFollow(path, &raw);
   Db db(raw);
   if (rc != SQLITE_OK) return fail(error, path, "cannot open: " + detail::lastError(raw));
   sqlite3_busy_timeout(raw, 5000);
