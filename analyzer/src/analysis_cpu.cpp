@@ -81,7 +81,7 @@ RankCpuStats rankFigures(const Analysis& a, int rank, const std::vector<Sample>&
   std::vector<int64_t> cpu, step, compute;
   std::vector<double> vol, invol;
   std::vector<int64_t> delay;
-  int64_t cpu_sum = 0, step_sum = 0;
+  int64_t cpu_sum = 0, step_sum = 0, wants_sum = 0, compute_sum = 0;
   for (const StepRankStats& st : a.steps.per_rank) {
     Sample from, to;
     if (st.rank != rank || st.step_ns() <= 0 || !at(samples, st.start_ns, &from) ||
@@ -95,6 +95,8 @@ RankCpuStats rankFigures(const Analysis& a, int rank, const std::vector<Sample>&
     invol.push_back(static_cast<double>(to.invol - from.invol));
     if (from.delay >= 0 && to.delay >= 0) delay.push_back(to.delay - from.delay);
     cpu_sum += to.cpu - from.cpu;
+    wants_sum += to.cpu - from.cpu + (from.delay >= 0 && to.delay >= 0 ? to.delay - from.delay : 0);
+    compute_sum += st.compute_ns();
     step_sum += st.step_ns();
   }
   r.steps = static_cast<int64_t>(cpu.size());
@@ -104,6 +106,7 @@ RankCpuStats rankFigures(const Analysis& a, int rank, const std::vector<Sample>&
   r.voluntary = median(vol);
   r.involuntary = median(invol);
   r.run_delay_ns = delay.size() == cpu.size() ? median(delay) : -1;
+  r.busy_share = compute_sum > 0 ? static_cast<double>(wants_sum) / static_cast<double>(compute_sum) : 0;
   r.cpu_share = step_sum > 0 ? static_cast<double>(cpu_sum) / static_cast<double>(step_sum) : 0;
   return r;
 }
@@ -121,11 +124,17 @@ int hostOf(const Analysis& a, int rank) {
 struct Culprit {
   int rank = -1;
   int64_t caused = 0, total = 0;
+  bool busy = false;  // busy() over the run: it could be a victim of crowded cores
 };
+
+// Busy over the whole run (kMinBusyShare, on sums: a rank late by one long sleep is not busy
+// then, though its median step is).
+bool busy(const RankCpuStats& r) { return r.busy_share >= kMinBusyShare; }
 
 Culprit culpritOf(const Analysis& a) {
   Culprit c;
   c.rank = blameCulprit(a, &c.caused, &c.total);
+  for (const RankCpuStats& r : a.rank_cpu) c.busy = c.busy || (r.rank == c.rank && busy(r));
   return c;
 }
 
@@ -136,12 +145,6 @@ std::string causedShare(const Culprit& c) {
 
 std::string lateClause(int rank, const Culprit& c) {
   return rank == c.rank ? " (it caused " + causedShare(c) + ")" : "";
-}
-
-// Busy (kMinBusyShare): it computes, or would, most of its time outside collectives.
-bool busy(const RankCpuStats& r) {
-  const int64_t wants = r.cpu_ns + std::max<int64_t>(0, r.run_delay_ns);
-  return static_cast<double>(wants) >= kMinBusyShare * static_cast<double>(r.compute_ns);
 }
 
 std::string hostName(const Analysis& a, int host) {
@@ -173,12 +176,14 @@ std::vector<int> oversubscribedHosts(const Analysis& a, const Culprit& late,
       if (r.host != h.host) continue;
       ranks.push_back(r.rank);
       invol.push_back(r.involuntary);
-      has_late = has_late || r.rank == late.rank;
+      has_late = has_late || (r.rank == late.rank && late.busy);
     }
     int64_t wait = 0;
     for (const RankStats& r : a.ranks) {
       if (std::find(ranks.begin(), ranks.end(), r.rank) != ranks.end()) wait += r.wait_ns;
     }
+    // A culprit that is not busy (it slept, blocked) caused its waiting itself, not the cores.
+    const int64_t cost = late.rank >= 0 && !late.busy ? std::max<int64_t>(0, wait - late.caused) : wait;
     const std::string name = hostName(a, h.host), cores = std::to_string(h.cores);
     Finding f = makeFinding(
         "oversubscribed",
@@ -192,7 +197,7 @@ std::vector<int> oversubscribedHosts(const Analysis& a, const Culprit& late,
             fixed(median(invol), 0) +
             " involuntary context switches per rank and step; the ranks waited " +
             durationFixed(wait) + " in collectives");
-    f.cost_ns = wait;
+    f.cost_ns = cost;
     findings->push_back(std::move(f));
   }
   return out;

@@ -302,6 +302,8 @@ struct RankCpuStats {
   double involuntary = 0;        // context switches per step: preempted (wanted a core)
   double voluntary = 0;          // context switches per step: blocked or slept
   int64_t run_delay_ns = -1;     // the main thread's time per step waiting for a core; -1 unknown
+  double busy_share = 0;         // (CPU + run delay) / time outside collectives, summed over its
+                                 // steps: < 0.5 when sleeping or blocked (a long sleep counts)
 };
 
 // The cores of one host against the ranks on it (ranks' meta cpu_cores_*).
