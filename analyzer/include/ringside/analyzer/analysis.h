@@ -399,6 +399,7 @@ struct DiffRow {
   // "" when judged; else why not: too few calls on a side (kMinDiffSamples), or the medians'
   // difference is inside the run-to-run noise (each side's p10-p90 holds the other's median).
   std::string note;
+  int64_t min_bytes = 0, max_bytes = 0;  // the calls' actual sizes, both sides (sizeText)
 };
 
 // Fewer calls than this on either side of a diff row: no verdict (the row says so).
