@@ -194,6 +194,38 @@ void leave(CallHandle call, int64_t t1, bool ok, const char* error, CallHandle o
 
 CallHandle current() { return t_current; }
 
+void returned(CallHandle call, int64_t t1, CallHandle outer) {
+  t_current = outer;
+  auto* s = static_cast<ring::CallSlot*>(call.slot);
+  ring::Layout* l = layout();
+  if (s == nullptr || l == nullptr || s->gen.load(std::memory_order_acquire) != call.gen) return;
+  // The plugin (another thread) may see the work complete before, during or after this: its end
+  // time and `done` win. The return time only fills an exit_ns still 0, then entered becomes queued.
+  int64_t unset = 0;
+  s->exit_ns.compare_exchange_strong(unset, t1, std::memory_order_release, std::memory_order_relaxed);
+  for (auto from : {ring::CallState::kEntered, ring::CallState::kTransferring}) {
+    uint8_t expected = static_cast<uint8_t>(from);
+    if (s->state.compare_exchange_strong(expected, static_cast<uint8_t>(ring::CallState::kQueued),
+                                         std::memory_order_release, std::memory_order_relaxed))
+      break;
+  }
+  l->header.last_done_ns.store(t1, std::memory_order_relaxed);
+}
+
+void completed(CallHandle call, int64_t t1) {
+  auto* s = static_cast<ring::CallSlot*>(call.slot);
+  ring::Layout* l = layout();
+  if (s == nullptr || l == nullptr || s->gen.load(std::memory_order_acquire) != call.gen) return;
+  if (s->state.load(std::memory_order_relaxed) == static_cast<uint8_t>(ring::CallState::kFailed)) return;
+  s->exit_ns.store(t1, std::memory_order_relaxed);
+  s->state.store(static_cast<uint8_t>(ring::CallState::kDone), std::memory_order_release);
+  l->header.last_done_ns.store(t1, std::memory_order_relaxed);
+}
+
+void error(const char* text, int64_t t) {
+  if (ring::Layout* l = layout()) ring::stampDump(l, ring::Reason::kError, t, text);
+}
+
 void post(int32_t comm, uint64_t key, int32_t peer, Side side, uint64_t bytes, int64_t t0) {
   ring::Layout* l = layout();
   if (l == nullptr) return;

@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "ringside/collector/collector.h"
+#include "ringside/collector/flight.h"
 
 namespace ringside::collector {
 
@@ -27,6 +28,7 @@ int32_t registerCommNamed(const void* key, int32_t rank, int32_t size, const cha
   c.seq.store(0);
   std::snprintf(c.name, sizeof c.name, "%s", name != nullptr && name[0] != '\0' ? name : library);
   c.key.store(key, std::memory_order_relaxed);
+  flight::noteComm(n, c.name, rank, size);  // NCCL's calls feed the flight ring too
   g.comm_count.store(n + 1, std::memory_order_release);
   return n;
 }

@@ -48,6 +48,21 @@ struct Config;               // ncclConfig_t: only passed through, never read
 
 inline constexpr int kSplitNoColor = -1;  // NCCL_SPLIT_NOCOLOR
 
+// NCCL's name of a result ("ncclRemoteError"); "unknown" for values this table does not know.
+inline const char* resultName(int r) {
+  switch (r) {
+    case kSuccess: return "ncclSuccess";
+    case kUnhandledCudaError: return "ncclUnhandledCudaError";
+    case kSystemError: return "ncclSystemError";
+    case kInternalError: return "ncclInternalError";
+    case kInvalidArgument: return "ncclInvalidArgument";
+    case kInvalidUsage: return "ncclInvalidUsage";
+    case kRemoteError: return "ncclRemoteError";
+    case kInProgress: return "ncclInProgress";
+    default: return "unknown";
+  }
+}
+
 // Size in bytes of one element of `t`; 0 for values this table does not know.
 inline size_t dataTypeSize(int t) {
   switch (t) {

@@ -28,6 +28,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ringside/collector/flight.h"
+
 namespace ringside::interpose::nccl_link {
 
 // One communicator as the profiler plugin sees it (NCCL's "context").
@@ -75,6 +77,7 @@ struct Pending {
   uint8_t op = 0;         // collector::Op
   uint64_t group = 0;     // group id + 1 (0: not in a group)
   uint64_t stream = 0;
+  collector::flight::CallHandle flight;  // its flight ring slot (completed at its kernels' end)
 };
 // Wrapper side.
 bool pushPending(const Pending& p);  // false (dropped) when the thread's queue is full

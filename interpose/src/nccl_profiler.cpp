@@ -119,6 +119,7 @@ struct CollData {
   int64_t gpu_start = INT64_MAX;
   int64_t gpu_end = INT64_MIN;
   int channels_done = 0;
+  col::flight::CallHandle flight;  // the wrapped call's flight slot (none when own)
   bool own = false;        // no wrapped call claimed: the plugin writes the collective itself
   col::Event own_event;    // its kCollective, written when NCCL stops the event (enqueued)
 };
@@ -342,6 +343,7 @@ void* startColl(PluginComm* pc, void* parent, const Event& e) {
   }
   bool own = call.id == 0;
   h.id = own ? col::newCollectiveId() : call.id;
+  h.flight = call.flight;
   if (!own) {
     cnt.claimed.fetch_add(1, std::memory_order_relaxed);
     if (call.group != 0) group_plus_one = call.group;
@@ -692,6 +694,8 @@ void finish(Handle* h) {
         // fewer channels than it announced) and again when the last announced
         // one stopped; the writer's upsert keeps the latest.
         int done = ++c.channels_done;
+        // Every announced channel stopped: the call's work is complete (the flight ring's done).
+        if (c.channels > 0 && done == c.channels) col::flight::completed(c.flight, c.gpu_end);
         if (done != 1 && c.channels > 0 && done != c.channels) return;
         g.kind = col::EventKind::kCollectiveGpu;
         g.id = c.id;

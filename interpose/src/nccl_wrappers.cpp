@@ -31,6 +31,7 @@
 #include "nccl_link.h"
 #include "nccl_log.h"
 #include "ringside/collector/collector.h"
+#include "ringside/collector/flight.h"
 #include "ringside/collector/gpu.h"
 #include "symbols.h"
 
@@ -39,6 +40,7 @@ namespace {
 
 namespace col = ringside::collector;
 namespace link = nccl_link;
+namespace flight = ringside::collector::flight;
 using col::Event;
 using col::EventKind;
 using col::Op;
@@ -245,6 +247,11 @@ ncclResult_t callCollective(RealFunction<Fn>& real, const CallSpec& s, Args... a
   p.op = e.op;
   p.group = group;
   p.stream = reinterpret_cast<uint64_t>(s.stream);
+  // The flight ring: entered now, queued when the API returns, done when the plugin sees the
+  // kernels end (docs/flight-recorder.md, "NCCL").
+  const flight::CallHandle outer_call = flight::current();
+  p.flight = flight::enter(comm, static_cast<int64_t>(e.key), s.op, col::Library::kNccl,
+                           static_cast<col::DType>(e.dtype), e.bytes, count, s.root, col::nowNs());
   bool queued = link::pushPending(p);
 
   col::pushGpuCorrelation(e.id);
@@ -258,6 +265,13 @@ ncclResult_t callCollective(RealFunction<Fn>& real, const CallSpec& s, Args... a
   // stream, device and (no) group already.
   bool claimed = group == 0 && queued && !link::retirePending(e.id);
   e.status = (r == nccl::kSuccess || r == nccl::kInProgress) ? 0 : 1;
+  if (e.status == 0) {
+    flight::returned(p.flight, e.t1, outer_call);
+  } else {
+    char text[96];
+    std::snprintf(text, sizeof text, "%s returned %d (%s)", real.name(), r, nccl::resultName(r));
+    flight::leave(p.flight, e.t1, false, text, outer_call);
+  }
   col::emit(e);
   if (claimed) return r;
 
@@ -369,6 +383,11 @@ ncclResult_t groupEnd() {
   ncclResult_t r = fn();
   --t_depth;
   if (first != 0) col::popGpuCorrelation();
+  if (r != nccl::kSuccess && r != nccl::kInProgress) {  // the group's calls launch here: its error's dump
+    char text[96];
+    std::snprintf(text, sizeof text, "ncclGroupEnd returned %d (%s)", r, nccl::resultName(r));
+    flight::error(text, col::nowNs());
+  }
   if (link::groupEnded()) {
     link::retireGroup();
     t_group_first = 0;
@@ -415,7 +434,13 @@ ncclResult_t commEnd(const char* real_name, ncclComm_t comm, const char* end_sta
   ++t_depth;
   ncclResult_t r = fn(comm);
   --t_depth;
-  if (c >= 0) col::noteCommEnded(c, col::nowNs(), end_state);
+  const int64_t now = col::nowNs();
+  if (c >= 0) col::noteCommEnded(c, now, end_state);
+  if (&real == &abort_) {  // an abort is NCCL's way out of an error or a hang: a dump, like a timeout
+    char text[96];
+    std::snprintf(text, sizeof text, "ncclCommAbort on %s", c >= 0 ? col::commName(c) : "an untraced communicator");
+    flight::error(text, now);
+  }
   return r;
 }
 

@@ -251,8 +251,8 @@ int openCalls(const Layout* l) {
       const uint64_t gen = s.gen.load(std::memory_order_acquire);
       if (gen == 0 || gen == kWriting) continue;
       const uint8_t st = s.state.load(std::memory_order_relaxed);
-      if (st != static_cast<uint8_t>(CallState::kDone) &&
-          st != static_cast<uint8_t>(CallState::kFailed))
+      if (st == static_cast<uint8_t>(CallState::kEntered) ||
+          st == static_cast<uint8_t>(CallState::kTransferring))
         ++open;
     }
   }

@@ -27,29 +27,10 @@ ap.add_argument("--preload", required=True)
 ap.add_argument("--ringside", required=True)
 args = ap.parse_args()
 
-failures = []
-passed = 0
-# Sanitizer runs (scripts/test.sh): a runtime that must come first in LD_PRELOAD.
-EXTRA = os.environ.get("RINGSIDE_E2E_EXTRA_PRELOAD", "")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from standin_util import EXTRA, check, clean_env, finish  # noqa: E402
+
 PRELOAD = (EXTRA + " " + args.preload).strip()
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(what)
-        print("FAIL", what)
-
-
-def clean_env(**extra):
-    env = dict(os.environ)
-    for k in ("LD_PRELOAD", "NCCL_PROFILER_PLUGIN", "RANK", "WORLD_SIZE", "RINGSIDE_DISABLE", "RINGSIDE_DIR",
-              "FAKE_NCCL_PROFILER_VERSION", "FAKE_NCCL_DIR"):
-        env.pop(k, None)
-    env.update({k: str(v) for k, v in extra.items()})
-    return env
 
 
 def run_job(app, world, traced, app_args=(), **extra):
@@ -247,5 +228,4 @@ if os.path.exists(trace):
     check(n == 4, f"record --nccl-log: rings and trees of 2 communicators on 2 ranks ({n})")
 check(not os.path.exists(trace + ".ranks"), "record --nccl-log: NCCL's logs removed with the rank files")
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

@@ -6,7 +6,10 @@
 // Every result is checked against its closed form; rank 0 prints one line per
 // step. Options: --abort (end with ncclCommAbort), --exit N (exit status),
 // --loop N (after the steps: N one-element all-reduces, rank 0 prints the
-// mean wall time per call: the per-call cost of the stand-in plus tracing).
+// mean wall time per call: the per-call cost of the stand-in plus tracing),
+// --stall-rank R --stall-at K (in the loop, rank R stops calling before its
+// K-th all-reduce: it sleeps --stall-s S seconds, 600 by default, then exits 4
+// without another NCCL call: a rank that stops joining, for the flight recorder).
 #include <unistd.h>
 
 #include <chrono>
@@ -66,8 +69,12 @@ ncclUniqueId shareId(const std::string& dir) {
 extern "C" __attribute__((visibility("default"))) int nccl_workload_main(int argc, char** argv) {
   bool abort_at_end = false;
   int exit_code = 0;
-  long loop = 0;
+  long loop = 0, stall_at = -1;
+  int stall_rank = -1, stall_s = 600;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--stall-rank") == 0 && i + 1 < argc) stall_rank = std::atoi(argv[++i]);
+    if (std::strcmp(argv[i], "--stall-at") == 0 && i + 1 < argc) stall_at = std::atol(argv[++i]);
+    if (std::strcmp(argv[i], "--stall-s") == 0 && i + 1 < argc) stall_s = std::atoi(argv[++i]);
     if (std::strcmp(argv[i], "--abort") == 0) abort_at_end = true;
     if (std::strcmp(argv[i], "--exit") == 0 && i + 1 < argc) exit_code = std::atoi(argv[++i]);
     if (std::strcmp(argv[i], "--loop") == 0 && i + 1 < argc) loop = std::atol(argv[++i]);
@@ -124,7 +131,13 @@ extern "C" __attribute__((visibility("default"))) int nccl_workload_main(int arg
   if (loop > 0) {
     float x = 1.0f;
     auto t0 = std::chrono::steady_clock::now();
-    for (long i = 0; i < loop; ++i) CHECK_NCCL(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclMax, world, stream));
+    for (long i = 0; i < loop; ++i) {
+      if (g_rank == stall_rank && i == stall_at) {
+        std::this_thread::sleep_for(std::chrono::seconds(stall_s));
+        std::_Exit(4);
+      }
+      CHECK_NCCL(ncclAllReduce(&x, &x, 1, ncclFloat32, ncclMax, world, stream));
+    }
     double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     if (g_rank == 0) std::printf("loop: %ld calls, %.0f ns per call\n", loop, ns / static_cast<double>(loop));
   }

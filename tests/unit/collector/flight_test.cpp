@@ -50,6 +50,17 @@ void runCalls(int calls, int open) {
 
 std::vector<std::string> rings(const std::string& dir) { return ring::listRings(dir); }
 
+// Runs `body` in a traced child (after activate()) and reads the ring it left.
+template <class Body>
+void ringOfChild(Body body, ring::Snapshot* s) {
+  const std::string dir = makeTempDir("flight");
+  ASSERT_EQ(inChild(dir, {}, [&] { return col::activate() ? body() : 2; }), 0);
+  std::string err;
+  const auto files = rings(dir);
+  ASSERT_FALSE(files.empty()) << dir;
+  ASSERT_TRUE(ring::readRing(files[0], s, &err)) << err;
+}
+
 }  // namespace
 
 TEST(Flight, RingKeepsTheLastCallsOfEachCommunicatorAndOpenOnes) {
@@ -87,26 +98,58 @@ TEST(Flight, RingKeepsTheLastCallsOfEachCommunicatorAndOpenOnes) {
 }
 
 TEST(Flight, FailedCallStampsATimeoutDumpWithTheErrorText) {
-  const std::string dir = makeTempDir("flight");
-  ASSERT_EQ(inChild(dir, {}, [] {
-              if (!col::activate()) return 2;
-              static int key = 0;
-              const int32_t comm = col::registerComm(&key, 0, 2, "gloo");
-              const flight::CallHandle h = flight::enter(comm, 0, col::Op::kBroadcast, col::Library::kGloo,
-                                                         col::DType::kUnknown, 8, 8, 0, col::nowNs());
-              flight::leave(h, col::nowNs(), false, "Timed out waiting 15000ms for recv", {});
-              return 0;
-            }),
-            0);
   ring::Snapshot s;
-  std::string err;
-  ASSERT_TRUE(ring::readRing(rings(dir).at(0), &s, &err)) << err;
+  ASSERT_NO_FATAL_FAILURE(ringOfChild(
+      [] {
+        static int key = 0;
+        const int32_t comm = col::registerComm(&key, 0, 2, "gloo");
+        const flight::CallHandle h = flight::enter(comm, 0, col::Op::kBroadcast, col::Library::kGloo,
+                                                   col::DType::kUnknown, 8, 8, 0, col::nowNs());
+        flight::leave(h, col::nowNs(), false, "Timed out waiting 15000ms for recv", {});
+        return 0;
+      },
+      &s));
   ASSERT_EQ(s.dumps.size(), 1u);
   EXPECT_EQ(s.dumps[0].reason, "timeout");
   EXPECT_EQ(s.dumps[0].detail, "Timed out waiting 15000ms for recv");
   ASSERT_EQ(s.calls.size(), 1u);
   EXPECT_EQ(s.calls[0].state, "failed");
   EXPECT_EQ(s.calls[0].root, 0);
+}
+
+// NCCL's shape (asynchronous calls): queued when the API returns, done when the plugin sees the
+// work end (before or after the return), an abort's error dump; queued calls are not open at exit.
+TEST(Flight, AsyncCallsAreQueuedThenDoneAndNotOpenAtExit) {
+  ring::Snapshot s;
+  ASSERT_NO_FATAL_FAILURE(ringOfChild(
+      [] {
+        static int key = 0;
+        const int32_t comm = col::registerComm(&key, 0, 2, "nccl");
+        auto enter = [comm](int64_t seq) {
+          return flight::enter(comm, seq, col::Op::kAllreduce, col::Library::kNccl, col::DType::kBF16, 64, 32,
+                               -1, col::nowNs());
+        };
+        const flight::CallHandle a = enter(0);
+        flight::returned(a, col::nowNs(), {});
+        flight::completed(a, col::nowNs() + 5);  // completed after the API returned
+        const flight::CallHandle b = enter(1);
+        flight::completed(b, col::nowNs());  // completed inside the API call
+        flight::returned(b, col::nowNs(), {});
+        flight::returned(enter(2), col::nowNs(), {});  // completion never seen
+        flight::error("ncclCommAbort on nccl/00", col::nowNs());
+        return 0;
+      },
+      &s));
+  ASSERT_EQ(s.calls.size(), 3u);
+  EXPECT_EQ(s.calls[0].state, "done");
+  EXPECT_EQ(s.calls[1].state, "done");
+  EXPECT_EQ(s.calls[2].state, "queued");
+  EXPECT_NE(s.calls[2].exit_ns, st::kNone);  // the API's return
+  EXPECT_EQ(s.calls[2].library, "nccl");
+  EXPECT_EQ(s.calls[2].dtype, "bf16");
+  ASSERT_EQ(s.dumps.size(), 1u);  // the abort's; no exit-open for a queued call
+  EXPECT_EQ(s.dumps[0].reason, "error");
+  EXPECT_EQ(s.dumps[0].detail, "ncclCommAbort on nccl/00");
 }
 
 TEST(Flight, RingSurvivesSigkillAndMergeStoresIt) {

@@ -33,6 +33,14 @@ CallHandle enter(int32_t comm, int64_t seq, Op op, Library library, DType dtype,
 // dump, reason timeout when it says it timed out, else error. Restores `outer` as current.
 void leave(CallHandle call, int64_t t1, bool ok, const char* error, CallHandle outer);
 CallHandle current();
+// Asynchronous libraries (NCCL): the API call returned at t1 with its work enqueued; the call
+// becomes `queued` (unless completion was already seen) and counts as progress. Restores `outer`.
+void returned(CallHandle call, int64_t t1, CallHandle outer);
+// The enqueued work of `call` completed at t1 (NCCL's profiler plugin: its last kernel channel
+// stopped): `done`, with t1 as its end.
+void completed(CallHandle call, int64_t t1);
+// An error outside any call (ncclCommAbort): stamps an `error` dump with `text`.
+void error(const char* text, int64_t t);
 // A message posted by the calling thread (inside its current call) and its completion (any
 // thread; matched by key, peer and side).
 void post(int32_t comm, uint64_t key, int32_t peer, Side side, uint64_t bytes, int64_t t0);

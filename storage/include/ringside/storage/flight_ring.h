@@ -165,7 +165,9 @@ void noteComm(Layout* l, int index, const char* name, int32_t comm_rank, int32_t
 // Records how the process ended (async-signal-safe): the process's first note wins over its
 // later ones; the launcher's (by = 2) overwrites.
 void noteEnd(Layout* l, Ended how, int32_t by, int32_t exit_status, int32_t signal, int64_t ns);
-// Calls still open (entered, transferring, queued) in the ring.
+// Calls still inside their API call (entered, transferring) in the ring. Queued calls (NCCL: the
+// API returned, completion unknown) are not counted: without a completion source every NCCL call
+// stays queued, and a healthy job exiting after its last enqueue is not a job with a call open.
 int openCalls(const Layout* l);
 
 // What a ring holds, read consistently slot by slot (rows as the trace stores them; rank from
