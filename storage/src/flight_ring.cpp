@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -129,6 +130,16 @@ void Writer::release() {
 
 bool Writer::create(const std::string& path, int64_t pid, int64_t start_unix_ns, int64_t start_ns,
                     const std::string& host, bool share, std::string* error) {
+  // Sizing the file past the process's file-size limit would raise SIGXFSZ in the job (it is
+  // called on the job's own threads): below the ring's size there is no ring, said once.
+  struct rlimit fsize {};
+  if (::getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+      fsize.rlim_cur < static_cast<rlim_t>(kFileBytes)) {
+    *error = path + ": not created: the file-size limit (ulimit -f, " +
+             std::to_string(static_cast<unsigned long long>(fsize.rlim_cur)) +
+             " bytes) is below the flight ring's " + std::to_string(kFileBytes) + " bytes";
+    return false;
+  }
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                         share ? 0666 : 0600);
   if (fd < 0) {

@@ -203,8 +203,11 @@ int runLocalJob(const BenchOptions& options, std::span<const std::string> args) 
               << dir.string() << "\n";
     return status != 0 ? status : kExitDataError;
   }
-  // Only what the merge copied: a file it skipped (unreadable) is kept, as record does.
-  removeRankFiles(result.merged_files, created_dir ? dir : fs::path());
+  // Only what the merge copied: a file it skipped (unreadable) is kept, as record does; the
+  // flight rings whose contents are in the trace go with them (before the folder's removal).
+  std::vector<std::string> removable = result.merged_rings;
+  removable.insert(removable.end(), result.merged_files.begin(), result.merged_files.end());
+  removeRankFiles(removable, created_dir ? dir : fs::path());
   std::cerr << kPrefix << "trace written to " << options.output << "\n";
   return status;
 }
