@@ -81,7 +81,7 @@ RankCpuStats rankFigures(const Analysis& a, int rank, const std::vector<Sample>&
   std::vector<int64_t> cpu, step, compute;
   std::vector<double> vol, invol;
   std::vector<int64_t> delay;
-  int64_t cpu_sum = 0, step_sum = 0;
+  int64_t cpu_sum = 0, step_sum = 0, wants_sum = 0, compute_sum = 0;
   for (const StepRankStats& st : a.steps.per_rank) {
     Sample from, to;
     if (st.rank != rank || st.step_ns() <= 0 || !at(samples, st.start_ns, &from) ||
@@ -95,6 +95,8 @@ RankCpuStats rankFigures(const Analysis& a, int rank, const std::vector<Sample>&
     invol.push_back(static_cast<double>(to.invol - from.invol));
     if (from.delay >= 0 && to.delay >= 0) delay.push_back(to.delay - from.delay);
     cpu_sum += to.cpu - from.cpu;
+    wants_sum += to.cpu - from.cpu + (from.delay >= 0 && to.delay >= 0 ? to.delay - from.delay : 0);
+    compute_sum += st.compute_ns();
     step_sum += st.step_ns();
   }
   r.steps = static_cast<int64_t>(cpu.size());
@@ -104,6 +106,7 @@ RankCpuStats rankFigures(const Analysis& a, int rank, const std::vector<Sample>&
   r.voluntary = median(vol);
   r.involuntary = median(invol);
   r.run_delay_ns = delay.size() == cpu.size() ? median(delay) : -1;
+  r.busy_share = compute_sum > 0 ? static_cast<double>(wants_sum) / static_cast<double>(compute_sum) : 0;
   r.cpu_share = step_sum > 0 ? static_cast<double>(cpu_sum) / static_cast<double>(step_sum) : 0;
   return r;
 }
@@ -116,21 +119,32 @@ int hostOf(const Analysis& a, int rank) {
   return -1;
 }
 
-// The rank last to arrive in most steps (the late-ranks finding's culprit), -1 when none is in
-// half of them. The CPU findings say when they speak of it.
-int lateRank(const Analysis& a) {
-  std::map<int, int> last;
-  for (const StepStats& st : a.steps.steps) {
-    if (st.late_rank >= 0) ++last[st.late_rank];
-  }
-  for (const auto& [rank, n] : last) {
-    if (2 * n >= static_cast<int>(a.steps.steps.size())) return rank;
-  }
-  return -1;
+// Blame's culprit (blameCulprit: the rank that caused most of the waiting), the rank the CPU
+// findings say is late; rank -1 when no rank caused most of it.
+struct Culprit {
+  int rank = -1;
+  int64_t caused = 0, total = 0;
+  bool busy = false;  // busy() over the run: it could be a victim of crowded cores
+};
+
+// Busy over the whole run (kMinBusyShare, on sums: a rank late by one long sleep is not busy
+// then, though its median step is).
+bool busy(const RankCpuStats& r) { return r.busy_share >= kMinBusyShare; }
+
+Culprit culpritOf(const Analysis& a) {
+  Culprit c;
+  c.rank = blameCulprit(a, &c.caused, &c.total);
+  for (const RankCpuStats& r : a.rank_cpu) c.busy = c.busy || (r.rank == c.rank && busy(r));
+  return c;
 }
 
-std::string lateClause(int rank, int late) {
-  return rank == late ? " (the rank last to arrive in most steps)" : "";
+std::string causedShare(const Culprit& c) {
+  return fixed(100.0 * static_cast<double>(c.caused) / static_cast<double>(std::max<int64_t>(1, c.total)), 0) +
+         "% of the waiting";
+}
+
+std::string lateClause(int rank, const Culprit& c) {
+  return rank == c.rank ? " (it caused " + causedShare(c) + ")" : "";
 }
 
 std::string hostName(const Analysis& a, int host) {
@@ -149,9 +163,9 @@ double othersMedian(const Analysis& a, int rank, F figure) {
   return median(v);
 }
 
-std::vector<int> oversubscribedHosts(const Analysis& a, std::vector<Finding>* findings) {
+std::vector<int> oversubscribedHosts(const Analysis& a, const Culprit& late,
+                                     std::vector<Finding>* findings) {
   std::vector<int> out;
-  const int late = lateRank(a);
   for (const HostCpuStats& h : a.host_cpu) {
     if (h.cores <= 0 || h.busy_ranks <= h.cores) continue;
     out.push_back(h.host);
@@ -162,31 +176,35 @@ std::vector<int> oversubscribedHosts(const Analysis& a, std::vector<Finding>* fi
       if (r.host != h.host) continue;
       ranks.push_back(r.rank);
       invol.push_back(r.involuntary);
-      has_late = has_late || r.rank == late;
+      has_late = has_late || (r.rank == late.rank && late.busy);
     }
     int64_t wait = 0;
     for (const RankStats& r : a.ranks) {
       if (std::find(ranks.begin(), ranks.end(), r.rank) != ranks.end()) wait += r.wait_ns;
     }
+    // A culprit that is not busy (it slept, blocked) caused its waiting itself, not the cores.
+    const int64_t cost = late.rank >= 0 && !late.busy ? std::max<int64_t>(0, wait - late.caused) : wait;
     const std::string name = hostName(a, h.host), cores = std::to_string(h.cores);
     Finding f = makeFinding(
         "oversubscribed",
         "host " + name + " runs " + std::to_string(h.ranks) + " ranks on " + cores +
             " cores: they take turns on the cores" +
-            (has_late ? ", so rank " + std::to_string(late) + " arrives late" : std::string()),
+            (has_late ? ", so rank " + std::to_string(late.rank) + " is late (it caused " + causedShare(late) + ")"
+                      : std::string()),
         std::to_string(h.busy_ranks) + " of ranks " + format::join(ranks, ",") +
             " compute or wait for a core >= half their time outside collectives; they keep " +
             fixed(h.cpu_share, 2) + " of its " + cores + " cores busy; median " +
             fixed(median(invol), 0) +
             " involuntary context switches per rank and step; the ranks waited " +
             durationFixed(wait) + " in collectives");
-    f.cost_ns = wait;
+    f.cost_ns = cost;
     findings->push_back(std::move(f));
   }
   return out;
 }
 
-void computesMore(const Analysis& a, const RankCpuStats& r, std::vector<Finding>* findings) {
+void computesMore(const Analysis& a, const RankCpuStats& r, const Culprit& late,
+                  std::vector<Finding>* findings) {
   const double others = othersMedian(a, r.rank, [](const RankCpuStats& x) { return x.cpu_ns; });
   const double more = static_cast<double>(r.cpu_ns) - others;
   if (a.rank_cpu.size() < 2 || static_cast<double>(r.cpu_ns) < kMoreCpuRatio * others ||
@@ -196,7 +214,7 @@ void computesMore(const Analysis& a, const RankCpuStats& r, std::vector<Finding>
   const std::string rank = std::to_string(r.rank);
   Finding f = makeFinding(
       "computes-more",
-      "rank " + rank + lateClause(r.rank, lateRank(a)) + " computes more: " +
+      "rank " + rank + lateClause(r.rank, late) + " computes more: " +
           durationFixed(r.cpu_ns) + " of CPU per step vs " +
           durationFixed(static_cast<int64_t>(others)) + " on the other ranks (+" +
           fixed(others > 0 ? 100 * more / others : 0, 0) + "%)",
@@ -210,9 +228,10 @@ void computesMore(const Analysis& a, const RankCpuStats& r, std::vector<Finding>
   findings->push_back(std::move(f));
 }
 
-void descheduled(const Analysis& a, const RankCpuStats& r, std::vector<Finding>* findings) {
+bool descheduled(const Analysis& a, const RankCpuStats& r, const Culprit& late,
+                 std::vector<Finding>* findings) {
   const double compute = static_cast<double>(r.compute_ns);
-  if (static_cast<double>(r.cpu_ns) >= kMaxCpuOfCompute * compute) return;
+  if (static_cast<double>(r.cpu_ns) >= kMaxCpuOfCompute * compute) return false;
   const double others_invol =
       othersMedian(a, r.rank, [](const RankCpuStats& x) { return x.involuntary; });
   const double others_delay =
@@ -222,11 +241,11 @@ void descheduled(const Analysis& a, const RankCpuStats& r, std::vector<Finding>*
                         static_cast<double>(r.run_delay_ns) >= kOthersRatio * others_delay;
   const bool by_switches = r.run_delay_ns < 0 && r.involuntary >= kMinInvoluntary &&
                            r.involuntary >= kOthersRatio * others_invol;
-  if (!by_delay && !by_switches) return;
+  if (!by_delay && !by_switches) return false;
   const std::string rank = std::to_string(r.rank);
   Finding f = makeFinding(
       "descheduled",
-      "rank " + rank + lateClause(r.rank, lateRank(a)) + " waits for a core: " +
+      "rank " + rank + lateClause(r.rank, late) + " waits for a core: " +
           (by_delay ? durationFixed(r.run_delay_ns) + " per step runnable but not running (others " +
                           durationFixed(static_cast<int64_t>(others_delay)) + ")"
                     : fixed(r.involuntary, 0) + " involuntary context switches per step (others " +
@@ -239,8 +258,33 @@ void descheduled(const Analysis& a, const RankCpuStats& r, std::vector<Finding>*
              "scheduler's --cpus-per-task) or move the other load";
   f.cost_ns = std::max<int64_t>(0, r.compute_ns - r.cpu_ns) * r.steps;
   findings->push_back(std::move(f));
+  return true;
 }
 
+
+// A late-ranks finding whose culprit the CPU findings explain by a core it waited for (its host
+// oversubscribed and the culprit busy there, or the culprit descheduled) defers to that cause:
+// the late-ranks finding goes, the cause takes its place as a problem (it says the culprit's
+// share of the waiting). A rank that computes more stays late-ranks' (its sentence says so).
+void deferLateRanks(const RankCpuStats& culprit, const std::vector<int>& crowded, bool descheduled,
+                    size_t first_cpu, std::vector<Finding>* findings) {
+  const bool crowded_host =
+      busy(culprit) && std::find(crowded.begin(), crowded.end(), culprit.host) != crowded.end();
+  if (!crowded_host && !descheduled) return;
+  const std::string cause = descheduled ? "descheduled" : "oversubscribed";
+  const std::string clause = "rank " + std::to_string(culprit.rank);
+  auto late = std::find_if(findings->begin(), findings->begin() + static_cast<std::ptrdiff_t>(first_cpu),
+                           [](const Finding& f) { return f.rule == "late-ranks"; });
+  if (late == findings->begin() + static_cast<std::ptrdiff_t>(first_cpu)) return;
+  for (size_t i = first_cpu; i < findings->size(); ++i) {
+    Finding& f = (*findings)[i];
+    if (f.rule != cause || f.message.find(clause) == std::string::npos) continue;
+    f.severity = "problem";
+    f.cost_ns = std::max(f.cost_ns, late->cost_ns);
+    findings->erase(late);
+    return;
+  }
+}
 
 }  // namespace
 
@@ -282,11 +326,18 @@ bool readCpu(AnalysisState& s) {
 void cpuFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   const Analysis& a = *s.out;
   if (a.rank_cpu.empty()) return;
-  const std::vector<int> crowded = oversubscribedHosts(a, findings);
+  const Culprit late = culpritOf(a);
+  const size_t first_cpu = findings->size();
+  const std::vector<int> crowded = oversubscribedHosts(a, late, findings);
+  const RankCpuStats* culprit = nullptr;
+  bool culprit_descheduled = false;
   for (const RankCpuStats& r : a.rank_cpu) {
-    computesMore(a, r, findings);
-    if (std::find(crowded.begin(), crowded.end(), r.host) == crowded.end()) descheduled(a, r, findings);
+    computesMore(a, r, late, findings);
+    const bool off = std::find(crowded.begin(), crowded.end(), r.host) == crowded.end() &&
+                     descheduled(a, r, late, findings);
+    if (r.rank == late.rank) culprit = &r, culprit_descheduled = off;
   }
+  if (culprit != nullptr) deferLateRanks(*culprit, crowded, culprit_descheduled, first_cpu, findings);
 }
 
 }  // namespace ringside::analyzer::detail

@@ -258,6 +258,14 @@ void waitingFinding(const Analysis& a, std::vector<Finding>* findings) {
 
 }  // namespace
 
+int blameCulprit(const Analysis& a, int64_t* caused, int64_t* total) {
+  const int rank = topCulprit(a, caused, total);
+  const int nranks = static_cast<int>(a.ranks.size());
+  if (rank < 0 || nranks < 2 || *total <= 0) return -1;
+  const double blame = static_cast<double>(*caused) / static_cast<double>(*total);
+  return blame < std::max(kMinBlameShare, kOverChance / nranks) ? -1 : rank;
+}
+
 void lateRankFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   const size_t before = findings->size();
   lateRankFinding(s, findings);
@@ -268,10 +276,8 @@ void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings) {
   const Analysis& a = *s.out;
   const int nranks = static_cast<int>(a.ranks.size());
   int64_t caused = 0, total = 0;
-  const int rank = topCulprit(a, &caused, &total);
-  if (rank < 0 || nranks < 2 || total <= 0) return;
-  const double blame = static_cast<double>(caused) / static_cast<double>(total);
-  if (blame < std::max(kMinBlameShare, kOverChance / nranks)) return;
+  const int rank = blameCulprit(a, &caused, &total);
+  if (rank < 0 || nranks < 2) return;
   double share = 0;
   int64_t late_by = 0, times = 0, of = 0;
   std::string units;

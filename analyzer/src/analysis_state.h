@@ -294,6 +294,10 @@ inline constexpr collective::TreeLinks kTreeLinks = collective::TreeLinks::kPerP
 // late-ranks when one rank is to blame, else `waiting` when the ranks wait a large share of
 // their collective time for whichever rank is last.
 void lateRankFindings(const AnalysisState& s, std::vector<Finding>* findings);
+// The culprit of blame: the rank that caused most of the waiting (>= 50% of it and >= 1.5/ranks),
+// -1 when no rank did; *caused its caused wait, *total all ranks'. late-ranks names it and the CPU
+// rules speak of it.
+int blameCulprit(const Analysis& a, int64_t* caused, int64_t* total);
 // analysis_cpu.cpp: Analysis::rank_cpu and host_cpu from the CPU samples (after the steps), and
 // the rules oversubscribed, computes-more and descheduled.
 bool readCpu(AnalysisState& s);

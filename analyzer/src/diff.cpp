@@ -60,7 +60,7 @@ std::string verdict(const DiffRow& row, std::string name_a, std::string name_b) 
     name_a += " (A)";
     name_b += " (B)";
   }
-  std::string range = format::bytesWhole(row.size_lo) + "-" + format::bytesWhole(row.size_hi);
+  const std::string range = sizeText(row.min_bytes, row.max_bytes);
   char buf[256];
   if (row.speedup >= 1.05) {
     std::snprintf(buf, sizeof buf, "%s %.1fx faster than %s at %s (%s)", name_b.c_str(),
@@ -78,6 +78,7 @@ std::string verdict(const DiffRow& row, std::string name_a, std::string name_b) 
 // One side of a row: its durations' median, spread and libraries.
 struct Side {
   int64_t count = 0, median_ns = 0, p10_ns = 0, p90_ns = 0;
+  int64_t min_bytes = INT64_MAX, max_bytes = INT64_MIN;  // the calls' actual sizes
   std::map<std::string, int64_t> libraries;
 };
 
@@ -86,6 +87,8 @@ Side side(const Analysis& x, const std::vector<int>& members) {
   std::vector<int64_t> durations;
   for (int i : members) {
     durations.push_back(x.collectives[static_cast<size_t>(i)].duration_ns);
+    out.min_bytes = std::min(out.min_bytes, x.collectives[static_cast<size_t>(i)].bytes);
+    out.max_bytes = std::max(out.max_bytes, x.collectives[static_cast<size_t>(i)].bytes);
     ++out.libraries[x.collectives[static_cast<size_t>(i)].library];
   }
   out.count = static_cast<int64_t>(members.size());
@@ -229,6 +232,8 @@ void diff(const Analysis& a, const Analysis& b, const std::string& label_a,
     row.size_lo = key.second;
     row.size_hi = sizeBucketHi(key.second);
     Side in_a = side(a, ga[key]), in_b = side(b, gb[key]);
+    row.min_bytes = std::min(in_a.min_bytes, in_b.min_bytes);
+    row.max_bytes = std::max(in_a.max_bytes, in_b.max_bytes);
     row.count_a = in_a.count;
     row.count_b = in_b.count;
     row.median_a_ns = in_a.median_ns;

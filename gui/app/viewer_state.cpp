@@ -2,12 +2,14 @@
 
 #include "ringside/gui/hang_focus.h"
 #include "ringside/gui/lod.h"
+#include "ringside/gui/stats_table.h"
 
 #include <iostream>
 
 #include "ringside/storage/privacy.h"
 #include "ringside/fileio/output_file.h"
 #include "ringside/format/json.h"
+#include "ringside/format/units.h"
 
 namespace ringside::gui {
 namespace {
@@ -130,7 +132,18 @@ void appendFigures(const TimelineModel& m, std::string* out) {
     const analyzer::LinkStats& l = a.links[i];
     *out += std::string(i ? ", " : "") + "{\"src\": " + num(l.src) + ", \"dst\": " +
             num(l.dst) + ", \"bytes\": " + num(l.bytes) + ", \"messages\": " +
-            num(l.messages) + ", \"busy_ns\": " + num(l.busy_ns) + "}";
+            num(l.messages) + ", \"busy_ns\": " + num(l.busy_ns) + ", \"peak_gbps\": " +
+            format::printf("%.9g", l.peak_gbps) + "}";
+  }
+  // The sizes the stats table shows (sizeLabel: analyzer::sizeText, as report and diff print them).
+  *out += "], \"sizes\": [";
+  const std::vector<StatsRow> rows = statsRows(a);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    *out += i ? ", {\"op\": " : "{\"op\": ";
+    format::appendJsonString(rows[i].op, out);
+    *out += ", \"size_lo\": " + num(rows[i].size_lo) + ", \"shown\": ";
+    format::appendJsonString(sizeLabel(rows[i]), out);
+    *out += "}";
   }
   *out += "]}";
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "ringside/analyzer/collective_math.h"
 #include "ringside/format/csv.h"
 #include "ringside/format/units.h"
 
@@ -42,6 +43,8 @@ std::vector<StatsRow> statsRows(const analyzer::Analysis& a) {
     r.op = b.op;
     r.library = b.library;
     r.size_lo = b.size_lo;
+    r.min_bytes = b.min_bytes;
+    r.max_bytes = b.max_bytes;
     r.size_hi = b.size_hi;
     r.count = b.count;
     r.total_ns = b.total_ns;
@@ -76,9 +79,7 @@ void sortStats(std::vector<StatsRow>* rows, StatsColumn column, bool ascending) 
   });
 }
 
-std::string sizeBucketLabel(int64_t lo, int64_t hi) {
-  return "[" + format::bytesWhole(lo) + ", " + format::bytesWhole(hi) + ")";
-}
+std::string sizeLabel(const StatsRow& r) { return analyzer::sizeText(r.min_bytes, r.max_bytes); }
 
 std::vector<int> filterStats(const std::vector<StatsRow>& rows, const std::string& filter) {
   std::vector<std::string> words;
@@ -87,7 +88,7 @@ std::vector<int> filterStats(const std::vector<StatsRow>& rows, const std::strin
   std::vector<int> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     const StatsRow& r = rows[i];
-    const std::string hay = lower(r.op + " " + r.library + " " + sizeBucketLabel(r.size_lo, r.size_hi));
+    const std::string hay = lower(r.op + " " + r.library + " " + sizeLabel(r));
     bool all = std::all_of(words.begin(), words.end(),
                            [&](const std::string& w) { return hay.find(w) != std::string::npos; });
     if (all) out.push_back(static_cast<int>(i));

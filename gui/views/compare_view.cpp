@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ringside/analyzer/collective_math.h"
 #include "ringside/format/units.h"
 #include "ringside/gui/inspect.h"
 
@@ -14,10 +15,6 @@ namespace {
 std::string baseName(const std::string& path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string sizeRange(int64_t lo, int64_t hi) {
-  return format::bytesSignificant(static_cast<double>(lo)) + " - " + format::bytesSignificant(static_cast<double>(hi));
 }
 
 }  // namespace
@@ -154,7 +151,7 @@ InspectAction CompareView::drawDiffTable(const TimelineModel& a) const {
 // A diff row's figures after its op: sizes, counts, both medians and the speed-up.
 void CompareView::drawDiffCells(const analyzer::DiffRow& row) {
   ImGui::TableNextColumn();
-  ImGui::TextUnformatted(sizeRange(row.size_lo, row.size_hi).c_str());
+  ImGui::TextUnformatted(analyzer::sizeText(row.min_bytes, row.max_bytes).c_str());
   ImGui::TableNextColumn();
   ImGui::Text("%lld / %lld", static_cast<long long>(row.count_a),
               static_cast<long long>(row.count_b));

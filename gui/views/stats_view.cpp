@@ -60,7 +60,7 @@ void StatsView::draw() {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(r.library.c_str());
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(sizeBucketLabel(r.size_lo, r.size_hi).c_str());
+        ImGui::TextUnformatted(sizeLabel(r).c_str());
         ImGui::TableNextColumn();
         ImGui::Text("%lld", static_cast<long long>(r.count));
         ImGui::TableNextColumn();

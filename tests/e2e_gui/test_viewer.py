@@ -6,7 +6,8 @@
   errors   corrupt, empty, newer-version and non-trace files: the error shown, one stderr line,
            exit 1 (never a signal), the screenshot and the state file still written
   agree    one recorded DDP job (several buckets): record's summary, the JSON report and the
-           viewer's state file give the same calls, times, bytes and busy times (docs/metrics.md)
+           viewer's state file give the same calls, times, bytes and busy times, and report, diff
+           and viewer print the same sizes (docs/metrics.md)
 
 Standard library only. Every scenario runs its viewers on one private Xvfb (xserver.py). Exit 77
 (skipped) with the reason when Xvfb, xdotool or the viewer is missing. --keep leaves the work folder.
@@ -357,7 +358,18 @@ def scenario_agree(env):
         assert l["messages"] == exact["messages"], (l, exact)
         close(l["bytes"], exact["bytes"], f"link {l['src']}->{l['dst']} bytes")
         close(l["busy"], exact["busy_ns"], f"link {l['src']}->{l['dst']} busy")
-    print(f"agree: {len(ops)} ops, {len(ranks)} ranks, {len(links)} links agree in summary, report, viewer")
+    # One definition per number (issue 24): sizes as report and diff print them (analyzer::sizeText:
+    # the calls' actual sizes, never a bucket's edges). Link peaks do not agree yet: peak_gbps is the
+    # highest of the analysis's rate bins, and the viewer analyses with its counter_bins, the report
+    # with --bins 100 (the state file's figures.links carry peak_gbps to show it).
+    text = subprocess.run([env.ringside, "report", trace], capture_output=True, text=True, timeout=120)
+    diff = subprocess.run([env.ringside, "diff", trace, trace], capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0 and diff.returncode == 0, text.stderr + diff.stderr
+    for row in figures["sizes"]:
+        assert row["shown"] in text.stdout, f"viewer size {row['shown']!r} not in the report"
+        assert row["shown"] in diff.stdout, f"viewer size {row['shown']!r} not in the diff"
+    print(f"agree: {len(ops)} ops, {len(ranks)} ranks, {len(links)} links, {len(figures['sizes'])} sizes "
+          "agree in summary, report, diff, viewer")
 
 
 def scenario_input(env):

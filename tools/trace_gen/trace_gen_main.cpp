@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ringside/format/units.h"
 #include "ringside/storage/merge.h"
 #include "trace_gen.h"
 
@@ -32,7 +33,7 @@ const char kHelp[] =
     "  --algo ring|tree       all-reduce algorithm (default ring)\n"
     "  --collectives C        all-reduce calls per rank (default 8)\n"
     "  --steps S              training steps the calls form (default 2)\n"
-    "  --bytes B              payload of each all-reduce, bytes (default 4194304)\n"
+    "  --bytes B              payload of each all-reduce: 4096, 64K, 1M, 1.5MiB (default 4M)\n"
     "  --gbps G               link speed, GB/s (default 10)\n"
     "  --straggler RANK:US    RANK arrives US microseconds late at every call (repeatable)\n"
     "  --slow-link A-B:F      messages from A to B take F times as long (repeatable)\n"
@@ -99,8 +100,11 @@ int main(int argc, char** argv) {
       o.collectives = n;
     } else if (arg == "--steps" && number(v, 1, 1LL << 40, &n)) {
       o.steps = n;
-    } else if (arg == "--bytes" && number(v, 1, 1LL << 40, &n)) {
-      o.bytes = n;
+    } else if (arg == "--bytes") {
+      int64_t bytes = 0;
+      if (!ringside::format::parseSize(v, &bytes, &error)) return usage("--bytes: " + error);
+      if (bytes < 1 || bytes > (1LL << 40)) return usage("--bytes takes 1 byte to 1 TiB");
+      o.bytes = bytes;
     } else if (arg == "--gbps") {
       o.gbps = std::strtod(v, nullptr);
       if (!(o.gbps > 0)) return usage("--gbps takes a speed > 0 in GB/s");

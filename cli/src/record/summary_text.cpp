@@ -99,8 +99,12 @@ std::string formatSummary(const analyzer::Summary& summary) {
   } else {
     out += format::printf("ranks: %d present (world size unknown)", summary.ranks_present);
   }
-  out += format::printf(", %s collective calls, %s transfers\n",
-                        format::count(summary.collectives).c_str(),
+  // "calls" are instances (matched across ranks) here as in the op table and `ringside report`;
+  // the rows the ranks recorded are "rank calls" (docs/metrics.md).
+  int64_t instances = 0;
+  for (const analyzer::OpTotals& op : summary.ops) instances += op.calls;
+  out += format::printf(", %s collective calls (%s rank calls), %s transfers\n",
+                        format::count(instances).c_str(), format::count(summary.collectives).c_str(),
                         format::count(summary.transfers).c_str());
   if (!summary.missing_ranks.empty() && summary.skipped_inputs.empty()) {
     out += "!! MISSING RANKS " + analyzer::formatRankList(summary.missing_ranks) +
@@ -128,7 +132,6 @@ std::string formatSummary(const analyzer::Summary& summary) {
     out += "no collective calls recorded\n";
   } else {
     out += "\n";
-    // Calls are instances (matched across ranks), as in `ringside report` (docs/metrics.md).
     out += format::printf("%-20s %-12s %10s %11s %12s %11s\n", "op", "library", "calls", "bytes",
                           "time", "mean/call");
     size_t shown = std::min(summary.ops.size(), kMaxOps);

@@ -6,6 +6,7 @@
 
 #include "report/report_format.h"
 #include "report/svg.h"
+#include "ringside/analyzer/collective_math.h"
 #include "ringside/format/text.h"
 #include "ringside/format/units.h"
 
@@ -75,7 +76,7 @@ ReportTable rowsTable(const Diff& d, Units units) {
     std::string judged = !r.verdict.empty() || r.speedup <= 0 ? ""
                          : r.note.starts_with("too few") ? "(few calls)"
                                                           : "(noise)";
-    t.rows.push_back({r.op, sizeRange(r.size_lo, r.size_hi), std::to_string(r.count_a),
+    t.rows.push_back({r.op, analyzer::sizeText(r.min_bytes, r.max_bytes), std::to_string(r.count_a),
                       human(r.median_a_ns, r.count_a), spread(r.p10_a_ns, r.p90_a_ns, r.count_a),
                       std::to_string(r.count_b), human(r.median_b_ns, r.count_b),
                       spread(r.p10_b_ns, r.p90_b_ns, r.count_b), speedupText(r.speedup), judged});
@@ -146,7 +147,7 @@ std::string speedupChart(const Diff& d) {
     bool faster = judged && r->speedup >= kParFactor, slower = judged && r->speedup <= 1 / kParFactor;
     std::string color = faster ? "#2e7d32" : slower ? "#c62828" : "#9e9e9e";
     double x = lg >= 0 ? mid : mid - w;
-    out += "<text x=\"8\" y=\"" + n(y + 13) + "\">" + esc(r->op + " " + sizeRange(r->size_lo, r->size_hi)) +
+    out += "<text x=\"8\" y=\"" + n(y + 13) + "\">" + esc(r->op + " " + analyzer::sizeText(r->min_bytes, r->max_bytes)) +
            "</text><rect x=\"" + n(x) + "\" y=\"" + n(y) + "\" width=\"" + n(std::max(1.0, w)) +
            "\" height=\"" + n(bar) + "\" fill=\"" + color + "\"><title>" +
            esc(judged ? r->verdict : r->note) + "</title></rect><text x=\"" +

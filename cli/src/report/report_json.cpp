@@ -281,7 +281,7 @@ std::string cpuJson(const analyzer::Analysis& a) {
   for (const analyzer::RankCpuStats& r : a.rank_cpu) {
     ranks.item(Json::object().num("rank", r.rank).num("host", r.host).num("steps", r.steps)
                    .num("cpu_ns", r.cpu_ns).num("step_ns", r.step_ns)
-                   .num("compute_ns", r.compute_ns).dbl("cpu_share", r.cpu_share)
+                   .num("compute_ns", r.compute_ns).dbl("cpu_share", r.cpu_share).dbl("busy_share", r.busy_share)
                    .dbl("involuntary", r.involuntary).dbl("voluntary", r.voluntary)
                    .num("run_delay_ns", r.run_delay_ns).done());
   }

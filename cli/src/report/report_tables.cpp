@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <map>
 
+#include "ringside/analyzer/collective_math.h"
 #include "ringside/analyzer/summary.h"
 #include "ringside/format/units.h"
 
@@ -48,9 +49,7 @@ void opBuckets(const Analysis& a, Units u, ReportTable* t) {
   for (const analyzer::OpBucket& b : a.op_buckets) {
     std::vector<std::string> r = {b.op, b.library};
     if (h) {
-      r.insert(r.end(), {b.min_bytes == b.max_bytes
-                             ? format::bytes(b.min_bytes)
-                             : format::bytes(b.min_bytes) + "-" + format::bytes(b.max_bytes),
+      r.insert(r.end(), {analyzer::sizeText(b.min_bytes, b.max_bytes),
                          format::count(b.count), format::duration(b.wall_ns),
                          format::duration(b.p50_ns), format::duration(b.p90_ns),
                          format::duration(b.max_ns), formatGbps(b.mean_busbw_gbps)});
@@ -372,11 +371,9 @@ void whatIfTable(const Analysis& a, Units u, ReportTable* t) {
                 {"tree_ns", "tree"},           {"multipath_ns", "multipath"}, {"best", "best", false}};
   for (const analyzer::WhatIf& w : a.what_if) {
     std::vector<std::string> row = {w.library, num(w.ranks), h ? format::count(w.calls) : num(w.calls),
-                                    w.min_bytes == w.max_bytes
-                                        ? (h ? format::bytesWholeOrTenths(static_cast<uint64_t>(w.min_bytes)) : num(w.min_bytes))
-                                        : (h ? format::bytesWholeOrTenths(static_cast<uint64_t>(w.min_bytes)) + "-" +
-                                                   format::bytesWholeOrTenths(static_cast<uint64_t>(w.max_bytes))
-                                             : num(w.min_bytes) + "-" + num(w.max_bytes)),
+                                    h ? analyzer::sizeText(w.min_bytes, w.max_bytes)
+                                      : w.min_bytes == w.max_bytes ? num(w.min_bytes)
+                                                                   : num(w.min_bytes) + "-" + num(w.max_bytes),
                                     w.ran};
     for (const analyzer::WhatIfAlgorithm& x : w.algorithms) {
       if (x.predicted_ns < 0) {
@@ -579,13 +576,6 @@ const analyzer::LinkStats* bottleneckLink(const Analysis& a) {
   const double median = rates[(rates.size() - 1) / 2];
   const double worst_rate = static_cast<double>(worst->bytes) / static_cast<double>(worst->busy_ns);
   return worst_rate >= 0.8 * median ? nullptr : worst;
-}
-
-std::string sizeRange(int64_t lo, int64_t hi) {
-  // lo and hi come from a trace's sizes: no arithmetic here may overflow.
-  if (hi <= lo || (lo < INT64_MAX && hi == lo + 1)) return format::bytes(lo);
-  if (lo > 0 && lo <= INT64_MAX / 2 && hi == lo * 2) return format::bytes(lo);
-  return format::bytes(lo) + "-" + format::bytes(hi);
 }
 
 std::string formatGbps(double gbps) {

@@ -74,8 +74,6 @@ std::vector<PhaseTotal> phaseTotals(const analyzer::Analysis& a);  // most time 
 // rate is within 20% of their median (no link gates the others).
 const analyzer::LinkStats* bottleneckLink(const analyzer::Analysis& a);
 
-// "1 KiB-2 KiB" for a bucket; "4 KiB" when it spans one power of two from lo.
-std::string sizeRange(int64_t lo, int64_t hi);
 // "1.23" GB/s (3 significant digits), "-" when negative/unknown.
 std::string formatGbps(double gbps);
 // The clock section's lines for a trace with 2+ clock domains (none otherwise): the domains'

@@ -654,12 +654,12 @@ TEST(DiffTest, VerdictPerSizeBucket) {
   ASSERT_EQ(d.rows.size(), 2u);
   EXPECT_EQ(d.rows[0].size_lo, 4096);
   EXPECT_DOUBLE_EQ(d.rows[0].speedup, 1.8);
-  EXPECT_EQ(d.rows[0].verdict, "ringside-tree 1.8x faster than ringside-ring at 4 KiB-8 KiB (allreduce)");
-  EXPECT_EQ(d.rows[1].verdict, "ringside-ring 2.0x faster than ringside-tree at 1 MiB-2 MiB (allreduce)");
+  EXPECT_EQ(d.rows[0].verdict, "ringside-tree 1.8x faster than ringside-ring at 4.0 KiB (allreduce)");
+  EXPECT_EQ(d.rows[1].verdict, "ringside-ring 2.0x faster than ringside-tree at 1.0 MiB (allreduce)");
   EXPECT_EQ(d.verdicts.size(), 2u);
   Diff named;
   diff(ring, tree, "ring", "tree", &named);
-  EXPECT_EQ(named.rows[0].verdict, "tree 1.8x faster than ring at 4 KiB-8 KiB (allreduce)");
+  EXPECT_EQ(named.rows[0].verdict, "tree 1.8x faster than ring at 4.0 KiB (allreduce)");
   // Verdicts by the time at stake: 1 MiB (ring saves 10 us x 6 calls) before 4 KiB (0.8 us x 6).
   EXPECT_EQ(d.rows[1].at_stake_ns, -60000);
   EXPECT_EQ(d.rows[0].at_stake_ns, 4800);

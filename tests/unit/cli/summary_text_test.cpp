@@ -52,6 +52,18 @@ TEST(SummaryText, EscapesControlCharactersFromTheTrace) {
   EXPECT_NE(text.find("all\\x0dreduce\\u009b"), std::string::npos) << text;
 }
 
+// "calls" has one meaning (docs/metrics.md: instances, matched across ranks): the headline's
+// count is the op table's sum, the ranks' rows are "rank calls" (issue 24: 100 vs 25).
+TEST(SummaryText, CallsAreInstancesInTheHeadlineAndTheTable) {
+  const std::string text = formatSummary(sample(2, 1));
+  EXPECT_NE(text.find(", 1,200 collective calls (1,200 rank calls), "), std::string::npos) << text;
+  analyzer::Summary s = sample(2, 1);
+  s.collectives = 4800;  // four ranks' rows of 1,200 instances
+  const std::string four = formatSummary(s);
+  EXPECT_NE(four.find(", 1,200 collective calls (4,800 rank calls), "), std::string::npos) << four;
+  EXPECT_NE(four.find(" 1,000 "), std::string::npos) << four;  // the op table: instances
+}
+
 // A rank whose file the merge could not read is not said to have no file (issue 16).
 TEST(SummaryText, SkippedInputsAreUnreadableNotMissing) {
   analyzer::Summary s = sample(2, 1);

@@ -367,17 +367,17 @@ TEST(StatsTableTest, BucketsPercentilesAndMeanFromTheAnalyzer) {
   EXPECT_EQ(rows[1].op, "broadcast");
   EXPECT_EQ(rows[1].size_lo, 1 << 20);
   EXPECT_EQ(rows[1].size_hi, 2 << 20);
-  EXPECT_EQ(sizeBucketLabel(rows[1].size_lo, rows[1].size_hi), "[1 MiB, 2 MiB)");
-  EXPECT_EQ(sizeBucketLabel(2048, 4096), "[2 KiB, 4 KiB)");
-  EXPECT_EQ(sizeBucketLabel(0, 1), "[0 B, 1 B)");
+  // Shown as the report and diff show sizes (analyzer::sizeText): the calls' actual sizes.
+  EXPECT_EQ(sizeLabel(rows[1]), "1.0 MiB");
+  EXPECT_EQ(sizeLabel(ar), analyzer::sizeText(3000, 3000));
 }
 
 std::vector<StatsRow> someRows() {
   std::vector<StatsRow> rows(4);
-  rows[0] = {"allreduce", "gloo", 1024, 2048, 10, 500, 50, 40, 90, 1.5};
-  rows[1] = {"allreduce", "gloo", 4096, 8192, 3, 900, 300, 250, 400, 0.5};
-  rows[2] = {"broadcast", "ringside-ring", 1024, 2048, 10, 100, 10, 9, 20, 3.0};
-  rows[3] = {"allgather", "gloo", 1 << 20, 2 << 20, 1, 900, 900, 900, 900, 2.0};
+  rows[0] = {"allreduce", "gloo", 1024, 2048, 10, 500, 50, 40, 90, 1.5, 1024, 1536};
+  rows[1] = {"allreduce", "gloo", 4096, 8192, 3, 900, 300, 250, 400, 0.5, 4096, 4096};
+  rows[2] = {"broadcast", "ringside-ring", 1024, 2048, 10, 100, 10, 9, 20, 3.0, 1024, 1024};
+  rows[3] = {"allgather", "gloo", 1 << 20, 2 << 20, 1, 900, 900, 900, 900, 2.0, 1 << 20, 1 << 20};
   return rows;
 }
 
@@ -410,7 +410,7 @@ TEST(StatsTableTest, FiltersByEveryWord) {
   EXPECT_EQ(filterStats(rows, "").size(), 4u);
   EXPECT_EQ(filterStats(rows, "   ").size(), 4u);
   EXPECT_EQ(filterStats(rows, "ALLRED"), (std::vector<int>{0, 1}));
-  EXPECT_EQ(filterStats(rows, "allreduce 4 kib"), (std::vector<int>{1}));
+  EXPECT_EQ(filterStats(rows, "allreduce 4.0 kib"), (std::vector<int>{1}));  // sizeText's "4.0 KiB"
   EXPECT_EQ(filterStats(rows, "ring"), (std::vector<int>{2}));
   EXPECT_EQ(filterStats(rows, "MiB"), (std::vector<int>{3}));
   EXPECT_TRUE(filterStats(rows, "alltoall").empty());

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "report/report_format.h"
+#include "ringside/analyzer/collective_math.h"
 #include "report/report_tables.h"
 
 namespace ringside::cli {
@@ -241,12 +242,12 @@ analyzer::Diff handBuiltDiff() {
   d.unmatched_a = 2;
   analyzer::DiffRow fast{"allreduce", 4096, 8192, 3, 3, 180'000, 100'000, 1.8,
                          "ringside-tree 1.8x faster than ringside-ring at 4 KiB-8 KiB (allreduce)",
-                         170'000, 190'000, 95'000, 110'000, 240'000, ""};
+                         170'000, 190'000, 95'000, 110'000, 240'000, "", 4096, 4096};
   analyzer::DiffRow slow{"allreduce", 1 << 20, 2 << 20, 3, 3, 1'000'000, 2'500'000, 0.4,
                          "ringside-ring 2.5x faster than ringside-tree at 1 MiB-2 MiB (allreduce)",
-                         900'000, 1'100'000, 2'400'000, 2'600'000, -4'500'000, ""};
+                         900'000, 1'100'000, 2'400'000, 2'600'000, -4'500'000, "", 1 << 20, 1 << 20};
   analyzer::DiffRow only_a{"broadcast", 64, 128, 2, 0, 5'000, 0, 0, "", 5'000, 5'000, 0, 0, 0,
-                           ""};
+                           "", 64, 64};
   d.rows = {fast, slow, only_a};
   d.verdicts = {fast.verdict, slow.verdict};
   d.phases = {{"all-gather", 2'000'000, 3'000'000}, {"reduce-scatter", 1'000'000, 0}};
@@ -322,12 +323,14 @@ analyzer::Analysis hostile() {
   return a;
 }
 
-// Size ranges come from a trace's sizes; extreme ones once overflowed (found by fuzzing).
+// Sizes come from a trace; extreme ones once overflowed (found by fuzzing). One size or min-max
+// of the actual sizes (analyzer::sizeText), never a bucket's edges.
 TEST(ReportTables, SizeRangesOfExtremeSizesDoNotOverflow) {
-  EXPECT_EQ(sizeRange(INT64_MAX, INT64_MAX), sizeRange(INT64_MAX, 0));
-  EXPECT_FALSE(sizeRange(int64_t{1} << 62, INT64_MAX).empty());
-  EXPECT_FALSE(sizeRange(INT64_MIN, INT64_MAX).empty());
-  EXPECT_EQ(sizeRange(16384, 32768), sizeRange(16384, 16385));
+  EXPECT_EQ(analyzer::sizeText(INT64_MAX, INT64_MAX), analyzer::sizeText(INT64_MAX, 0));
+  EXPECT_FALSE(analyzer::sizeText(int64_t{1} << 62, INT64_MAX).empty());
+  EXPECT_FALSE(analyzer::sizeText(INT64_MIN, INT64_MAX).empty());
+  EXPECT_EQ(analyzer::sizeText(27136, 27136), "26.5 KiB");
+  EXPECT_EQ(analyzer::sizeText(16384, 27136), "16.0 KiB-26.5 KiB");
 }
 
 TEST(ReportText, EscapesControlCharactersFromTheTrace) {

@@ -302,6 +302,8 @@ struct RankCpuStats {
   double involuntary = 0;        // context switches per step: preempted (wanted a core)
   double voluntary = 0;          // context switches per step: blocked or slept
   int64_t run_delay_ns = -1;     // the main thread's time per step waiting for a core; -1 unknown
+  double busy_share = 0;         // (CPU + run delay) / time outside collectives, summed over its
+                                 // steps: < 0.5 when sleeping or blocked (a long sleep counts)
 };
 
 // The cores of one host against the ranks on it (ranks' meta cpu_cores_*).
@@ -397,6 +399,7 @@ struct DiffRow {
   // "" when judged; else why not: too few calls on a side (kMinDiffSamples), or the medians'
   // difference is inside the run-to-run noise (each side's p10-p90 holds the other's median).
   std::string note;
+  int64_t min_bytes = 0, max_bytes = 0;  // the calls' actual sizes, both sides (sizeText)
 };
 
 // Fewer calls than this on either side of a diff row: no verdict (the row says so).

@@ -22,6 +22,11 @@ inline int64_t addSaturated(int64_t a, int64_t b) {
 int64_t sizeBucketLo(int64_t bytes);
 int64_t sizeBucketHi(int64_t bytes);
 
+// The one way the report, diff and the viewer show the sizes of a group of calls (docs/metrics.md,
+// "Units"): the calls' actual per-rank payloads, one size ("26.5 KiB") or "min-max", never the
+// edges of their power-of-two bucket. Any int64 is safe (sizes come from a trace).
+std::string sizeText(int64_t min_bytes, int64_t max_bytes);
+
 // log2 steps and the bus-bandwidth factor are collective/'s (cost_model.h), the one model.
 using collective::busbwFactor;
 using collective::ceilLog2;

@@ -19,6 +19,7 @@ struct StatsRow {
   double mean_ns = 0;
   int64_t p50_ns = 0, p99_ns = 0;
   double busbw_gbps = 0;
+  int64_t min_bytes = 0, max_bytes = 0;  // the calls' actual sizes (shown: analyzer::sizeText)
 };
 
 enum class StatsColumn { kOp, kLibrary, kSize, kCount, kTotal, kMean, kP50, kP99, kBusbw };
@@ -30,8 +31,8 @@ std::vector<StatsRow> statsRows(const analyzer::Analysis& a);
 // Stable sort by one column; ties keep (op, library, size) order.
 void sortStats(std::vector<StatsRow>* rows, StatsColumn column, bool ascending);
 
-// "[4 KiB, 8 KiB)"
-std::string sizeBucketLabel(int64_t lo, int64_t hi);
+// The row's sizes as the report and diff show them (analyzer::sizeText): "26.5 KiB", "2.0 KiB-3.0 KiB".
+std::string sizeLabel(const StatsRow& r);
 
 // Indexes of the rows that match every blank-separated word of `filter` (case-insensitive,
 // a substring of the op, the library or the size label); all rows for an empty filter.
