@@ -227,12 +227,7 @@ bool findTimeRange(AnalysisState& s) {
   if (end < start) end = start;
   s.out->start_ns = start;
   s.out->end_ns = end;
-  // In unsigned arithmetic: a damaged trace's times may span more than int64_t holds.
-  const uint64_t span = static_cast<uint64_t>(end) - static_cast<uint64_t>(start);
-  const uint64_t bins = static_cast<uint64_t>(s.bins);
-  const uint64_t bin_ns = span / bins + (span % bins != 0 ? 1 : 0);
-  s.out->bin_ns = static_cast<int64_t>(
-      std::clamp<uint64_t>(bin_ns, 1, static_cast<uint64_t>(INT64_MAX)));
+  s.out->bin_ns = binWidthNs(start, end, s.bins);
   return true;
 }
 

@@ -51,10 +51,13 @@ LinkStats linkStats(const AnalysisState& s, const LinkAcc& acc, const TopologyLi
   l.from_recv = from_recv;
   l.mean_gbps = static_cast<double>(l.bytes) / range_ns;
   l.gbps_per_bin.resize(static_cast<size_t>(s.bins), 0.0);
-  for (size_t b = 0; b < side.bins.size(); ++b) {
+  for (size_t b = 0; b < side.bins.size(); ++b)
     l.gbps_per_bin[b] = side.bins[b] / static_cast<double>(s.out->bin_ns);
-    l.peak_gbps = std::max(l.peak_gbps, l.gbps_per_bin[b]);
-  }
+  // The peak over kPeakBins slices, whatever the display bins (one definition, docs/metrics.md).
+  const bool own = side.peak_bins.empty();
+  const double peak_bin_ns = static_cast<double>(own ? s.out->bin_ns : peakBinNs(*s.out));
+  for (double bytes : own ? side.bins : side.peak_bins)
+    l.peak_gbps = std::max(l.peak_gbps, bytes / peak_bin_ns);
   if (l.busy_ns > 0) l.busy_gbps = static_cast<double>(l.bytes) / static_cast<double>(l.busy_ns);
   if (capacity != nullptr) {
     l.capacity_gbps = capacity->bandwidth_gbps;

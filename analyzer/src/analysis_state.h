@@ -96,10 +96,27 @@ struct GroupTraffic {
 };
 
 // One side (send or recv rows) of a directed link.
+// The peak rate's slices: a link's peak_gbps is its highest rate over kPeakBins equal slices of
+// the time range, whatever AnalysisOptions::bins the report or viewer shows (docs/metrics.md).
+inline constexpr int kPeakBins = 100;
+
+// The width of one of `bins` equal slices of [start_ns, end_ns], rounded up, at least 1 ns (in
+// unsigned arithmetic: a damaged trace's times may span more than int64_t holds).
+inline int64_t binWidthNs(int64_t start_ns, int64_t end_ns, int bins) {
+  const uint64_t span = static_cast<uint64_t>(end_ns) - static_cast<uint64_t>(start_ns);
+  const uint64_t n = static_cast<uint64_t>(std::max(1, bins));
+  const uint64_t w = span / n + (span % n != 0 ? 1 : 0);
+  return static_cast<int64_t>(std::clamp<uint64_t>(w, 1, static_cast<uint64_t>(INT64_MAX)));
+}
+inline int64_t peakBinNs(const Analysis& a) { return binWidthNs(a.start_ns, a.end_ns, kPeakBins); }
+
 struct SideAcc {
   int64_t messages = 0, bytes = 0;
   IntervalUnion busy;
   std::vector<double> bins;        // bytes per time bin
+  // Bytes per kPeakBins-th of the time range, for the peak rate (one definition whatever the
+  // display bins; empty when AnalysisOptions::bins is kPeakBins: then `bins` serves).
+  std::vector<double> peak_bins;
   std::vector<int32_t> instances;  // collective instances it carried bytes for
   std::vector<std::pair<PhaseGroupKey, GroupTraffic>> by_group;  // in order of first use
   GroupTraffic& group(PhaseGroupKey key);

@@ -62,6 +62,8 @@ class TransferPass {
   int linkIndex(int src, int dst);
   RankAcc& rankAcc(int rank);
   void addToBins(SideAcc& side, int64_t start, int64_t end, int64_t bytes) const;
+  void spreadOverBins(std::vector<double>& bins, int64_t bin_width_ns, int64_t start, int64_t end,
+                      int64_t bytes) const;
   int64_t movingFrom(const TransferRow& row, bool send, int32_t instance, int64_t end) const;
 
   AnalysisState& s_;
@@ -118,21 +120,29 @@ RankAcc& TransferPass::rankAcc(int rank) {
 // Offsets from the range's start are unsigned: a damaged trace's times may span more than
 // int64_t holds, and a signed difference would overflow into a negative bin.
 void TransferPass::addToBins(SideAcc& side, int64_t start, int64_t end, int64_t bytes) const {
-  const int64_t range_start = s_.out->start_ns, range_end = std::max(range_start, s_.out->end_ns);
-  const uint64_t bin_ns = static_cast<uint64_t>(std::max<int64_t>(1, s_.out->bin_ns));
   if (side.bins.empty()) side.bins.assign(static_cast<size_t>(s_.bins), 0.0);
   if (bytes <= 0) return;
+  spreadOverBins(side.bins, s_.out->bin_ns, start, end, bytes);
+  if (s_.bins == kPeakBins) return;
+  if (side.peak_bins.empty()) side.peak_bins.assign(kPeakBins, 0.0);
+  spreadOverBins(side.peak_bins, peakBinNs(*s_.out), start, end, bytes);
+}
+
+void TransferPass::spreadOverBins(std::vector<double>& bins, int64_t bin_width_ns, int64_t start,
+                                  int64_t end, int64_t bytes) const {
+  const int64_t range_start = s_.out->start_ns, range_end = std::max(range_start, s_.out->end_ns);
+  const uint64_t bin_ns = static_cast<uint64_t>(std::max<int64_t>(1, bin_width_ns));
   auto offset = [&](int64_t t) {  // t in [range_start, range_end]
     return static_cast<uint64_t>(t) - static_cast<uint64_t>(range_start);
   };
   const uint64_t span = offset(range_end);
   const uint64_t from = offset(std::clamp(start, range_start, range_end)),
                  to = offset(std::clamp(end, range_start, range_end));
-  const uint64_t max_bin = static_cast<uint64_t>(s_.bins - 1);
+  const uint64_t max_bin = static_cast<uint64_t>(bins.size() - 1);
   const uint64_t first_bin = std::min(max_bin, from / bin_ns);
   const uint64_t last_bin = std::min(max_bin, to / bin_ns);
   if (first_bin == last_bin || to <= from) {
-    side.bins[static_cast<size_t>(first_bin)] += static_cast<double>(bytes);
+    bins[static_cast<size_t>(first_bin)] += static_cast<double>(bytes);
     return;
   }
   double per_ns = static_cast<double>(bytes) / static_cast<double>(to - from);
@@ -141,7 +151,7 @@ void TransferPass::addToBins(SideAcc& side, int64_t start, int64_t end, int64_t 
   for (uint64_t b = first_bin; b <= last_bin; ++b) {
     uint64_t lo = std::max(from, edge(b));
     uint64_t hi = std::min(to, edge(b + 1));
-    if (hi > lo) side.bins[static_cast<size_t>(b)] += per_ns * static_cast<double>(hi - lo);
+    if (hi > lo) bins[static_cast<size_t>(b)] += per_ns * static_cast<double>(hi - lo);
   }
 }
 

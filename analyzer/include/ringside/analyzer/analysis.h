@@ -149,7 +149,7 @@ struct LinkStats {
   int64_t busy_ns = 0;                 // union of its transfers' [start, end]; from the recv rows
                                        // when any were recorded (a send ends at the socket buffer)
   double mean_gbps = 0;                // bytes / window length
-  double peak_gbps = 0;                // highest bin
+  double peak_gbps = 0;                // highest rate over 100 slices of the range, any bins
   std::vector<double> gbps_per_bin;    // AnalysisOptions::bins values
   double capacity_gbps = -1;           // from the topology; -1 unknown
   double busy_share_of_collectives = 0;// busy time / time inside collectives that used it, <= 1
