@@ -101,6 +101,8 @@ void buildWhatIf(AnalysisState& s) {
       plan.first = s.options.topology != nullptr
                        ? collective::multipathRateRatio(*s.options.topology, c.ranks, &plan.second)
                        : -1;
+      if (s.options.topology != nullptr && !s.options.topology_path.empty())
+        plan.second += " (" + s.options.topology_path + ")";
       if (plan.second.empty()) plan.second = "no plan (no topology)";
     }
     Model mm = m;

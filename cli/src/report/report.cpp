@@ -70,6 +70,7 @@ bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,
   if (path.empty()) return true;
   if (!analyzer::loadTopology(path, topology, error)) return false;
   options->topology = topology;
+  options->topology_path = path;  // the what-if's multipath basis names the file
   return true;
 }
 

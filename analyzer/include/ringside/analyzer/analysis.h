@@ -36,6 +36,7 @@ inline constexpr int kAnalysisSchemaVersion = 1;  // the JSON report's "schema_v
 struct AnalysisOptions {
   int bins = 100;                        // time bins for link utilization over the trace
   const Topology* topology = nullptr;    // optional: links, capacities, latencies
+  std::string topology_path;             // where `topology` came from, for the what-if's basis
   // Optional window on the trace clock (ns); idle links and utilization use it.
   int64_t window_start_ns = std::numeric_limits<int64_t>::min();
   int64_t window_end_ns = std::numeric_limits<int64_t>::max();
