@@ -2,11 +2,18 @@
 // What the trace holds after a hang (docs/analyzer.md, "The autopsy"): the calls of the ranks
 // that waited, never returned (end_ns NULL, when the merge read a live or killed rank's file) or
 // failed (status 1, Gloo's timeout or a peer's reset); the rank that never joined has no row for
-// that seq; a rank killed or crashed is in meta cut_off_ranks.
+// that seq; a rank killed or crashed is in meta cut_off_ranks. The flight record, when the
+// trace has one (docs/flight-recorder.md), adds what the trace rows lack: each rank's ring at
+// its latest dump (calls still open there, their messages), how the rank ended (rank_exit) and
+// what its dump said (flight_dump.detail).
 #include "analysis_autopsy.h"
 
 #include <algorithm>
 #include <set>
+#include <utility>
+
+#include "ringside/analyzer/hang_flight.h"
+#include "ringside/storage/trace_reader.h"
 
 #include "analysis_state.h"
 #include "findings_internal.h"
@@ -118,11 +125,108 @@ void addSilentRanks(const AnalysisState& s, hang::Input* in) {
   }
 }
 
+// One rank's flight record: its ring at its latest dump, and how it ended.
+struct FlightRank {
+  int64_t dump = -1;  // the latest dump
+  std::string detail;  // "reason: detail" of its latest dump that said something
+  std::vector<hang::Call> calls;
+  std::vector<hang::Message> messages;
+  bool exited = false, by_launcher = false;
+  int exit_status = -1, signal = 0;
+  int64_t exit_ns = -1;
+};
+
+struct FlightRecord {
+  std::map<int, FlightRank> ranks;
+  int64_t watchdog_ns = -1;  // the first watchdog dump: the verdict `record` printed (-1 none)
+};
+
+// The trace's flight tables (empty in traces without them). False on a read error.
+bool readFlight(storage::TraceReader& reader, FlightRecord* out, std::string* error) {
+  auto& ranks = out->ranks;
+  bool ok = reader.forEachFlightDump([&](const storage::FlightDumpRow& d) {
+    FlightRank& r = ranks[d.rank];
+    r.dump = std::max(r.dump, d.dump);
+    if (!d.detail.empty() && d.reason != "watchdog") r.detail = d.reason + ": " + d.detail;
+    if (d.reason == "watchdog" && d.time_ns >= 0 && (out->watchdog_ns < 0 || d.time_ns < out->watchdog_ns)) {
+      out->watchdog_ns = d.time_ns;
+    }
+    return true;
+  }, error);
+  ok = ok && reader.forEachFlightCall([&](const storage::FlightCallRow& c) {
+    auto r = ranks.find(c.rank);
+    if (r != ranks.end() && c.dump == r->second.dump) r->second.calls.push_back(hang::fromFlight(c));
+    return true;
+  }, error);
+  ok = ok && reader.forEachFlightMessage([&](const storage::FlightMessageRow& m) {
+    auto r = ranks.find(m.rank);
+    if (r != ranks.end() && m.dump == r->second.dump) r->second.messages.push_back(hang::fromFlight(m));
+    return true;
+  }, error);
+  return ok && reader.forEachRankExit([&](const storage::RankExitRow& e) {
+    FlightRank& r = ranks[e.rank];
+    if (r.exited && r.by_launcher) return true;  // the launcher's word wins over the process's
+    r.exited = true;
+    r.by_launcher = e.source == "launcher";
+    r.exit_status = e.exit_status;
+    r.signal = e.signal;
+    r.exit_ns = e.time_ns;
+    return true;
+  }, error);
+}
+
+// The ring's calls into the rank's: those the trace lacks, and those the trace left open that
+// the ring saw end (the trace's step kept, the steps the analyzer found).
+void mergeFlightCalls(std::vector<hang::Call>&& ring, hang::Rank* r) {
+  std::map<std::pair<std::string, int64_t>, size_t> at;
+  for (size_t i = 0; i < r->calls.size(); ++i) at[{r->calls[i].comm, r->calls[i].seq}] = i;
+  for (hang::Call& c : ring) {
+    auto it = at.find({c.comm, c.seq});
+    if (it == at.end()) {
+      r->calls.push_back(std::move(c));
+    } else if (hang::Call& mine = r->calls[it->second]; mine.open() && !c.open()) {
+      if (mine.step >= 0) c.step = mine.step;
+      mine = std::move(c);
+    }
+  }
+}
+
+void mergeFlightRank(FlightRank&& f, hang::Rank* r) {
+  mergeFlightCalls(std::move(f.calls), r);
+  std::set<std::pair<std::string, int64_t>> traced;  // (comm, seq) with the trace's messages
+  for (const hang::Message& m : r->messages) traced.insert({m.comm, m.seq});
+  for (hang::Message& m : f.messages) {
+    if (traced.contains({m.comm, m.seq})) continue;
+    if (!m.send) r->receives_recorded = true;  // the ring keeps both directions
+    r->messages.push_back(std::move(m));
+  }
+  if (r->detail.empty()) r->detail = std::move(f.detail);
+}
+
+// How the ranks ended, from rank_exit; the waits run to the last exit, when later than every
+// call (a rank that waited until it was stopped waited that long).
+void applyFlightExits(const FlightRecord& flight, hang::Input* in) {
+  int64_t latest = -1, last_exit = -1;
+  for (hang::Rank& r : in->ranks) {
+    for (const hang::Call& c : r.calls) latest = std::max({latest, c.enter_ns, c.exit_ns});
+    auto f = flight.ranks.find(r.rank);
+    if (f == flight.ranks.end() || !f->second.exited) continue;
+    last_exit = std::max(last_exit, f->second.exit_ns);
+    // Stopped by `record --on-hang kill` after the watchdog's verdict: alive at the hang.
+    if (flight.watchdog_ns >= 0 && f->second.exit_ns >= flight.watchdog_ns) {
+      r.liveness = hang::Liveness::kRunning;
+      continue;
+    }
+    hang::applyExit(f->second.exit_status, f->second.signal, &r);
+  }
+  if (last_exit > latest && latest >= 0) in->now_ns = last_exit;
+}
+
 hang::Input autopsyInput(AnalysisState& s) {
-  hang::Input in;
+  std::map<int, hang::Rank> ranks;
   const std::vector<char>& receives = s.autopsy.receives;
   for (const auto& [rank, rings] : s.autopsy.tails.byRank()) {
-    hang::Rank r;
+    hang::Rank& r = ranks[rank];
     r.rank = rank;
     r.liveness = liveness(s.meta, rank);
     auto acc = s.rank_acc.find(rank);
@@ -136,9 +240,22 @@ hang::Input autopsyInput(AnalysisState& s) {
     auto messages = s.autopsy.messages.find(rank);
     if (messages != s.autopsy.messages.end()) r.messages = std::move(messages->second);
     r.receives_recorded = static_cast<size_t>(rank) < receives.size() && receives[static_cast<size_t>(rank)];
-    in.ranks.push_back(std::move(r));
   }
+  // A flight table that cannot be read leaves the autopsy to the trace's rows, as before it.
+  FlightRecord flight;
+  std::string ignored;
+  if (!readFlight(s.reader, &flight, &ignored)) flight = FlightRecord();
+  for (auto& [rank, f] : flight.ranks) {
+    if (f.calls.empty() && !ranks.contains(rank)) continue;  // an exit alone: addSilentRanks
+    hang::Rank& r = ranks[rank];
+    if (r.rank < 0) r.liveness = liveness(s.meta, rank);
+    r.rank = rank;
+    mergeFlightRank(std::move(f), &r);
+  }
+  hang::Input in;
+  for (auto& [rank, r] : ranks) in.ranks.push_back(std::move(r));
   addSilentRanks(s, &in);
+  applyFlightExits(flight, &in);
   return in;
 }
 

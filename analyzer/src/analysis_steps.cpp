@@ -252,7 +252,12 @@ void placeInstances(AnalysisState& s, const std::map<int, RankSteps>& ranks) {
     auto after = std::upper_bound(spans.begin(), spans.end(), Interval{arr.start_ns, INT64_MAX});
     if (after == spans.begin()) continue;
     const size_t k = static_cast<size_t>(after - spans.begin()) - 1;
-    if (arr.start_ns < spans[k].second) c.step = it->second.step[k];
+    // The last span ends at the rank's last event: a call entered then and left open (a hang)
+    // is that step's too.
+    const bool last = k + 1 == spans.size();
+    if (arr.start_ns < spans[k].second || (last && arr.start_ns == spans[k].second)) {
+      c.step = it->second.step[k];
+    }
   }
   // Buckets: the all-reduces of a step on one communicator, in seq order.
   std::vector<std::tuple<int64_t, std::string_view, int64_t, size_t>> order;

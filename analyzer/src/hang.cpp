@@ -185,8 +185,9 @@ bool findMismatch(const std::string& name, const Comm& comm, Verdict* v) {
     std::sort(v->culprits.begin(), v->culprits.end());
     std::string others;
     for (size_t i = 1; i < v->sides.size(); ++i) others += (i > 1 ? "; " : "") + v->sides[i];
-    v->message = "desync at #" + std::to_string(seq) + " on " + name + ": " + others + " where " +
-                 v->sides[0];
+    const std::string step = v->step >= 0 ? " (step " + std::to_string(v->step) + ")" : "";
+    v->message = "desync at #" + std::to_string(seq) + step + " on " + name + ": " + others +
+                 " where " + v->sides[0];
     v->evidence = "at the same sequence point the ranks called a different op, size, dtype or root" +
                   std::string(tie ? " (as many ranks on each side: none is taken as right)" : "");
     return true;

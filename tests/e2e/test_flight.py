@@ -16,8 +16,14 @@ Scenarios:
                         stops the job
   flight-watchdog-8     8 ranks, rank 5 stops joining: the verdict within --hang-timeout + 5 s
                         of the hang (the figure is printed)
-  flight-linkcut-3      the link between two emulated hosts cut mid-run (netns + iptables):
-                        skipped where netns cannot be made (not root)
+  flight-ddp-3          a real PyTorch DDP job (samples/ddp_train.py, steps marked from 0) whose
+                        rank 1 computes 60 s before its first backward: --hang-timeout 5
+                        --on-hang kill names rank 1 (stuck-collective) at step 0 and stops the
+                        job; the report's first finding is the hang, not a late-ranks warning
+  flight-linkcut-3      three emulated hosts (network namespaces on a bridge), rank 1's cable
+                        set down mid-run: the watchdog and the report name rank 1 (a peer that
+                        never sent or messages never delivered); skipped where namespaces
+                        cannot be made (not root, no ip)
 """
 
 import json
@@ -33,6 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_util as u  # noqa: E402
 
 GLOO_TIMEOUT_S = 15
+LINK_RULES = ("peer-never-sent", "messages-undelivered", "stuck-collective")
 AUTOPSY_RULES = ("stuck-collective", "collective-mismatch", "rank-exited", "messages-undelivered", "peer-never-sent")
 
 
@@ -96,6 +103,7 @@ def check_first_finding(ctx, trace, rules, rank):
     u.check(rule in rules, f"the report's first finding should be {' or '.join(rules)}: {rule}: {message}")
     u.check(re.search(rf"\branks? (\d+,)*{rank}\b", message) is not None,
             f"the report's first finding should name rank {rank}: {message}")
+    return message
 
 
 def verdict_line(res):
@@ -231,12 +239,90 @@ def flight_watchdog_8(ctx):
     check_first_finding(ctx, trace, ("stuck-collective",), 5)
 
 
+def flight_ddp_3(ctx):
+    ctx.need_ddp_sample()
+    trace = ctx.path("t.sqlite")
+    argv = [ctx.ringside, "record", "--ranks", "3", "-o", trace, "-q", "--hang-timeout", "5",
+            "--on-hang", "kill", "--", ctx.python, ctx.ddp_sample, "--slow-rank", "1",
+            "--slow-ms", "60000", "--mark-steps", "0"]
+    res = u.run(argv, env=u.clean_env(), cwd=ctx.scratch, timeout=120)
+    line = verdict_line(res)
+    u.check(line is not None and "hang (stuck-collective)" in line, f"no stuck-collective verdict\n{res.describe()}")
+    u.check(re.search(r"\brank 1\b", line) is not None and "allreduce" in line, f"rank 1's allreduce: {line}")
+    u.check(res.returncode == 143, f"the killed job's own status (SIGTERM: 143)\n{res.describe()}")
+    u.check(res.seconds < 30, f"--on-hang kill should end the 60 s straggler early ({res.seconds:.1f} s)")
+    u.check("step 0" in line, f"the step (ringside_step() markers from 0): {line}")
+    message = check_first_finding(ctx, trace, ("stuck-collective",), 1)
+    u.check("step 0" in message, f"the report's verdict names the step: {message}")
+
+
+def emulated_hosts(prefix, world):
+    """Network namespaces <prefix>-h0.. (10.77.0.<i+1>/24 on eth0) cabled to a bridge in
+    <prefix>-sw (cable s<i>); skips (77) where they cannot be made."""
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        u.skip("a link cut needs root and ip (network namespaces)")
+    cmds = [["netns", "add", f"{prefix}-sw"], ["-n", f"{prefix}-sw", "link", "add", "br0", "type", "bridge"],
+            ["-n", f"{prefix}-sw", "link", "set", "br0", "up"]]
+    for i in range(world):
+        h, e, sw = f"{prefix}-h{i}", f"{prefix}-e{i}", f"{prefix}-s{i}"
+        cmds += [["netns", "add", h], ["link", "add", e, "type", "veth", "peer", "name", sw],
+                 ["link", "set", e, "netns", h], ["link", "set", sw, "netns", f"{prefix}-sw"],
+                 ["-n", h, "link", "set", e, "name", "eth0"], ["-n", f"{prefix}-sw", "link", "set", sw, "name", f"s{i}"],
+                 ["-n", f"{prefix}-sw", "link", "set", f"s{i}", "master", "br0"],
+                 ["-n", f"{prefix}-sw", "link", "set", f"s{i}", "up"],
+                 ["-n", h, "addr", "add", f"10.77.0.{i + 1}/24", "dev", "eth0"],
+                 ["-n", h, "link", "set", "eth0", "up"], ["-n", h, "link", "set", "lo", "up"]]
+    for cmd in cmds:
+        p = subprocess.run(["ip", *cmd], capture_output=True, text=True)
+        if p.returncode != 0:
+            drop_hosts(prefix, world)
+            u.skip(f"cannot make network namespaces here: ip {' '.join(cmd)}: {p.stderr.strip()}")
+
+
+def drop_hosts(prefix, world):
+    for ns in [f"{prefix}-h{i}" for i in range(world)] + [f"{prefix}-sw"]:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
 def flight_linkcut_3(ctx):
-    # Checked by hand (docs/flight-recorder.md, "The fault corpus"): three ranks in network
-    # namespaces cabled to a bridge, rank 1's cable set down mid-run, the watchdog's verdict in
-    # 3 s. Automated, the scenario's wait for the ranks' rings did not see them in time on this
-    # machine; it is left for a follow-up rather than passing on a guess.
-    u.skip("the link cut on emulated hosts is checked by hand only so far (docs/flight-recorder.md)")
+    # Three ranks on emulated hosts (a namespace each, cabled to a bridge); once every rank's
+    # ring exists and the job is stepping, rank 1's cable goes down: the watchdog names rank 1
+    # (its messages never arrive) before Gloo's 15 s timeout, the report's first finding too.
+    world, hang_timeout, prefix = 3, 3, f"rsf{os.getpid() % 100000}"
+    binary = faults_binary(ctx)
+    emulated_hosts(prefix, world)
+    try:
+        trace = ctx.path("t.sqlite")
+        rank_cmd = (f"GLOO_DEVICE_HOST=10.77.0.$((RANK+1)) exec ip netns exec {prefix}-h$RANK "
+                    f"{binary} --timeout-s {GLOO_TIMEOUT_S} --fault none --steps 100000 --step-ms 20")
+        argv = [ctx.ringside, "record", "--ranks", str(world), "-o", trace, "-q", "--grace-s", "5",
+                "--hang-timeout", str(hang_timeout), "--", "bash", "-c", rank_cmd]
+        proc = u.spawn(argv, env=u.clean_env(GLOO_STORE_DIR=ctx.path("store")), cwd=ctx.scratch)
+        folder, deadline = trace + ".ranks", time.monotonic() + 30
+        # The rank folder (record's default, <output>.ranks) holds one ring per rank once it runs.
+        while time.monotonic() < deadline and proc.poll() is None:
+            if os.path.isdir(folder) and len([f for f in os.listdir(folder) if f.endswith(".flight")]) == world:
+                break
+            time.sleep(0.1)
+        time.sleep(1.0)  # some steps done on every rank
+        u.check(proc.poll() is None, "the job ended before the cut")
+        subprocess.run(["ip", "-n", f"{prefix}-sw", "link", "set", "s1", "down"], check=True)
+        cut = time.monotonic()
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            u._kill_group(proc)
+            raise u.TestFailure("record did not end in 120 s after the link cut")
+    finally:
+        drop_hosts(prefix, world)
+    res = u.Result(argv, proc.returncode, out, err, time.monotonic() - cut)
+    line = verdict_line(res)
+    print(f"flight-linkcut-3: {line}")
+    u.check(line is not None, f"no watchdog verdict after the link cut\n{res.describe()}")
+    u.check(any(f"hang ({r})" in line for r in LINK_RULES), f"a link or peer verdict: {line}")
+    u.check(re.search(r"\branks? (\d+,)*1\b", line) is not None, f"rank 1 (its cable) named: {line}")
+    u.check(res.returncode == 1, f"the job's own status (Gloo's timeout: 1)\n{res.describe()}")
+    check_first_finding(ctx, trace, LINK_RULES, 1)
 
 
 if __name__ == "__main__":
@@ -249,5 +335,6 @@ if __name__ == "__main__":
         "flight-sigkill-3": flight_sigkill_3,
         "flight-sigstop-3": flight_sigstop_3,
         "flight-watchdog-8": flight_watchdog_8,
+        "flight-ddp-3": flight_ddp_3,
         "flight-linkcut-3": flight_linkcut_3,
     }))

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ringside/analyzer/hang.h"
+#include "ringside/analyzer/hang_flight.h"
 #include "ringside/storage/flight_ring.h"
 
 namespace ringside::cli {
@@ -78,50 +79,20 @@ void Watchdog::loop() {
 
 namespace {
 
-hang::Call toCall(const storage::FlightCallRow& c) {
-  hang::Call out;
-  out.comm = c.comm;
-  out.seq = c.seq;
-  out.op = c.op;
-  out.library = c.library;
-  out.bytes = c.bytes;
-  out.dtype = c.dtype;
-  out.root = c.root;
-  if (!hang::parseCallState(c.state, &out.state)) out.state = hang::CallState::kEntered;
-  out.enter_ns = c.enter_ns;
-  out.exit_ns = c.exit_ns;
-  out.step = c.step;
-  return out;
-}
-
-hang::Message toMessage(const storage::FlightMessageRow& m) {
-  hang::Message out;
-  out.comm = m.comm;
-  out.seq = m.seq;
-  out.peer = m.peer;
-  out.send = m.direction == "send";
-  out.bytes = m.bytes;
-  out.posted_ns = m.posted_ns;
-  out.done_ns = m.done_ns;
-  return out;
-}
-
 // One rank's state for the verdict: its ring's calls and messages, and whether it lives.
 hang::Rank toRank(ring::Snapshot&& s) {
   hang::Rank r;
   r.rank = s.rank;
   if (s.ended == ring::Ended::kExited) {
-    r.liveness = hang::Liveness::kExited;
-    r.exit_status = s.exit_status;
+    hang::applyExit(s.exit_status, 0, &r);
   } else if (s.ended == ring::Ended::kSignal) {
-    r.liveness = hang::Liveness::kSignaled;
-    r.signal = s.exit_signal;
+    hang::applyExit(-1, s.exit_signal, &r);
   } else if (::kill(static_cast<pid_t>(s.pid), 0) != 0 && errno == ESRCH) {
     r.liveness = hang::Liveness::kCutOff;  // gone without a word: SIGKILL, OOM
   }
   r.last_seen_ns = s.last_done_ns;
-  for (const storage::FlightCallRow& c : s.calls) r.calls.push_back(toCall(c));
-  for (const storage::FlightMessageRow& m : s.messages) r.messages.push_back(toMessage(m));
+  for (const storage::FlightCallRow& c : s.calls) r.calls.push_back(hang::fromFlight(c));
+  for (const storage::FlightMessageRow& m : s.messages) r.messages.push_back(hang::fromFlight(m));
   if (!s.dumps.empty()) r.detail = s.dumps.back().reason + ": " + s.dumps.back().detail;
   return r;
 }

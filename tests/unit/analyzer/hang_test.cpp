@@ -1,6 +1,7 @@
 // judgeHang() (analyzer/hang.h) on hand-made rank states: each verdict names the right ranks,
 // and a healthy or merely busy record gets none.
 #include "ringside/analyzer/hang.h"
+#include "ringside/analyzer/hang_flight.h"
 
 #include <gtest/gtest.h>
 
@@ -146,4 +147,47 @@ TEST(Hang, RankRanges) {
   EXPECT_TRUE(h::parseCallState("transferring", &s));
   EXPECT_EQ(s, h::CallState::kTransferring);
   EXPECT_FALSE(h::parseCallState("bogus", &s));
+}
+
+// The flight recorder's rows as the verdicts read them (hang_flight.h): the same conversion for
+// the watchdog's live rings and for analyze() on a merged trace.
+TEST(Hang, FlightRowsConvert) {
+  ringside::storage::FlightCallRow row;
+  row.comm = "world";
+  row.seq = 7;
+  row.op = "allreduce";
+  row.bytes = ringside::storage::kNone;
+  row.state = "transferring";
+  row.enter_ns = 5;
+  row.exit_ns = 9;  // a stale end on an open call is not kept
+  row.step = 3;
+  h::Call c = h::fromFlight(row);
+  EXPECT_TRUE(c.open());
+  EXPECT_EQ(c.state, h::CallState::kTransferring);
+  EXPECT_EQ(c.exit_ns, -1);
+  EXPECT_EQ(c.bytes, 0);
+  EXPECT_EQ(c.step, 3);
+  row.state = "bogus";
+  EXPECT_EQ(h::fromFlight(row).state, h::CallState::kEntered);
+  row.state = "failed";
+  EXPECT_EQ(h::fromFlight(row).exit_ns, 9);
+
+  ringside::storage::FlightMessageRow m;
+  m.direction = "recv";
+  m.peer = 2;
+  m.done_ns = ringside::storage::kNone;
+  h::Message msg = h::fromFlight(m);
+  EXPECT_FALSE(msg.send);
+  EXPECT_EQ(msg.peer, 2);
+  EXPECT_EQ(msg.done_ns, -1);
+
+  h::Rank r;
+  h::applyExit(-1, 0, &r);  // neither: untouched
+  EXPECT_EQ(r.liveness, h::Liveness::kRunning);
+  h::applyExit(3, 0, &r);
+  EXPECT_EQ(r.liveness, h::Liveness::kExited);
+  EXPECT_EQ(r.exit_status, 3);
+  h::applyExit(-1, 9, &r);
+  EXPECT_EQ(r.liveness, h::Liveness::kSignaled);
+  EXPECT_EQ(r.signal, 9);
 }

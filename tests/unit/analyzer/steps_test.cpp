@@ -449,6 +449,23 @@ TEST(StepsTest, MarkersOverrideDetection) {
   }
 }
 
+// A hang after the last marker: rank 0 enters an all-reduce and never returns (its entry is its
+// last event), rank 1 never enters it. The stuck call is the last step's, so the verdict names it.
+TEST(StepsTest, OpenCallAtTheLastEventIsInTheLastMarkerStep) {
+  TraceBuilder t(2);
+  for (int r = 0; r < 2; ++r) {
+    t.markers.push_back({r, storage::StepMarkerRow{7, 0}});
+    t.colls.push_back(Coll{r, r, 0, "allreduce", "gloo", 4096, 1 * kMs, 2 * kMs});
+  }
+  t.colls.push_back(Coll{2, 0, 1, "allreduce", "gloo", 4096, 3 * kMs, storage::kNone});
+  Analysis a = analyzeTrace(t.build());
+  ASSERT_EQ(a.collectives.size(), 2u);
+  for (const CollectiveInstance& c : a.collectives) EXPECT_EQ(c.step, 7) << "seq " << c.seq;
+  ASSERT_FALSE(a.autopsy.empty());
+  EXPECT_EQ(a.autopsy.front().step, 7);
+  EXPECT_NE(a.autopsy.front().message.find("step 7"), std::string::npos) << a.autopsy.front().message;
+}
+
 TEST(StepsTest, StoredStepsAreReadBack) {
   TraceBuilder t(2);
   ddpJob(&t, 2, 5);
