@@ -8,6 +8,7 @@
 
 #include "analysis_state.h"
 #include "findings_internal.h"
+#include "ringside/collective/topology_file.h"
 #include "ringside/format/units.h"
 
 namespace ringside::analyzer::detail {
@@ -32,22 +33,25 @@ Algo allreduceAlgo(const CollectiveInstance& c) {
 
 struct Model {
   double alpha_ns = -1, beta_ns = -1;
+  TreeLinksOf tree_links{nullptr};
   bool ok() const { return alpha_ns >= 0 && beta_ns > 0; }
   double ns(Algo a, int n, int64_t bytes) const {
-    return a == Algo::kTree ? collective::treeAllreduceTime(n, bytes, alpha_ns, beta_ns, kTreeLinks)
+    return a == Algo::kTree ? collective::treeAllreduceTime(n, bytes, alpha_ns, beta_ns, tree_links(n))
                             : collective::ringAllreduceTime(n, static_cast<double>(bytes), alpha_ns, beta_ns);
   }
   // The share of the modelled time that is latency terms: >= 0.5 latency-bound.
   double latencyShare(Algo a, int n, int64_t bytes) const {
     const double all = ns(a, n, bytes), bytes_free = a == Algo::kTree
-                                                         ? collective::treeAllreduceTime(n, int64_t{0}, alpha_ns, 0, kTreeLinks)
+                                                         ? collective::treeAllreduceTime(n, int64_t{0}, alpha_ns, 0, tree_links(n))
                                                          : collective::ringAllreduceTime(n, 0.0, alpha_ns, 0);
     return all > 0 ? bytes_free / all : 0;
   }
 };
 
-Model modelOf(const Analysis& a) {
+Model modelOf(const AnalysisState& s) {
+  const Analysis& a = *s.out;
   Model m;
+  m.tree_links = TreeLinksOf(s.options.topology);
   if (a.alpha_s >= 0 && a.beta_s_per_byte > 0) {
     m.alpha_ns = a.alpha_s * 1e9;
     m.beta_ns = a.beta_s_per_byte * 1e9;
@@ -131,9 +135,27 @@ std::map<std::string, AlgoTotals> allreduceTotals(const Analysis& a, const Model
 
 }  // namespace
 
+collective::TreeLinks TreeLinksOf::operator()(int ranks) const {
+  if (ranks == ranks_) return links_;
+  ranks_ = ranks;
+  links_ = collective::TreeLinks::kSharedNic;
+  // A link per rank pair needs at least n(n-1)/2 links: most topologies fail here at once.
+  const auto n = static_cast<int64_t>(ranks);
+  if (topology_ == nullptr || ranks < 2 || static_cast<int64_t>(topology_->links.size()) < n * (n - 1) / 2)
+    return links_;
+  for (int i = 0; i < ranks; ++i) {
+    for (int j = i + 1; j < ranks; ++j) {
+      if (topology_->nodeOf(i) == topology_->nodeOf(j) || topology_->linkBetween(i, j) == nullptr)
+        return links_;
+    }
+  }
+  links_ = collective::TreeLinks::kPerPeer;
+  return links_;
+}
+
 void algorithmFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   const Analysis& a = *s.out;
-  const Model m = modelOf(a);
+  const Model m = modelOf(s);
   if (!m.ok()) return;
   for (const auto& [library, t] : allreduceTotals(a, m)) {
     if (t.calls == 0) continue;
@@ -269,7 +291,7 @@ void burstsOf(const std::vector<const CollectiveInstance*>& list, bool by_step, 
 // bounds the advice from below, and a step with one bucket gets none.
 void bucketingFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   const Analysis& a = *s.out;
-  const Model m = modelOf(a);
+  const Model m = modelOf(s);
   if (!m.ok() || benchTrace(s)) return;
   std::map<std::string, BurstTotals> by_library;
   const bool by_step = a.steps.steps.size() >= 2;

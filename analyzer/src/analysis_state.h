@@ -302,11 +302,23 @@ void warnSkippedRows(AnalysisState& s);    // analysis_instances.cpp
 
 // The alpha-beta model's times of ringside's own all-reduces are collective/cost_model.h's
 // (ringAllreduceTime, treeAllreduceTime, multipathAllreduceTime), the model bench prints too.
-// The report prices the tree with every edge on its own link, as it always did (one chunk a
-// step, docs/whatif.md). Ranks that share a host's link are priced by kSharedNic (bench); on one
-// host that case matched the measurements better (issue 26's note), but switching the report
-// changes the algorithm rule's findings: a decision of its own.
-inline constexpr collective::TreeLinks kTreeLinks = collective::TreeLinks::kPerPeer;
+// The tree's price depends on the links under a rank's tree edges (docs/whatif.md), which only
+// a topology file says: kPerPeer where it puts every one of the ranks on a node of its own with a
+// link of its own to every other rank's node (a mesh of cables, as the emulated square: validated
+// within 4 %), kSharedNic otherwise: no topology, ranks sharing a host, or hosts without a
+// direct link to each other (one NIC a host to a switch), as `ringside bench` prices it (matched
+// on one host: tree/ring 1.14-1.58 measured, 1.35-1.59 predicted). Remembers its last answer:
+// the rules ask once per all-reduce, nearly always for the same rank count.
+class TreeLinksOf {
+ public:
+  explicit TreeLinksOf(const Topology* topology) : topology_(topology) {}
+  collective::TreeLinks operator()(int ranks) const;
+
+ private:
+  const Topology* topology_;
+  mutable int ranks_ = -1;
+  mutable collective::TreeLinks links_ = collective::TreeLinks::kSharedNic;
+};
 // The late-ranks and clock-uncertainty rules (analysis_late_ranks.cpp), for addFindings.
 // late-ranks when one rank is to blame, else `waiting` when the ranks wait a large share of
 // their collective time for whichever rank is last.

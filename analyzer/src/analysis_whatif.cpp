@@ -3,12 +3,13 @@
 // this topology. Like the algorithm rule, a prediction scales the measured time by the alpha-beta
 // model's ratio (the model knows the links; the measurement knows everything else the library
 // costs); multipath's bandwidth term is divided by its rings' total rate over the ring's alone,
-// which the caller plans from the topology (AnalysisOptions::multipath_rate).
+// planned on AnalysisOptions::topology (collective/multipath_plan.h, the reference's own planner).
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "analysis_state.h"
+#include "ringside/collective/multipath_plan.h"
 #include "ringside/format/units.h"
 
 namespace ringside::analyzer::detail {
@@ -37,12 +38,13 @@ Algo ranAlgo(const CollectiveInstance& c) {
 struct Model {
   double alpha_ns = -1, beta_ns = -1;
   double multipath_ratio = -1;  // rings' total rate / the ring's; <= 0 unknown
+  TreeLinksOf tree_links{nullptr};
   bool ok() const { return alpha_ns >= 0 && beta_ns > 0; }
   // Modelled time; -1 when this model cannot say (multipath without a plan).
   double ns(Algo a, int n, int64_t bytes) const {
     switch (a) {
       case Algo::kRing: return collective::ringAllreduceTime(n, static_cast<double>(bytes), alpha_ns, beta_ns);
-      case Algo::kTree: return collective::treeAllreduceTime(n, bytes, alpha_ns, beta_ns, kTreeLinks);
+      case Algo::kTree: return collective::treeAllreduceTime(n, bytes, alpha_ns, beta_ns, tree_links(n));
       case Algo::kMultipath:
         return collective::multipathAllreduceTime(n, static_cast<double>(bytes), alpha_ns, beta_ns, multipath_ratio);
       default: break;
@@ -70,6 +72,7 @@ void buildWhatIf(AnalysisState& s) {
   Analysis& a = *s.out;
   a.what_if.clear();
   Model m;
+  m.tree_links = TreeLinksOf(s.options.topology);
   if (a.alpha_s >= 0 && a.beta_s_per_byte > 0) {
     m.alpha_ns = a.alpha_s * 1e9;
     m.beta_ns = a.beta_s_per_byte * 1e9;
@@ -95,8 +98,12 @@ void buildWhatIf(AnalysisState& s) {
     if (!m.ok()) continue;
     auto& plan = plans[c.ranks];  // planned once per rank count
     if (plan.second.empty()) {
-      plan.first = s.options.multipath_rate ? s.options.multipath_rate(c.ranks, &plan.second) : -1;
-      if (plan.second.empty()) plan.second = "no plan (no topology planner)";
+      plan.first = s.options.topology != nullptr
+                       ? collective::multipathRateRatio(*s.options.topology, c.ranks, &plan.second)
+                       : -1;
+      if (s.options.topology != nullptr && !s.options.topology_path.empty())
+        plan.second += " (" + s.options.topology_path + ")";
+      if (plan.second.empty()) plan.second = "no plan (no topology)";
     }
     Model mm = m;
     mm.multipath_ratio = plan.first;

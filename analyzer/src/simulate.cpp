@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analysis_state.h"
+#include "ringside/collective/multipath_plan.h"
 
 namespace ringside::analyzer {
 namespace {
@@ -33,12 +34,6 @@ int childPositions(int p, int n, int c[2]) {
     }
   }
   return k;
-}
-
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
 }
 
 }  // namespace
@@ -85,33 +80,32 @@ int busiestHostTreeEdges(int n, int ranks_per_host) {
   return most;
 }
 
-std::string clusterTopologyText(const ClusterSpec& c, int ranks) {
+collective::Topology clusterTopology(const ClusterSpec& c, int ranks) {
   const int per = std::max(1, c.ranks_per_host);
   const int hosts = (ranks + per - 1) / per;
-  std::string t = "ringside-topology 1\n# ringside simulate: " + std::to_string(hosts) + " hosts of " +
-                  std::to_string(per) + " ranks, " + (c.mesh ? "a full mesh of host pairs" : "a switch") + "\n";
+  collective::Topology t;
+  auto link = [&](int a, int b, double gbps, double latency_s) {
+    t.link_of_nodes.emplace(std::make_pair(a, b), t.links.size());
+    t.link_of_nodes.emplace(std::make_pair(b, a), t.links.size());
+    t.links.push_back({"h" + std::to_string(a), "h" + std::to_string(b), gbps, latency_s, true});
+  };
   for (int h = 0; h < hosts; ++h) {
-    const int lo = h * per, hi = std::min(ranks, lo + per) - 1;
-    t += "node h" + std::to_string(h) + " ranks " + std::to_string(lo) + (hi > lo ? "-" + std::to_string(hi) : "") + "\n";
-    if (hi > lo) {
-      t += "link h" + std::to_string(h) + " h" + std::to_string(h) + " bandwidth " + num(c.intra_gbps) +
-           "GB/s latency " + num(c.intra_latency_s * 1e6) + "us\n";
+    collective::TopologyNode node{"h" + std::to_string(h), {}};
+    for (int r = h * per; r < std::min(ranks, (h + 1) * per); ++r) {
+      node.ranks.push_back(r);
+      t.node_of_rank.emplace(r, h);
     }
+    if (node.ranks.size() > 1) link(h, h, c.intra_gbps, c.intra_latency_s);
+    t.nodes.push_back(std::move(node));
   }
-  if (c.mesh) {
-    for (int a = 0; a < hosts; ++a) {
-      for (int b = a + 1; b < hosts; ++b) {
-        t += "link h" + std::to_string(a) + " h" + std::to_string(b) + " bandwidth " + num(c.inter_gbps) +
-             "GB/s latency " + num(c.inter_latency_s * 1e6) + "us\n";
-      }
-    }
+  for (int a = 0; c.mesh && a < hosts; ++a) {
+    for (int b = a + 1; b < hosts; ++b) link(a, b, c.inter_gbps, c.inter_latency_s);
   }
   return t;
 }
 
 std::vector<SimulatedScale> simulateCluster(const ClusterSpec& c, const std::vector<int64_t>& step_bytes,
-                                            const std::vector<int>& rank_counts,
-                                            const MultipathPlanner& planner) {
+                                            const std::vector<int>& rank_counts) {
   std::vector<SimulatedScale> out;
   const int per = std::max(1, c.ranks_per_host);
   const int64_t largest = step_bytes.empty() ? 0 : *std::max_element(step_bytes.begin(), step_bytes.end());
@@ -152,13 +146,9 @@ std::vector<SimulatedScale> simulateCluster(const ClusterSpec& c, const std::vec
       ratio = std::max(1, c.nics);
       mp_note = c.nics > 1 ? "rings spread over the " + std::to_string(c.nics) + " NICs of each host"
                            : "one NIC a host: the rings share it, the ring's rate";
-    } else if (planner) {
-      std::string basis;
-      const double r = planner(clusterTopologyText(c, n), n, &basis);
-      ratio = r > 0 ? r : 1;
-      mp_note = basis;
     } else {
-      mp_note = "no planner: the ring's rate";
+      const double r = collective::multipathRateRatio(clusterTopology(c, n), n, &mp_note);
+      ratio = r > 0 ? r : 1;
     }
     using collective::Algorithm;
     for (Algorithm algo : {Algorithm::kRing, Algorithm::kTree, Algorithm::kMultipath}) {

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """The findings on real DDP runs (issue 11), 4 ranks on one host, ~20 s in all:
 
-- the multi-bucket run (--hidden 1024 --bucket-cap-mb 1): an algorithm finding that names the
-  tree, with the predicted gain and the exact A/B commands; no idle-links finding (a ring on
-  one host uses 4 of its 12 links by design);
+- the multi-bucket run (--hidden 1024 --bucket-cap-mb 1): no algorithm finding that names the
+  tree, and the what-if does not call the tree best: on one host a rank's tree edges share its
+  one link, so the report prices the tree as `ringside bench` does, slower than the ring (bench
+  measured it 7 % slower a call on such a job; the per-edge price used to warn "tree predicted
+  29% faster", issue 26); no idle-links finding (a ring on one host uses 4 of its 12 links by
+  design);
   and the first finding is about waiting for late ranks (late-ranks or waiting) with its
   per-step cost;
 - a balanced, healthy run (the default sample with rank 0's per-step loss print off,
@@ -32,12 +35,16 @@ def record(ringside, python, sample, out, extra):
         fail("record failed: %s\n%s" % (" ".join(cmd), r.stderr[-2000:]))
 
 
-def findings(ringside, trace):
+def report(ringside, trace):
     r = subprocess.run([ringside, "report", "--format", "json", trace], capture_output=True,
                        text=True, timeout=120)
     if r.returncode != 0:
         fail("report failed: " + r.stderr)
-    return json.loads(r.stdout)["findings"]
+    return json.loads(r.stdout)
+
+
+def findings(ringside, trace):
+    return report(ringside, trace)["findings"]
 
 
 def main():
@@ -51,22 +58,26 @@ def main():
         multi = os.path.join(tmp, "multi.sqlite")
         record(ringside, python, sample, multi,
                ["--hidden", "1024", "--bucket-cap-mb", "1", "--steps", "20"])
-        fs = findings(ringside, multi)
+        doc = report(ringside, multi)
+        fs = doc["findings"]
         print(json.dumps(fs, indent=1))
-        algo = [f for f in fs if f["rule"] == "algorithm"]
-        if not algo:
-            fail("no algorithm finding on the multi-bucket run")
-        a = algo[0]
-        if "tree predicted" not in a["message"] or "per call" not in a["message"]:
-            fail("the algorithm finding does not name the tree's gain: " + a["message"])
-        if a["cost_ns"] <= 0:
-            fail("the algorithm finding has no time at stake")
-        want = ("ringside record --ranks 4 --allreduce tree -o tree.sqlite -- %s %s --hidden 1024"
-                % (python, sample))
-        if want not in a["try"] or ("ringside diff %s tree.sqlite" % multi) not in a["try"]:
-            fail("the algorithm finding's try line is not the A/B command: " + a["try"])
+        print(json.dumps(doc.get("what_if"), indent=1))
+        tree = [f for f in fs if f["rule"] == "algorithm" and "tree predicted" in f["message"]]
+        if tree:
+            fail("a tree finding on one host, where the tree shares each rank's link: %s" % tree[0])
+        whatifs = doc.get("what_if") or []
+        if not whatifs:
+            fail("no what-if on the multi-bucket run")
+        if any(w.get("best") == "tree" for w in whatifs):
+            fail("the what-if calls the tree best on one host: %s" % whatifs)
+        tree_rows = [a for w in whatifs for a in w.get("algorithms", []) if a.get("algorithm") == "tree"]
+        if not any((a.get("predicted_ns") or -1) > 0 for a in tree_rows):
+            fail("the what-if does not predict the tree: %s" % whatifs)
         if any(f["rule"] == "idle-links" for f in fs):
             fail("idle-links finding for a ring on one host")
+        # oversubscribed judges the host, not the job: 4 ranks on a 2-core CI machine shared
+        # with builds get it (a problem, so first); the rest must still lead with the waiting.
+        fs = [f for f in fs if f["rule"] != "oversubscribed"]
         first = fs[0]
         if first["rule"] not in ("late-ranks", "waiting") or "wait" not in first["message"]:
             fail("the first finding is not about waiting for late ranks: %s" % first)
@@ -81,7 +92,7 @@ def main():
         record(ringside, python, sample, healthy, ["--log-every", "0"])
         fs = findings(ringside, healthy)
         print(json.dumps(fs, indent=1))
-        bad = [f for f in fs if f["severity"] == "problem"]
+        bad = [f for f in fs if f["severity"] == "problem" and f["rule"] != "oversubscribed"]
         if bad or any(f["rule"] == "idle-links" for f in fs):
             fail("findings on a healthy run: %s" % fs)
     print("ok")

@@ -9,7 +9,6 @@
 
 #include "common/output_folder.h"
 #include "common/recording_note.h"
-#include "multipath_planner.h"
 #include "report/report_format.h"
 #include "report/report_input.h"
 #include "ringside/storage/privacy.h"
@@ -71,7 +70,7 @@ bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,
   if (path.empty()) return true;
   if (!analyzer::loadTopology(path, topology, error)) return false;
   options->topology = topology;
-  options->multipath_rate = multipathRateFor(path);  // the what-if's multipath plan
+  options->topology_path = path;  // the what-if's multipath basis names the file
   return true;
 }
 

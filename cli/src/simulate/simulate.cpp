@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "bench/bench_options.h"
-#include "multipath_planner.h"
 #include "options.h"
 #include "report/report.h"
 #include "ringside/analyzer/analysis.h"
@@ -271,7 +270,7 @@ int runSimulate(std::span<const std::string> args) {
     if (sizes.empty()) return fail(kPrefix, o.trace + ": no all-reduces of 2+ ranks to simulate");
     basis = o.trace + ", " + basis + ", recorded on " + std::to_string(recorded) + " ranks";
   }
-  const auto scales = analyzer::simulateCluster(c, sizes, counts, multipathPlanner());
+  const auto scales = analyzer::simulateCluster(c, sizes, counts);
   std::cout << (o.format == "json" ? renderJson(basis, sizes, scales) : render(o, basis, sizes, scales));
   return kExitOk;
 }

@@ -36,6 +36,7 @@ inline constexpr int kAnalysisSchemaVersion = 1;  // the JSON report's "schema_v
 struct AnalysisOptions {
   int bins = 100;                        // time bins for link utilization over the trace
   const Topology* topology = nullptr;    // optional: links, capacities, latencies
+  std::string topology_path;             // where `topology` came from, for the what-if's basis
   // Optional window on the trace clock (ns); idle links and utilization use it.
   int64_t window_start_ns = std::numeric_limits<int64_t>::min();
   int64_t window_end_ns = std::numeric_limits<int64_t>::max();
@@ -50,11 +51,6 @@ struct AnalysisOptions {
   // window, with the index in Analysis::collectives of the instance it belongs to (-1 if none),
   // so a caller can keep per-row figures without reading the transfers a second time.
   std::function<void(const storage::TransferRow& row, int32_t instance)> on_transfer;
-  // Optional, for the what-if (Analysis::what_if, docs/whatif.md): the multipath all-reduce's
-  // total rate over the ring's alone for `ranks` ranks on the user's topology (the caller plans
-  // it: the analyzer does not depend on reference/); <= 0 when unknown. *basis: one line saying
-  // where the capacities come from and what the plan is.
-  std::function<double(int ranks, std::string* basis)> multipath_rate;
 };
 
 // What-if (docs/whatif.md): one library's all-reduces (one rank count), predicted under each

@@ -7,14 +7,15 @@
 // (each pair its own cable, as samples/topology emulates). The models are the alpha-beta models
 // the what-if uses (ring: 2(n-1) steps of a 1/n chunk; tree: ringside's pipelined double binary
 // tree, its busiest host's NIC shared by the tree edges that leave it; multipath: the ring's
-// bandwidth term over its rings' total rate, planned by the caller from the cluster's topology).
+// bandwidth term over its rings' total rate, planned on the cluster's topology).
 // Pure functions: nothing here reads a file or prints.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
+
+#include "ringside/collective/topology_file.h"
 
 namespace ringside::analyzer {
 
@@ -39,20 +40,16 @@ struct SimulatedScale {
   std::vector<SimulatedAlgorithm> algorithms;  // ring, tree, multipath
 };
 
-// multipath_rate(topology_text, ranks, basis): the caller's plan of the multipath all-reduce on
-// this cluster written as a topology file (docs/topology.md): its rings' total rate over the
-// ring's alone; <= 0 when it has none. Called for mesh clusters only: on a switch multipath's
-// rings share each host's NICs, so it gains `nics` times at most (the rings' share of NICs).
-using MultipathPlanner = std::function<double(const std::string& topology_text, int ranks, std::string* basis)>;
-
-// The cluster as a topology file (nodes h0.. with their ranks; links intra and inter).
-std::string clusterTopologyText(const ClusterSpec& c, int ranks);
+// The cluster as a topology (nodes h0.. with their ranks; links intra and inter, full duplex),
+// built in memory: the multipath plan is made on it (collective/multipath_plan.h) for mesh
+// clusters only: on a switch multipath's rings share each host's NICs, so it gains `nics` times
+// at most (the rings' share of NICs).
+collective::Topology clusterTopology(const ClusterSpec& c, int ranks);
 
 // Predictions for `step_bytes` (the per-rank payload of each all-reduce of one step) at each of
 // `rank_counts`.
 std::vector<SimulatedScale> simulateCluster(const ClusterSpec& c, const std::vector<int64_t>& step_bytes,
-                                            const std::vector<int>& rank_counts,
-                                            const MultipathPlanner& planner);
+                                            const std::vector<int>& rank_counts);
 
 // The tree edges (both trees of ringside's double binary tree over n ranks) that leave the host
 // with the most of them: the number of flows that share its NIC each way.
