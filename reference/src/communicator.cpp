@@ -137,14 +137,7 @@ class ProbeSchedule final : public Schedule {
   }
 
  private:
-  Message message(char* p, uint32_t index) const {
-    Message m;
-    m.ptr = p;
-    m.bytes = bytes_;
-    m.step = index;
-    m.trace_step = static_cast<int16_t>(index);
-    return m;
-  }
+  Message message(char* p, uint32_t index) const { return roundMessage(p, bytes_, index); }
   const char* out_;
   char* in_;  // every peer's messages land in one buffer: only their times matter
   size_t bytes_;

@@ -83,6 +83,20 @@ struct Active {
   bool ok = false;
 };
 
+// Files each stream (send or receive) under its link and counts the messages it has left, per
+// link and in all.
+template <typename Stream>
+void indexStreams(const std::vector<Stream>& streams, std::vector<std::vector<int>>& on,
+                  std::vector<uint32_t>& left, size_t& remaining) {
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const Stream& st = streams[i];
+    const auto l = static_cast<size_t>(st.link);
+    on[l].push_back(static_cast<int>(i));
+    left[l] += st.total - st.next;
+    remaining += st.total - st.next;
+  }
+}
+
 // A frame that arrived before its collective started here, kept until it does.
 struct Stashed {
   size_t link = 0;
@@ -112,20 +126,8 @@ struct Engine::Impl {
     a.recvs_on.resize(nl);
     a.send_left.assign(nl, 0);
     a.recv_left.assign(nl, 0);
-    for (size_t i = 0; i < s.sends.size(); ++i) {
-      const SendStream& ss = s.sends[i];
-      const auto l = static_cast<size_t>(ss.link);
-      a.sends_on[l].push_back(static_cast<int>(i));
-      a.send_left[l] += ss.total - ss.next;
-      a.remaining += ss.total - ss.next;
-    }
-    for (size_t i = 0; i < s.recvs.size(); ++i) {
-      const RecvStream& rs = s.recvs[i];
-      const auto l = static_cast<size_t>(rs.link);
-      a.recvs_on[l].push_back(static_cast<int>(i));
-      a.recv_left[l] += rs.total - rs.next;
-      a.remaining += rs.total - rs.next;
-    }
+    indexStreams(s.sends, a.sends_on, a.send_left, a.remaining);
+    indexStreams(s.recvs, a.recvs_on, a.recv_left, a.remaining);
 
     std::unique_lock<std::mutex> lock(mutex_);
     if (failed_) {
@@ -494,13 +496,19 @@ struct Engine::Impl {
     }
   }
 
+  // The receive stream of `a` on link i that takes frames of `kind` (the last such); -1: none.
+  static int recvStreamOf(const Active& a, size_t i, uint8_t kind) {
+    int stream = -1;
+    for (int r : a.recvs_on[i])
+      if (static_cast<uint8_t>(a.s->recvs[static_cast<size_t>(r)].kind) == kind) stream = r;
+    return stream;
+  }
+
   // A whole frame of `a` from link i, read earlier: checked as onHeader() checks one, then
   // handed over as completeRecv() hands one (its sends are pumped by the driver).
   void deliverFrame(Active* a, size_t i, const FrameHeader& h, const char* payload, int64_t t0,
                     int64_t t1) {
-    int stream = -1;
-    for (int r : a->recvs_on[i])
-      if (static_cast<uint8_t>(a->s->recvs[static_cast<size_t>(r)].kind) == h.kind) stream = r;
+    const int stream = recvStreamOf(*a, i, h.kind);
     if (stream < 0) return malformed(i, "unexpected kind " + std::to_string(h.kind));
     RecvStream& rs = a->s->recvs[static_cast<size_t>(stream)];
     if (rs.next >= rs.total) return malformed(i, "more messages than expected");
@@ -622,9 +630,7 @@ struct Engine::Impl {
       return;
     }
     Active* a = it->second;
-    int stream = -1;
-    for (int r : a->recvs_on[i])
-      if (static_cast<uint8_t>(a->s->recvs[static_cast<size_t>(r)].kind) == h.kind) stream = r;
+    const int stream = recvStreamOf(*a, i, h.kind);
     if (stream < 0) return malformed(i, "unexpected kind " + std::to_string(h.kind));
     RecvStream& rs = a->s->recvs[static_cast<size_t>(stream)];
     if (rs.next >= rs.total) return malformed(i, "more messages than expected");

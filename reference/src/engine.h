@@ -80,6 +80,17 @@ struct Message {
   bool reduce = false;      // receive: payload goes to a scratch chunk handed to received()
 };
 
+// A message of a point-to-point exchange (ping-pong, barrier rounds): `bytes` at `ptr`, its step
+// (in the frame and the trace) the exchange's round.
+inline Message roundMessage(char* ptr, size_t bytes, uint32_t round) {
+  Message m;
+  m.ptr = ptr;
+  m.bytes = bytes;
+  m.step = round;
+  m.trace_step = static_cast<int16_t>(round);
+  return m;
+}
+
 struct SendStream {
   int link = -1;
   FrameKind kind = FrameKind::kRing;

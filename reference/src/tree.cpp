@@ -196,14 +196,7 @@ class PingSchedule final : public Schedule {
   }
 
  private:
-  Message message(uint32_t index) const {
-    Message m;
-    m.ptr = buf_;
-    m.bytes = bytes_;
-    m.step = index;
-    m.trace_step = static_cast<int16_t>(index);
-    return m;
-  }
+  Message message(uint32_t index) const { return roundMessage(buf_, bytes_, index); }
   bool initiator_;
   char* buf_;
   size_t bytes_;

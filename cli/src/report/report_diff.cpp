@@ -87,11 +87,9 @@ ReportTable rowsTable(const Diff& d, Units units) {
 }
 
 ReportTable phasesTable(const Diff& d) {
-  ReportTable t;
-  t.id = "diff_phases";
-  t.title = "Phases (total over ranks and collectives)";
-  t.columns = {{"phase", "phase", false}, {"total_a", "total A"}, {"total_b", "total B"},
-               {"ratio", "A/B"}};
+  ReportTable t{"diff_phases", "Phases (total over ranks and collectives)",
+                {{"phase", "phase", false}, {"total_a", "total A"}, {"total_b", "total B"},
+                 {"ratio", "A/B"}}, {}, ""};
   for (const auto& p : d.phases) {
     double ratio = p.total_b_ns > 0 ? static_cast<double>(p.total_a_ns) / static_cast<double>(p.total_b_ns) : 0;
     t.rows.push_back({p.phase, format::duration(p.total_a_ns), format::duration(p.total_b_ns),
@@ -101,11 +99,9 @@ ReportTable phasesTable(const Diff& d) {
 }
 
 ReportTable linksTable(const Diff& d) {
-  ReportTable t;
-  t.id = "diff_links";
-  t.title = "Links (bytes and busy time)";
-  t.columns = {{"link", "link", false}, {"bytes_a", "bytes A"}, {"bytes_b", "bytes B"},
-               {"busy_a", "busy A"},    {"busy_b", "busy B"}};
+  ReportTable t{"diff_links", "Links (bytes and busy time)",
+                {{"link", "link", false}, {"bytes_a", "bytes A"}, {"bytes_b", "bytes B"},
+                 {"busy_a", "busy A"}, {"busy_b", "busy B"}}, {}, ""};
   for (const auto& l : d.links) {
     t.rows.push_back({std::to_string(l.src) + "->" + std::to_string(l.dst),
                       format::bytes(l.bytes_a), format::bytes(l.bytes_b),
