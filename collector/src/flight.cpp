@@ -157,7 +157,7 @@ CallHandle enter(int32_t comm, int64_t seq, Op op, Library library, DType dtype,
   const uint64_t n = l->comms[comm].calls.fetch_add(1, std::memory_order_relaxed);
   ring::CallSlot& s = l->calls[comm][n % ring::kCallsPerComm];
   s.gen.store(ring::kWriting, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  ring::fence(std::memory_order_release);
   s.seq = seq;
   s.bytes = static_cast<int64_t>(bytes);
   s.count = static_cast<int64_t>(count);
@@ -239,7 +239,7 @@ void post(int32_t comm, uint64_t key, int32_t peer, Side side, uint64_t bytes, i
   const uint64_t n = l->header.message_count.fetch_add(1, std::memory_order_relaxed);
   ring::MessageSlot& s = l->messages[n % ring::kMessages];
   s.gen.store(ring::kWriting, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  ring::fence(std::memory_order_release);
   s.key = key;
   s.seq = seq;
   s.bytes = static_cast<int64_t>(bytes);

@@ -57,7 +57,7 @@ bool readCall(const Layout* l, int c, const CallSlot& s, FlightCallRow* r) {
   const uint64_t before = s.gen.load(std::memory_order_acquire);
   if (before == 0 || before == kWriting) return false;
   copyCall(l, c, s, r);
-  std::atomic_thread_fence(std::memory_order_acquire);
+  fence(std::memory_order_acquire);
   return s.gen.load(std::memory_order_relaxed) == before;
 }
 
@@ -74,7 +74,7 @@ bool readMessage(const Layout* l, const MessageSlot& s, FlightMessageRow* r) {
   r->posted_ns = s.posted_ns;
   const int64_t done = s.done_ns.load(std::memory_order_acquire);
   r->done_ns = done != 0 ? done : kNone;
-  std::atomic_thread_fence(std::memory_order_acquire);
+  fence(std::memory_order_acquire);
   return s.gen.load(std::memory_order_relaxed) == before;
 }
 
@@ -174,7 +174,7 @@ bool Writer::create(const std::string& path, int64_t pid, int64_t start_unix_ns,
   h.world_size.store(-1);
   h.step.store(kNone);
   h.exit_status.store(-1);
-  std::atomic_thread_fence(std::memory_order_release);
+  fence(std::memory_order_release);
   std::memcpy(h.magic, kMagic, sizeof kMagic);  // last: a reader sees a whole header or none
   return true;
 }
@@ -217,7 +217,7 @@ int stampDump(Layout* l, Reason reason, int64_t time_ns, const char* detail) {
   const uint32_t i = n < kDumps ? n : kDumps - 1;
   DumpSlot& d = l->dumps[i];
   d.ready.store(1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  fence(std::memory_order_release);
   d.reason = static_cast<uint8_t>(reason);
   d.time_ns = time_ns;
   d.calls_dropped = droppedCalls(l);

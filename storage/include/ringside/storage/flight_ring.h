@@ -23,6 +23,23 @@
 
 namespace ringside::storage::flight {
 
+// The ring's fences (a seqlock's). ThreadSanitizer does not model std::atomic_thread_fence (GCC
+// refuses it under -fsanitize=thread with -Werror=tsan); there the fence is an acquire/release
+// operation on one shared atomic, which TSan does follow (stronger ordering than the fence, only
+// in sanitizer builds). Every other build uses the plain fence.
+#if defined(__SANITIZE_THREAD__)
+inline std::atomic<uint32_t> g_tsan_fence{0};
+inline void fence(std::memory_order order) {
+  if (order == std::memory_order_acquire) {
+    (void)g_tsan_fence.load(std::memory_order_acquire);
+  } else {
+    g_tsan_fence.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+#else
+inline void fence(std::memory_order order) { std::atomic_thread_fence(order); }
+#endif
+
 inline constexpr char kMagic[8] = {'R', 'S', 'F', 'L', 'I', 'G', 'H', 'T'};
 inline constexpr uint32_t kFormat = 1;
 inline constexpr int kComms = 16;         // communicators kept (later ones are not recorded)
