@@ -24,10 +24,15 @@ using format::fixed;
 // input); a host is oversubscribed when it has more busy ranks than cores.
 constexpr double kMinBusyShare = 0.5;
 // computes-more: a rank's CPU per step is this much more than the other ranks' median, by at
-// least this much, and this share of its step.
+// least this much, and this share of its step; on an oversubscribed host (ranks taking turns on
+// the cores: one rank's CPU per step swings with who got the cores, and spin-waits burn CPU in
+// turns), twice the others'. At least this share of the extra CPU must show as extra time outside
+// collectives (compute): CPU that a rank spends without taking longer makes no rank wait.
 constexpr double kMoreCpuRatio = 1.2;
+constexpr double kMoreCpuRatioCrowded = 2.0;
 constexpr int64_t kMinMoreCpuNs = 1'000'000;
 constexpr double kMinMoreCpuStepShare = 0.05;
+constexpr double kMinMoreComputeOfMoreCpu = 0.5;
 // descheduled: waiting for a core this share of its time outside collectives and this many
 // times the others' median (or, without run delays, this many involuntary switches per step and
 // that many times the others'), while its CPU time is below this share of that time.
@@ -203,12 +208,16 @@ std::vector<int> oversubscribedHosts(const Analysis& a, const Culprit& late,
   return out;
 }
 
-void computesMore(const Analysis& a, const RankCpuStats& r, const Culprit& late,
+void computesMore(const Analysis& a, const RankCpuStats& r, const Culprit& late, bool crowded,
                   std::vector<Finding>* findings) {
   const double others = othersMedian(a, r.rank, [](const RankCpuStats& x) { return x.cpu_ns; });
+  const double others_compute = othersMedian(a, r.rank, [](const RankCpuStats& x) { return x.compute_ns; });
   const double more = static_cast<double>(r.cpu_ns) - others;
-  if (a.rank_cpu.size() < 2 || static_cast<double>(r.cpu_ns) < kMoreCpuRatio * others ||
-      more < kMinMoreCpuNs || more < kMinMoreCpuStepShare * static_cast<double>(r.step_ns)) {
+  const double longer = static_cast<double>(r.compute_ns) - others_compute;
+  if (a.rank_cpu.size() < 2 ||
+      static_cast<double>(r.cpu_ns) < (crowded ? kMoreCpuRatioCrowded : kMoreCpuRatio) * others ||
+      more < kMinMoreCpuNs || more < kMinMoreCpuStepShare * static_cast<double>(r.step_ns) ||
+      longer < kMinMoreComputeOfMoreCpu * more) {
     return;
   }
   const std::string rank = std::to_string(r.rank);
@@ -332,9 +341,9 @@ void cpuFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   const RankCpuStats* culprit = nullptr;
   bool culprit_descheduled = false;
   for (const RankCpuStats& r : a.rank_cpu) {
-    computesMore(a, r, late, findings);
-    const bool off = std::find(crowded.begin(), crowded.end(), r.host) == crowded.end() &&
-                     descheduled(a, r, late, findings);
+    const bool on_crowded = std::find(crowded.begin(), crowded.end(), r.host) != crowded.end();
+    computesMore(a, r, late, on_crowded, findings);
+    const bool off = !on_crowded && descheduled(a, r, late, findings);
     if (r.rank == late.rank) culprit = &r, culprit_descheduled = off;
   }
   if (culprit != nullptr) deferLateRanks(*culprit, crowded, culprit_descheduled, first_cpu, findings);
