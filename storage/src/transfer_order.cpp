@@ -8,6 +8,8 @@
 #include <map>
 #include <utility>
 
+#include "ringside/storage/stage_timings.h"
+
 namespace ringside::storage::reader {
 
 bool SqliteTraceReader::forEachTransferUnordered(
@@ -27,7 +29,9 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
     // storage order, stretch by stretch, and merging the stretches in memory is several times
     // faster than the start_ns index (one table lookup per row, all over the file).
     std::vector<std::vector<IdRun>> lanes;
+    StageTimer timer("transfer lanes");
     if (!transferLanes(&lanes, error)) return false;
+    timer.stop();
     if (!lanes.empty()) return mergeTransferLanes(lanes, fn, error);
   } catch (const std::bad_alloc&) {
     if (error) *error = path_ + ": out of memory while reading transfers";
