@@ -148,7 +148,7 @@ class SqliteTraceReader final : public TraceReader {
   };
   // More stretches or lanes than these: the table is in no useful order, the index is read.
   static constexpr size_t kMaxRuns = size_t{1} << 22;
-  static constexpr size_t kMaxLanes = size_t{1} << 14;
+  static constexpr size_t kMaxLanes = size_t{1} << 17;
   bool transferLanes(std::vector<std::vector<IdRun>>* lanes, std::string* error);
   bool mergeTransferLanes(const std::vector<std::vector<IdRun>>& lanes,
                           const std::function<bool(const TransferRow&)>& fn, std::string* error);

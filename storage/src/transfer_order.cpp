@@ -11,6 +11,33 @@
 #include "ringside/storage/stage_timings.h"
 
 namespace ringside::storage::reader {
+namespace {
+
+// The connection's page cache set to `kib` KiB for a scope, then back to what it was.
+class CacheSize {
+ public:
+  CacheSize(sqlite3* db, int64_t kib) : db_(db) {
+    if (!detail::queryInt(db_, "PRAGMA cache_size", &old_, nullptr)) return;
+    set_ = -kib < old_;  // only ever larger (negative values are KiB)
+    if (set_) set(-kib);
+  }
+  ~CacheSize() {
+    if (set_) set(old_);
+  }
+  CacheSize(const CacheSize&) = delete;
+  CacheSize& operator=(const CacheSize&) = delete;
+
+ private:
+  void set(int64_t value) {
+    const std::string sql = "PRAGMA cache_size=" + std::to_string(value);
+    sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+  }
+  sqlite3* db_;
+  int64_t old_ = 0;
+  bool set_ = false;
+};
+
+}  // namespace
 
 bool SqliteTraceReader::forEachTransferUnordered(
     const std::function<bool(int32_t, const TransferRow&)>& fn, std::string* error) {
@@ -103,67 +130,70 @@ bool SqliteTraceReader::transferLanes(std::vector<std::vector<IdRun>>* lanes, st
 }
 
 // The rows of `lanes`, each already in (start_ns, id) order, merged on (start_ns, id): a
-// min-heap of one cursor per lane, each reading its stretches of the table in storage order.
+// min-heap of the lanes' heads, each lane reading its stretches of the table in storage order a
+// batch at a time.
 bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>& lanes,
                                            const std::function<bool(const TransferRow&)>& fn,
                                            std::string* error) {
   const bool aligned = timesAligned();
   if (!loadStrings(error)) return false;
-  const std::string sql = detail::selectOnlySql(
-      TransferTable::kDef, version_, " WHERE id >= ?1 AND id <= ?2 ORDER BY id",
-      aligned ? kTransferRead : kTransferPlain);
-  // Each cursor decodes a batch of rows at a time: switching between thousands of statements
-  // row by row would keep none of them in the processor's caches. A batch goes on to the end of
-  // a stretch that ends within max_batch rows: its statement is then reset while its cursor is
-  // the newest open one (SQLite finds a closing cursor in a list of all open ones, newest first;
-  // with thousands open, resets deep in that list cost more than reading the rows).
-  // Memory: at most 256 rows (about 26 KiB) a lane, 64 beyond 4,096 lanes.
-  constexpr size_t kBatch = 64;
-  const size_t max_batch = lanes.size() > 4096 ? kBatch : 4 * kBatch;
+  // One statement serves every lane: a batch seeks to the lane's next id and reads on from
+  // there. A statement per lane would hold a cursor, its pages and its memory per lane (at
+  // 16,384 ranks, 32 k lanes), and switching between thousands of statements row by row keeps
+  // none of them in the processor's caches.
+  Stmt st = detail::prepare(
+      db_.get(),
+      detail::selectOnlySql(TransferTable::kDef, version_, " WHERE id >= ?1 AND id <= ?2 ORDER BY id",
+                            aligned ? kTransferRead : kTransferPlain),
+      nullptr);
+  if (!st) return readError(error, "cannot read transfers");
+  // Memory: batches of kBufferedRows rows (about 55 MiB) in all, whatever the number of lanes
+  // (kMaxLanes at most), at most 256 and at least 4 rows a lane, up to twice that where a
+  // batch goes on to the end of a stretch that ends within it (a seek saved).
+  constexpr size_t kBufferedRows = size_t{1} << 19;
+  static_assert(kBufferedRows / kMaxLanes >= 4);
+  const size_t batch = std::clamp<size_t>(kBufferedRows / lanes.size(), 4, 256);
+  // The pages a lane reads next stay cached between its batches while that fits in 64 MiB.
+  const int64_t cache_kib = std::min<int64_t>(64 << 10, static_cast<int64_t>(lanes.size()) * 32);
+  CacheSize cache(db_.get(), cache_kib);
   struct Cursor {
-    Stmt st;
-    size_t run = 0;  // the stretch of its lane it reads
-    bool done = false;
-    size_t next = 0;  // rows[next] is its head
+    size_t run = 0;     // the stretch of its lane it reads
+    int64_t from = 0;   // the next id to read in that stretch
+    size_t next = 0;    // rows[next] is its head
     std::vector<TransferRow> rows;
   };
   std::vector<Cursor> cursors(lanes.size());
-  auto bind = [&](uint32_t i) {
-    Cursor& c = cursors[i];
-    const IdRun& run = lanes[i][c.run];
-    sqlite3_reset(c.st.get());
-    sqlite3_bind_int64(c.st.get(), 1, run.first);
-    sqlite3_bind_int64(c.st.get(), 2, run.last);
-  };
-  for (uint32_t i = 0; i < cursors.size(); ++i) {
-    cursors[i].st = detail::prepare(db_.get(), sql, nullptr);
-    if (!cursors[i].st) return readError(error, "cannot read transfers");
-    bind(i);
-  }
+  for (size_t i = 0; i < lanes.size(); ++i) cursors[i].from = lanes[i][0].first;
   // Refills cursor i's batch; false when its lane has no more rows (or on error: *failed).
   bool failed = false;
   auto refill = [&](uint32_t i) {
     Cursor& c = cursors[i];
     c.rows.clear();
     c.next = 0;
-    while (!c.done) {
-      if (c.rows.size() >= kBatch) {
-        const auto room = static_cast<int64_t>(max_batch) - static_cast<int64_t>(c.rows.size());
-        if (room <= 0 || lanes[i][c.run].last - c.rows.back().id > room) break;
-      }
-      const int rc = sqlite3_step(c.st.get());
-      if (rc == SQLITE_ROW) {
+    while (c.run < lanes[i].size() && c.rows.size() < batch) {
+      const IdRun& run = lanes[i][c.run];
+      // A stretch's rows are at most its ids (they may have gaps).
+      const auto room = static_cast<int64_t>(batch - c.rows.size());
+      const auto whole = static_cast<int64_t>(batch) + room;
+      const int64_t want = run.last - c.from < whole ? whole : room;
+      sqlite3_bind_int64(st.get(), 1, c.from);
+      sqlite3_bind_int64(st.get(), 2, run.last);
+      int rc = SQLITE_ROW;
+      for (int64_t n = 0; n < want && (rc = sqlite3_step(st.get())) == SQLITE_ROW; ++n) {
         int32_t rank = -1;
-        c.rows.push_back(aligned ? alignedTransferRow(c.st.get(), &rank)
-                                 : transferRow<kTransferPlain>(c.st.get()));
-        continue;
+        c.rows.push_back(aligned ? alignedTransferRow(st.get(), &rank)
+                                 : transferRow<kTransferPlain>(st.get()));
       }
-      if (rc != SQLITE_DONE) failed = true;
-      if (failed || ++c.run == lanes[i].size()) {
-        c.done = true;
-        sqlite3_reset(c.st.get());
+      sqlite3_reset(st.get());
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        failed = true;
+        return false;
+      }
+      // rc is SQLITE_ROW only when this stretch gave rows: the last one is its own.
+      if (rc == SQLITE_DONE || c.rows.back().id >= run.last) {
+        if (++c.run < lanes[i].size()) c.from = lanes[i][c.run].first;
       } else {
-        bind(i);
+        c.from = c.rows.back().id + 1;
       }
     }
     return !c.rows.empty();

@@ -90,16 +90,19 @@ TEST_F(TraceReaderTest, StreamsInOrderAndStopsEarly) {
 
 // forEachTransfer reads stretches of the table in storage order and merges them: whatever order
 // the rows are stored in, it visits them as ORDER BY start_ns, id does (and through the index when
-// the stretches are too many to merge).
+// the stretches are too many to merge: more than 131,072 lanes).
 TEST_F(TraceReaderTest, TransfersInTimeOrderWhateverTheStorageOrder) {
   const std::string file = path("shuffled.sqlite");
   RankFileSpec spec;
-  spec.collectives = 9000;  // 18,000 transfer rows
+  spec.collectives = 70000;  // 140,000 transfer rows
   writeRankFile(file, spec);
   const char* const orders[] = {
       "(id * 7919) % 50 * 1000",           // overlapping stretches, ties broken by id
       "id / 100 * 1000 + (id % 100) * 7",  // in order: one stretch
       "(id % 300) * 1000 + id / 300",      // stretches that follow each other: a few lanes
+      // 35,000 overlapping stretches of 4 rows, each starting a little earlier: a lane each,
+      // more than the 16,384 lanes of 8,192 ranks (a 16,384-rank trace has twice that)
+      "10000000 - id / 4 * 10 + id % 4 * 1000000",
       "1000000000 - id",                   // every row a stretch of its own: the index
   };
   for (const char* order : orders) {
