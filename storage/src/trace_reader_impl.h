@@ -62,6 +62,11 @@ inline int32_t toInt32(int64_t v) {
 ClockModel readClockModel(sqlite3* db, int version,
                           const std::function<std::map<std::string, std::string>()>& meta);
 
+// A stretch of transfer rows, by id, already in (start_ns, id) order (transfer_order.cpp).
+struct IdRun {
+  int64_t first, last;
+};
+
 class SqliteTraceReader final : public TraceReader {
  public:
   SqliteTraceReader(std::string path, Db db, int version, bool raw_times)
@@ -143,9 +148,6 @@ class SqliteTraceReader final : public TraceReader {
                               std::string* error);
   // Time-ordered reads in storage order (forEachTransfer): stretches of ids already in order,
   // chained into lanes.
-  struct IdRun {
-    int64_t first, last;
-  };
   // More stretches or lanes than these: the table is in no useful order, the index is read.
   static constexpr size_t kMaxRuns = size_t{1} << 22;
   static constexpr size_t kMaxLanes = size_t{1} << 17;
