@@ -1,5 +1,6 @@
 // TraceReader: refuses what is not a readable ringside trace, in one line.
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include "ringside/storage/trace_reader.h"
 #include "storage_test_util.h"
@@ -121,7 +122,37 @@ TEST_F(TraceReaderTest, TransfersInTimeOrderWhateverTheStorageOrder) {
         &err))
         << err;
     EXPECT_EQ(got, expected) << order;
+    // Stopped early, the read-ahead thread ends with the read.
+    int n = 0;
+    ASSERT_TRUE(r->forEachTransfer([&](const TransferRow&) { return ++n < 5000; }, &err)) << err;
+    EXPECT_EQ(n, 5000) << order;
   }
+}
+
+// The lanes' batches are read ahead through a second connection to the file; where none can be
+// opened (the file was removed after the reader opened it), the reader's own connection reads
+// them, in the same order.
+TEST_F(TraceReaderTest, TransfersInTimeOrderWhenTheFileIsGoneAfterOpening) {
+  const std::string file = path("removed.sqlite");
+  RankFileSpec spec;
+  spec.collectives = 5000;
+  writeRankFile(file, spec);
+  sqlExec(file, "UPDATE transfer_data SET start_ns = (id % 300) * 1000 + id / 300");
+  const std::string expected = sqlText(
+      file, "SELECT group_concat(id) FROM (SELECT id FROM transfer_data ORDER BY start_ns, id)");
+  std::string err;
+  auto r = TraceReader::open(file, &err);
+  ASSERT_TRUE(r) << err;
+  ASSERT_EQ(::unlink(file.c_str()), 0);
+  std::string got;
+  ASSERT_TRUE(r->forEachTransfer(
+      [&](const TransferRow& t) {
+        got += (got.empty() ? "" : ",") + std::to_string(t.id);
+        return true;
+      },
+      &err))
+      << err;
+  EXPECT_EQ(got, expected);
 }
 
 TEST_F(TraceReaderTest, ReadsAFileWhoseFolderIsReadOnly) {
