@@ -302,19 +302,21 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
       aligned ? kTransferRead : kTransferPlain);
   Stmt st = detail::prepare(db_.get(), sql, nullptr);
   if (!st) return readError(error, "cannot read transfers");
-  // Memory: two batches a lane of kBufferedRows rows (about 55 MiB) in all, whatever the number
-  // of lanes (kMaxLanes at most), at most 128 and at least 2 rows a lane, up to twice that where
-  // a batch goes on to the end of a stretch that ends within it.
-  constexpr size_t kBufferedRows = size_t{1} << 19;
-  static_assert(kBufferedRows / kMaxLanes / 2 >= 2);
+  // Memory: the batches of all lanes, two a lane (the one merged, the one read ahead), hold at
+  // most 2 x kBufferedRows rows (about 55 MiB) whatever the number of lanes (kMaxLanes at most):
+  // at most 128 and at least 2 rows a batch, up to twice that where a batch goes on to the end
+  // of a stretch that ends within it.
+  constexpr size_t kBufferedRows = size_t{1} << 18;
+  static_assert(kBufferedRows / kMaxLanes / 2 >= 1);
   const size_t batch = std::clamp<size_t>(kBufferedRows / lanes.size() / 2, 2, 128);
-  // The pages a lane reads next stay cached between its batches while that fits in 64 MiB.
-  const int64_t cache_kib = std::min<int64_t>(64 << 10, static_cast<int64_t>(lanes.size()) * 32);
-  CacheSize cache(db_.get(), cache_kib);
+  // The page a lane reads next stays cached between its batches while that fits in 32 MiB (on
+  // the connection that reads them).
+  const int64_t cache_kib = std::min<int64_t>(32 << 10, static_cast<int64_t>(lanes.size()) * 16);
   LaneReadAhead ahead(lanes, batch, [this, aligned](sqlite3_stmt* s) {
     int32_t rank = -1;
     return aligned ? alignedTransferRow(s, &rank) : transferRow<kTransferPlain>(s);
   });
+  bool ahead_started = false;
   {
     // The reading thread's own connection: this one stays the caller's (fn may use the reader).
     int version = 0;
@@ -323,9 +325,10 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
     Stmt own = db && version == version_ ? detail::prepare(db.get(), sql, nullptr) : Stmt();
     if (own) {
       CacheSize(db.get(), cache_kib).keep();
-      ahead.start(std::move(db), std::move(own));
+      ahead_started = ahead.start(std::move(db), std::move(own));
     }
   }
+  CacheSize cache(db_.get(), ahead_started ? 0 : cache_kib);
   struct Cursor {
     size_t next = 0;  // rows[next] is its head
     std::vector<TransferRow> rows;
