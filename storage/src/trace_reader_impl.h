@@ -4,7 +4,8 @@
 //   trace_reader.cpp      opening, the string table, ranks, meta, calls, clock anchors, step
 //                         markers and steps (a query per table)
 //   trace_reader_gpu.cpp  the GPU tables and communicators (schema v2)
-//   transfer_order.cpp    transfers in time order: lanes of stretches already in order, merged
+//   transfer_order.cpp    transfers in time order: lanes of stretches already in order, read
+//                         ahead a batch at a time on a thread with a connection of its own, merged
 //                         on (start_ns, id); one cursor per rank where times are mapped
 //   clock_model_reader.cpp  the clock model's tables (readClockModel); ClockMap (clock_model.cpp)
 //                         maps every time a row returns
