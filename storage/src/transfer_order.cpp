@@ -303,11 +303,11 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
   Stmt st = detail::prepare(db_.get(), sql, nullptr);
   if (!st) return readError(error, "cannot read transfers");
   // Memory: the batches of all lanes, two a lane (the one merged, the one read ahead), hold at
-  // most 2 x kBufferedRows rows (about 55 MiB) whatever the number of lanes (kMaxLanes at most):
+  // most 2 x kBufferedRows rows (about 110 MiB) whatever the number of lanes (kMaxLanes at most):
   // at most 128 and at least 2 rows a batch, up to twice that where a batch goes on to the end
   // of a stretch that ends within it.
-  constexpr size_t kBufferedRows = size_t{1} << 18;
-  static_assert(kBufferedRows / kMaxLanes / 2 >= 1);
+  constexpr size_t kBufferedRows = size_t{1} << 19;
+  static_assert(kBufferedRows / kMaxLanes / 2 >= 2);
   const size_t batch = std::clamp<size_t>(kBufferedRows / lanes.size() / 2, 2, 128);
   // The page a lane reads next stays cached between its batches while that fits in 32 MiB (on
   // the connection that reads them).

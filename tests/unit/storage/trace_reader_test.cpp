@@ -19,6 +19,17 @@ class TraceReaderTest : public TempDirTest {
     EXPECT_NE(err.find(file), std::string::npos) << err;
     return err;
   }
+  // The transfers' ids as forEachTransfer visits them, comma-separated ("error: ..." on failure).
+  static std::string transferIds(TraceReader& r) {
+    std::string got, err;
+    const bool ok = r.forEachTransfer(
+        [&](const TransferRow& t) {
+          got += (got.empty() ? "" : ",") + std::to_string(t.id);
+          return true;
+        },
+        &err);
+    return ok ? got : "error: " + err;
+  }
 };
 
 TEST_F(TraceReaderTest, MissingFile) {
@@ -113,15 +124,7 @@ TEST_F(TraceReaderTest, TransfersInTimeOrderWhateverTheStorageOrder) {
     std::string err;
     auto r = TraceReader::open(file, &err);
     ASSERT_TRUE(r) << err;
-    std::string got;
-    ASSERT_TRUE(r->forEachTransfer(
-        [&](const TransferRow& t) {
-          got += (got.empty() ? "" : ",") + std::to_string(t.id);
-          return true;
-        },
-        &err))
-        << err;
-    EXPECT_EQ(got, expected) << order;
+    EXPECT_EQ(transferIds(*r), expected) << order;
     // Stopped early, the read-ahead thread ends with the read.
     int n = 0;
     ASSERT_TRUE(r->forEachTransfer([&](const TransferRow&) { return ++n < 5000; }, &err)) << err;
@@ -144,15 +147,7 @@ TEST_F(TraceReaderTest, TransfersInTimeOrderWhenTheFileIsGoneAfterOpening) {
   auto r = TraceReader::open(file, &err);
   ASSERT_TRUE(r) << err;
   ASSERT_EQ(::unlink(file.c_str()), 0);
-  std::string got;
-  ASSERT_TRUE(r->forEachTransfer(
-      [&](const TransferRow& t) {
-        got += (got.empty() ? "" : ",") + std::to_string(t.id);
-        return true;
-      },
-      &err))
-      << err;
-  EXPECT_EQ(got, expected);
+  EXPECT_EQ(transferIds(*r), expected);
 }
 
 TEST_F(TraceReaderTest, ReadsAFileWhoseFolderIsReadOnly) {
