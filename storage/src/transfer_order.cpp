@@ -152,14 +152,16 @@ bool readLaneBatch(sqlite3_stmt* st, const std::vector<IdRun>& runs,
   rows->clear();
   while (pos->run < runs.size() && rows->size() < batch) {
     const IdRun& run = runs[pos->run];
-    // A stretch's rows are at most its ids (they may have gaps).
-    const auto room = static_cast<int64_t>(batch - rows->size());
-    const auto whole = static_cast<int64_t>(batch) + room;
-    const int64_t want = run.last - pos->from < whole ? whole : room;
+    // A stretch's rows are at most its ids (they may have gaps); from <= last, and the distance
+    // is taken unsigned (a damaged trace's ids may span the whole int64 range).
+    const size_t room = batch - rows->size();
+    const size_t whole = batch + room;
+    const uint64_t left = static_cast<uint64_t>(run.last) - static_cast<uint64_t>(pos->from);
+    const size_t want = left < whole ? whole : room;
     sqlite3_bind_int64(st, 1, pos->from);
     sqlite3_bind_int64(st, 2, run.last);
     int rc = SQLITE_ROW;
-    for (int64_t n = 0; n < want && (rc = sqlite3_step(st)) == SQLITE_ROW; ++n) {
+    for (size_t n = 0; n < want && (rc = sqlite3_step(st)) == SQLITE_ROW; ++n) {
       rows->push_back(decode(st));
     }
     sqlite3_reset(st);
