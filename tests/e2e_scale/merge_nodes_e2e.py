@@ -3,9 +3,9 @@
 256 generated ranks on 32 hosts, each host on clocks of its own (monotonic hours ahead, wall
 clock milliseconds off), rank files in one node-K folder per host (`trace_gen --node-folders
 --host-clocks`, the layout of `record --nnodes`). Each node's folder is merged into a node trace,
-several at once, then one merge of the 32 node traces gives the trace. It must equal the one-step
-merge of all rank files: every table row for row (the clock model included; meta but for the
-merge time), rows per table, per rank and per link checked against the rank files, and every
+several at once, then one merge of the 32 node traces gives the trace (the node traces given by
+name, and their folder). It must equal the one-step merge of all rank files: every table row for
+row (the clock model included; meta but for the merge time), rows per table, per rank and per link checked against the rank files, and every
 rank's aligned times on one time line with the others' (the generator starts every rank at true
 time 0, so a rank's start_ns is its host's monotonic offset).
 
@@ -35,9 +35,11 @@ def timed(what, argv):
 
 
 def merge_per_node(ringside, folder, tmp):
-    """Every node-K folder merged into tmp/node-K.sqlite, as many at once as there are cores."""
+    """Every node-K folder merged into tmp/nodes/node-K.sqlite, as many at once as there are
+    cores."""
     nodes = sorted(n for n in os.listdir(folder) if n.startswith("node-"))
-    outs = [os.path.join(tmp, f"{n}.sqlite") for n in nodes]
+    os.makedirs(os.path.join(tmp, "nodes"))
+    outs = [os.path.join(tmp, "nodes", f"{n}.sqlite") for n in nodes]
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         list(pool.map(lambda n, o: run([ringside, "merge", os.path.join(folder, n), "-o", o, "-q"]),
@@ -69,14 +71,20 @@ def main():
         direct = os.path.join(tmp, "direct.sqlite")
         timed("one-step merge", [ringside, "merge", folder, "-o", direct, "-q"])
         nodes = merge_per_node(ringside, folder, tmp)
+        # The node traces by name (in another order), and their folder (a folder of merged
+        # traces and nothing else: they are merged).
+        by_name = os.path.join(tmp, "by-name.sqlite")
+        timed("merge of the node traces", [ringside, "merge", *reversed(nodes), "-o", by_name, "-q"])
         trace = os.path.join(tmp, "trace.sqlite")
-        timed("merge of the node traces", [ringside, "merge", *reversed(nodes), "-o", trace, "-q"])
-
-        want, got = rows(direct), rows(trace)
-        for name in sorted(set(want) | set(got)):
-            if want.get(name) != got.get(name):
-                failures.append(f"table {name} differs from the one-step merge "
-                                f"({len(want.get(name, []))} vs {len(got.get(name, []))} rows)")
+        timed("merge of their folder", [ringside, "merge", os.path.join(tmp, "nodes"), "-o", trace,
+                                        "-q"])
+        want = rows(direct)
+        for tag, merged in (("by name", by_name), ("folder", trace)):
+            got = rows(merged)
+            for name in sorted(set(want) | set(got)):
+                if want.get(name) != got.get(name):
+                    failures.append(f"{tag}: table {name} differs from the one-step merge "
+                                    f"({len(want.get(name, []))} vs {len(got.get(name, []))} rows)")
         print(f"  tables: {', '.join(f'{n} {len(r)}' for n, r in sorted(got.items()))}")
         want_tables, want_ranks, want_links = rank_files_reference_nodes(folder)
         db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
