@@ -506,9 +506,6 @@ std::vector<std::string> waitForWriters(const FinishedJob& job, double wait_s) {
   return live;
 }
 
-// Everything after the job: find this run's rank files, merge them, summarize. Failures are told
-// on stderr in one line that says where the rank files are and how to merge them later; they
-// never change the exit status (the job's) and never remove a rank file that was not merged.
 // What `record` adds to the meta of the trace it merges.
 std::vector<std::pair<std::string, std::string>> recordMeta(const RecordOptions& options,
                                                             const FinishedJob& job) {
@@ -559,6 +556,9 @@ void mergeThisNode(const RecordOptions& options, const FinishedJob& job,
             << "); when every node is done, merge the node traces with: " << whole << "\n";
 }
 
+// Everything after the job: find this run's rank files, merge them, summarize. Failures are told
+// on stderr in one line that says where the rank files are and how to merge them later; they
+// never change the exit status (the job's) and never remove a rank file that was not merged.
 // Only rank files this run wrote and the merge copied are removed: identified by their name
 // (rank-<host>-<pid>-<start>.sqlite), their header (a ringside rank file, not a merged trace),
 // their run id and a closed file, never by what else the folder holds.
