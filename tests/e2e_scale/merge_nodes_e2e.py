@@ -5,9 +5,10 @@ clock milliseconds off), rank files in one node-K folder per host (`trace_gen --
 --host-clocks`, the layout of `record --nnodes`). Each node's folder is merged into a node trace,
 several at once, then one merge of the 32 node traces gives the trace (the node traces given by
 name, and their folder). It must equal the one-step merge of all rank files: every table row for
-row (the clock model included; meta but for the merge time), rows per table, per rank and per link checked against the rank files, and every
-rank's aligned times on one time line with the others' (the generator starts every rank at true
-time 0, so a rank's start_ns is its host's monotonic offset).
+row (the clock model included; meta but for the merge time), rows per table, per rank and per
+link checked against the rank files, and every rank's aligned times on one time line with the
+others' (the generator starts every rank at true time 0, so a rank's start_ns is its host's
+monotonic offset).
 
 usage: merge_nodes_e2e.py TRACE_GEN RINGSIDE
 """
