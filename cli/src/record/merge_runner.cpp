@@ -105,7 +105,11 @@ bool listRankFiles(const std::string& dir, std::vector<std::string>* files, std:
 }
 
 bool readRunId(const std::string& file, std::string* run_id, std::string* error, bool* merged) {
-  std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(file, error);
+  // Only meta is read here; the merge's probe runs the quick_check of every input (a second one
+  // here cost 1.9 CPU-s on 1,024 rank files).
+  storage::TraceOpenOptions open;
+  open.quick_check = false;
+  std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(file, open, error);
   if (reader == nullptr) return false;
   std::map<std::string, std::string> meta = reader->meta();
   auto it = meta.find("run_id");
