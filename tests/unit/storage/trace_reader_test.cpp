@@ -104,21 +104,16 @@ TEST_F(TraceReaderTest, MessageSidesAreTheUnorderedRowsPairingFields) {
   std::string err;
   auto r = TraceReader::open(file, &err);
   ASSERT_TRUE(r) << err;
-  std::vector<std::pair<int32_t, TransferRow>> all, sides;
-  ASSERT_TRUE(r->forEachTransferUnordered(
-      [&](int32_t rank, const TransferRow& t) {
-        all.emplace_back(rank, t);
-        return true;
-      },
-      &err))
-      << err;
-  ASSERT_TRUE(r->forEachMessageSide(
-      [&](int32_t rank, const TransferRow& t) {
-        sides.emplace_back(rank, t);
-        return true;
-      },
-      &err))
-      << err;
+  using Rows = std::vector<std::pair<int32_t, TransferRow>>;
+  Rows all, sides;
+  auto into = [](Rows* rows) {
+    return [rows](int32_t rank, const TransferRow& t) {
+      rows->emplace_back(rank, t);
+      return true;
+    };
+  };
+  ASSERT_TRUE(r->forEachTransferUnordered(into(&all), &err)) << err;
+  ASSERT_TRUE(r->forEachMessageSide(into(&sides), &err)) << err;
   ASSERT_EQ(sides.size(), all.size());
   ASSERT_GT(all.size(), 0u);
   for (size_t i = 0; i < all.size(); ++i) {
