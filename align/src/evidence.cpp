@@ -92,7 +92,8 @@ bool gatherMessages(storage::TraceReader& raw, const Domains& domains, Evidence*
     int64_t t;  // send: posted; receive: completed
   };
   std::vector<Side> sides;
-  const bool ok = raw.forEachTransferUnordered(
+  // Only the fields that pair the two sides are read (half the columns).
+  const bool ok = raw.forEachMessageSide(
       [&](int32_t, const storage::TransferRow& row) {
         if (row.src_rank < 0 || row.dst_rank < 0) return true;
         const int32_t a = domains.of(row.src_rank);

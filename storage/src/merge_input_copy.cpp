@@ -78,8 +78,8 @@ bool Merger::InputCopy::attach() {
   const std::string uri = detail::fileUri(in_.path, "mode=ro");
   if (!exec("ATTACH DATABASE ?1 AS src", "the file", &uri)) return false;
   attached_ = true;
-  // Pass 1 checked this file moments ago (quick_check included); make sure it is still that
-  // file. Damage met now still surfaces as a read error and rolls this input back.
+  // Pass 1 read this file moments ago; make sure it is still that file. Damage met now (pass 1
+  // runs no quick_check: merge_probe.cpp) surfaces as a read error and rolls this input back.
   int64_t app_id = 0, version = 0;
   if (!detail::queryInt(out, "PRAGMA src.application_id", &app_id, nullptr) ||
       !detail::queryInt(out, "PRAGMA src.user_version", &version, nullptr)) {

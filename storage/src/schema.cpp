@@ -77,9 +77,7 @@ LEFT JOIN string AS s_end    ON s_end.id    = m.end_state_sid;
 // the last row (kMergedIndexSql).
 const char* const kMergedInOrderIndexSql = R"sql(
 CREATE INDEX collective_by_rank_time ON collective_data(rank, start_ns);  -- per-rank timelines
-CREATE INDEX transfer_by_collective  ON transfer_data(collective_id);     -- messages of a call
 CREATE INDEX transfer_by_rank_time   ON transfer_data(rank, start_ns);    -- aligned reads (v3)
-CREATE INDEX transfer_by_link        ON transfer_data(src_rank, dst_rank); -- per-link traffic
 CREATE INDEX gpu_activity_by_rank_time ON gpu_activity_data(rank, start_ns); -- per-rank GPU timelines
 CREATE INDEX gpu_activity_by_collective ON gpu_activity_data(collective_id); -- kernels of a call
 CREATE INDEX flight_call_by_comm_seq ON flight_call(comm, seq);         -- one call across ranks (v5)

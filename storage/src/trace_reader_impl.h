@@ -86,6 +86,8 @@ class SqliteTraceReader final : public TraceReader {
   bool forEachTransfer(const std::function<bool(const TransferRow&)>& fn, std::string* error) override;
   bool forEachTransferUnordered(const std::function<bool(int32_t, const TransferRow&)>& fn,
                                 std::string* error) override;
+  bool forEachMessageSide(const std::function<bool(int32_t, const TransferRow&)>& fn,
+                          std::string* error) override;
   int64_t gpuActivityCount() override {
     return version_ >= 2 ? count("SELECT count(*) FROM gpu_activity_data") : 0;
   }

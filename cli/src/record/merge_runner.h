@@ -56,7 +56,8 @@ class MergeSignalGuard {
   static void noteTempFile(const std::string& path);
 };
 
-// Opens `trace`, summarizes it and prints the summary to stderr. A failure is
+// Opens `trace` (a trace this process has just merged: without a quick_check), summarizes it
+// and prints the summary to stderr. A failure is
 // reported as one line (prefixed) and returns false; it never throws.
 bool printTraceSummary(const std::string& trace, std::string_view prefix);
 

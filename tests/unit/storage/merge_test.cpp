@@ -72,7 +72,7 @@ TEST_F(MergeTest, RenumbersCollectivesAndRemapsTransfersAndStrings) {
   EXPECT_EQ(sqlText(f, "SELECT value FROM meta WHERE key = 'cut_off_ranks'"), "");
   EXPECT_EQ(sqlText(f, "SELECT value FROM meta WHERE key = 'schema_version'"), std::to_string(kSchemaVersion));
   EXPECT_GT(sqlInt(f, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'merged_at_unix_ns'"), 0);
-  EXPECT_EQ(sqlInt(f, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name NOT LIKE 'sqlite_%'"), 9);  // transfer_by_rank_time (v3)
+  EXPECT_EQ(sqlInt(f, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name NOT LIKE 'sqlite_%'"), 7);  // transfer_by_rank_time (v3); none by collective or link (no reader used them)
   EXPECT_FALSE(fileExists(f + ".tmp-" + std::to_string(::getpid())));
 
   std::string err;

@@ -2,6 +2,10 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <tuple>
+#include <utility>
+#include <vector>
+
 #include "ringside/storage/trace_reader.h"
 #include "storage_test_util.h"
 
@@ -98,6 +102,42 @@ TEST_F(TraceReaderTest, StreamsInOrderAndStopsEarly) {
       },
       &err));
   EXPECT_EQ(n, 7);
+}
+
+// forEachMessageSide (align/'s narrow read) gives every row of forEachTransferUnordered, in the
+// same order, with the fields that pair a message's sides equal and the rest left unset.
+TEST_F(TraceReaderTest, MessageSidesAreTheUnorderedRowsPairingFields) {
+  const std::string file = path("sides.sqlite");
+  RankFileSpec spec;
+  spec.collectives = 40;
+  writeRankFile(file, spec);
+  sqlExec(file, "UPDATE transfer_data SET slot = id % 5, end_ns = CASE WHEN id % 7 = 0 THEN NULL"
+                " ELSE end_ns END");
+  std::string err;
+  auto r = TraceReader::open(file, &err);
+  ASSERT_TRUE(r) << err;
+  using Rows = std::vector<std::pair<int32_t, TransferRow>>;
+  Rows all, sides;
+  auto into = [](Rows* rows) {
+    return [rows](int32_t rank, const TransferRow& t) {
+      rows->emplace_back(rank, t);
+      return true;
+    };
+  };
+  ASSERT_TRUE(r->forEachTransferUnordered(into(&all), &err)) << err;
+  ASSERT_TRUE(r->forEachMessageSide(into(&sides), &err)) << err;
+  ASSERT_EQ(sides.size(), all.size());
+  ASSERT_GT(all.size(), 0u);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const TransferRow& a = all[i].second;
+    const TransferRow& b = sides[i].second;
+    EXPECT_EQ(sides[i].first, all[i].first);
+    EXPECT_EQ(std::tie(b.src_rank, b.dst_rank, b.bytes, b.start_ns, b.end_ns, b.slot),
+              std::tie(a.src_rank, a.dst_rank, a.bytes, a.start_ns, a.end_ns, a.slot));
+    EXPECT_EQ(b.side, a.side);
+    EXPECT_EQ(b.id, TransferRow{}.id);
+    EXPECT_EQ(b.phase, TransferRow{}.phase);
+  }
 }
 
 // forEachTransfer reads stretches of the table in storage order and merges them: whatever order

@@ -84,6 +84,11 @@ class TraceReader {
   // is the recording rank.
   virtual bool forEachTransferUnordered(
       const std::function<bool(int32_t rank, const TransferRow&)>& fn, std::string* error) = 0;
+  // forEachTransferUnordered with only the fields that pair a message's two sides filled:
+  // src_rank, dst_rank, bytes, start_ns, end_ns, side and slot (the others left as a default
+  // TransferRow has them). Half the columns: for align/'s clock fit, which reads every row.
+  virtual bool forEachMessageSide(const std::function<bool(int32_t rank, const TransferRow&)>& fn,
+                                  std::string* error) = 0;
   // Schema v2 tables (a version-1 file visits nothing and succeeds).
   // Ordered by collective_id.
   virtual bool forEachCollectiveGpu(const std::function<bool(const CollectiveGpuRow&)>& fn,
