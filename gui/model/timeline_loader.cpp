@@ -101,6 +101,7 @@ class AnalysisRun {
   analyzer::Analysis& analysis() { return analysis_; }
   std::vector<RawLink>& rawLinks() { return raw_links_; }
   MessageCollector& messages() { return messages_; }
+  detail::PhaseRows& phases() { return phases_; }
 
  private:
   void join() {
@@ -114,6 +115,9 @@ class AnalysisRun {
     aopt.bins = std::max(1, options_.counter_bins);
     aopt.topology = options_.topology;
     aopt.progress = [this](double f) { done_ = f; };
+    aopt.on_phase = [this](const analyzer::PhaseStats& p, int32_t instance) {
+      phases_.records.push_back(detail::phaseRecord(p, instance, phases_.names.get(p.phase)));
+    };
     if (read_links_) {
       try {
         raw_links_.reserve(static_cast<size_t>(std::max<int64_t>(0, transfer_rows_)));
@@ -156,6 +160,7 @@ class AnalysisRun {
   bool ok_ = false;
   std::vector<RawLink> raw_links_;
   MessageCollector messages_;
+  detail::PhaseRows phases_;  // the analysis' phase rows (AnalysisOptions::on_phase)
   std::thread thread_;  // last: starts once every member above exists
 };
 
@@ -197,7 +202,7 @@ TimelineModel earlyTimeline(const std::string& path, storage::TraceReader& reade
   TimelineModel early;
   early.path = path;
   detail::buildFromCompact(std::move(calls_only), rows.comms.names(), rows.ops.names(), rows.calls,
-                           &early);
+                           {}, &early);
   early.analysed = false;
   return early;
 }
@@ -295,7 +300,7 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
   const std::vector<std::string> comm_names =
       detail::withAnalysisComms(rows.comms.names(), analysis.analysis());
   detail::buildFromCompact(std::move(analysis.analysis()), comm_names, rows.ops.names(), rows.calls,
-                           out);
+                           std::move(analysis.phases()), out);
   rows = {};
   out->collective_links.clear();
   out->links_begin.clear();

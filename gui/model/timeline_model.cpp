@@ -105,6 +105,35 @@ std::vector<TimelineModel::EventRef> TimelineModel::eventsOfCollective(int colle
   return refs;
 }
 
+std::vector<analyzer::PhaseStats> TimelineModel::phasesOf(int collective) const {
+  std::vector<analyzer::PhaseStats> out;
+  if (collective < 0 || static_cast<size_t>(collective) >= phase_spans.size() ||
+      static_cast<size_t>(collective) >= analysis.collectives.size())
+    return out;
+  const analyzer::CollectiveInstance& c = analysis.collectives[static_cast<size_t>(collective)];
+  const auto [first, last] = phase_spans[static_cast<size_t>(collective)];
+  for (int64_t i = first; i < last; ++i) {
+    const PhaseRecord& r = phases[static_cast<size_t>(i)];
+    analyzer::PhaseStats p;
+    p.comm = c.comm;
+    p.seq = c.seq;
+    p.rank = r.rank;
+    if (r.label >= 0 && static_cast<size_t>(r.label) < labels.size()) p.phase = labels[static_cast<size_t>(r.label)];
+    p.start_ns = r.start_ns;
+    p.end_ns = r.end_ns;
+    p.steps = r.steps;
+    p.slowest_step = r.slowest_step;
+    p.slowest_step_ns = r.slowest_step_ns;
+    p.inferred = r.inferred;
+    p.wait_ns = r.wait_ns;
+    out.push_back(std::move(p));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+    return std::pair(x.rank, x.start_ns) < std::pair(y.rank, y.start_ns);
+  });
+  return out;
+}
+
 namespace {
 
 // (comm, seq) -> collective instance; seqs count from 0, so a vector per comm, a map beyond.
@@ -154,11 +183,16 @@ struct TimeBounds {
 // Every rank present, with recorded calls or with phases, in lane order: by rank; with 2+ hosts,
 // the ranks of each host together (ranks of no known host last).
 std::vector<int> laneRanks(const analyzer::Analysis& a,
-                           const std::vector<detail::CompactCall>& calls) {
+                           const std::vector<detail::CompactCall>& calls,
+                           const std::deque<PhaseRecord>& phases) {
   std::vector<int> ranks = a.ranks_present;
   int32_t last = -1;
   for (const detail::CompactCall& c : calls) {
     if (c.rank != last) ranks.push_back(last = c.rank);
+  }
+  last = -1;
+  for (const PhaseRecord& p : phases) {
+    if (p.rank != last) ranks.push_back(last = p.rank);
   }
   for (const analyzer::PhaseStats& p : a.phases) ranks.push_back(p.rank);
   std::sort(ranks.begin(), ranks.end());
@@ -202,11 +236,64 @@ std::map<int, size_t> addRankLanes(const analyzer::Analysis& a, const std::vecto
   return lane_of_rank;
 }
 
+// out->phase_spans, per instance. Rows of one instance that are not together (never from the
+// analysis, which writes an instance's rows at once) are first sorted together.
+void indexPhases(TimelineModel* out) {
+  const size_t n = out->analysis.collectives.size();
+  auto spans = [n, out] {
+    out->phase_spans.assign(n, {0, 0});
+    const int64_t size = static_cast<int64_t>(out->phases.size());
+    for (int64_t i = 0; i < size;) {
+      const int32_t c = out->phases[static_cast<size_t>(i)].instance;
+      int64_t j = i + 1;
+      while (j < size && out->phases[static_cast<size_t>(j)].instance == c) ++j;
+      if (c >= 0 && static_cast<size_t>(c) < n) {
+        auto& span = out->phase_spans[static_cast<size_t>(c)];
+        if (span.second > span.first) return false;
+        span = {i, j};
+      }
+      i = j;
+    }
+    return true;
+  };
+  if (spans()) return;
+  std::stable_sort(out->phases.begin(), out->phases.end(),
+                   [](const PhaseRecord& x, const PhaseRecord& y) { return x.instance < y.instance; });
+  spans();
+}
+
+// The phase rows: those left in analysis.phases (a model built from an Analysis, as the tests
+// make them) join the loader's records; each record's label becomes the model's and its event
+// goes to its rank's lane. out->phases keeps the records (analysis.phases ends up empty).
+void addPhases(const std::vector<std::string>& comms, const InstanceIndex& index,
+               detail::PhaseRows phases, std::map<int, size_t>& lane_of_rank,
+               std::vector<std::vector<TimelineEvent>>* lane_phases, TimelineModel* out) {
+  for (const analyzer::PhaseStats& p : out->analysis.phases) {
+    phases.records.push_back(detail::phaseRecord(p, index.find(commIndex(comms, p.comm), p.seq),
+                                                 phases.names.get(p.phase)));
+  }
+  std::vector<analyzer::PhaseStats>().swap(out->analysis.phases);
+  std::vector<int> label_of;
+  for (const std::string& name : phases.names.names()) label_of.push_back(out->label(name));
+  int32_t last_rank = std::numeric_limits<int32_t>::min();
+  std::vector<TimelineEvent>* lane = nullptr;
+  for (PhaseRecord& r : phases.records) {
+    r.label = label_of[static_cast<size_t>(r.label)];
+    if (r.rank != last_rank) {
+      lane = &(*lane_phases)[lane_of_rank[r.rank]];
+      last_rank = r.rank;
+    }
+    lane->push_back({r.start_ns, std::max(r.start_ns, r.end_ns), r.label, r.instance, false});
+  }
+  out->phases = std::move(phases.records);
+  indexPhases(out);
+}
+
 // The rank lanes' rows: each rank's calls (matched to their collective instance), then the
 // analysis' phases, each split into as many rows as their overlaps need. Returns the calls'
 // time bounds (t0 > t1 when there are none).
 TimeBounds fillRankLanes(const std::vector<std::string>& comms, const std::vector<int>& op_label,
-                         const std::vector<detail::CompactCall>& calls,
+                         const std::vector<detail::CompactCall>& calls, detail::PhaseRows phases,
                          std::map<int, size_t>& lane_of_rank, TimelineModel* out) {
   const analyzer::Analysis& a = out->analysis;
   const InstanceIndex index(a, comms);
@@ -231,14 +318,7 @@ TimeBounds fillRankLanes(const std::vector<std::string>& comms, const std::vecto
     bounds.t0 = std::min(bounds.t0, e.start_ns);
     bounds.t1 = std::max(bounds.t1, e.end_ns);
   }
-  for (const analyzer::PhaseStats& p : a.phases) {
-    TimelineEvent e;
-    e.start_ns = p.start_ns;
-    e.end_ns = std::max(p.start_ns, p.end_ns);
-    e.label = out->label(p.phase);
-    e.collective = index.find(commIndex(comms, p.comm), p.seq);
-    lane_phases[lane_of_rank[p.rank]].push_back(e);
-  }
+  addPhases(comms, index, std::move(phases), lane_of_rank, &lane_phases, out);
   for (size_t i = 0; i < out->lanes.size(); ++i) {
     Lane& l = out->lanes[i];
     if (l.kind != LaneKind::kRank) continue;
@@ -288,9 +368,24 @@ std::vector<std::string> withAnalysisComms(std::vector<std::string> comms,
   return comms;
 }
 
+PhaseRecord phaseRecord(const analyzer::PhaseStats& p, int32_t instance, int32_t label) {
+  PhaseRecord r;
+  r.start_ns = p.start_ns;
+  r.end_ns = p.end_ns;
+  r.slowest_step_ns = p.slowest_step_ns;
+  r.wait_ns = p.wait_ns;
+  r.instance = instance;
+  r.rank = p.rank;
+  r.steps = p.steps;
+  r.slowest_step = p.slowest_step;
+  r.label = label;
+  r.inferred = p.inferred;
+  return r;
+}
+
 void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
                       const std::vector<std::string>& ops, const std::vector<CompactCall>& calls,
-                      TimelineModel* out) {
+                      PhaseRows phases, TimelineModel* out) {
   out->analysis = std::move(analysis);
   out->lanes.clear();
   out->labels.clear();
@@ -298,8 +393,8 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
   const analyzer::Analysis& a = out->analysis;
   std::vector<int> op_label;
   for (const std::string& op : ops) op_label.push_back(out->label(op));
-  std::map<int, size_t> lane_of_rank = addRankLanes(a, laneRanks(a, calls), out);
-  TimeBounds t = fillRankLanes(comms, op_label, calls, lane_of_rank, out);
+  std::map<int, size_t> lane_of_rank = addRankLanes(a, laneRanks(a, calls, phases.records), out);
+  TimeBounds t = fillRankLanes(comms, op_label, calls, std::move(phases), lane_of_rank, out);
   addLinkLanes(out);
   if (a.end_ns > a.start_ns) {
     t.t0 = std::min(t.t0, a.start_ns);
@@ -326,7 +421,7 @@ void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& cal
       compact.begin(), compact.end(),
       [](const detail::CompactCall& x, const detail::CompactCall& y) { return x.rank < y.rank; });
   const std::vector<std::string> comm_names = detail::withAnalysisComms(comms.names(), analysis);
-  detail::buildFromCompact(std::move(analysis), comm_names, ops.names(), compact, out);
+  detail::buildFromCompact(std::move(analysis), comm_names, ops.names(), compact, {}, out);
 }
 
 }  // namespace ringside::gui

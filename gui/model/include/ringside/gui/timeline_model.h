@@ -12,8 +12,10 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ringside/analyzer/analysis.h"
@@ -110,6 +112,19 @@ struct CollectiveLink {
   int64_t bytes = 0, messages = 0;
 };
 
+// One phase of one collective on one rank: the analysis' PhaseStats without its two strings (the
+// phase's name is a label, comm and seq are its instance's): 56 bytes where a PhaseStats takes
+// 128, so 5 M of them (4,096 ranks x 10 M events) fit in 280 MB.
+struct PhaseRecord {
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t slowest_step_ns = 0, wait_ns = 0;
+  int32_t instance = -1;  // index into Analysis::collectives; -1 when unmatched
+  int32_t rank = -1;
+  int32_t steps = 0, slowest_step = -1;
+  int32_t label = 0;      // index into TimelineModel::labels
+  bool inferred = false;
+};
+
 struct TimelineModel {
   std::string path;
   analyzer::Analysis analysis;
@@ -125,6 +140,12 @@ struct TimelineModel {
   // by (src, dst). Empty when the loader did not read the transfers.
   std::vector<CollectiveLink> collective_links;
   std::vector<int64_t> links_begin;
+  // Every phase row of the analysis (which the loader keeps out of analysis.phases, empty here),
+  // each instance's rows together; phase_spans[c]: instance c's rows, [first, second).
+  std::deque<PhaseRecord> phases;
+  std::vector<std::pair<int64_t, int64_t>> phase_spans;
+  // The analysis' PhaseStats of one instance (comm, seq and phase name filled in), by rank, then start.
+  std::vector<analyzer::PhaseStats> phasesOf(int collective) const;
   // False in the early model LoadOptions::on_timeline hands over: rank lanes with their calls
   // only (no phases, no link lanes, every event's collective -1, `analysis` empty but for
   // ranks_present). The model loadTimeline() returns always has it true.
