@@ -88,9 +88,10 @@ struct RawLink {
 class AnalysisRun {
  public:
   AnalysisRun(const std::string& path, const LoadOptions& options, int64_t transfer_rows,
-              bool read_links)
+              bool read_links, int bins)
       : path_(path),
         options_(options),
+        bins_(bins),
         transfer_rows_(transfer_rows),
         read_links_(read_links),
         check_(check_promise_.get_future()) {
@@ -123,7 +124,7 @@ class AnalysisRun {
     check_promise_.set_value(reader != nullptr);
     if (!reader) return;
     analyzer::AnalysisOptions aopt;
-    aopt.bins = std::max(1, options_.counter_bins);
+    aopt.bins = bins_;
     aopt.topology = options_.topology;
     aopt.progress = [this](double f) { done_ = f; };
     aopt.on_phase = [this](const analyzer::PhaseStats& p, int32_t instance) {
@@ -161,6 +162,7 @@ class AnalysisRun {
 
   const std::string path_;
   const LoadOptions& options_;
+  const int bins_;
   const int64_t transfer_rows_;
   const bool read_links_;
   std::promise<bool> check_promise_;
@@ -268,6 +270,14 @@ void collectiveLinks(std::vector<RawLink> raw_links, size_t n, TimelineModel* ou
   }
 }
 
+// The analysis' bins a link: LoadOptions::counter_bins, fewer past link_bins_budget.
+int linkBins(const LoadOptions& options, size_t ranks) {
+  const int bins = std::max(1, options.counter_bins);
+  const int64_t links = 2 * static_cast<int64_t>(std::max<size_t>(1, ranks));
+  if (options.link_bins_budget <= 0 || links * bins <= options.link_bins_budget) return bins;
+  return static_cast<int>(std::max<int64_t>(std::min(bins, 256), options.link_bins_budget / links));
+}
+
 // Hands the pages of freed memory back to the system. The analysis thread frees its working
 // data (per-call arrivals, entry times, step unions: hundreds of MB at 4,096 ranks) in its own
 // malloc arena, which keeps them resident unless trimmed; the final model is then built on this
@@ -297,7 +307,7 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
   // reader (one TraceReader per thread).
   const int64_t transfer_rows = reader->transferCount();
   const bool read_links = options.collective_links && transfer_rows <= options.max_link_transfers;
-  AnalysisRun analysis(path, options, transfer_rows, read_links);
+  AnalysisRun analysis(path, options, transfer_rows, read_links, linkBins(options, reader->ranks().size()));
   std::atomic<double> rows_done{0};
   auto progress = [&] {
     if (options.progress) options.progress(0.6 * analysis.done() + 0.4 * rows_done.load());

@@ -170,7 +170,12 @@ Overview buildOverview(const TimelineModel& model, int bins = 1024, int max_rows
 std::vector<uint8_t> overviewRgba(const Overview& overview, int width, bool dark);
 
 struct LoadOptions {
-  int counter_bins = 2048;  // resolution of the link counters over the whole trace
+  int counter_bins = 2048;  // resolution of the link counters over the whole trace ...
+  // ... unless the ranks x 2 (a ring's or a tree's links) x counter_bins exceed this: then fewer
+  // bins a link, at least 256 (the analysis and the link lanes each keep 8 bytes a bin and link:
+  // 16,384 ranks' 32,766 tree links took 537 MB a copy at 2,048 bins). Zoomed in, the lanes bin
+  // the messages themselves, so the picture loses nothing but at full zoom-out.
+  int64_t link_bins_budget = 16'777'216;
   // Finer link bins, all links together (Lane::fine): up to 65,536 bins a link, at least
   // counter_bins; 0 keeps none (then the view goes from the counter straight to the messages).
   int64_t fine_bins_budget = 8'000'000;
