@@ -98,6 +98,7 @@ struct Overview {
   std::vector<float> wait, move;  // rows x bins, row-major; each in [0, 1]
   std::vector<int> first_lane, last_lane;  // per row: the rank lanes it covers (indices into lanes)
   std::vector<int> first_rank, last_rank;  // per row: the lowest and highest rank it covers
+  int most_ranks_in_row = 0;               // 1: a row per rank
   // The rank that arrived last in the most collective instances (-1: none), and in how many.
   int latest_rank = -1;
   int64_t latest_count = 0;
