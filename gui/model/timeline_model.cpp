@@ -114,19 +114,9 @@ std::vector<analyzer::PhaseStats> TimelineModel::phasesOf(int collective) const 
   const auto [first, last] = phase_spans[static_cast<size_t>(collective)];
   for (int64_t i = first; i < last; ++i) {
     const PhaseRecord& r = phases[static_cast<size_t>(i)];
-    analyzer::PhaseStats p;
-    p.comm = c.comm;
-    p.seq = c.seq;
-    p.rank = r.rank;
-    if (r.label >= 0 && static_cast<size_t>(r.label) < labels.size()) p.phase = labels[static_cast<size_t>(r.label)];
-    p.start_ns = r.start_ns;
-    p.end_ns = r.end_ns;
-    p.steps = r.steps;
-    p.slowest_step = r.slowest_step;
-    p.slowest_step_ns = r.slowest_step_ns;
-    p.inferred = r.inferred;
-    p.wait_ns = r.wait_ns;
-    out.push_back(std::move(p));
+    const bool named = r.label >= 0 && static_cast<size_t>(r.label) < labels.size();
+    out.push_back({c.comm, c.seq, r.rank, named ? labels[static_cast<size_t>(r.label)] : "", r.start_ns,
+                   r.end_ns, r.steps, r.slowest_step, r.slowest_step_ns, r.inferred, r.wait_ns});
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
     return std::pair(x.rank, x.start_ns) < std::pair(y.rank, y.start_ns);
@@ -393,18 +383,8 @@ std::vector<std::string> withAnalysisComms(std::vector<std::string> comms,
 }
 
 PhaseRecord phaseRecord(const analyzer::PhaseStats& p, int32_t instance, int32_t label) {
-  PhaseRecord r;
-  r.start_ns = p.start_ns;
-  r.end_ns = p.end_ns;
-  r.slowest_step_ns = p.slowest_step_ns;
-  r.wait_ns = p.wait_ns;
-  r.instance = instance;
-  r.rank = p.rank;
-  r.steps = p.steps;
-  r.slowest_step = p.slowest_step;
-  r.label = label;
-  r.inferred = p.inferred;
-  return r;
+  return {p.start_ns, p.end_ns, p.slowest_step_ns, p.wait_ns, instance,
+          p.rank,     p.steps,  p.slowest_step,    label,     p.inferred};
 }
 
 void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
