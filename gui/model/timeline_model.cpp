@@ -210,7 +210,9 @@ std::map<int, size_t> addRankLanes(const analyzer::Analysis& a, const std::vecto
       Lane header;
       header.kind = LaneKind::kHost;
       header.host = host;
-      header.name = "host " + (h.name.empty() ? std::string("?") : h.name) + " (" +
+      // "host-12 (8 ranks)", not "host host-12 (8 ranks)", for hosts already named so.
+      const std::string host_name = h.name.empty() ? std::string("?") : h.name;
+      header.name = (host_name.rfind("host", 0) == 0 ? "" : "host ") + host_name + " (" +
                     std::to_string(h.ranks.size()) + (h.ranks.size() == 1 ? " rank)" : " ranks)");
       out->lanes.push_back(std::move(header));
     }
