@@ -63,5 +63,9 @@ std::vector<std::string> withAnalysisComms(std::vector<std::string> comms,
 void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
                       const std::vector<std::string>& ops, const std::vector<CompactCall>& calls,
                       PhaseRows phases, TimelineModel* out);
+// The same, freeing `calls` as soon as the lanes hold them (before the phases' events are made).
+void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
+                      const std::vector<std::string>& ops, std::vector<CompactCall>&& calls,
+                      PhaseRows phases, TimelineModel* out);
 
 }  // namespace ringside::gui::detail

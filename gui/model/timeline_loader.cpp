@@ -346,8 +346,8 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
   out->path = path;
   const std::vector<std::string> comm_names =
       detail::withAnalysisComms(rows.comms.names(), analysis.analysis());
-  detail::buildFromCompact(std::move(analysis.analysis()), comm_names, rows.ops.names(), rows.calls,
-                           std::move(analysis.phases()), out);
+  detail::buildFromCompact(std::move(analysis.analysis()), comm_names, rows.ops.names(),
+                           std::move(rows.calls), std::move(analysis.phases()), out);
   rows = {};
   analysis.messages().attach(options, out);
   returnFreedMemory();
