@@ -1,7 +1,4 @@
 #include <algorithm>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -13,6 +10,9 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+#ifdef __GLIBC__
+#include <malloc.h>  // malloc_trim
+#endif
 
 #include "ringside/gui/timeline_model.h"
 #include "ringside/storage/trace_reader.h"
