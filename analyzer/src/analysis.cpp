@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "analysis_state.h"
+#include "ringside/storage/stage_timings.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::analyzer {
@@ -59,14 +60,19 @@ bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analy
              std::string* error) {
   *out = Analysis{};
   detail::AnalysisState s(reader, options, out, error);
+  storage::StageTimer calls_timer("analyze: calls");
   detail::readMeta(s);
   detail::findHosts(s);
   if (!detail::readInstances(s)) return false;
   s.progress(0.2);
   if (!detail::findTimeRange(s)) return false;
   detail::groupInstances(s);
+  calls_timer.stop();
+  storage::StageTimer transfers_timer("analyze: transfers");
   if (!detail::readTransfers(s)) return false;
   detail::addChannelTraffic(s);
+  transfers_timer.stop();
+  storage::StageTimer rest_timer("analyze: the rest");
   s.progress(0.95);
   if (!detail::readGpu(s)) return false;
   detail::timeInstances(s);

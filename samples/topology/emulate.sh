@@ -19,7 +19,9 @@
 #                     --job-hosts H runs the job on h0..h(H-1) only (default 4); --launcher: CMD
 #                     starts its own ranks (torchrun with c10d rendezvous): `record` gets no
 #                     --ranks, --master-addr or --run-id (the run id is torchrun's --rdzv-id), and
-#                     --ranks-per-host only says where the truth places the ranks
+#                     --ranks-per-host only says where the truth places the ranks; --node-merge:
+#                     each host merges its own ranks as the job ends (`record --node-merge`, all
+#                     hosts at once), then one merge of the node traces gives DIR/trace.sqlite
 #   emulate.sh status [--prefix rs]
 #   emulate.sh down   [--prefix rs]
 #   emulate.sh topology --case ...   (prints the matching topology file)
@@ -81,7 +83,7 @@ shift
 CASE="" PREFIX="rs" RATE="200mbit" SLOW_RATE="" DELAY=0 BURST=64kb OUT="" ALGO="ring,tree"
 QUEUE_MS=50 MTU=65000 SIZES="1M,4M" ITERS=3 WARMUP=1 KEEP=0 RINGSIDE="" PORT=29500 TIMEOUT_S=60
 CLOCKS=0 MONO_OFFSETS="3600,14400,25200,36000" WALL_OFFSETS="0,8,-5,13" DRIFT="" CLOCKSHIFT=""
-RANKS_PER_HOST=2 JOB=() JOB_ALLREDUCE="" PROBE=0 JOB_HOSTS=$N LAUNCHER=0
+RANKS_PER_HOST=2 JOB=() JOB_ALLREDUCE="" PROBE=0 JOB_HOSTS=$N LAUNCHER=0 NODE_MERGE=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --clocks) CLOCKS=1; shift ;;
@@ -94,6 +96,7 @@ while [[ $# -gt 0 ]]; do
     --ranks-per-host) RANKS_PER_HOST="$2"; shift 2 ;;
     --job-hosts) JOB_HOSTS="$2"; shift 2 ;;
     --launcher) LAUNCHER=1; shift ;;
+    --node-merge) NODE_MERGE=1; shift ;;
     --port) PORT="$2"; shift 2 ;;
     --) shift; JOB=("$@"); break ;;
     --case) CASE="$2"; shift 2 ;;
@@ -531,7 +534,7 @@ cmd_run() {
 }
 
 # CMD on every host under `ringside record --nnodes`, as a user runs a job over 4 machines
-# (docs/multi-node.md), then one merge of the 4 node folders.
+# (docs/multi-node.md), then one merge of the 4 node folders (--node-merge: of the 4 node traces).
 cmd_run_job() {
   ((${#JOB[@]} > 0)) || die "run-job needs the job's command after --"
   [[ -n "$CASE" ]] || CASE=square
@@ -549,16 +552,20 @@ cmd_run_job() {
   # with its own rendezvous: the run id is its --rdzv-id, which record reads).
   local ranks=(--ranks "$RANKS_PER_HOST" --master-addr "$(ident 0)" --master-port "$PORT" --run-id "$run_id")
   if ((LAUNCHER)); then ranks=(); run_id="(the launcher's)"; fi
+  local node_merge=()
+  if ((NODE_MERGE)); then node_merge=(--node-merge); fi
   for ((i = 0; i < JOB_HOSTS; i++)); do
     host_exec $i env RINGSIDE_TOPOLOGY="$( ((PROBE)) || echo "${JOB_ALLREDUCE:+$OUT/topology.txt}")" \
-      "$RINGSIDE" record --nnodes $JOB_HOSTS --node-rank $i "${ranks[@]}" -o "$trace" \
+      "$RINGSIDE" record --nnodes $JOB_HOSTS --node-rank $i "${ranks[@]}" "${node_merge[@]}" -o "$trace" \
       "${reroute[@]}" --grace-s 10 -q -- "${JOB[@]}" >"$OUT/host$i.out" 2>"$OUT/host$i.err" &
     pids[$i]=$!
   done
   for ((i = 0; i < JOB_HOSTS; i++)); do
     wait "${pids[$i]}" || { echo "host h$i failed (exit $?): $(tail -3 "$OUT/host$i.err")" >&2; rc=1; }
   done
-  "$RINGSIDE" merge -q -f "$trace.ranks" -o "$trace" 2>"$OUT/merge.err" ||
+  local inputs=("$trace.ranks")
+  if ((NODE_MERGE)); then inputs=("$trace.ranks"/node-*.sqlite); fi
+  "$RINGSIDE" merge -q -f "${inputs[@]}" -o "$trace" 2>"$OUT/merge.err" ||
     { echo "merge failed: $(cat "$OUT/merge.err")" >&2; rc=1; }
   echo "run id: $run_id"
   echo "trace: $trace"

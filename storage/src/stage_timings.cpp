@@ -1,6 +1,7 @@
 // storage/src/stage_timings.cpp — RINGSIDE_TIMINGS stage lines (stage_timings.h).
 #include "ringside/storage/stage_timings.h"
 
+#include <sys/resource.h>
 #include <time.h>
 
 #include <cstdio>
@@ -37,8 +38,11 @@ StageTimer::StageTimer(std::string_view stage) : on_(stageTimingsOn()) {
 void StageTimer::stop() {
   if (!on_) return;
   on_ = false;
-  std::fprintf(stderr, "ringside: timing %-14s %8.3f s wall, %8.3f s cpu\n", stage_,
-               seconds(CLOCK_MONOTONIC) - wall0_, seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0_);
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);  // ru_maxrss: KiB on Linux
+  std::fprintf(stderr, "ringside: timing %-14s %8.3f s wall, %8.3f s cpu, peak RSS %ld MiB\n",
+               stage_, seconds(CLOCK_MONOTONIC) - wall0_, seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0_,
+               usage.ru_maxrss / 1024);
 }
 
 }  // namespace ringside::storage

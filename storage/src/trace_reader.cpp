@@ -2,6 +2,8 @@
 // (trace_reader_impl.h says where the rest is).
 #include "trace_reader_impl.h"
 
+#include "ringside/storage/stage_timings.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -224,7 +226,9 @@ std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, const Tr
                                                std::string* error) {
   try {
     int version = 0;
+    StageTimer timer("open");
     detail::Db db = detail::openTraceReadOnly(path, &version, error, options.quick_check);
+    timer.stop();
     if (!db) return nullptr;
     return std::make_unique<reader::SqliteTraceReader>(path, std::move(db), version, options.raw_times);
   } catch (...) {

@@ -4,7 +4,8 @@
 //   trace_reader.cpp      opening, the string table, ranks, meta, calls, clock anchors, step
 //                         markers and steps (a query per table)
 //   trace_reader_gpu.cpp  the GPU tables and communicators (schema v2)
-//   transfer_order.cpp    transfers in time order: lanes of stretches already in order, merged
+//   transfer_order.cpp    transfers in time order: lanes of stretches already in order, read
+//                         ahead a batch at a time on a thread with a connection of its own, merged
 //                         on (start_ns, id); one cursor per rank where times are mapped
 //   clock_model_reader.cpp  the clock model's tables (readClockModel); ClockMap (clock_model.cpp)
 //                         maps every time a row returns
@@ -61,6 +62,11 @@ inline int32_t toInt32(int64_t v) {
 // are cut at 2^20 rows each, and a model that does not hold together reads as none (identity).
 ClockModel readClockModel(sqlite3* db, int version,
                           const std::function<std::map<std::string, std::string>()>& meta);
+
+// A stretch of transfer rows, by id, already in (start_ns, id) order (transfer_order.cpp).
+struct IdRun {
+  int64_t first, last;
+};
 
 class SqliteTraceReader final : public TraceReader {
  public:
@@ -143,12 +149,9 @@ class SqliteTraceReader final : public TraceReader {
                               std::string* error);
   // Time-ordered reads in storage order (forEachTransfer): stretches of ids already in order,
   // chained into lanes.
-  struct IdRun {
-    int64_t first, last;
-  };
   // More stretches or lanes than these: the table is in no useful order, the index is read.
   static constexpr size_t kMaxRuns = size_t{1} << 22;
-  static constexpr size_t kMaxLanes = size_t{1} << 14;
+  static constexpr size_t kMaxLanes = size_t{1} << 17;
   bool transferLanes(std::vector<std::vector<IdRun>>* lanes, std::string* error);
   bool mergeTransferLanes(const std::vector<std::vector<IdRun>>& lanes,
                           const std::function<bool(const TransferRow&)>& fn, std::string* error);

@@ -5,10 +5,46 @@
 #include "trace_reader_impl.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
 #include <map>
+#include <mutex>
+#include <system_error>
+#include <thread>
 #include <utility>
 
+#include "ringside/storage/stage_timings.h"
+
 namespace ringside::storage::reader {
+namespace {
+
+// The connection's page cache set to `kib` KiB for a scope, then back to what it was.
+class CacheSize {
+ public:
+  CacheSize(sqlite3* db, int64_t kib) : db_(db) {
+    if (!detail::queryInt(db_, "PRAGMA cache_size", &old_, nullptr)) return;
+    set_ = -kib < old_;  // only ever larger (negative values are KiB)
+    if (set_) set(-kib);
+  }
+  // Leaves the new size in place (a connection of the caller's own).
+  void keep() { set_ = false; }
+  ~CacheSize() {
+    if (set_) set(old_);
+  }
+  CacheSize(const CacheSize&) = delete;
+  CacheSize& operator=(const CacheSize&) = delete;
+
+ private:
+  void set(int64_t value) {
+    const std::string sql = "PRAGMA cache_size=" + std::to_string(value);
+    sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+  }
+  sqlite3* db_;
+  int64_t old_ = 0;
+  bool set_ = false;
+};
+
+}  // namespace
 
 bool SqliteTraceReader::forEachTransferUnordered(
     const std::function<bool(int32_t, const TransferRow&)>& fn, std::string* error) {
@@ -27,7 +63,9 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
     // storage order, stretch by stretch, and merging the stretches in memory is several times
     // faster than the start_ns index (one table lookup per row, all over the file).
     std::vector<std::vector<IdRun>> lanes;
+    StageTimer timer("transfer lanes");
     if (!transferLanes(&lanes, error)) return false;
+    timer.stop();
     if (!lanes.empty()) return mergeTransferLanes(lanes, fn, error);
   } catch (const std::bad_alloc&) {
     if (error) *error = path_ + ": out of memory while reading transfers";
@@ -98,8 +136,164 @@ bool SqliteTraceReader::transferLanes(std::vector<std::vector<IdRun>>* lanes, st
   return true;
 }
 
+// Where a lane's reading stands: the stretch it reads and the next id in it.
+struct LanePos {
+  size_t run = 0;
+  int64_t from = 0;
+};
+
+// Reads the next batch of a lane (its stretches `runs`, at *pos) into *rows through `st`, one
+// statement for every lane (WHERE id >= ?1 AND id <= ?2 ORDER BY id): a batch seeks to the lane's
+// next id and reads on from there. About `batch` rows, up to twice that where a stretch ends
+// within that (a seek saved); none at the lane's end. False on a read error.
+template <typename Decode>
+bool readLaneBatch(sqlite3_stmt* st, const std::vector<IdRun>& runs,
+                   size_t batch, const Decode& decode, LanePos* pos, std::vector<TransferRow>* rows) {
+  rows->clear();
+  while (pos->run < runs.size() && rows->size() < batch) {
+    const IdRun& run = runs[pos->run];
+    // A stretch's rows are at most its ids (they may have gaps); from <= last, and the distance
+    // is taken unsigned (a damaged trace's ids may span the whole int64 range).
+    const size_t room = batch - rows->size();
+    const size_t whole = batch + room;
+    const uint64_t left = static_cast<uint64_t>(run.last) - static_cast<uint64_t>(pos->from);
+    const size_t want = left < whole ? whole : room;
+    sqlite3_bind_int64(st, 1, pos->from);
+    sqlite3_bind_int64(st, 2, run.last);
+    int rc = SQLITE_ROW;
+    for (size_t n = 0; n < want && (rc = sqlite3_step(st)) == SQLITE_ROW; ++n) {
+      rows->push_back(decode(st));
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return false;
+    // rc is SQLITE_ROW only when this stretch gave rows: the last one is its own.
+    if (rc == SQLITE_DONE || rows->back().id >= run.last) {
+      if (++pos->run < runs.size()) pos->from = runs[pos->run].first;
+    } else {
+      pos->from = rows->back().id + 1;
+    }
+  }
+  return true;
+}
+
+// The lanes' batches, read ahead on a thread of its own through a connection of its own while
+// the caller merges the rows it has (decoding the rows is most of the reader's time: the two
+// then share it). Each lane holds the batch it is merged from and, at most, the next one. A
+// batch is asked for as soon as the one before it is taken, in the order the merge takes them,
+// so the thread is mostly a batch ahead. Without a thread or a second connection, next() reads
+// the batch itself, through the caller's statement.
+class LaneReadAhead {
+ public:
+  using Runs = std::vector<std::vector<IdRun>>;
+  using DecodeFn = std::function<TransferRow(sqlite3_stmt*)>;
+  LaneReadAhead(const Runs& lanes, size_t batch, DecodeFn decode)
+      : lanes_(lanes), batch_(batch), decode_(std::move(decode)), pos_(lanes.size()),
+        slots_(lanes.size()) {
+    for (size_t i = 0; i < lanes.size(); ++i) pos_[i].from = lanes[i][0].first;
+  }
+  ~LaneReadAhead() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wanted_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+  LaneReadAhead(const LaneReadAhead&) = delete;
+  LaneReadAhead& operator=(const LaneReadAhead&) = delete;
+
+  // Starts the thread on `db` (its own connection, `st` a statement of it); false: no thread,
+  // next() reads inline.
+  bool start(Db db, Stmt st) {
+    own_db_ = std::move(db);
+    own_st_ = std::move(st);
+    for (uint32_t i = 0; i < lanes_.size(); ++i) todo_.push_back(i);
+    try {
+      thread_ = std::thread([this] { run(); });
+      return true;
+    } catch (const std::system_error&) {
+      todo_.clear();
+      return false;
+    }
+  }
+  // Lane i's next batch into *rows (empty at the lane's end); false on a read error. `st` is the
+  // caller's statement, used only without the thread.
+  bool next(uint32_t i, sqlite3_stmt* st, std::vector<TransferRow>* rows) {
+    if (!thread_.joinable()) return readLaneBatch(st, lanes_[i], batch_, decode_, &pos_[i], rows);
+    Slot& slot = slots_[i];
+    std::unique_lock<std::mutex> lock(mu_);
+    if (slot.ended) {
+      rows->clear();
+      return true;
+    }
+    ready_.wait(lock, [&] { return slot.full || failed_; });
+    if (failed_) return false;
+    rows->swap(slot.rows);
+    slot.full = false;
+    slot.ended = slot.last;
+    if (!slot.ended) {
+      todo_.push_back(i);
+      wanted_.notify_one();
+    }
+    return true;
+  }
+
+ private:
+  struct Slot {
+    std::vector<TransferRow> rows;
+    bool full = false;  // rows is the lane's next batch
+    bool last = false;  // the lane has no rows after it
+    bool ended = false;  // the caller took the last batch
+  };
+  void run() {
+    std::vector<TransferRow> rows;
+    for (;;) {
+      uint32_t i = 0;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        wanted_.wait(lock, [&] { return stop_ || !todo_.empty(); });
+        if (stop_) return;
+        i = todo_.front();
+        todo_.pop_front();
+      }
+      bool ok = false;
+      try {
+        ok = readLaneBatch(own_st_.get(), lanes_[i], batch_, decode_, &pos_[i], &rows);
+      } catch (const std::bad_alloc&) {
+        ok = false;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!ok) {
+          failed_ = true;
+        } else {
+          rows.swap(slots_[i].rows);
+          slots_[i].full = true;
+          slots_[i].last = slots_[i].rows.empty() || pos_[i].run == lanes_[i].size();
+        }
+      }
+      ready_.notify_one();
+      if (!ok) return;
+    }
+  }
+
+  const Runs& lanes_;
+  const size_t batch_;
+  const DecodeFn decode_;
+  std::vector<LanePos> pos_;  // the reading thread's (or, without it, the caller's)
+  Db own_db_;
+  Stmt own_st_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable wanted_, ready_;
+  std::deque<uint32_t> todo_;  // lanes whose next batch is wanted, in the order they were
+  std::vector<Slot> slots_;
+  bool stop_ = false, failed_ = false;
+};
+
 // The rows of `lanes`, each already in (start_ns, id) order, merged on (start_ns, id): a
-// min-heap of one cursor per lane, each reading its stretches of the table in storage order.
+// min-heap of the lanes' heads, each lane reading its stretches of the table in storage order a
+// batch at a time (LaneReadAhead).
 bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>& lanes,
                                            const std::function<bool(const TransferRow&)>& fn,
                                            std::string* error) {
@@ -108,59 +302,48 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
   const std::string sql = detail::selectOnlySql(
       TransferTable::kDef, version_, " WHERE id >= ?1 AND id <= ?2 ORDER BY id",
       aligned ? kTransferRead : kTransferPlain);
-  // Each cursor decodes a batch of rows at a time: switching between thousands of statements
-  // row by row would keep none of them in the processor's caches. A batch goes on to the end of
-  // a stretch that ends within max_batch rows: its statement is then reset while its cursor is
-  // the newest open one (SQLite finds a closing cursor in a list of all open ones, newest first;
-  // with thousands open, resets deep in that list cost more than reading the rows).
-  // Memory: at most 256 rows (about 26 KiB) a lane, 64 beyond 4,096 lanes.
-  constexpr size_t kBatch = 64;
-  const size_t max_batch = lanes.size() > 4096 ? kBatch : 4 * kBatch;
+  Stmt st = detail::prepare(db_.get(), sql, nullptr);
+  if (!st) return readError(error, "cannot read transfers");
+  // Memory: the batches of all lanes, two a lane (the one merged, the one read ahead), hold at
+  // most 2 x kBufferedRows rows (about 110 MiB) whatever the number of lanes (kMaxLanes at most):
+  // at most 128 and at least 2 rows a batch, up to twice that where a batch goes on to the end
+  // of a stretch that ends within it.
+  constexpr size_t kBufferedRows = size_t{1} << 19;
+  static_assert(kBufferedRows / kMaxLanes / 2 >= 2);
+  const size_t batch = std::clamp<size_t>(kBufferedRows / lanes.size() / 2, 2, 128);
+  // The page a lane reads next stays cached between its batches while that fits in 32 MiB (on
+  // the connection that reads them).
+  const int64_t cache_kib = std::min<int64_t>(32 << 10, static_cast<int64_t>(lanes.size()) * 16);
+  LaneReadAhead ahead(lanes, batch, [this, aligned](sqlite3_stmt* s) {
+    int32_t rank = -1;
+    return aligned ? alignedTransferRow(s, &rank) : transferRow<kTransferPlain>(s);
+  });
+  bool ahead_started = false;
+  {
+    // The reading thread's own connection: this one stays the caller's (fn may use the reader).
+    int version = 0;
+    std::string why;
+    Db db = detail::openTraceReadOnly(path_, &version, &why, /*quick_check=*/false);
+    Stmt own = db && version == version_ ? detail::prepare(db.get(), sql, nullptr) : Stmt();
+    if (own) {
+      CacheSize(db.get(), cache_kib).keep();
+      ahead_started = ahead.start(std::move(db), std::move(own));
+    }
+  }
+  CacheSize cache(db_.get(), ahead_started ? 0 : cache_kib);
   struct Cursor {
-    Stmt st;
-    size_t run = 0;  // the stretch of its lane it reads
-    bool done = false;
     size_t next = 0;  // rows[next] is its head
     std::vector<TransferRow> rows;
   };
   std::vector<Cursor> cursors(lanes.size());
-  auto bind = [&](uint32_t i) {
-    Cursor& c = cursors[i];
-    const IdRun& run = lanes[i][c.run];
-    sqlite3_reset(c.st.get());
-    sqlite3_bind_int64(c.st.get(), 1, run.first);
-    sqlite3_bind_int64(c.st.get(), 2, run.last);
-  };
-  for (uint32_t i = 0; i < cursors.size(); ++i) {
-    cursors[i].st = detail::prepare(db_.get(), sql, nullptr);
-    if (!cursors[i].st) return readError(error, "cannot read transfers");
-    bind(i);
-  }
   // Refills cursor i's batch; false when its lane has no more rows (or on error: *failed).
   bool failed = false;
   auto refill = [&](uint32_t i) {
     Cursor& c = cursors[i];
-    c.rows.clear();
     c.next = 0;
-    while (!c.done) {
-      if (c.rows.size() >= kBatch) {
-        const auto room = static_cast<int64_t>(max_batch) - static_cast<int64_t>(c.rows.size());
-        if (room <= 0 || lanes[i][c.run].last - c.rows.back().id > room) break;
-      }
-      const int rc = sqlite3_step(c.st.get());
-      if (rc == SQLITE_ROW) {
-        int32_t rank = -1;
-        c.rows.push_back(aligned ? alignedTransferRow(c.st.get(), &rank)
-                                 : transferRow<kTransferPlain>(c.st.get()));
-        continue;
-      }
-      if (rc != SQLITE_DONE) failed = true;
-      if (failed || ++c.run == lanes[i].size()) {
-        c.done = true;
-        sqlite3_reset(c.st.get());
-      } else {
-        bind(i);
-      }
+    if (!ahead.next(i, st.get(), &c.rows)) {
+      failed = true;
+      c.rows.clear();
     }
     return !c.rows.empty();
   };

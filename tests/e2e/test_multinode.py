@@ -10,7 +10,7 @@ Scenarios:
                    run id is the Slurm job and step; two nodes' folders merged
   preload-ompi     the same with Open MPI's mpirun environment (its job id)
   merge-two-runs   rank files of two runs given to one merge: exit 1, one line naming both
-  nnodes-usage     bad --nnodes/--node-rank/--run-id combinations: exit 2, one line each
+  nnodes-usage     bad --nnodes/--node-rank/--run-id/--node-merge combinations: exit 2, one line each
 """
 
 import os
@@ -202,6 +202,9 @@ def nnodes_usage(ctx):
         (["--nnodes", 2, "--node-rank", 0], "give -o TRACE.sqlite or --dir DIR"),
         (["--nnodes", 2, "--node-rank", 0, "-o", "x.sqlite"], "give --run-id ID"),
         (["--run-id", "a b"], "no spaces"),
+        (["--node-merge", "-o", "x.sqlite"], "--node-merge needs --nnodes N"),
+        (["--nnodes", 2, "--node-rank", 0, "--node-merge", "--no-merge", "-o", "x.sqlite"],
+         "--node-merge needs --nnodes N"),
     ]
     for args, want in cases:
         r = run([ctx.ringside, "record", *args, "--", "true"], env=job_env(), cwd=ctx.scratch,

@@ -90,13 +90,17 @@ def _emulate(args, out, timeout):
 
 def run_job(ringside, job, *, out, ranks_per_host=2, prefix="rsc", port=29650, case="square",
             clocks=True, drift=None, mono_offsets_s=None, wall_offsets_ms=None, clockshift=None,
-            timeout=300, job_hosts=4, launcher=False):
+            timeout=300, job_hosts=4, launcher=False, node_merge=False):
     """JOB (argv) on job_hosts emulated hosts x ranks_per_host, recorded and merged into out/.
-    launcher: JOB starts its own ranks (torchrun), ranks_per_host only places them in the truth."""
+    launcher: JOB starts its own ranks (torchrun), ranks_per_host only places them in the truth.
+    node_merge: each host merges its own ranks (`record --node-merge`, into
+    out/trace.sqlite.ranks/node-K.sqlite), then one merge of the node traces."""
     args = ["run-job", "--case", case, "--prefix", prefix, "--ringside", ringside, "--out", out,
             "--port", port, "--ranks-per-host", ranks_per_host, "--job-hosts", job_hosts]
     if launcher:
         args.append("--launcher")
+    if node_merge:
+        args.append("--node-merge")
     args += _clock_args(clocks, drift, mono_offsets_s, wall_offsets_ms, clockshift)
     return _emulate(args + ["--"] + list(job), out, timeout)
 

@@ -7,6 +7,10 @@ Scenarios:
                 monotonic clock 20 ppm fast: 8 ranks on 4 host names, each where the truth
                 says, every rank's clock hours off the others' as the truth says, one run id
   bench-clocks  `ringside bench` one rank per host with clocks of their own: 4 ranks, 4 hosts
+  node-merge    the DDP sample 4 hosts x 2 ranks, each host's `record --nnodes 4 --node-merge`
+                merging its own ranks as its job ends (the 4 at once), then one merge of the 4
+                node traces: equal to one merge of the 8 rank files (every table but meta row
+                for row, per rank, per link), clocks aligned to the truth
   pip-torchrun  pip's torch (scripts/setup-pip-torch.sh --cached-only) on 2 hosts, each running
                 `record --nnodes 2 --node-rank K -- torchrun --nnodes 2 --nproc-per-node 2
                 --rdzv-backend c10d --rdzv-endpoint h0:PORT --rdzv-id ID ddp_train.py` (torchrun's
@@ -149,11 +153,15 @@ def median(values):
     return v[len(v) // 2] if v else 0
 
 
-def ddp_clocks(args, out):
+def require_torch(args):
     probe = subprocess.run([args.python, "-c", "import torch.distributed as d; "
                             "assert d.is_gloo_available()"], capture_output=True, text=True)
     if probe.returncode != 0:
         raise cluster.Skip(f"{args.python} has no PyTorch with Gloo (python3-torch)")
+
+
+def ddp_clocks(args, out):
+    require_torch(args)
     # Rank 5 (on h2, the drifting host) computes 40 ms longer per step: a real straggler, which
     # both runs must name, and no clock-made one.
     job = [args.python, args.ddp_sample, "--steps", "4", "--slow-rank", "5", "--slow-ms", "40"]
@@ -175,6 +183,47 @@ def ddp_clocks(args, out):
     check(meta.get("run_id", "").startswith("emulate-"), "one run id for the 4 nodes' files")
     h2 = run.truth["hosts"][2]
     check(h2["rate_ppm"] == 20 and h2["ranks"] == [4, 5], "the truth names h2's 20 ppm drift")
+
+
+def node_merge(args, out):
+    """Each host merges its own ranks as its job ends (`record --nnodes 4 --node-merge`, the 4
+    at once), one merge of the 4 node traces gives the trace: equal to one merge of all 8 rank
+    files, table by table (meta aside: `record` adds its own), per rank and per link."""
+    require_torch(args)
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e_scale"))
+    from merge_merged_e2e import rows
+    from merge_rows_1024_e2e import compare, counts
+    job = [args.python, args.ddp_sample, "--steps", "3"]
+    run = cluster.run_job(args.ringside, job, out=out, ranks_per_host=2, prefix="rsc4",
+                          port=29671, drift=(1, 20), clockshift=args.clockshift, node_merge=True)
+    with open(os.path.join(out, "host1.err"), encoding="utf-8") as f:
+        print("host h1's record said:\n" + f.read()[-800:], flush=True)
+    check_run(run, 8, 2)
+    check_alignment(run)
+    ranks_dir = run.trace + ".ranks"
+    for k in range(4):
+        node = os.path.join(ranks_dir, f"node-{k}.sqlite")
+        check(os.path.isfile(node) and len(cluster.trace_ranks(node)) == 2,
+              f"host h{k} merged its 2 ranks into node-{k}.sqlite")
+    direct = os.path.join(out, "direct.sqlite")
+    r = subprocess.run([args.ringside, "merge", ranks_dir, "-o", direct, "-q"],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "one merge of the 4 node folders: " + r.stderr[-300:])
+    want, got = rows(direct), rows(run.trace)
+    differ = [t for t in sorted(set(want) | set(got)) if t != "meta" and want.get(t) != got.get(t)]
+    check(not differ, f"every table but meta row for row as the one-step merge (differ: {differ})")
+    failures = []
+    dbs = [sqlite3.connect(f"file:{t}?mode=ro", uri=True) for t in (direct, run.trace)]
+    for what, a, b in zip(("rows per table", "rows per rank", "links"), counts(dbs[0]),
+                          counts(dbs[1])):
+        compare(what, a, b, failures)
+    metas = [dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'clock%' OR key IN "
+                             "('ranks', 'missing_ranks')")) for db in dbs]
+    for db in dbs:
+        db.close()
+    check(not failures, "rows per table, per rank and per link equal " + "; ".join(failures))
+    check(metas[0] == metas[1], f"the clock model's meta equal ({metas[1].get('clock_method')}, "
+          f"{metas[1].get('clock_domains')} domains)")
 
 
 def bench_clocks(args, out):
@@ -275,7 +324,8 @@ def pip_torchrun(args, out):
     check_alignment(run, n_hosts=2)
 
 
-SCENARIOS = {"ddp-clocks": ddp_clocks, "bench-clocks": bench_clocks, "pip-torchrun": pip_torchrun}
+SCENARIOS = {"ddp-clocks": ddp_clocks, "bench-clocks": bench_clocks, "pip-torchrun": pip_torchrun,
+             "node-merge": node_merge}
 
 
 def main():

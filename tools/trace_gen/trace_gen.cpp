@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <system_error>
 
 #include "ringside/storage/clock_model.h"
 #include "ringside/storage/rank_writer.h"
@@ -137,7 +139,8 @@ std::unique_ptr<RankWriter> openRank(const GenOptions& o, const std::string& pat
   auto w = RankWriter::create(path, error, o.fsync);
   if (!w) return nullptr;
   const int per_host = (o.ranks + o.hosts - 1) / o.hosts;
-  const int host = r / per_host;
+  const int host = hostOfRank(o, r);
+  const HostClock clock = hostClock(o, host);
   storage::RankInfo info;
   info.rank = r;
   info.world_size = o.ranks;
@@ -148,8 +151,8 @@ std::unique_ptr<RankWriter> openRank(const GenOptions& o, const std::string& pat
   info.launcher = "ringside";
   info.identity_source = "env";
   info.command_line = "trace_gen";
-  info.start_ns = 0;
-  info.start_unix_ns = kUnixBase;
+  info.start_ns = clock.monotonic_ns;
+  info.start_unix_ns = kUnixBase + clock.wall_ns;
   storage::CommunicatorRow comm;
   comm.comm = "world";
   comm.library = o.tree ? "ringside-tree" : "ringside-ring";
@@ -157,7 +160,8 @@ std::unique_ptr<RankWriter> openRank(const GenOptions& o, const std::string& pat
   comm.comm_size = o.ranks;
   comm.created_ns = 0;
   if (!w->setRank(info) || !w->setMeta("run_id", "gen-" + std::to_string(o.seed)) || !w->begin() ||
-      !w->addCommunicator(comm) || !w->addClockAnchor({0, kUnixBase, 1000})) {
+      !w->addCommunicator(comm) ||
+      !w->addClockAnchor({clock.monotonic_ns, kUnixBase + clock.wall_ns, 1000})) {
     *error = w->error();
     return nullptr;
   }
@@ -165,8 +169,10 @@ std::unique_ptr<RankWriter> openRank(const GenOptions& o, const std::string& pat
 }
 
 // `cut_off`: the end record is left out, as when a rank is killed (GenFault dead).
-bool finishRank(RankWriter& w, int64_t end_ns, bool cut_off, std::string* error) {
-  if (!w.addClockAnchor({end_ns, kUnixBase + end_ns, 1000}) || !w.commit() ||
+bool finishRank(RankWriter& w, int64_t end_ns, const HostClock& clock, bool cut_off,
+                std::string* error) {
+  if (!w.addClockAnchor({end_ns + clock.monotonic_ns, kUnixBase + end_ns + clock.wall_ns, 1000}) ||
+      !w.commit() ||
       (!cut_off && !w.setMeta("end_state", "clean")) || !w.close()) {
     *error = w.error();
     return false;
@@ -201,6 +207,9 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
   }
   auto mine = [&](int r) { return r >= first && r < last; };
   auto writer = [&](int r) -> RankWriter& { return *w[static_cast<size_t>(r - first)]; };
+  std::vector<HostClock> clocks;  // of the batch's ranks: every time they write is on it
+  for (int r = first; r < last; ++r) clocks.push_back(hostClock(o, hostOfRank(o, r)));
+  auto shift = [&](int r) { return clocks[static_cast<size_t>(r - first)].monotonic_ns; };
   const size_t n = static_cast<size_t>(o.ranks);
   const int64_t per_step = std::max<int64_t>(1, (o.collectives + o.steps - 1) / o.steps);
   int64_t t = kComputeNs;
@@ -211,7 +220,8 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
     const bool fault = !o.fault.kind.empty() && i == o.fault.seq;
     if (i % per_step == 0) {
       if (i > 0) t += kComputeNs;
-      for (int r = first; r < last; ++r) ok = ok && writer(r).addStepMarker({i / per_step, t});
+      for (int r = first; r < last; ++r)
+        ok = ok && writer(r).addStepMarker({i / per_step, t + shift(r)});
     }
     std::vector<int64_t> arrive(n);
     for (size_t r = 0; r < n; ++r) {
@@ -228,19 +238,16 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
       row.src_rank = m.src;
       row.dst_rank = m.dst;
       row.bytes = m.bytes;
-      row.start_ns = m.start;
-      row.end_ns = m.end;
       row.phase = m.phase;
       row.step = m.step;
       row.chunk = 0;
-      if (mine(m.src)) {
-        row.side = "send";
-        ok = writer(m.src).addTransfer(row) && ok;
-        ++rows;
-      }
-      if (o.receives && mine(m.dst)) {
-        row.side = "recv";
-        ok = writer(m.dst).addTransfer(row) && ok;
+      // Each side records on its own host's clock.
+      for (const int r : {m.src, m.dst}) {
+        if (!mine(r) || (r == m.dst && !o.receives)) continue;
+        row.side = r == m.src ? "send" : "recv";
+        row.start_ns = m.start + shift(r);
+        row.end_ns = m.end + shift(r);
+        ok = writer(r).addTransfer(row) && ok;
         ++rows;
       }
     });
@@ -261,8 +268,8 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
       c.count = o.bytes / 4;
       c.dtype = "f32";
       c.reduce_op = "sum";
-      c.start_ns = arrive[u];
-      c.end_ns = call.ends()[u];
+      c.start_ns = arrive[u] + shift(r);
+      c.end_ns = call.ends()[u] + shift(r);
       c.tid = 1000 + r;
       if (fault && !faultCall(o.fault, r, &c)) continue;
       ok = writer(r).addCollective(c) && ok;
@@ -274,7 +281,8 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
     }
   }
   for (int r = first; r < last && ok; ++r) {
-    ok = finishRank(writer(r), t, o.fault.kind == "dead" && r == o.fault.rank, error);
+    ok = finishRank(writer(r), t, clocks[static_cast<size_t>(r - first)],
+                    o.fault.kind == "dead" && r == o.fault.rank, error);
   }
   if (!ok && error->empty()) {
     for (auto& wr : w)
@@ -284,6 +292,19 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
 }
 
 }  // namespace
+
+int hostOfRank(const GenOptions& o, int r) {
+  return r / ((o.ranks + o.hosts - 1) / o.hosts);
+}
+
+HostClock hostClock(const GenOptions& o, int host) {
+  if (!o.host_clocks || host == 0) return {};
+  const uint64_t h = mix(o.seed ^ mix(0xc10cULL + static_cast<uint64_t>(host)));
+  HostClock c;
+  c.monotonic_ns = host * 3'600'000'000'000LL + static_cast<int64_t>(h % 1'000'000'000);
+  c.wall_ns = static_cast<int64_t>((h >> 32) % 20'000'001) - 10'000'000;
+  return c;
+}
 
 bool parseStraggler(const std::string& text, GenOptions* o, std::string* error) {
   char* end = nullptr;
@@ -359,7 +380,19 @@ bool writeRankFiles(const GenOptions& o, const std::string& dir, std::vector<std
     return false;
   }
   std::vector<std::string> paths;
-  for (int r = 0; r < o.ranks; ++r) paths.push_back(dir + "/rank-" + std::to_string(r) + ".sqlite");
+  for (int r = 0; r < o.ranks; ++r) {
+    std::string folder = dir;
+    if (o.node_folders) {
+      folder += "/node-" + std::to_string(hostOfRank(o, r));
+      std::error_code ec;
+      std::filesystem::create_directories(folder, ec);
+      if (ec) {
+        *error = "trace_gen: cannot create " + folder + ": " + ec.message();
+        return false;
+      }
+    }
+    paths.push_back(folder + "/rank-" + std::to_string(r) + ".sqlite");
+  }
   for (int first = 0; first < o.ranks; first += kOpenWriters) {
     if (!writeBatch(o, paths, first, std::min(o.ranks, first + kOpenWriters), error)) return false;
   }

@@ -44,8 +44,22 @@ struct GenOptions {
   bool receives = false;   // also record each message on its receiving rank
   bool fsync = true;       // false (--no-fsync): rank files are never fsynced (tests: 1,024 files)
   bool calls_only = false;  // no messages at all (`record --detail calls`): fast at many ranks
+  bool node_folders = false;  // rank files into DIR/node-<host>/, as `record --nnodes` lays them out
+  // Every host but host 0 gets clocks of its own, as real machines have: CLOCK_MONOTONIC hours
+  // ahead (host h: h hours and up to 1 s), the wall clock up to 10 ms off. All of a rank's times
+  // and anchors are on its host's clocks; hostClock() gives the offsets, for tests to check the
+  // merge's alignment against.
+  bool host_clocks = false;
   GenFault fault;
 };
+
+struct HostClock {
+  int64_t monotonic_ns = 0;  // the host's CLOCK_MONOTONIC minus the generator's time line
+  int64_t wall_ns = 0;       // the host's CLOCK_REALTIME minus the true wall time
+};
+HostClock hostClock(const GenOptions& o, int host);
+// The host of rank r: ranks in contiguous blocks of ceil(ranks / hosts).
+int hostOfRank(const GenOptions& o, int r);
 
 // Parses "RANK:DELAY_US" and "A-B:FACTOR" (the command-line forms); false with *error.
 bool parseStraggler(const std::string& text, GenOptions* o, std::string* error);
@@ -53,7 +67,8 @@ bool parseSlowLink(const std::string& text, GenOptions* o, std::string* error);
 // Parses "KIND:RANK@SEQ" (stuck:5@3, dead:..., desync-op:..., desync-size:...).
 bool parseFault(const std::string& text, GenOptions* o, std::string* error);
 
-// Writes rank-<r>.sqlite for every rank into `dir` (which must exist); the paths go to *files.
+// Writes rank-<r>.sqlite for every rank into `dir` (which must exist; with node_folders into
+// `dir`/node-<host>/, created); the paths go to *files.
 // Returns false with a one-line *error.
 bool writeRankFiles(const GenOptions& o, const std::string& dir, std::vector<std::string>* files,
                     std::string* error);

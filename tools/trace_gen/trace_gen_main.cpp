@@ -39,6 +39,10 @@ const char kHelp[] =
     "  --slow-link A-B:F      messages from A to B take F times as long (repeatable)\n"
     "  --receives             also record every message on its receiving rank\n"
     "  --calls-only           record no messages (as `record --detail calls`)\n"
+    "  --node-folders         rank files into DIR/node-<host>/, as `record --nnodes` lays them\n"
+    "                         out (merge each node's folder, then the node traces)\n"
+    "  --host-clocks          every host but host 0 on clocks of its own: monotonic hours\n"
+    "                         ahead, wall clock up to 10 ms off (the merge must align them)\n"
     "  --fault KIND:RANK@SEQ  a hang or desync at call SEQ, the job's last: stuck (RANK never\n"
     "                         enters it), dead (RANK dies before it: cut off), desync-op (RANK\n"
     "                         calls allgather), desync-size (RANK passes twice the bytes)\n"
@@ -80,6 +84,10 @@ int main(int argc, char** argv) {
     }
     if (arg == "--calls-only") {
       o.calls_only = true;
+      continue;
+    }
+    if (arg == "--node-folders" || arg == "--host-clocks") {
+      (arg == "--node-folders" ? o.node_folders : o.host_clocks) = true;
       continue;
     }
     if (i + 1 >= argc) return usage(std::string(arg) + " needs a value");

@@ -125,6 +125,67 @@ bool expandInputs(const MergeCliOptions& options, std::vector<std::string>* file
   return true;
 }
 
+// What checkInputs leaves for the merge.
+struct CheckedInputs {
+  std::vector<std::string> usable;
+  // One file per run id seen (a file without a run id, from a job started by hand, goes with
+  // any run): two runs' rank files in one trace would pair calls that never met.
+  std::map<std::string, std::string> first_of_run;
+  size_t other_runs = 0;
+  std::vector<std::pair<std::string, std::string>> skipped;  // (file, why): listed in the meta
+};
+
+// Checks every input before merging, so a bad one is named on its own line (or skipped with
+// --keep-going) instead of failing deep in the merge. An exit status, or -1 to go on.
+int checkInputs(const MergeCliOptions& options, const std::vector<std::string>& files,
+                const std::set<std::string>& in_folders, CheckedInputs* c) {
+  auto take = [&](const std::string& file, const std::string& run_id) {
+    if (options.run_id_set && run_id != options.run_id) {
+      ++c->other_runs;
+      return;
+    }
+    if (!run_id.empty()) c->first_of_run.emplace(run_id, file);
+    c->usable.push_back(file);
+  };
+  std::vector<std::pair<std::string, std::string>> merged_in_folders;  // (file, run id)
+  for (const std::string& file : files) {
+    if (samePath(file, options.output))
+      return fail(kPrefix, file + " is also the output; pick another -o", kExitUsage);
+    std::string why;
+    std::string run_id;
+    bool merged = false;
+    if (readRunId(file, &run_id, &why, &merged)) {
+      if (merged && in_folders.count(file)) {
+        merged_in_folders.emplace_back(file, run_id);
+        continue;
+      }
+      take(file, run_id);
+    } else if (in_folders.count(file) &&
+               !parseRankFileName(fs::path(file).filename().string(), nullptr, nullptr) &&
+               storage::isForeignFile(file)) {
+      // Found in a folder, not given by name: another program's database (the job's own
+      // results.sqlite beside the rank files) is no input.
+      std::cerr << kPrefix << "left out " << file << ": not a ringside file\n";
+    } else if (options.keep_going) {
+      std::cerr << kPrefix << "skipping an input: " << why << "\n";  // `why` names the file
+      c->skipped.emplace_back(file, why);
+    } else {
+      return fail(kPrefix, why);
+    }
+  }
+  // Merged traces found in the folders: a folder of node traces (the per-node merges' outputs,
+  // docs/multi-node.md) when the inputs hold nothing else, merged; else an earlier merge's
+  // output among the rank files (its ranks are theirs), left out, in one line.
+  if (c->usable.empty() && c->other_runs == 0 && c->skipped.empty()) {
+    for (const auto& [file, run_id] : merged_in_folders) take(file, run_id);
+  } else if (!merged_in_folders.empty()) {
+    std::cerr << kPrefix << "left out " << merged_in_folders.size()
+              << " merged trace(s) in the input folder(s), e.g. " << merged_in_folders.front().first
+              << " (give them by name to merge them)\n";
+  }
+  return -1;
+}
+
 }  // namespace
 
 ParseStatus parseMergeArgs(std::span<const std::string> args, MergeCliOptions* out,
@@ -229,46 +290,11 @@ int runMerge(std::span<const std::string> args) {
   if (!fileio::checkOutputTarget(options.output, /*overwrite=*/true, &error))
     return fail(kPrefix, error);
 
-  // Check every input before merging, so a bad one is named on its own line
-  // (or skipped with --keep-going) instead of failing deep in the merge.
-  std::vector<std::string> usable;
-  // One file per run id seen (a file without a run id, from a job started by hand, goes with
-  // any run): two runs' rank files in one trace would pair calls that never met.
-  std::map<std::string, std::string> first_of_run;
-  size_t other_runs = 0;
-  std::vector<std::pair<std::string, std::string>> skipped;  // (file, why): listed in the meta
-  for (const std::string& file : files) {
-    if (samePath(file, options.output))
-      return fail(kPrefix, file + " is also the output; pick another -o", kExitUsage);
-    std::string why;
-    std::string run_id;
-    bool merged = false;
-    if (readRunId(file, &run_id, &why, &merged)) {
-      if (merged && in_folders.count(file)) {
-        // An earlier merge's output in the rank folder: its ranks are the folder's own.
-        std::cerr << kPrefix << "left out " << file
-                  << ": a merged trace in the folder (give it by name to merge it)\n";
-        continue;
-      }
-      if (options.run_id_set && run_id != options.run_id) {
-        ++other_runs;
-        continue;
-      }
-      if (!run_id.empty()) first_of_run.emplace(run_id, file);
-      usable.push_back(file);
-    } else if (in_folders.count(file) &&
-               !parseRankFileName(fs::path(file).filename().string(), nullptr, nullptr) &&
-               storage::isForeignFile(file)) {
-      // Found in a folder, not given by name: another program's database (the job's own
-      // results.sqlite beside the rank files) is no input.
-      std::cerr << kPrefix << "left out " << file << ": not a ringside file\n";
-    } else if (options.keep_going) {
-      std::cerr << kPrefix << "skipping an input: " << why << "\n";  // `why` names the file
-      skipped.emplace_back(file, why);
-    } else {
-      return fail(kPrefix, why);
-    }
-  }
+  CheckedInputs checked;
+  if (int code = checkInputs(options, files, in_folders, &checked); code >= 0) return code;
+  std::vector<std::string>& usable = checked.usable;
+  const std::map<std::string, std::string>& first_of_run = checked.first_of_run;
+  const size_t other_runs = checked.other_runs;
   if (first_of_run.size() > 1) {
     auto a = first_of_run.begin();
     auto b = std::next(a);
@@ -289,7 +315,7 @@ int runMerge(std::span<const std::string> args) {
   merge.inputs = std::move(usable);
   merge.output = options.output;
   merge.overwrite = options.force;
-  merge.skipped_inputs = std::move(skipped);
+  merge.skipped_inputs = std::move(checked.skipped);
   // The run's id on the trace, as `record` writes it (one run at most, checked above).
   if (options.run_id_set) {
     merge.extra_meta.emplace_back("run_id", options.run_id);

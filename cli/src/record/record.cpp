@@ -506,6 +506,56 @@ std::vector<std::string> waitForWriters(const FinishedJob& job, double wait_s) {
   return live;
 }
 
+// What `record` adds to the meta of the trace it merges.
+std::vector<std::pair<std::string, std::string>> recordMeta(const RecordOptions& options,
+                                                            const FinishedJob& job) {
+  std::vector<std::pair<std::string, std::string>> meta = {
+      {"tool_version", RINGSIDE_VERSION},
+      {"command_line", storedCommand(options.command)},
+      {"run_id", job.run_id},
+      {"exit_status", std::to_string(job.status)}};
+  if (!job.hang_verdict.empty()) {
+    meta.emplace_back("hang_verdict", job.hang_verdict);
+    meta.emplace_back("hang_verdict_unix_ns", std::to_string(job.hang_verdict_unix_ns));
+  }
+  return meta;
+}
+
+// `record --nnodes N --node-merge`: this node's rank files merged into NODES_DIR/node-K.sqlite
+// while the other nodes merge theirs (in parallel, under the job's launcher); the rank files
+// stay. One merge of the node traces then gives the trace, equal to a merge of all rank files.
+void mergeThisNode(const RecordOptions& options, const FinishedJob& job,
+                   const std::vector<std::string>& files) {
+  const std::string node = "node " + std::to_string(options.node_rank) + " of " +
+                           std::to_string(options.nnodes);
+  const std::string node_trace =
+      (job.nodes_dir / ("node-" + std::to_string(options.node_rank) + ".sqlite")).string();
+  storage::MergeOptions merge;
+  merge.inputs = files;
+  merge.output = node_trace;
+  merge.overwrite = options.force;
+  merge.extra_meta = recordMeta(options, job);
+  storage::MergeResult result;
+  {
+    MergeSignalGuard interrupted("\nringside record: interrupted while merging " + node +
+                                 "; the rank files are kept in " + job.dir.string() + "\n");
+    result = mergeWithProgress(std::move(merge), kPrefix);
+  }
+  const std::string whole = shellJoin({"ringside", "merge"}) + " " +
+                            shellJoin({job.nodes_dir.string()}) + "/node-*.sqlite -o " +
+                            shellJoin({options.output});
+  if (!result.ok) {
+    std::cerr << kPrefix << node << ": merge failed (" << result.error << "); rank files kept in "
+              << job.dir.string() << "; when every node is done, merge them with: "
+              << shellJoin({"ringside", "merge", job.nodes_dir.string(), "-o", options.output})
+              << "\n";
+    return;
+  }
+  std::cerr << kPrefix << node << ": " << files.size() << " rank file(s) merged into "
+            << node_trace << " (rank files kept in " << job.dir.string()
+            << "); when every node is done, merge the node traces with: " << whole << "\n";
+}
+
 // Everything after the job: find this run's rank files, merge them, summarize. Failures are told
 // on stderr in one line that says where the rank files are and how to merge them later; they
 // never change the exit status (the job's) and never remove a rank file that was not merged.
@@ -571,6 +621,10 @@ void finishRecording(const RecordOptions& options, const FinishedJob& job, RankF
   // `ringside merge DIR` would refuse a folder that also holds another run's files, or take
   // files without a run id from before this run: name the run.
   const bool others_there = !other_runs.empty() || !job.before.empty();
+  if (isMultiNode(options) && options.node_merge) {
+    mergeThisNode(options, job, files);
+    return;
+  }
   if (isMultiNode(options)) {
     // The other nodes may still be writing: merging is for whoever knows they are all done.
     std::cerr << kPrefix << "node " << options.node_rank << " of " << options.nnodes << ": "
@@ -591,14 +645,7 @@ void finishRecording(const RecordOptions& options, const FinishedJob& job, RankF
   merge.inputs = files;
   merge.output = options.output;
   merge.overwrite = options.force;
-  merge.extra_meta = {{"tool_version", RINGSIDE_VERSION},
-                      {"command_line", storedCommand(options.command)},
-                      {"run_id", job.run_id},
-                      {"exit_status", std::to_string(job.status)}};
-  if (!job.hang_verdict.empty()) {
-    merge.extra_meta.emplace_back("hang_verdict", job.hang_verdict);
-    merge.extra_meta.emplace_back("hang_verdict_unix_ns", std::to_string(job.hang_verdict_unix_ns));
-  }
+  merge.extra_meta = recordMeta(options, job);
   storage::MergeResult result;
   {
     // A second Ctrl-C (or a kill) during a long merge stops us at once, removes the temporary

@@ -109,6 +109,10 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
       {"nnodes", 0, "N",
        "the job spans N nodes, one `record` each (--ranks: ranks per node)",
        storeInteger(&o->nnodes, 1, kMaxNodes)},
+      {"node-merge", 0, "",
+       "with --nnodes: merge this node's rank files into DIR/node-K.sqlite when its job ends "
+       "(then one merge of the node traces gives the trace)",
+       setFlag(&o->node_merge)},
       {"node-rank", 0, "K",
        "with --nnodes: this node, 0..N-1 (RANK = K * ranks + local rank)",
        storeInteger(&o->node_rank, 0, kMaxNodes - 1)},
@@ -167,6 +171,10 @@ bool checkNodeOptions(const RecordOptions& o, std::string* error) {
   if (o.node_rank >= std::max(o.nnodes, 1)) {
     *error = "--node-rank " + std::to_string(o.node_rank) + " must be below --nnodes " +
              std::to_string(o.nnodes);
+    return false;
+  }
+  if (o.node_merge && (o.nnodes < 2 || o.no_merge)) {
+    *error = "--node-merge needs --nnodes N (N > 1) and no --no-merge";
     return false;
   }
   if (o.nnodes > 1 && o.output.empty() && o.dir.empty()) {

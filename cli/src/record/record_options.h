@@ -29,6 +29,7 @@ struct RecordOptions {
   int buffer_mb = 0;  // 0 = leave RINGSIDE_BUFFER_MB alone
   std::string allreduce;  // "", ring, tree or multipath: RINGSIDE_ALLREDUCE for an A/B run
   bool no_merge = false;
+  bool node_merge = false;  // --nnodes: merge this node's rank files into NODES_DIR/node-K.sqlite
   bool nccl_log = false;  // NCCL writes its INFO log (rings, trees) into the rank folder
   bool redact = false;    // RINGSIDE_REDACT: command lines stored without their arguments
   bool share = false;     // RINGSIDE_SHARE: files and folders get the umask's modes, not 0600/0700

@@ -76,15 +76,25 @@ bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,
 
 bool analyzeTrace(const std::string& trace, const analyzer::AnalysisOptions& options,
                   analyzer::Analysis* out, std::string* error, std::string* recording_note) {
-  std::unique_ptr<storage::TraceReader> reader = openReportTrace(trace, error);
-  if (!reader) return false;
-  if (recording_note != nullptr) *recording_note = recordingNote(reader->meta());
-  std::string why;
-  if (!analyzer::analyze(*reader, options, out, &why)) {
-    *error = trace + ": " + why;
+  // quick_check reads the whole file: it runs on a thread of its own while this one analyses
+  // the trace, and its verdict comes first (a damaged file fails as a checked open would).
+  std::string missing;
+  if (!traceFileExists(trace, &missing)) {
+    *error = missing;
     return false;
   }
-  return true;
+  TraceCheck check(trace);
+  std::unique_ptr<storage::TraceReader> reader = openReportTrace(trace, error, /*quick_check=*/false);
+  bool ok = reader != nullptr;
+  if (ok && recording_note != nullptr) *recording_note = recordingNote(reader->meta());
+  std::string why;
+  if (ok && !analyzer::analyze(*reader, options, out, &why)) {
+    *error = trace + ": " + why;
+    ok = false;
+  }
+  reader.reset();
+  if (!check.passed(error)) return false;
+  return ok;
 }
 
 ParseStatus parseReportArgs(std::span<const std::string> args, ReportCliOptions* out,

@@ -38,19 +38,33 @@ std::string mdCell(const std::string& s) {
 
 std::string renderTableText(const ReportTable& t, size_t width) {
   std::string out = t.title + "\n";
-  if (t.rows.empty()) return out + "  (none)\n";
+  // An empty table says why where it can (e.g. left out for this many ranks).
+  if (t.rows.empty()) return out + "  (" + (t.note.empty() ? "none" : t.note) + ")\n";
   size_t n = t.columns.size();
-  std::vector<size_t> w(n, 0);
-  for (size_t i = 0; i < n; ++i) w[i] = columns(t.columns[i].title);
+  std::vector<size_t> w(n, 0), cell_w(n, 0);
   for (const auto& row : t.rows)
     for (size_t i = 0; i < n && i < row.size(); ++i)
-      w[i] = std::max(w[i], columns(format::printable(row[i])));
-  // Two leading spaces, two between columns; shrink the widest text column to fit.
+      cell_w[i] = std::max(cell_w[i], columns(format::printable(row[i])));
+  for (size_t i = 0; i < n; ++i) w[i] = std::max(cell_w[i], columns(t.columns[i].title));
+  // Two leading spaces, two between columns.
   auto total = [&] {
     size_t s = 2;
     for (size_t x : w) s += x + 2;
     return s - 2;
   };
+  // Too wide: first shorten the headers wider than their cell_w (the one with the most to spare
+  // first, to no fewer than 4 columns), so that data (a host name, a link at 16,384 ranks) is
+  // cut only when that is not enough; then shrink the widest text column.
+  while (total() > width) {
+    size_t spare = n;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t floor = std::max<size_t>(cell_w[i], 4);
+      if (w[i] > floor && (spare == n || w[i] - floor > w[spare] - std::max<size_t>(cell_w[spare], 4)))
+        spare = i;
+    }
+    if (spare == n) break;
+    w[spare] -= std::min(w[spare] - std::max<size_t>(cell_w[spare], 4), total() - width);
+  }
   while (total() > width) {
     size_t widest = n;
     for (size_t i = 0; i < n; ++i)
@@ -83,7 +97,7 @@ std::string renderTableText(const ReportTable& t, size_t width) {
 
 std::string renderTableMarkdown(const ReportTable& t) {
   std::string out = "## " + format::markdownText(t.title) + "\n\n";  // diff titles name the traces
-  if (t.rows.empty()) return out + "(none)\n\n";
+  if (t.rows.empty()) return out + "(" + mdCell(t.note.empty() ? "none" : t.note) + ")\n\n";
   out += "|";
   for (const auto& c : t.columns) out += " " + mdCell(c.title) + " |";
   out += "\n|";

@@ -96,6 +96,26 @@ TEST(ReportText, NarrowsWideColumns) {
   while (std::getline(in, line)) EXPECT_LE(line.size(), 100u);
 }
 
+// At 16,384 ranks a host name (host-1543) and a link (12351->6175) are wider than at 1,024: the
+// headers wider than their cells give way first, the data keeps its columns.
+TEST(ReportText, HeadersGiveWayBeforeData) {
+  ReportTable t;
+  t.title = "t";
+  t.columns = {{"link", "link", false}, {"a", "a long header, wider than its cells"},
+               {"b", "another long header"}, {"state", "state", false}};
+  t.rows = {{"12351->6175", "1.0 s", "2", ""}, {"0->1", "10 ms", "3", ""}};
+  std::string text = renderTableText(t, 40);
+  EXPECT_NE(text.find("12351->6175"), std::string::npos) << text;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_LE(line.size(), 40u) << text;
+  // An empty table with a note gives the note, not "(none)".
+  ReportTable empty;
+  empty.title = "e";
+  empty.note = "left out for this many ranks";
+  EXPECT_NE(renderTableText(empty, 100).find("(left out for this many ranks)"), std::string::npos);
+}
+
 TEST(ReportCsv, QuotesFields) {
   ReportTable t;
   ASSERT_TRUE(buildReportTable(handBuilt(), "collectives", Units::kRaw, 0, &t));

@@ -1,5 +1,6 @@
 // TraceReader: refuses what is not a readable ringside trace, in one line.
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include "ringside/storage/trace_reader.h"
 #include "storage_test_util.h"
@@ -17,6 +18,17 @@ class TraceReaderTest : public TempDirTest {
     EXPECT_TRUE(isOneLine(err)) << err;
     EXPECT_NE(err.find(file), std::string::npos) << err;
     return err;
+  }
+  // The transfers' ids as forEachTransfer visits them, comma-separated ("error: ..." on failure).
+  static std::string transferIds(TraceReader& r) {
+    std::string got, err;
+    const bool ok = r.forEachTransfer(
+        [&](const TransferRow& t) {
+          got += (got.empty() ? "" : ",") + std::to_string(t.id);
+          return true;
+        },
+        &err);
+    return ok ? got : "error: " + err;
   }
 };
 
@@ -90,16 +102,19 @@ TEST_F(TraceReaderTest, StreamsInOrderAndStopsEarly) {
 
 // forEachTransfer reads stretches of the table in storage order and merges them: whatever order
 // the rows are stored in, it visits them as ORDER BY start_ns, id does (and through the index when
-// the stretches are too many to merge).
+// the stretches are too many to merge: more than 131,072 lanes).
 TEST_F(TraceReaderTest, TransfersInTimeOrderWhateverTheStorageOrder) {
   const std::string file = path("shuffled.sqlite");
   RankFileSpec spec;
-  spec.collectives = 9000;  // 18,000 transfer rows
+  spec.collectives = 70000;  // 140,000 transfer rows
   writeRankFile(file, spec);
   const char* const orders[] = {
       "(id * 7919) % 50 * 1000",           // overlapping stretches, ties broken by id
       "id / 100 * 1000 + (id % 100) * 7",  // in order: one stretch
       "(id % 300) * 1000 + id / 300",      // stretches that follow each other: a few lanes
+      // 35,000 overlapping stretches of 4 rows, each starting a little earlier: a lane each,
+      // more than the 16,384 lanes of 8,192 ranks (a 16,384-rank trace has twice that)
+      "10000000 - id / 4 * 10 + id % 4 * 1000000",
       "1000000000 - id",                   // every row a stretch of its own: the index
   };
   for (const char* order : orders) {
@@ -109,16 +124,30 @@ TEST_F(TraceReaderTest, TransfersInTimeOrderWhateverTheStorageOrder) {
     std::string err;
     auto r = TraceReader::open(file, &err);
     ASSERT_TRUE(r) << err;
-    std::string got;
-    ASSERT_TRUE(r->forEachTransfer(
-        [&](const TransferRow& t) {
-          got += (got.empty() ? "" : ",") + std::to_string(t.id);
-          return true;
-        },
-        &err))
-        << err;
-    EXPECT_EQ(got, expected) << order;
+    EXPECT_EQ(transferIds(*r), expected) << order;
+    // Stopped early, the read-ahead thread ends with the read.
+    int n = 0;
+    ASSERT_TRUE(r->forEachTransfer([&](const TransferRow&) { return ++n < 5000; }, &err)) << err;
+    EXPECT_EQ(n, 5000) << order;
   }
+}
+
+// The lanes' batches are read ahead through a second connection to the file; where none can be
+// opened (the file was removed after the reader opened it), the reader's own connection reads
+// them, in the same order.
+TEST_F(TraceReaderTest, TransfersInTimeOrderWhenTheFileIsGoneAfterOpening) {
+  const std::string file = path("removed.sqlite");
+  RankFileSpec spec;
+  spec.collectives = 5000;
+  writeRankFile(file, spec);
+  sqlExec(file, "UPDATE transfer_data SET start_ns = (id % 300) * 1000 + id / 300");
+  const std::string expected = sqlText(
+      file, "SELECT group_concat(id) FROM (SELECT id FROM transfer_data ORDER BY start_ns, id)");
+  std::string err;
+  auto r = TraceReader::open(file, &err);
+  ASSERT_TRUE(r) << err;
+  ASSERT_EQ(::unlink(file.c_str()), 0);
+  EXPECT_EQ(transferIds(*r), expected);
 }
 
 TEST_F(TraceReaderTest, ReadsAFileWhoseFolderIsReadOnly) {

@@ -2,7 +2,10 @@
 //
 // With RINGSIDE_TIMINGS set (non-empty, not "0"), each stage of `ringside merge` / `record`'s merge
 // (probe, copy, meta + indexes, clock alignment, steps, the summary, ...) prints one line to
-// stderr when it ends: `ringside: timing <stage> <wall> s wall, <cpu> s cpu`. Without it, nothing
+// stderr when it ends: `ringside: timing <stage> <wall> s wall, <cpu> s cpu, peak RSS <n> MiB`
+// (the process's peak so far); so do a reader's
+// open and transfer lanes and the analysis's passes (`report`, `diff`, ...). CPU is the process's,
+// all threads. Without it, nothing
 // is measured or printed. Only for finding where time goes (docs/bench.md); not a stable format.
 #pragma once
 

@@ -72,8 +72,11 @@ class TraceReader {
   }
   // Visit rows ordered by (start_ns, id). SQLite files are read in storage order: one pass over
   // id and start_ns finds the stretches of rows already in that order (a merged trace: a few per
-  // rank), which are read side by side and merged in memory; a table in no useful order (more
-  // than 16,384 lanes of stretches) is read through the start_ns index instead.
+  // rank), which are read side by side, a batch at a time, and merged in memory; a table in no
+  // useful order (more than 131,072 lanes of stretches) is read through the start_ns index
+  // instead. The batches are read ahead on a thread of the reader's own, through a second
+  // connection to the file, while `fn` runs on the caller's thread (which may use this reader);
+  // memory stays bounded whatever the number of lanes (ranks).
   virtual bool forEachTransfer(const std::function<bool(const TransferRow&)>& fn,
                                std::string* error) = 0;
   // Visit every row in no particular order (storage order: a plain scan, several times faster on
