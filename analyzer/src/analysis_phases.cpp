@@ -125,7 +125,11 @@ void PhaseBuilder::addPhaseRow(const CollectiveInstance& c, const Send* from, co
     prev = std::max(prev, end);
   }
   p.inferred = inferred;
-  s_.out->phases.push_back(std::move(p));
+  if (s_.options.on_phase) {
+    s_.options.on_phase(p, static_cast<int32_t>(&c - s_.out->collectives.data()));
+  } else {
+    s_.out->phases.push_back(std::move(p));
+  }
 }
 
 }  // namespace ringside::analyzer::detail

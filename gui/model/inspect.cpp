@@ -123,12 +123,7 @@ CollectiveDetails collectiveDetails(const TimelineModel& model, int collective) 
   }
   std::sort(d.ranks.begin(), d.ranks.end(),
             [](const RankTiming& x, const RankTiming& y) { return x.rank < y.rank; });
-  for (const analyzer::PhaseStats& p : a.phases) {
-    if (p.seq == d.instance->seq && p.comm == d.instance->comm) d.phases.push_back(&p);
-  }
-  std::stable_sort(d.phases.begin(), d.phases.end(), [](const auto* x, const auto* y) {
-    return std::tie(x->rank, x->start_ns) < std::tie(y->rank, y->start_ns);
-  });
+  d.phases = model.phasesOf(collective);
   if (model.links_begin.size() == a.collectives.size() + 1) {
     for (int64_t i = model.links_begin[static_cast<size_t>(collective)];
          i < model.links_begin[static_cast<size_t>(collective) + 1]; ++i) {

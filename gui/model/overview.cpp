@@ -68,6 +68,7 @@ Overview buildOverview(const TimelineModel& model, int bins, int max_rows) {
       }
     }
   }
+  for (int k : ranks_in_row) o.most_ranks_in_row = std::max(o.most_ranks_in_row, k);
   o.wait.resize(cells);
   o.move.resize(cells);
   for (size_t c = 0; c < cells; ++c) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,15 +42,30 @@ class Interner {
   int32_t last_ = -1;
 };
 
+// Phase rows as the loader collects them (AnalysisOptions::on_phase): PhaseRecord::label is an
+// index into `names` until buildFromCompact maps it to the model's labels.
+struct PhaseRows {
+  Interner names;
+  std::deque<PhaseRecord> records;
+};
+
+// `p` as a PhaseRecord of instance `instance` with label `label`.
+PhaseRecord phaseRecord(const analyzer::PhaseStats& p, int32_t instance, int32_t label);
+
 // `comms` (the calls' interned names), then the analysis' comms that no call named.
 std::vector<std::string> withAnalysisComms(std::vector<std::string> comms,
                                            const analyzer::Analysis& a);
 
 // Replaces `out`'s analysis and lanes: a rank lane per rank (host headers first with 2+ hosts)
-// with its calls (rank by rank, as the reader delivers them) and the analysis' phases, a link
-// lane per analysed link, the time bounds and the overview. `out->path` is kept.
+// with its calls (rank by rank, as the reader delivers them) and its phases (`phases`, then any
+// left in analysis.phases, which end up in out->phases too), a link lane per analysed link, the
+// time bounds and the overview. `out->path` is kept.
 void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
                       const std::vector<std::string>& ops, const std::vector<CompactCall>& calls,
-                      TimelineModel* out);
+                      PhaseRows phases, TimelineModel* out);
+// The same, freeing `calls` as soon as the lanes hold them (before the phases' events are made).
+void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
+                      const std::vector<std::string>& ops, std::vector<CompactCall>&& calls,
+                      PhaseRows phases, TimelineModel* out);
 
 }  // namespace ringside::gui::detail

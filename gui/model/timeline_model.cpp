@@ -105,6 +105,25 @@ std::vector<TimelineModel::EventRef> TimelineModel::eventsOfCollective(int colle
   return refs;
 }
 
+std::vector<analyzer::PhaseStats> TimelineModel::phasesOf(int collective) const {
+  std::vector<analyzer::PhaseStats> out;
+  if (collective < 0 || static_cast<size_t>(collective) >= phase_spans.size() ||
+      static_cast<size_t>(collective) >= analysis.collectives.size())
+    return out;
+  const analyzer::CollectiveInstance& c = analysis.collectives[static_cast<size_t>(collective)];
+  const auto [first, last] = phase_spans[static_cast<size_t>(collective)];
+  for (int64_t i = first; i < last; ++i) {
+    const PhaseRecord& r = phases[static_cast<size_t>(i)];
+    const bool named = r.label >= 0 && static_cast<size_t>(r.label) < labels.size();
+    out.push_back({c.comm, c.seq, r.rank, named ? labels[static_cast<size_t>(r.label)] : "", r.start_ns,
+                   r.end_ns, r.steps, r.slowest_step, r.slowest_step_ns, r.inferred, r.wait_ns});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+    return std::pair(x.rank, x.start_ns) < std::pair(y.rank, y.start_ns);
+  });
+  return out;
+}
+
 namespace {
 
 // (comm, seq) -> collective instance; seqs count from 0, so a vector per comm, a map beyond.
@@ -154,11 +173,16 @@ struct TimeBounds {
 // Every rank present, with recorded calls or with phases, in lane order: by rank; with 2+ hosts,
 // the ranks of each host together (ranks of no known host last).
 std::vector<int> laneRanks(const analyzer::Analysis& a,
-                           const std::vector<detail::CompactCall>& calls) {
+                           const std::vector<detail::CompactCall>& calls,
+                           const std::deque<PhaseRecord>& phases) {
   std::vector<int> ranks = a.ranks_present;
   int32_t last = -1;
   for (const detail::CompactCall& c : calls) {
     if (c.rank != last) ranks.push_back(last = c.rank);
+  }
+  last = -1;
+  for (const PhaseRecord& p : phases) {
+    if (p.rank != last) ranks.push_back(last = p.rank);
   }
   for (const analyzer::PhaseStats& p : a.phases) ranks.push_back(p.rank);
   std::sort(ranks.begin(), ranks.end());
@@ -186,7 +210,9 @@ std::map<int, size_t> addRankLanes(const analyzer::Analysis& a, const std::vecto
       Lane header;
       header.kind = LaneKind::kHost;
       header.host = host;
-      header.name = "host " + (h.name.empty() ? std::string("?") : h.name) + " (" +
+      // "host-12 (8 ranks)", not "host host-12 (8 ranks)", for hosts already named so.
+      const std::string host_name = h.name.empty() ? std::string("?") : h.name;
+      header.name = (host_name.rfind("host", 0) == 0 ? "" : "host ") + host_name + " (" +
                     std::to_string(h.ranks.size()) + (h.ranks.size() == 1 ? " rank)" : " ranks)");
       out->lanes.push_back(std::move(header));
     }
@@ -202,23 +228,101 @@ std::map<int, size_t> addRankLanes(const analyzer::Analysis& a, const std::vecto
   return lane_of_rank;
 }
 
+// The lane of a rank: a table for ranks up to 2^24 (the lanes' rows go rank by rank, the phases
+// instance by instance, every rank in turn), the map beyond.
+class LaneCursor {
+ public:
+  explicit LaneCursor(std::map<int, size_t>& lane_of_rank) : map_(lane_of_rank) {
+    if (!map_.empty() && map_.begin()->first >= 0 && map_.rbegin()->first < (1 << 24)) {
+      dense_.assign(static_cast<size_t>(map_.rbegin()->first) + 1, 0);
+      for (const auto& [rank, lane] : map_) dense_[static_cast<size_t>(rank)] = lane;
+    }
+  }
+  size_t operator()(int rank) {
+    if (rank >= 0 && static_cast<size_t>(rank) < dense_.size()) return dense_[static_cast<size_t>(rank)];
+    return map_[rank];  // a rank laneRanks() did not see goes to lane 0, as before
+  }
+
+ private:
+  std::map<int, size_t>& map_;
+  std::vector<size_t> dense_;
+};
+
+// Reserves each lane's events exactly (a vector grown one push_back at a time ends up to twice
+// the size: 1,220 calls a rank took 2,048 places, +270 MB over 4,096 ranks x 10 M events).
+template <typename Rows>
+void reserveExactly(const Rows& rows, LaneCursor& lane_of, std::vector<std::vector<TimelineEvent>>* lanes) {
+  std::vector<size_t> count(lanes->size(), 0);
+  for (const auto& r : rows) {
+    const size_t lane = lane_of(r.rank);
+    if (lane < count.size()) ++count[lane];
+  }
+  for (size_t i = 0; i < count.size(); ++i) (*lanes)[i].reserve(count[i]);
+}
+
+// out->phase_spans, per instance. Rows of one instance that are not together (never from the
+// analysis, which writes an instance's rows at once) are first sorted together.
+void indexPhases(TimelineModel* out) {
+  const size_t n = out->analysis.collectives.size();
+  auto spans = [n, out] {
+    out->phase_spans.assign(n, {0, 0});
+    const int64_t size = static_cast<int64_t>(out->phases.size());
+    for (int64_t i = 0; i < size;) {
+      const int32_t c = out->phases[static_cast<size_t>(i)].instance;
+      int64_t j = i + 1;
+      while (j < size && out->phases[static_cast<size_t>(j)].instance == c) ++j;
+      if (c >= 0 && static_cast<size_t>(c) < n) {
+        auto& span = out->phase_spans[static_cast<size_t>(c)];
+        if (span.second > span.first) return false;
+        span = {i, j};
+      }
+      i = j;
+    }
+    return true;
+  };
+  if (spans()) return;
+  std::stable_sort(out->phases.begin(), out->phases.end(),
+                   [](const PhaseRecord& x, const PhaseRecord& y) { return x.instance < y.instance; });
+  spans();
+}
+
+// The phase rows: those left in analysis.phases (a model built from an Analysis, as the tests
+// make them) join the loader's records; each record's label becomes the model's and its event
+// goes to its rank's lane. out->phases keeps the records (analysis.phases ends up empty).
+void addPhases(const std::vector<std::string>& comms, const InstanceIndex& index,
+               detail::PhaseRows phases, LaneCursor& lane_of,
+               std::vector<std::vector<TimelineEvent>>* lane_phases, TimelineModel* out) {
+  for (const analyzer::PhaseStats& p : out->analysis.phases) {
+    phases.records.push_back(detail::phaseRecord(p, index.find(commIndex(comms, p.comm), p.seq),
+                                                 phases.names.get(p.phase)));
+  }
+  std::vector<analyzer::PhaseStats>().swap(out->analysis.phases);
+  std::vector<int> label_of;
+  for (const std::string& name : phases.names.names()) label_of.push_back(out->label(name));
+  reserveExactly(phases.records, lane_of, lane_phases);
+  for (PhaseRecord& r : phases.records) {
+    r.label = label_of[static_cast<size_t>(r.label)];
+    (*lane_phases)[lane_of(r.rank)].push_back(
+        {r.start_ns, std::max(r.start_ns, r.end_ns), r.label, r.instance, false});
+  }
+  out->phases = std::move(phases.records);
+  indexPhases(out);
+}
+
 // The rank lanes' rows: each rank's calls (matched to their collective instance), then the
 // analysis' phases, each split into as many rows as their overlaps need. Returns the calls'
 // time bounds (t0 > t1 when there are none).
 TimeBounds fillRankLanes(const std::vector<std::string>& comms, const std::vector<int>& op_label,
                          const std::vector<detail::CompactCall>& calls,
+                         std::vector<detail::CompactCall>* owned, detail::PhaseRows phases,
                          std::map<int, size_t>& lane_of_rank, TimelineModel* out) {
   const analyzer::Analysis& a = out->analysis;
   const InstanceIndex index(a, comms);
   TimeBounds bounds;
   std::vector<std::vector<TimelineEvent>> lane_calls(out->lanes.size()), lane_phases(out->lanes.size());
-  int32_t last_rank = std::numeric_limits<int32_t>::min();
-  std::vector<TimelineEvent>* lane = nullptr;
+  LaneCursor lane_of(lane_of_rank);
+  reserveExactly(calls, lane_of, &lane_calls);
   for (const detail::CompactCall& c : calls) {
-    if (c.rank != last_rank) {
-      lane = &lane_calls[lane_of_rank[c.rank]];
-      last_rank = c.rank;
-    }
     TimelineEvent e;
     e.start_ns = c.start_ns;
     // A call that never returned (a hang: end_ns NULL) is drawn to the end of the trace, where
@@ -227,18 +331,14 @@ TimeBounds fillRankLanes(const std::vector<std::string>& comms, const std::vecto
     e.label = op_label[static_cast<size_t>(c.op)];
     e.collective = index.find(c.comm, c.seq);
     e.failed = c.failed;
-    lane->push_back(e);
+    lane_calls[lane_of(c.rank)].push_back(e);
     bounds.t0 = std::min(bounds.t0, e.start_ns);
     bounds.t1 = std::max(bounds.t1, e.end_ns);
   }
-  for (const analyzer::PhaseStats& p : a.phases) {
-    TimelineEvent e;
-    e.start_ns = p.start_ns;
-    e.end_ns = std::max(p.start_ns, p.end_ns);
-    e.label = out->label(p.phase);
-    e.collective = index.find(commIndex(comms, p.comm), p.seq);
-    lane_phases[lane_of_rank[p.rank]].push_back(e);
-  }
+  // The loader's calls (5 M of 40 bytes at 4,096 ranks x 10 M events) are not needed any more:
+  // freed before the phases' events are made. `calls` refers to them: not used past here.
+  if (owned != nullptr) std::vector<detail::CompactCall>().swap(*owned);
+  addPhases(comms, index, std::move(phases), lane_of, &lane_phases, out);
   for (size_t i = 0; i < out->lanes.size(); ++i) {
     Lane& l = out->lanes[i];
     if (l.kind != LaneKind::kRank) continue;
@@ -288,9 +388,17 @@ std::vector<std::string> withAnalysisComms(std::vector<std::string> comms,
   return comms;
 }
 
-void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
-                      const std::vector<std::string>& ops, const std::vector<CompactCall>& calls,
-                      TimelineModel* out) {
+PhaseRecord phaseRecord(const analyzer::PhaseStats& p, int32_t instance, int32_t label) {
+  return {p.start_ns, p.end_ns, p.slowest_step_ns, p.wait_ns, instance,
+          p.rank,     p.steps,  p.slowest_step,    label,     p.inferred};
+}
+
+namespace {
+
+// buildFromCompact; `owned`, when not null, is `calls`, freed once the lanes hold them.
+void build(analyzer::Analysis analysis, const std::vector<std::string>& comms,
+           const std::vector<std::string>& ops, const std::vector<CompactCall>& calls,
+           std::vector<CompactCall>* owned, PhaseRows phases, TimelineModel* out) {
   out->analysis = std::move(analysis);
   out->lanes.clear();
   out->labels.clear();
@@ -298,8 +406,8 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
   const analyzer::Analysis& a = out->analysis;
   std::vector<int> op_label;
   for (const std::string& op : ops) op_label.push_back(out->label(op));
-  std::map<int, size_t> lane_of_rank = addRankLanes(a, laneRanks(a, calls), out);
-  TimeBounds t = fillRankLanes(comms, op_label, calls, lane_of_rank, out);
+  std::map<int, size_t> lane_of_rank = addRankLanes(a, laneRanks(a, calls, phases.records), out);
+  TimeBounds t = fillRankLanes(comms, op_label, calls, owned, std::move(phases), lane_of_rank, out);
   addLinkLanes(out);
   if (a.end_ns > a.start_ns) {
     t.t0 = std::min(t.t0, a.start_ns);
@@ -309,6 +417,20 @@ void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string
   out->start_ns = t.t0;
   out->end_ns = std::max(t.t1, t.t0 + 1);
   out->overview = buildOverview(*out);
+}
+
+}  // namespace
+
+void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
+                      const std::vector<std::string>& ops, const std::vector<CompactCall>& calls,
+                      PhaseRows phases, TimelineModel* out) {
+  build(std::move(analysis), comms, ops, calls, nullptr, std::move(phases), out);
+}
+
+void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
+                      const std::vector<std::string>& ops, std::vector<CompactCall>&& calls,
+                      PhaseRows phases, TimelineModel* out) {
+  build(std::move(analysis), comms, ops, calls, &calls, std::move(phases), out);
 }
 
 }  // namespace detail
@@ -326,7 +448,7 @@ void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& cal
       compact.begin(), compact.end(),
       [](const detail::CompactCall& x, const detail::CompactCall& y) { return x.rank < y.rank; });
   const std::vector<std::string> comm_names = detail::withAnalysisComms(comms.names(), analysis);
-  detail::buildFromCompact(std::move(analysis), comm_names, ops.names(), compact, out);
+  detail::buildFromCompact(std::move(analysis), comm_names, ops.names(), std::move(compact), {}, out);
 }
 
 }  // namespace ringside::gui

@@ -114,17 +114,17 @@ void drawPhases(const CollectiveDetails& d) {
   if (ImGui::BeginTable("phases", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
     for (const char* h : {"rank: phase", "start", "took"}) ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
-    for (const auto* p : d.phases) {
+    for (const auto& p : d.phases) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted((std::to_string(p->rank) + ": " + p->phase +
-                              (p->steps > 1 ? " x" + std::to_string(p->steps) : "") +
-                              (p->inferred ? " (inferred)" : ""))
+      ImGui::TextUnformatted((std::to_string(p.rank) + ": " + p.phase +
+                              (p.steps > 1 ? " x" + std::to_string(p.steps) : "") +
+                              (p.inferred ? " (inferred)" : ""))
                                  .c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(("+" + dur(p->start_ns - c.first_start_ns)).c_str());
+      ImGui::TextUnformatted(("+" + dur(p.start_ns - c.first_start_ns)).c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(dur(p->end_ns - p->start_ns).c_str());
+      ImGui::TextUnformatted(dur(p.end_ns - p.start_ns).c_str());
     }
     ImGui::EndTable();
   }

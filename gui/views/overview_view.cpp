@@ -42,16 +42,19 @@ OverviewAction OverviewView::draw(const TimelineModel& model, const ViewState& v
   return action;
 }
 
-// Left of the strip: its title, and the ranks it covers.
+// Left of the strip: its title, the ranks it covers and, when rows group ranks, how many a row,
+// each on its own line (one line "ranks x time (grouped)" ran under the strip).
 void OverviewView::drawTitle(const Overview& o, ImVec2 origin) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  bool grouped = false;
-  for (int r = 0; r < o.rows; ++r) grouped = grouped || o.first_rank[static_cast<size_t>(r)] != o.last_rank[static_cast<size_t>(r)];
-  const std::string title = grouped ? "ranks x time (grouped)" : "ranks x time";
-  dl->AddText(ImVec2(origin.x + 4, origin.y), text, title.c_str());
-  dl->AddText(ImVec2(origin.x + 4, origin.y + ImGui::GetTextLineHeight()), dim,
+  const int most = o.most_ranks_in_row;
+  const float line = ImGui::GetTextLineHeight();
+  dl->AddText(ImVec2(origin.x + 4, origin.y), text, "ranks x time");
+  dl->AddText(ImVec2(origin.x + 4, origin.y + line), dim,
               ("rank " + std::to_string(o.first_rank.front()) + ".." + std::to_string(o.last_rank.back())).c_str());
+  if (most > 1) {
+    dl->AddText(ImVec2(origin.x + 4, origin.y + 2 * line), dim, (std::to_string(most) + " a row, mean").c_str());
+  }
 }
 
 // The strip (`size` from `a`): the image (or a plain box without one), the timeline's range

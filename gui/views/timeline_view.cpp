@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace ringside::gui {
 namespace {
@@ -35,7 +36,11 @@ void drawRuler(ImDrawList* dl, const TimeAxis& axis, int64_t origin, ImVec2 at, 
   for (double t = first; t <= static_cast<double>(axis.t1 - origin); t += step) {
     float x = axis.toX(origin + static_cast<int64_t>(t));
     dl->AddLine(ImVec2(x, at.y + height - 8), ImVec2(x, at.y + height), line);
-    dl->AddText(ImVec2(x + 3, at.y + 3), text, format::durationSignificant(t).c_str());
+    // A label that would run past the ruler's end (under the side panel's edge) is left out.
+    const std::string label = format::durationSignificant(t);
+    if (x + 3 + ImGui::CalcTextSize(label.c_str()).x <= at.x + width) {
+      dl->AddText(ImVec2(x + 3, at.y + 3), text, label.c_str());
+    }
   }
 }
 

@@ -16,6 +16,7 @@ import argparse
 import colorsys
 import json
 import os
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -658,6 +659,48 @@ def scenario_scale(env):
           f"the others' median {median:.2f}; {len(folded)} host groups folded")
 
 
+def scenario_scale16k(env):
+    """16,384 generated ranks on 2,048 hosts (tree all-reduces, rank 12345 3 ms late at every call):
+    the viewer opens the trace under 1.5 GB, the overview groups 128 ranks a row and names rank
+    12345, whose row carries the red mark, and every host group but rank 12345's starts folded.
+    Label `heavy` (generating 16,384 rank files takes minutes on 2 cores)."""
+    gen = os.path.join(env.bin, "trace_gen")
+    if not os.access(gen, os.X_OK):
+        skip("no trace_gen in this build")
+    trace = env.path("scale16k.sqlite")
+    r = subprocess.run([gen, "--merged", trace, "--ranks", "16384", "--hosts", "2048", "--algo", "tree",
+                        "--collectives", "4", "--steps", "2", "--straggler", "12345:3000", "--no-fsync"],
+                       capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, f"trace_gen: {r.stderr}"
+    png, state = env.path("scale16k.png"), env.path("scale16k.json")
+    r = env.view([trace], png, ["--state-out", state], size="1400x900")
+    assert r.returncode == 0, r.stderr
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    assert peak_mb < 1536, f"the viewer (or trace_gen before it) peaked at {peak_mb:.0f} MB"
+    st = json.load(open(state))
+    ov = st["overview"]
+    assert ov["rows"] == 128 and ov["latest_rank"] == 12345, ov
+    folded = [l["name"] for l in st["lanes"] if l.get("folded")]
+    assert len(folded) == 2047, f"{len(folded)} host groups folded, expected all but rank 12345's"
+    x0, y0, x1, y1 = ov["rect_px"]
+    w, h, img = read_png(png)
+    # The strip is drawn: orange (waiting) and blue (moving data) over its width.
+    orange = blue = 0
+    for y in range(int(y0) + 2, int(y1) - 2, 8):
+        for x in range(int(x0) + 2, int(x1) - 2, 4):
+            p = img[y][x * 3:x * 3 + 3]
+            orange += p[0] > 150 and p[0] > p[2] + 60
+            blue += p[2] > 150 and p[2] > p[0] + 60
+    assert orange > 50 and blue > 50, f"overview: {orange} orange, {blue} blue samples"
+    # The red mark left of the strip sits at rank 12345's row (12345 // 128 = row 96).
+    row_y = y0 + (12345 // 128 + 0.5) * (y1 - y0) / 128
+    marks = [y for y in range(int(y0), int(y1)) for x in range(int(x0) - 8, int(x0) - 1)
+             if img[y][x * 3] > 200 and img[y][x * 3 + 1] < 100 and img[y][x * 3 + 2] < 100]
+    assert marks and abs(sum(marks) / len(marks) - row_y) < 3, f"red mark at {marks[:3]}, row at {row_y:.0f}"
+    print(f"scale16k: peak {peak_mb:.0f} MB; overview 128 rows, latest rank 12345 ({ov['latest_count']}x), "
+          f"{len(folded)} host groups folded")
+
+
 def scenario_hang(env):
     """A generated 8-rank job where rank 5 never enters all-reduce #5 (trace_gen --fault): the
     viewer opens at the hang without any option: that collective selected (on every rank that
@@ -695,7 +738,7 @@ def scenario_hang(env):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree", "subrows", "zoom", "scale", "hang"])
+    p.add_argument("--scenario", required=True, choices=["compare", "ddp", "input", "errors", "agree", "subrows", "zoom", "scale", "scale16k", "hang"])
     p.add_argument("--bin", required=True, help="the build's bin folder (ringside, ringside-view)")
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()

@@ -74,7 +74,7 @@ TEST(Inspect, DetailsListEveryRankItsPhasesAndLinks) {
   EXPECT_EQ(d.ranks[1].start_ns, 1010);
   EXPECT_EQ(d.ranks[1].end_ns, 1210);
   ASSERT_EQ(d.phases.size(), 2u);
-  EXPECT_EQ(d.phases[1]->phase, "all-gather");
+  EXPECT_EQ(d.phases[1].phase, "all-gather");
   ASSERT_EQ(d.links.size(), 1u);
   EXPECT_EQ(d.links[0].bytes, 8192);
   EXPECT_NEAR(d.expected_busbw_gbps, 2.0 * 200 / 105, 1e-9);

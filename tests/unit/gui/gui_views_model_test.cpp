@@ -527,6 +527,89 @@ TEST(LoadTimelineTest, EarlyTimelineHasTheCallsBeforeTheAnalysis) {
   EXPECT_EQ(plain.end_ns, full.end_ns);
 }
 
+// The phases: the analysis hands its rows over (AnalysisOptions::on_phase) and the model keeps
+// them as PhaseRecords, 56 bytes where a PhaseStats takes 128, with the lanes' events allocated
+// exactly; phasesOf() gives back what analyze() alone gives, row for row.
+TEST(LoadTimelineTest, PhasesKeptCompactlyAsTheAnalysisGivesThem) {
+  TraceBuilder t(4);
+  ringTrace(&t);
+  for (int r = 0; r < 4; ++r) {  // a second all-reduce: one send a rank, Gloo-style, phases inferred
+    t.colls.push_back({2, r, 1, "allreduce", "gloo", 4000, 5000 + 10 * r, 5600});
+    t.xfers.push_back({2, r, (r + 1) % 4, "send", 500, 5100, 5300, "", 0});
+  }
+  const std::string path = t.build();
+  const Analysis a = analyzeTrace(path);
+  ASSERT_FALSE(a.phases.empty());
+  LoadOptions options;
+  options.counter_bins = 10;
+  TimelineModel m;
+  std::string error;
+  ASSERT_TRUE(loadTimeline(path, options, &m, &error)) << error;
+  EXPECT_TRUE(m.analysis.phases.empty());
+  ASSERT_EQ(m.phases.size(), a.phases.size());
+  static_assert(sizeof(PhaseRecord) <= 56 && sizeof(TimelineEvent) <= 32);
+  size_t shown = 0;
+  for (size_t c = 0; c < m.analysis.collectives.size(); ++c) {
+    const auto& inst = m.analysis.collectives[c];
+    std::vector<analyzer::PhaseStats> want;
+    for (const auto& p : a.phases) {
+      if (p.comm == inst.comm && p.seq == inst.seq) want.push_back(p);
+    }
+    std::stable_sort(want.begin(), want.end(), [](const auto& x, const auto& y) {
+      return std::pair(x.rank, x.start_ns) < std::pair(y.rank, y.start_ns);
+    });
+    const std::vector<analyzer::PhaseStats> got = m.phasesOf(static_cast<int>(c));
+    ASSERT_EQ(got.size(), want.size()) << "instance " << c;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].comm, want[i].comm);
+      EXPECT_EQ(got[i].seq, want[i].seq);
+      EXPECT_EQ(got[i].rank, want[i].rank);
+      EXPECT_EQ(got[i].phase, want[i].phase);
+      EXPECT_EQ(got[i].start_ns, want[i].start_ns);
+      EXPECT_EQ(got[i].end_ns, want[i].end_ns);
+      EXPECT_EQ(got[i].steps, want[i].steps);
+      EXPECT_EQ(got[i].slowest_step, want[i].slowest_step);
+      EXPECT_EQ(got[i].slowest_step_ns, want[i].slowest_step_ns);
+      EXPECT_EQ(got[i].inferred, want[i].inferred);
+      EXPECT_EQ(got[i].wait_ns, want[i].wait_ns);
+    }
+    shown += got.size();
+  }
+  EXPECT_EQ(shown, a.phases.size());
+  // Every row's events allocated once, exactly: 40 bytes an event with its running maximum.
+  size_t phase_events = 0;
+  for (const Lane& l : m.lanes) {
+    for (size_t r = 0; r < l.rows.size(); ++r) {
+      EXPECT_EQ(l.rows[r].events.capacity(), l.rows[r].events.size()) << l.name << " " << l.rows[r].name;
+      if (static_cast<int>(r) >= l.call_rows) phase_events += l.rows[r].events.size();
+    }
+  }
+  EXPECT_EQ(phase_events, a.phases.size());
+}
+
+// Past link_bins_budget (ranks x 2 links x bins) the analysis bins each link more coarsely, never
+// under 256 bins.
+TEST(LoadTimelineTest, ManyRanksGetFewerLinkBins) {
+  TraceBuilder t(4);
+  ringTrace(&t);
+  const std::string path = t.build();
+  for (const auto& [budget, bins] : {std::pair<int64_t, size_t>{0, 1024}, {8 * 1024, 1024}, {8 * 300, 300},
+                                     {8, 256}}) {
+    LoadOptions options;
+    options.counter_bins = 1024;
+    options.link_bins_budget = budget;
+    TimelineModel m;
+    std::string error;
+    ASSERT_TRUE(loadTimeline(path, options, &m, &error)) << error;
+    size_t links = 0;
+    for (const Lane& l : m.lanes) {
+      if (l.kind != LaneKind::kLink) continue;
+      ++links;
+      EXPECT_EQ(l.counter.values.size(), bins) << "budget " << budget;
+    }
+    EXPECT_EQ(links, 4u);
+  }
+}
 
 // Levels of detail that follow the zoom (lod.h, downsampleLink): the link lanes' messages come
 // from the trace, one per send row, and zoomed in past the bins the columns are the messages
@@ -652,6 +735,7 @@ TEST(OverviewTest, ManyRanksGroupIntoRows) {
   EXPECT_EQ(o.last_rank.back(), 299);
   for (int r = 1; r < o.rows; ++r) EXPECT_EQ(o.first_rank[static_cast<size_t>(r)], o.last_rank[static_cast<size_t>(r) - 1] + 1);
   for (int b = 0; b < o.bins; ++b) EXPECT_NEAR(o.moveAt(0, b), 1.0f, 1e-5f);  // unmatched calls: moving
+  EXPECT_EQ(o.most_ranks_in_row, 3);  // 300 ranks in 128 rows: 2 or 3 a row (the title says 3)
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ struct CollectiveDetails {
   int index = -1;
   const analyzer::CollectiveInstance* instance = nullptr;
   std::vector<RankTiming> ranks;                      // by rank
-  std::vector<const analyzer::PhaseStats*> phases;    // by rank, then start
+  std::vector<analyzer::PhaseStats> phases;          // by rank, then start
   std::vector<CollectiveLink> links;                  // by src, dst
   double expected_busbw_gbps = -1;                    // from the alpha-beta time; -1 unknown
 };

@@ -12,8 +12,10 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ringside/analyzer/analysis.h"
@@ -96,6 +98,7 @@ struct Overview {
   std::vector<float> wait, move;  // rows x bins, row-major; each in [0, 1]
   std::vector<int> first_lane, last_lane;  // per row: the rank lanes it covers (indices into lanes)
   std::vector<int> first_rank, last_rank;  // per row: the lowest and highest rank it covers
+  int most_ranks_in_row = 0;               // 1: a row per rank
   // The rank that arrived last in the most collective instances (-1: none), and in how many.
   int latest_rank = -1;
   int64_t latest_count = 0;
@@ -108,6 +111,19 @@ struct Overview {
 struct CollectiveLink {
   int src = -1, dst = -1;
   int64_t bytes = 0, messages = 0;
+};
+
+// One phase of one collective on one rank: the analysis' PhaseStats without its two strings (the
+// phase's name is a label, comm and seq are its instance's): 56 bytes where a PhaseStats takes
+// 128, so 5 M of them (4,096 ranks x 10 M events) fit in 280 MB.
+struct PhaseRecord {
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t slowest_step_ns = 0, wait_ns = 0;
+  int32_t instance = -1;  // index into Analysis::collectives; -1 when unmatched
+  int32_t rank = -1;
+  int32_t steps = 0, slowest_step = -1;
+  int32_t label = 0;      // index into TimelineModel::labels
+  bool inferred = false;
 };
 
 struct TimelineModel {
@@ -125,6 +141,12 @@ struct TimelineModel {
   // by (src, dst). Empty when the loader did not read the transfers.
   std::vector<CollectiveLink> collective_links;
   std::vector<int64_t> links_begin;
+  // Every phase row of the analysis (which the loader keeps out of analysis.phases, empty here),
+  // each instance's rows together; phase_spans[c]: instance c's rows, [first, second).
+  std::deque<PhaseRecord> phases;
+  std::vector<std::pair<int64_t, int64_t>> phase_spans;
+  // The analysis' PhaseStats of one instance (comm, seq and phase name filled in), by rank, then start.
+  std::vector<analyzer::PhaseStats> phasesOf(int collective) const;
   // False in the early model LoadOptions::on_timeline hands over: rank lanes with their calls
   // only (no phases, no link lanes, every event's collective -1, `analysis` empty but for
   // ranks_present). The model loadTimeline() returns always has it true.
@@ -149,7 +171,12 @@ Overview buildOverview(const TimelineModel& model, int bins = 1024, int max_rows
 std::vector<uint8_t> overviewRgba(const Overview& overview, int width, bool dark);
 
 struct LoadOptions {
-  int counter_bins = 2048;  // resolution of the link counters over the whole trace
+  int counter_bins = 2048;  // resolution of the link counters over the whole trace ...
+  // ... unless the ranks x 2 (a ring's or a tree's links) x counter_bins exceed this: then fewer
+  // bins a link, at least 256 (the analysis and the link lanes each keep 8 bytes a bin and link:
+  // 16,384 ranks' 32,766 tree links took 537 MB a copy at 2,048 bins). Zoomed in, the lanes bin
+  // the messages themselves, so the picture loses nothing but at full zoom-out.
+  int64_t link_bins_budget = 16'777'216;
   // Finer link bins, all links together (Lane::fine): up to 65,536 bins a link, at least
   // counter_bins; 0 keeps none (then the view goes from the counter straight to the messages).
   int64_t fine_bins_budget = 8'000'000;
