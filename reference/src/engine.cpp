@@ -131,6 +131,7 @@ struct Engine::Impl {
 
     std::unique_lock<std::mutex> lock(mutex_);
     if (failed_) {
+      finishFailure();  // the peers are told, if the failure came after the last drive's end
       *error = shown_;
       return false;
     }
@@ -218,7 +219,10 @@ struct Engine::Impl {
   void drive(std::unique_lock<std::mutex>& lock, Active& mine) {
     std::vector<pollfd> fds;
     std::vector<size_t> which;
-    while (!mine.done) {
+    // A failure found in the pass that finished `mine` (an abort frame read after its last
+    // message) is acted on too: otherwise the peers are never told, the process leaves, and a
+    // peer sees only "rank N reset the connection" instead of the cause (Faults.KilledPeer*).
+    while (!mine.done || failed_) {
       if (failed_) {
         finishFailure();
         break;
