@@ -110,7 +110,7 @@ std::vector<OptionSpec> recordSpecs(RecordOptions* o) {
        "the job spans N nodes, one `record` each (--ranks: ranks per node)",
        storeInteger(&o->nnodes, 1, kMaxNodes)},
       {"node-merge", 0, "",
-       "with --nnodes: merge this node's ranks into DIR/node-K.sqlite at the end",
+       "with --nnodes: merge this node's rank files into DIR/node-K.sqlite",
        setFlag(&o->node_merge)},
       {"node-rank", 0, "K",
        "with --nnodes: this node, 0..N-1 (RANK = K * ranks + local rank)",
