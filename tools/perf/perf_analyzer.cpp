@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "ringside/analyzer/analysis.h"
+#include "ringside/analyzer/summary.h"
 #include "ringside/storage/merge.h"
 #include "ringside/storage/rank_writer.h"
 #include "ringside/storage/trace_reader.h"
@@ -138,12 +139,28 @@ int generate(const std::string& dir, const std::string& trace, int64_t transfers
   return 0;
 }
 
+// --summary: summarize() alone (what `merge` and `record` print after a merge).
+int timeSummary(ringside::storage::TraceReader& reader) {
+  ringside::analyzer::Summary summary;
+  std::string error;
+  auto t0 = Clock::now();
+  if (!ringside::analyzer::summarize(reader, &summary, &error)) {
+    std::fprintf(stderr, "perf_analyzer: summarize: %s\n", error.c_str());
+    return 1;
+  }
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("summarize: %zu links, %zu ranks in %.2f s; peak RSS %.0f MiB\n", summary.links.size(),
+              summary.ranks.size(), seconds(t0), static_cast<double>(usage.ru_maxrss) / 1024.0);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t transfers = 10000000, collectives = 1000000;
   int ranks = 4, bins = 100;
-  bool keep = false;
+  bool keep = false, summary_only = false;
   std::string existing;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -160,10 +177,11 @@ int main(int argc, char** argv) {
     else if (arg == "--bins") bins = std::atoi(value());
     else if (arg == "--keep") keep = true;
     else if (arg == "--trace") existing = value();
+    else if (arg == "--summary") summary_only = true;
     else {
       std::fprintf(stderr,
                    "usage: perf_analyzer [--transfers N] [--collectives N] [--ranks R] "
-                   "[--bins B] [--keep] | --trace PATH\n");
+                   "[--bins B] [--keep] | --trace PATH [--summary]\n");
       return 2;
     }
   }
@@ -197,6 +215,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("opened in %.2f s\n", seconds(t_open));
+  if (summary_only) return timeSummary(*reader);
   ringside::analyzer::AnalysisOptions options;
   options.bins = bins;
   long peak_anon = 0, peak_file = 0;
