@@ -78,7 +78,15 @@ def _emulate(args, out, timeout):
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=timeout)
     except subprocess.TimeoutExpired as e:
-        raise EmulationFailed(f"emulate.sh did not finish in {timeout} s: {e.output}")
+        # subprocess killed emulate.sh with SIGKILL: its exit trap never took the namespaces
+        # down, and what runs inside them (a launcher waiting for a node that left) would hold
+        # their ports for the next attempt. Take them down here.
+        prefix = str(args[args.index("--prefix") + 1]) if "--prefix" in args else None
+        if prefix:
+            subprocess.run(["bash", EMULATE, "down", "--prefix", prefix], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=60)
+        output = e.output.decode(errors="replace") if isinstance(e.output, bytes) else (e.output or "")
+        raise EmulationFailed(f"emulate.sh did not finish in {timeout} s: {output[-3000:]}")
     print(p.stdout, flush=True)
     if p.returncode == SKIP:
         lines = p.stdout.strip().splitlines()

@@ -250,7 +250,9 @@ PIP_STEPS = 6
 def run_torchrun_hosts(args, out, torchrun, rdzv_id, describe):
     """The DDP sample under torchrun on h0 and h1, each under `record --nnodes 2`; a run that
     hit pip torch's own teardown abort after the last step (tests/e2e/test_pip_torch.py) is run
-    again, twice at most."""
+    again, twice at most. Each attempt has 80 s (it takes ~35): when the abort hits a rank on
+    h1, h0's torchrun waits at its rendezvous for the node that left (torch's join timeout is
+    15 minutes), so without a limit of its own the attempt outlives the test's 300 s."""
     _, pip = e2e_modules()
     port = 29671
     job = [torchrun, "--nnodes", "2", "--nproc-per-node", "2", "--rdzv-backend", "c10d",
@@ -263,7 +265,7 @@ def run_torchrun_hosts(args, out, torchrun, rdzv_id, describe):
             return cluster.run_job(args.ringside, job, out=out, prefix="rsc3", port=port + 1,
                                    job_hosts=2, launcher=True, ranks_per_host=2,
                                    mono_offsets_s=[3600, 14400], wall_offsets_ms=[0, 8],
-                                   clockshift=args.clockshift)
+                                   clockshift=args.clockshift, timeout=80)
         except cluster.EmulationFailed as e:
             errs = "".join(open(os.path.join(out, f"host{i}.err"), errors="replace").read()
                            for i in range(2) if os.path.exists(os.path.join(out, f"host{i}.err")))
