@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "analysis_call_rates.h"
 #include "analysis_state.h"
 #include "ringside/analyzer/summary.h"
 #include "findings_internal.h"
@@ -96,20 +97,25 @@ std::map<PhaseGroupKey, std::vector<GroupRate>> ratesByPhaseGroup(const Analysis
 // Slow link: bytes/busy < 1/3 of the median of links of the same phase group, with enough bytes
 // to judge a rate by, and further below the median than the group's links spread around it
 // (3 median absolute deviations): a link that is merely the slowest of a noisy group is not one.
+// And never on the evidence of one call: the link was slow so in >= 2 of the calls judged one at
+// a time (analysis_call_rates.h), and those hold >= half of its bytes in them. DDP broadcasts its
+// parameters once at start-up; that one call, scheduled late on a crowded host, named a link.
 void slowLinkFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   constexpr int64_t kMinBytes = int64_t{1} << 20;
+  constexpr int32_t kMinSlowCalls = 2;
   std::set<size_t> named;
   for (const auto& [key, list] : ratesByPhaseGroup(s)) {
     if (list.size() < 3) continue;
-    std::vector<double> sorted, deviations;
-    for (const GroupRate& r : list) sorted.push_back(r.rate);
-    std::sort(sorted.begin(), sorted.end());
-    const double median = percentile(sorted, 0.5);
-    for (double rate : sorted) deviations.push_back(std::abs(rate - median));
-    std::sort(deviations.begin(), deviations.end());
-    const double spread = percentile(deviations, 0.5);
+    std::vector<double> rates;
+    for (const GroupRate& r : list) rates.push_back(r.rate);
+    const RateSpread group_rates(std::move(rates));
+    const double median = group_rates.median;
     for (const GroupRate& r : list) {
-      if (r.rate * 3 >= median || median - r.rate <= 3 * spread || r.bytes < kMinBytes) continue;
+      if (!group_rates.slow(r.rate) || r.bytes < kMinBytes) continue;
+      const CallEvidence* calls = findEntry(s.links[r.link].calls, key);
+      if (calls == nullptr || calls->slow < kMinSlowCalls ||
+          calls->slow_bytes < calls->judged_bytes - calls->slow_bytes)
+        continue;
       if (!named.insert(r.link).second) continue;
       const OpGroup& group = s.groups[static_cast<size_t>(key.group)];
       std::string where = group.op + " " + group.library +
@@ -120,8 +126,9 @@ void slowLinkFindings(const AnalysisState& s, std::vector<Finding>* findings) {
               fixed(median / r.rate, 1) + "x slower than its peers (" + where + ")",
           format::bytes(r.bytes) + " at " + format::rate(r.rate * 1e9, 3) +
               " while busy vs median " + format::rate(median * 1e9, 3) + " of " +
-              std::to_string(list.size()) + " links (spread " + format::rate(spread * 1e9, 3) +
-              ")");
+              std::to_string(list.size()) + " links (spread " +
+              format::rate(group_rates.spread * 1e9, 3) + "); slow in " +
+              std::to_string(calls->slow) + " of " + std::to_string(calls->judged) + " calls");
       // The time it was busy beyond what a link at the median rate would have needed.
       f.cost_ns = std::max<int64_t>(
           0, r.busy_ns - static_cast<int64_t>(static_cast<double>(r.bytes) / median));

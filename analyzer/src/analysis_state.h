@@ -95,6 +95,32 @@ struct GroupTraffic {
   IntervalUnion busy;
 };
 
+// A small list keyed by phase group, in order of first use (a link serves few groups).
+template <typename V>
+using ByPhaseGroup = std::vector<std::pair<PhaseGroupKey, V>>;
+template <typename V>
+V& entryFor(ByPhaseGroup<V>& list, PhaseGroupKey key) {
+  for (auto& [k, value] : list) {
+    if (k == key) return value;
+  }
+  list.emplace_back(key, V{});
+  return list.back().second;
+}
+template <typename V>
+const V* findEntry(const ByPhaseGroup<V>& list, PhaseGroupKey key) {
+  for (const auto& [k, value] : list) {
+    if (k == key) return &value;
+  }
+  return nullptr;
+}
+
+// A link's calls of one phase group as the slow-link rule judged them, one at a time
+// (analysis_call_rates.h): those with enough bytes among enough links, and the slow ones.
+struct CallEvidence {
+  int32_t judged = 0, slow = 0;             // calls
+  int64_t judged_bytes = 0, slow_bytes = 0;  // the link's bytes in those calls
+};
+
 // One side (send or recv rows) of a directed link.
 // The peak rate's slices: a link's peak_gbps is its highest rate over kPeakBins equal slices of
 // the time range, whatever AnalysisOptions::bins the report or viewer shows (docs/metrics.md).
@@ -118,15 +144,16 @@ struct SideAcc {
   // display bins; empty when AnalysisOptions::bins is kPeakBins: then `bins` serves).
   std::vector<double> peak_bins;
   std::vector<int32_t> instances;  // collective instances it carried bytes for
-  std::vector<std::pair<PhaseGroupKey, GroupTraffic>> by_group;  // in order of first use
-  GroupTraffic& group(PhaseGroupKey key);
-  const GroupTraffic* findGroup(PhaseGroupKey key) const;
+  ByPhaseGroup<GroupTraffic> by_group;
+  GroupTraffic& group(PhaseGroupKey key) { return entryFor(by_group, key); }
+  const GroupTraffic* findGroup(PhaseGroupKey key) const { return findEntry(by_group, key); }
 };
 
 struct LinkAcc {
   int src = -1, dst = -1;
   int32_t host_pair = -1;  // index into AnalysisState::host_pairs; -1: a rank's host unknown
   SideAcc send, recv;
+  ByPhaseGroup<CallEvidence> calls;  // the slow-link rule's per-call verdicts
 };
 
 // The busy time of all rank links from one host to another (fed in order of start, as links).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "analysis_call_rates.h"
 #include "analysis_phases.h"
 #include "analysis_state.h"
 #include "link_time.h"
@@ -11,21 +12,6 @@
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::analyzer::detail {
-
-GroupTraffic& SideAcc::group(PhaseGroupKey key) {
-  for (auto& [k, traffic] : by_group) {
-    if (k == key) return traffic;
-  }
-  by_group.emplace_back(key, GroupTraffic{});
-  return by_group.back().second;
-}
-
-const GroupTraffic* SideAcc::findGroup(PhaseGroupKey key) const {
-  for (const auto& [k, traffic] : by_group) {
-    if (k == key) return &traffic;
-  }
-  return nullptr;
-}
 
 int PhaseNames::id(std::string_view name) {
   if (last_ >= 0 && names_[static_cast<size_t>(last_)] == name) return last_;
@@ -49,13 +35,17 @@ class TransferPass {
   explicit TransferPass(AnalysisState& s)
       : s_(s),
         phases_(s),
+        calls_(s),
         dense_ranks_(std::clamp(std::max(s.meta.world_size, s.max_rank + 1), 0, 1024)),
         dense_link_(static_cast<size_t>(dense_ranks_) * static_cast<size_t>(dense_ranks_), -1),
         dense_rank_acc_(static_cast<size_t>(dense_ranks_), nullptr),
         total_rows_(std::max<int64_t>(1, s.reader.transferCount())) {}
 
   void add(const TransferRow& row);
-  void finish() { phases_.foldAll(); }
+  void finish() {
+    phases_.foldAll();
+    calls_.judgeAll();
+  }
 
  private:
   int32_t instanceOf(int64_t collective_id);
@@ -68,6 +58,7 @@ class TransferPass {
 
   AnalysisState& s_;
   PhaseBuilder phases_;
+  CallRates calls_;
   // Links between ranks below dense_ranks_ are found in a flat table, the others by hash.
   const int dense_ranks_;
   std::vector<int> dense_link_;
@@ -184,6 +175,7 @@ void TransferPass::add(const TransferRow& row) {
     s_.progress(0.2 + 0.75 * static_cast<double>(rows_) / static_cast<double>(total_rows_));
   }
   phases_.foldEndedBefore(row.start_ns);
+  calls_.judgeEndedBefore(row.start_ns);
   bool send = collective::is(row.side, collective::Side::kSend);
   if (!send && !collective::is(row.side, collective::Side::kRecv)) return;
   bool done = row.end_ns != storage::kNone && row.end_ns >= row.start_ns;
@@ -192,7 +184,8 @@ void TransferPass::add(const TransferRow& row) {
   int32_t instance = instanceOf(row.collective_id);
   if (s_.options.on_transfer) s_.options.on_transfer(row, instance);
   if (instance >= 0) autopsyTransfer(s_, row, instance);
-  LinkAcc& link = s_.links[static_cast<size_t>(linkIndex(row.src_rank, row.dst_rank))];
+  const size_t link_index = static_cast<size_t>(linkIndex(row.src_rank, row.dst_rank));
+  LinkAcc& link = s_.links[link_index];
   if (row.channel >= 0) {
     auto& channel =
         (send ? s_.channel_send : s_.channel_recv)[{row.src_rank, row.dst_rank, row.channel}];
@@ -219,6 +212,7 @@ void TransferPass::add(const TransferRow& row) {
     GroupTraffic& traffic = side.group({s_.group_of[static_cast<size_t>(instance)], phase});
     traffic.bytes = addSaturated(traffic.bytes, row.bytes);
     if (done) traffic.busy.add(moving, row.end_ns);
+    calls_.add(instance, link_index, send, phase, row.bytes, moving, row.end_ns, done);
   }
   if (send && done) {
     s_.fit.add(row.bytes, row.end_ns - row.start_ns);

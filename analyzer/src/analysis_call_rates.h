@@ -1,0 +1,70 @@
+// analyzer/analysis_call_rates.h — each link's rate in each collective call, during the transfer
+// pass, for the slow-link rule: a link is named only when it was slow in several calls, never on
+// the evidence of one (a start-up broadcast scheduled late on a crowded host made a link look
+// 5.7x slower than its peers, and DDP makes that broadcast once).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analysis_state.h"
+
+namespace ringside::analyzer::detail {
+
+// The rule's one test, on the rates of one phase group over the trace or in one call: a rate
+// under 1/3 of the median and further below it than 3 median absolute deviations of the rates
+// (the noise): a link that is merely the slowest of a noisy group is not slow.
+struct RateSpread {
+  double median = 0, spread = 0;  // the rates' median and median absolute deviation
+  explicit RateSpread(std::vector<double> rates);
+  bool slow(double rate) const { return rate * 3 < median && median - rate > 3 * spread; }
+};
+
+// A call's bytes on a link below this are too few to judge a rate by (latency and scheduling
+// set their time, not the link), as the low-busbw rule's bandwidth-bound instances.
+inline constexpr int64_t kMinCallBytes = 64 * 1024;
+
+// Buffers, per pending instance, each (link, phase)'s bytes and busy time, and judges the
+// instance's links once the stream, ordered by start, has passed its last_end_ns: every link
+// with >= kMinCallBytes in it, among >= 3 such links of its phase, counts one judged call in
+// LinkAcc::calls, and a slow one (RateSpread::slow) when it was. Memory: the (link, phase) pairs
+// of the instances in flight.
+class CallRates {
+ public:
+  explicit CallRates(AnalysisState& s) : s_(s), judged_(s.out->collectives.size(), false) {}
+
+  // Judges every instance that ended before `start_ns`.
+  void judgeEndedBefore(int64_t start_ns) {
+    while (!ended_.empty() && ended_.top().first < start_ns) {
+      judge(ended_.top().second);
+      ended_.pop();
+    }
+  }
+  // A message of `instance` on link `link` (index into s.links), moving over [moving, end]
+  // when `done`; `phase` its PhaseNames id, -1 none.
+  void add(int32_t instance, size_t link, bool send, int phase, int64_t bytes, int64_t moving,
+           int64_t end, bool done);
+  void judgeAll();  // at the end of the stream
+
+ private:
+  struct Traffic {
+    int64_t sent = 0, received = 0;
+    IntervalUnion send_busy, recv_busy;
+  };
+  using Call = std::unordered_map<uint64_t, Traffic>;  // (link << 32 | phase + 1) -> traffic
+  void judge(int32_t instance);
+
+  AnalysisState& s_;
+  std::unordered_map<int32_t, Call> pending_;
+  std::vector<bool> judged_;  // a straggling message (clock skew) must not start a second call
+  Call* last_ = nullptr;      // consecutive messages usually share an instance
+  int32_t last_instance_ = -1;
+  using Ending = std::pair<int64_t, int32_t>;  // (last_end_ns, instance) of pending instances
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> ended_;
+};
+
+}  // namespace ringside::analyzer::detail
