@@ -20,38 +20,23 @@ RateSpread::RateSpread(std::vector<double> rates) {
 
 void CallRates::add(int32_t instance, size_t link, bool send, int phase, int64_t bytes,
                     int64_t moving, int64_t end, bool done) {
-  if (judged_[static_cast<size_t>(instance)]) return;
-  if (instance != last_instance_ || last_ == nullptr) {
-    auto [it, fresh] = pending_.try_emplace(instance);
-    if (fresh) ended_.emplace(s_.out->collectives[static_cast<size_t>(instance)].last_end_ns, instance);
-    last_ = &it->second;
-    last_instance_ = instance;
-  }
+  Call* call =
+      pending_.get(instance, s_.out->collectives[static_cast<size_t>(instance)].last_end_ns);
+  if (call == nullptr) return;
   const uint64_t key = (static_cast<uint64_t>(link) << 32) | static_cast<uint32_t>(phase + 1);
-  Traffic& t = (*last_)[key];
-  (send ? t.sent : t.received) = addSaturated(send ? t.sent : t.received, bytes);
+  Traffic& t = (*call)[key];
+  int64_t& sum = send ? t.sent : t.received;
+  sum = addSaturated(sum, bytes);
   if (done) (send ? t.send_busy : t.recv_busy).add(moving, end);
 }
 
 void CallRates::judgeAll() {
-  while (!ended_.empty()) {
-    judge(ended_.top().second);
-    ended_.pop();
-  }
+  pending_.all([this](int32_t instance, Call&& call) { judge(instance, call); });
 }
 
 // As the rule over the trace (analysis_findings.cpp): bytes from the send rows, busy time from
 // the recv rows where the call has them.
-void CallRates::judge(int32_t instance) {
-  auto it = pending_.find(instance);
-  if (it == pending_.end()) return;
-  Call call = std::move(it->second);
-  pending_.erase(it);
-  judged_[static_cast<size_t>(instance)] = true;
-  if (instance == last_instance_) {
-    last_ = nullptr;
-    last_instance_ = -1;
-  }
+void CallRates::judge(int32_t instance, const Call& call) {
   struct Rate {
     size_t link;
     int64_t bytes;

@@ -5,13 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <queue>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "analysis_state.h"
+#include "pending_instances.h"
 
 namespace ringside::analyzer::detail {
 
@@ -35,14 +33,11 @@ inline constexpr int64_t kMinCallBytes = 64 * 1024;
 // of the instances in flight.
 class CallRates {
  public:
-  explicit CallRates(AnalysisState& s) : s_(s), judged_(s.out->collectives.size(), false) {}
+  explicit CallRates(AnalysisState& s) : s_(s), pending_(s.out->collectives.size()) {}
 
   // Judges every instance that ended before `start_ns`.
   void judgeEndedBefore(int64_t start_ns) {
-    while (!ended_.empty() && ended_.top().first < start_ns) {
-      judge(ended_.top().second);
-      ended_.pop();
-    }
+    pending_.endedBefore(start_ns, [this](int32_t instance, Call&& call) { judge(instance, call); });
   }
   // A message of `instance` on link `link` (index into s.links), moving over [moving, end]
   // when `done`; `phase` its PhaseNames id, -1 none.
@@ -56,15 +51,10 @@ class CallRates {
     IntervalUnion send_busy, recv_busy;
   };
   using Call = std::unordered_map<uint64_t, Traffic>;  // (link << 32 | phase + 1) -> traffic
-  void judge(int32_t instance);
+  void judge(int32_t instance, const Call& call);
 
   AnalysisState& s_;
-  std::unordered_map<int32_t, Call> pending_;
-  std::vector<bool> judged_;  // a straggling message (clock skew) must not start a second call
-  Call* last_ = nullptr;      // consecutive messages usually share an instance
-  int32_t last_instance_ = -1;
-  using Ending = std::pair<int64_t, int32_t>;  // (last_end_ns, instance) of pending instances
-  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> ended_;
+  PendingInstances<Call> pending_;
 };
 
 }  // namespace ringside::analyzer::detail

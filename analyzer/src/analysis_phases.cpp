@@ -10,34 +10,18 @@ namespace ringside::analyzer::detail {
 void PhaseBuilder::addSend(int32_t instance, const storage::TransferRow& row, int phase,
                            int64_t end) {
   const CollectiveInstance& c = s_.out->collectives[static_cast<size_t>(instance)];
-  if ((phase < 0 && !glooRingAllreduce(c)) || phases_written_[static_cast<size_t>(instance)])
-    return;
-  if (instance != last_pending_instance_ || last_pending_ == nullptr) {
-    auto [it, fresh] = pending_.try_emplace(instance);
-    if (fresh) ended_.emplace(c.last_end_ns, instance);
-    last_pending_ = &it->second;
-    last_pending_instance_ = instance;
-  }
-  last_pending_->push_back({row.src_rank, phase, row.step, row.start_ns, end});
+  if (phase < 0 && !glooRingAllreduce(c)) return;
+  if (std::vector<Send>* sends = pending_.get(instance, c.last_end_ns))
+    sends->push_back({row.src_rank, phase, row.step, row.start_ns, end});
 }
 
 void PhaseBuilder::foldAll() {
-  while (!ended_.empty()) {
-    fold(ended_.top().second);
-    ended_.pop();
-  }
+  pending_.all([this](int32_t instance, std::vector<Send>&& sends) {
+    fold(instance, std::move(sends));
+  });
 }
 
-void PhaseBuilder::fold(int32_t instance) {
-  auto it = pending_.find(instance);
-  if (it == pending_.end()) return;
-  std::vector<Send> sends = std::move(it->second);
-  pending_.erase(it);
-  phases_written_[static_cast<size_t>(instance)] = true;
-  if (instance == last_pending_instance_) {
-    last_pending_ = nullptr;
-    last_pending_instance_ = -1;
-  }
+void PhaseBuilder::fold(int32_t instance, std::vector<Send> sends) {
   const CollectiveInstance& c = s_.out->collectives[static_cast<size_t>(instance)];
   std::stable_sort(sends.begin(), sends.end(), [](const Send& a, const Send& b) {
     return std::tie(a.rank, a.start) < std::tie(b.rank, b.start);

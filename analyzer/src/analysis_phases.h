@@ -2,13 +2,11 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <queue>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "analysis_state.h"
+#include "pending_instances.h"
 
 namespace ringside::analyzer::detail {
 
@@ -18,15 +16,13 @@ namespace ringside::analyzer::detail {
 // later send can belong to it.
 class PhaseBuilder {
  public:
-  explicit PhaseBuilder(AnalysisState& s)
-      : s_(s), phases_written_(s.out->collectives.size(), false) {}
+  explicit PhaseBuilder(AnalysisState& s) : s_(s), pending_(s.out->collectives.size()) {}
 
   // Folds every instance that ended before `start_ns`.
   void foldEndedBefore(int64_t start_ns) {
-    while (!ended_.empty() && ended_.top().first < start_ns) {
-      fold(ended_.top().second);
-      ended_.pop();
-    }
+    pending_.endedBefore(start_ns, [this](int32_t instance, std::vector<Send>&& sends) {
+      fold(instance, std::move(sends));
+    });
   }
   // A send row of instance `instance`; `phase` is its PhaseNames id, -1 none.
   void addSend(int32_t instance, const storage::TransferRow& row, int phase, int64_t end);
@@ -39,22 +35,15 @@ class PhaseBuilder {
     int step;
     int64_t start, end;
   };
-  void fold(int32_t instance);
+  void fold(int32_t instance, std::vector<Send> sends);
   void inferGlooRingPhases(std::vector<Send>* sends);
   void addPhaseRows(const CollectiveInstance& c, const std::vector<Send>& sends, bool inferred);
   void addPhaseRow(const CollectiveInstance& c, const Send* from, const Send* to, int64_t lo,
                    int64_t hi, bool inferred);
 
   AnalysisState& s_;
-  std::unordered_map<int32_t, std::vector<Send>> pending_;  // instance -> its sends so far
-  // Instances whose phase rows are written: a straggling send (clock skew across hosts) must not
-  // start a second, partial set of phase rows.
-  std::vector<bool> phases_written_;
+  PendingInstances<std::vector<Send>> pending_;  // instance -> its sends so far
   std::vector<Send> scratch_;  // one rank's sends, by (phase, step), in addPhaseRows
-  std::vector<Send>* last_pending_ = nullptr;  // consecutive sends usually share an instance
-  int32_t last_pending_instance_ = -1;
-  using Ending = std::pair<int64_t, int32_t>;  // (last_end_ns, instance) of pending instances
-  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> ended_;
 };
 
 }  // namespace ringside::analyzer::detail
