@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "ringside/analyzer/collective_math.h"
 
@@ -18,53 +17,67 @@ RateSpread::RateSpread(std::vector<double> rates) {
   spread = percentile(rates, 0.5);
 }
 
-void CallRates::add(int32_t instance, size_t link, bool send, int phase, int64_t bytes,
-                    int64_t moving, int64_t end, bool done) {
+void CallRates::add(int32_t instance, GroupTraffic& traffic, size_t link, bool send, int phase,
+                    int64_t bytes, int64_t moving, int64_t end, bool done) {
   Call* call =
       pending_.get(instance, s_.out->collectives[static_cast<size_t>(instance)].last_end_ns);
   if (call == nullptr) return;
-  const uint64_t key = (static_cast<uint64_t>(link) << 32) | static_cast<uint32_t>(phase + 1);
-  Traffic& t = (*call)[key];
-  int64_t& sum = send ? t.sent : t.received;
-  sum = addSaturated(sum, bytes);
-  if (done) (send ? t.send_busy : t.recv_busy).add(moving, end);
+  // A new piece when the link's side turns to this instance (again, if calls interleave on it:
+  // judgePhase adds up a link's pieces).
+  if (traffic.call != instance) {
+    traffic.call = instance;
+    traffic.call_piece = static_cast<uint32_t>(call->size());
+    call->push_back({static_cast<uint32_t>(link), phase, send, 0, {}});
+  }
+  Piece& piece = (*call)[traffic.call_piece];
+  piece.bytes = addSaturated(piece.bytes, bytes);
+  if (done) piece.busy.add(moving, end);
 }
 
 void CallRates::judgeAll() {
   pending_.all([this](int32_t instance, Call&& call) { judge(instance, call); });
 }
 
-// As the rule over the trace (analysis_findings.cpp): bytes from the send rows, busy time from
-// the recv rows where the call has them.
 void CallRates::judge(int32_t instance, const Call& call) {
-  struct Rate {
-    size_t link;
-    int64_t bytes;
-    double rate;
-  };
-  std::map<int, std::vector<Rate>> by_phase;
-  for (const auto& [key, t] : call) {
-    const int64_t bytes = t.sent > 0 ? t.sent : t.received;
-    const int64_t busy = t.recv_busy.total() > 0 ? t.recv_busy.total() : t.send_busy.total();
-    if (bytes < kMinCallBytes || busy <= 0) continue;
-    const int phase = static_cast<int>(static_cast<uint32_t>(key)) - 1;
-    by_phase[phase].push_back({static_cast<size_t>(key >> 32), bytes,
-                               static_cast<double>(bytes) / static_cast<double>(busy)});
+  std::vector<int> phases;  // a call has one phase or a few
+  for (const Piece& p : call) {
+    if (std::find(phases.begin(), phases.end(), p.phase) == phases.end()) phases.push_back(p.phase);
   }
-  const int group = s_.group_of[static_cast<size_t>(instance)];
-  for (const auto& [phase, links] : by_phase) {
-    if (links.size() < 3) continue;
-    std::vector<double> rates;
-    for (const Rate& r : links) rates.push_back(r.rate);
-    const RateSpread spread(std::move(rates));
-    for (const Rate& r : links) {
-      CallEvidence& e = entryFor(s_.links[r.link].calls, PhaseGroupKey{group, phase});
-      const bool slow = spread.slow(r.rate);
-      ++e.judged;
-      e.judged_bytes = addSaturated(e.judged_bytes, r.bytes);
-      e.slow += slow ? 1 : 0;
-      e.slow_bytes = addSaturated(e.slow_bytes, slow ? r.bytes : 0);
+  if (rate_of_link_.size() < s_.links.size()) rate_of_link_.resize(s_.links.size(), -1);
+  for (int phase : phases) judgePhase(instance, call, phase);
+}
+
+void CallRates::judgePhase(int32_t instance, const Call& call, int phase) {
+  rates_.clear();
+  for (const Piece& p : call) {
+    if (p.phase != phase) continue;
+    int32_t& index = rate_of_link_[p.link];
+    if (index < 0) {
+      index = static_cast<int32_t>(rates_.size());
+      rates_.push_back({p.link, 0, 0, 0, 0});
     }
+    LinkRate& r = rates_[static_cast<size_t>(index)];
+    int64_t& bytes = p.send ? r.sent : r.received;
+    int64_t& busy = p.send ? r.send_busy : r.recv_busy;
+    bytes = addSaturated(bytes, p.bytes);
+    busy = addSaturated(busy, p.busy.total());
+  }
+  std::vector<double> rates;
+  for (const LinkRate& r : rates_) {
+    rate_of_link_[r.link] = -1;
+    if (r.judged()) rates.push_back(r.rate());
+  }
+  if (rates.size() < 3) return;
+  const RateSpread spread(std::move(rates));
+  const PhaseGroupKey key{s_.group_of[static_cast<size_t>(instance)], phase};
+  for (const LinkRate& r : rates_) {
+    if (!r.judged()) continue;
+    const bool slow = spread.slow(r.rate());
+    CallEvidence& e = entryFor(s_.links[r.link].calls, key);
+    ++e.judged;
+    e.judged_bytes = addSaturated(e.judged_bytes, r.bytes());
+    e.slow += slow ? 1 : 0;
+    e.slow_bytes = addSaturated(e.slow_bytes, slow ? r.bytes() : 0);
   }
 }
 

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "analysis_state.h"
@@ -26,11 +25,12 @@ struct RateSpread {
 // set their time, not the link), as the low-busbw rule's bandwidth-bound instances.
 inline constexpr int64_t kMinCallBytes = 64 * 1024;
 
-// Buffers, per pending instance, each (link, phase)'s bytes and busy time, and judges the
+// Buffers, per pending instance, each (link, side, phase)'s bytes and busy time, and judges the
 // instance's links once the stream, ordered by start, has passed its last_end_ns: every link
 // with >= kMinCallBytes in it, among >= 3 such links of its phase, counts one judged call in
-// LinkAcc::calls, and a slow one (RateSpread::slow) when it was. Memory: the (link, phase) pairs
-// of the instances in flight.
+// LinkAcc::calls, and a slow one (RateSpread::slow) when it was. A message finds its call's
+// share through its GroupTraffic (no search). Memory: 56 bytes a (link, side, phase) of the
+// instances in flight.
 class CallRates {
  public:
   explicit CallRates(AnalysisState& s) : s_(s), pending_(s.out->collectives.size()) {}
@@ -39,22 +39,39 @@ class CallRates {
   void judgeEndedBefore(int64_t start_ns) {
     pending_.endedBefore(start_ns, [this](int32_t instance, Call&& call) { judge(instance, call); });
   }
-  // A message of `instance` on link `link` (index into s.links), moving over [moving, end]
-  // when `done`; `phase` its PhaseNames id, -1 none.
-  void add(int32_t instance, size_t link, bool send, int phase, int64_t bytes, int64_t moving,
-           int64_t end, bool done);
+  // A message of `instance` on link `link` (index into s.links) whose side's traffic for its
+  // phase group is `traffic`, moving over [moving, end] when `done`; `phase` its PhaseNames id,
+  // -1 none.
+  void add(int32_t instance, GroupTraffic& traffic, size_t link, bool send, int phase,
+           int64_t bytes, int64_t moving, int64_t end, bool done);
   void judgeAll();  // at the end of the stream
 
  private:
-  struct Traffic {
-    int64_t sent = 0, received = 0;
-    IntervalUnion send_busy, recv_busy;
+  struct Piece {  // one side of a link in one phase of the call
+    uint32_t link;
+    int32_t phase;
+    bool send;
+    int64_t bytes = 0;
+    IntervalUnion busy;
   };
-  using Call = std::unordered_map<uint64_t, Traffic>;  // (link << 32 | phase + 1) -> traffic
+  using Call = std::vector<Piece>;
+  struct LinkRate {  // a link's pieces in one phase of a call, both sides
+    uint32_t link;
+    int64_t sent = 0, received = 0, send_busy = 0, recv_busy = 0;
+    // As the rule over the trace (analysis_findings.cpp): bytes from the send rows, busy time
+    // from the recv rows where the call has them.
+    int64_t bytes() const { return sent > 0 ? sent : received; }
+    int64_t busy() const { return recv_busy > 0 ? recv_busy : send_busy; }
+    bool judged() const { return bytes() >= kMinCallBytes && busy() > 0; }
+    double rate() const { return static_cast<double>(bytes()) / static_cast<double>(busy()); }
+  };
   void judge(int32_t instance, const Call& call);
+  void judgePhase(int32_t instance, const Call& call, int phase);
 
   AnalysisState& s_;
   PendingInstances<Call> pending_;
+  std::vector<int32_t> rate_of_link_;  // judgePhase's: [link] -> index into its rates, or -1
+  std::vector<LinkRate> rates_;        // judgePhase's, reused
 };
 
 }  // namespace ringside::analyzer::detail

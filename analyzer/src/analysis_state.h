@@ -93,6 +93,10 @@ struct PhaseGroupKey {
 struct GroupTraffic {
   int64_t bytes = 0;
   IntervalUnion busy;
+  // The instance whose bytes it carries now, and where CallRates keeps that call's share
+  // (analysis_call_rates.h); -1 none.
+  int32_t call = -1;
+  uint32_t call_piece = 0;
 };
 
 // A small list keyed by phase group, in order of first use (a link serves few groups).

@@ -212,7 +212,7 @@ void TransferPass::add(const TransferRow& row) {
     GroupTraffic& traffic = side.group({s_.group_of[static_cast<size_t>(instance)], phase});
     traffic.bytes = addSaturated(traffic.bytes, row.bytes);
     if (done) traffic.busy.add(moving, row.end_ns);
-    calls_.add(instance, link_index, send, phase, row.bytes, moving, row.end_ns, done);
+    calls_.add(instance, traffic, link_index, send, phase, row.bytes, moving, row.end_ns, done);
   }
   if (send && done) {
     s_.fit.add(row.bytes, row.end_ns - row.start_ns);
