@@ -77,7 +77,9 @@ void CallRates::judgePhase(int32_t instance, const Call& call, int phase) {
     ++e.judged;
     e.judged_bytes = addSaturated(e.judged_bytes, r.bytes());
     e.slow += slow ? 1 : 0;
-    e.slow_bytes = addSaturated(e.slow_bytes, slow ? r.bytes() : 0);
+    if (!slow) continue;
+    e.slow_bytes = addSaturated(e.slow_bytes, r.bytes());
+    e.largest_slow_bytes = std::max(e.largest_slow_bytes, r.bytes());
   }
 }
 

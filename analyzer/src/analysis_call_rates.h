@@ -21,16 +21,13 @@ struct RateSpread {
   bool slow(double rate) const { return rate * 3 < median && median - rate > 3 * spread; }
 };
 
-// A call's bytes on a link below this are too few to judge a rate by (latency and scheduling
-// set their time, not the link), as the low-busbw rule's bandwidth-bound instances.
-inline constexpr int64_t kMinCallBytes = 64 * 1024;
-
 // Buffers, per pending instance, each (link, side, phase)'s bytes and busy time, and judges the
 // instance's links once the stream, ordered by start, has passed its last_end_ns: every link
-// with >= kMinCallBytes in it, among >= 3 such links of its phase, counts one judged call in
-// LinkAcc::calls, and a slow one (RateSpread::slow) when it was. A message finds its call's
-// share through its GroupTraffic (no search). Memory: 56 bytes a (link, side, phase) of the
-// instances in flight.
+// that moved bytes in it, among >= 3 such links of its phase, counts one judged call in
+// LinkAcc::calls, and a slow one (RateSpread::slow) when it was. Calls count by their bytes
+// (CallEvidence), so a call of a few bytes, whose rate latency and scheduling set, weighs
+// nothing. A message finds its call's share through its GroupTraffic (no search). Memory: 56
+// bytes a (link, side, phase) of the instances in flight.
 class CallRates {
  public:
   explicit CallRates(AnalysisState& s) : s_(s), pending_(s.out->collectives.size()) {}
@@ -62,7 +59,7 @@ class CallRates {
     // from the recv rows where the call has them.
     int64_t bytes() const { return sent > 0 ? sent : received; }
     int64_t busy() const { return recv_busy > 0 ? recv_busy : send_busy; }
-    bool judged() const { return bytes() >= kMinCallBytes && busy() > 0; }
+    bool judged() const { return bytes() > 0 && busy() > 0; }
     double rate() const { return static_cast<double>(bytes()) / static_cast<double>(busy()); }
   };
   void judge(int32_t instance, const Call& call);

@@ -97,12 +97,12 @@ std::map<PhaseGroupKey, std::vector<GroupRate>> ratesByPhaseGroup(const Analysis
 // Slow link: bytes/busy < 1/3 of the median of links of the same phase group, with enough bytes
 // to judge a rate by, and further below the median than the group's links spread around it
 // (3 median absolute deviations): a link that is merely the slowest of a noisy group is not one.
-// And never on the evidence of one call: the link was slow so in >= 2 of the calls judged one at
-// a time (analysis_call_rates.h), and those hold >= half of its bytes in them. DDP broadcasts its
-// parameters once at start-up; that one call, scheduled late on a crowded host, named a link.
+// And never on the evidence of one call: judged call by call (analysis_call_rates.h), it was
+// slow so in calls holding >= half of its bytes, the largest of them left out >= a quarter
+// (CallEvidence). DDP broadcasts its parameters once at start-up; that one call, scheduled late
+// on a crowded host, named a link.
 void slowLinkFindings(const AnalysisState& s, std::vector<Finding>* findings) {
   constexpr int64_t kMinBytes = int64_t{1} << 20;
-  constexpr int32_t kMinSlowCalls = 2;
   std::set<size_t> named;
   for (const auto& [key, list] : ratesByPhaseGroup(s)) {
     if (list.size() < 3) continue;
@@ -113,9 +113,7 @@ void slowLinkFindings(const AnalysisState& s, std::vector<Finding>* findings) {
     for (const GroupRate& r : list) {
       if (!group_rates.slow(r.rate) || r.bytes < kMinBytes) continue;
       const CallEvidence* calls = findEntry(s.links[r.link].calls, key);
-      if (calls == nullptr || calls->slow < kMinSlowCalls ||
-          calls->slow_bytes < calls->judged_bytes - calls->slow_bytes)
-        continue;
+      if (calls == nullptr || !calls->slowInSeveralCalls()) continue;
       if (!named.insert(r.link).second) continue;
       const OpGroup& group = s.groups[static_cast<size_t>(key.group)];
       std::string where = group.op + " " + group.library +
@@ -128,7 +126,11 @@ void slowLinkFindings(const AnalysisState& s, std::vector<Finding>* findings) {
               " while busy vs median " + format::rate(median * 1e9, 3) + " of " +
               std::to_string(list.size()) + " links (spread " +
               format::rate(group_rates.spread * 1e9, 3) + "); slow in " +
-              std::to_string(calls->slow) + " of " + std::to_string(calls->judged) + " calls");
+              std::to_string(calls->slow) + " of " + std::to_string(calls->judged) + " calls (" +
+              fixed(100.0 * static_cast<double>(calls->slow_bytes) /
+                        static_cast<double>(std::max<int64_t>(1, calls->judged_bytes)),
+                    0) +
+              "% of its bytes)");
       // The time it was busy beyond what a link at the median rate would have needed.
       f.cost_ns = std::max<int64_t>(
           0, r.busy_ns - static_cast<int64_t>(static_cast<double>(r.bytes) / median));

@@ -119,10 +119,17 @@ const V* findEntry(const ByPhaseGroup<V>& list, PhaseGroupKey key) {
 }
 
 // A link's calls of one phase group as the slow-link rule judged them, one at a time
-// (analysis_call_rates.h): those with enough bytes among enough links, and the slow ones.
+// (analysis_call_rates.h): those it shared with >= 2 other links, and the slow ones.
 struct CallEvidence {
-  int32_t judged = 0, slow = 0;             // calls
+  int32_t judged = 0, slow = 0;              // calls
   int64_t judged_bytes = 0, slow_bytes = 0;  // the link's bytes in those calls
+  int64_t largest_slow_bytes = 0;            // in its largest slow call
+  // Slow in calls that hold >= half of its bytes, and would be without the largest of them
+  // (the others >= a quarter): never on the evidence of one call, however large.
+  bool slowInSeveralCalls() const {
+    return slow_bytes >= judged_bytes - slow_bytes &&
+           slow_bytes - largest_slow_bytes >= judged_bytes / 4 && slow >= 2;
+  }
 };
 
 // One side (send or recv rows) of a directed link.

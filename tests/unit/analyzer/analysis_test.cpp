@@ -295,9 +295,17 @@ TEST(AnalysisTest, OneSlowBroadcastNamesNoLink) {
     EXPECT_EQ(findRule(a, "slow-link"), nullptr);
   }
   {
-    // DDP's shape: the parameters (4 MiB) and three small broadcasts (the bucket rebuild's).
+    // DDP's shape: the parameters (4 MiB) and three small broadcasts (the bucket rebuild's), one
+    // of them slow too: calls count by their bytes, and 28 B weigh nothing.
     TraceBuilder t(4);
-    treeBroadcasts(&t, {144, 4 * kMiB, 28, 8}, {1, 6, 1, 1});
+    treeBroadcasts(&t, {144, 4 * kMiB, 28, 8}, {1, 6, 6, 1});
+    EXPECT_EQ(findRule(run(t.build()), "slow-link"), nullptr);
+  }
+  {
+    // The same with a second call of 64 KiB slow: without the largest, the slow calls hold
+    // 1.5% of the link's bytes, not a quarter.
+    TraceBuilder t(4);
+    treeBroadcasts(&t, {4 * kMiB, kMiB / 16, 28}, {6, 6, 6});
     EXPECT_EQ(findRule(run(t.build()), "slow-link"), nullptr);
   }
   {
@@ -309,9 +317,9 @@ TEST(AnalysisTest, OneSlowBroadcastNamesNoLink) {
   }
 }
 
-// The least evidence that names a link: slow in two calls that hold at least half of its bytes
-// in the calls judged. Slow in 2 of 10 equal calls (20% of its bytes) is not: 30x slower there,
-// 6.8x over the trace.
+// The least evidence that names a link: slow in calls that hold at least half of its bytes in
+// the calls judged, and a quarter without the largest of them (two equal calls). Slow in 2 of
+// 10 equal calls (20% of its bytes) is not: 30x slower there, 6.8x over the trace.
 TEST(AnalysisTest, SlowLinkNeedsTwoSlowCallsAndHalfItsBytes) {
   constexpr int64_t kMiB = 1 << 20;
   {
@@ -324,7 +332,8 @@ TEST(AnalysisTest, SlowLinkNeedsTwoSlowCallsAndHalfItsBytes) {
                               "(broadcast gloo)"),
               std::string::npos)
         << f->message;
-    EXPECT_NE(f->evidence.find("slow in 2 of 2 calls"), std::string::npos) << f->evidence;
+    EXPECT_NE(f->evidence.find("slow in 2 of 2 calls (100% of its bytes)"), std::string::npos)
+        << f->evidence;
     EXPECT_EQ(f->cost_ns, 2 * 5 * 4 * kMiB);  // 6 units a call where the median took 1
   }
   {
@@ -333,7 +342,18 @@ TEST(AnalysisTest, SlowLinkNeedsTwoSlowCallsAndHalfItsBytes) {
     treeBroadcasts(&t, {4 * kMiB, 4 * kMiB, 4 * kMiB}, {6, 1, 6});
     const Finding* f = findRule(run(t.build()), "slow-link");
     ASSERT_NE(f, nullptr);
-    EXPECT_NE(f->evidence.find("slow in 2 of 3 calls"), std::string::npos) << f->evidence;
+    EXPECT_NE(f->evidence.find("slow in 2 of 3 calls (67% of its bytes)"), std::string::npos)
+        << f->evidence;
+  }
+  {
+    // Unequal calls: slow in two of 4 MiB, not in one of 8 MiB: half of its bytes, a quarter
+    // without the largest. Named.
+    TraceBuilder t(4);
+    treeBroadcasts(&t, {4 * kMiB, 8 * kMiB, 4 * kMiB}, {6, 1, 6});
+    const Finding* f = findRule(run(t.build()), "slow-link");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->evidence.find("slow in 2 of 3 calls (50% of its bytes)"), std::string::npos)
+        << f->evidence;
   }
   {
     TraceBuilder t(4);
