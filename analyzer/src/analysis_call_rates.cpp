@@ -68,11 +68,11 @@ void CallRates::judgePhase(int32_t instance, const Call& call, int phase) {
     if (r.judged()) rates.push_back(r.rate());
   }
   if (rates.size() < 3) return;
-  const RateSpread spread(std::move(rates));
+  const RateSpread call_rates(std::move(rates));
   const PhaseGroupKey key{s_.group_of[static_cast<size_t>(instance)], phase};
   for (const LinkRate& r : rates_) {
     if (!r.judged()) continue;
-    const bool slow = spread.slow(r.rate());
+    const bool slow = call_rates.underAThird(r.rate());
     CallEvidence& e = entryFor(s_.links[r.link].calls, key);
     ++e.judged;
     e.judged_bytes = addSaturated(e.judged_bytes, r.bytes());

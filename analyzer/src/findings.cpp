@@ -66,8 +66,8 @@ const std::vector<FindingRule>& findingRules() {
        ""},
       {"slow-link", "problem",
        "a link's bytes/busy is < 1/3 of the median of its phase group (>= 3 links, >= 1 MiB), "
-       "beyond the spread of the others, and it was so in >= 2 calls holding >= half of its "
-       "bytes (one call is never enough)",
+       "beyond the spread of the others, and under 1/3 of the median in calls holding >= half "
+       "of its bytes, >= a quarter without the largest (one call is never enough)",
        "check what else loads that path (other jobs, CPU load on its two hosts, the NIC or "
        "route); measure it alone with ringside bench"},
       {"waiting", "warning",
