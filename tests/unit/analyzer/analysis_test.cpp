@@ -336,23 +336,19 @@ TEST(AnalysisTest, SlowLinkNeedsTwoSlowCallsAndHalfItsBytes) {
         << f->evidence;
     EXPECT_EQ(f->cost_ns, 2 * 5 * 4 * kMiB);  // 6 units a call where the median took 1
   }
-  {
-    // Slow in 2 of 3 calls: named, though the third call was not slow.
+  // Slow in 2 of 3 equal calls: named, though the third was not slow. Unequal calls, slow in
+  // two of 4 MiB and not in one of 8 MiB: half of its bytes, a quarter without the largest.
+  struct Case {
+    std::vector<int64_t> bytes, slow;
+    const char* evidence;
+  };
+  for (const Case& c : {Case{{4 * kMiB, 4 * kMiB, 4 * kMiB}, {6, 1, 6}, "2 of 3 calls (67%"},
+                        Case{{4 * kMiB, 8 * kMiB, 4 * kMiB}, {6, 1, 6}, "2 of 3 calls (50%"}}) {
     TraceBuilder t(4);
-    treeBroadcasts(&t, {4 * kMiB, 4 * kMiB, 4 * kMiB}, {6, 1, 6});
+    treeBroadcasts(&t, c.bytes, c.slow);
     const Finding* f = findRule(run(t.build()), "slow-link");
-    ASSERT_NE(f, nullptr);
-    EXPECT_NE(f->evidence.find("slow in 2 of 3 calls (67% of its bytes)"), std::string::npos)
-        << f->evidence;
-  }
-  {
-    // Unequal calls: slow in two of 4 MiB, not in one of 8 MiB: half of its bytes, a quarter
-    // without the largest. Named.
-    TraceBuilder t(4);
-    treeBroadcasts(&t, {4 * kMiB, 8 * kMiB, 4 * kMiB}, {6, 1, 6});
-    const Finding* f = findRule(run(t.build()), "slow-link");
-    ASSERT_NE(f, nullptr);
-    EXPECT_NE(f->evidence.find("slow in 2 of 3 calls (50% of its bytes)"), std::string::npos)
+    ASSERT_NE(f, nullptr) << c.evidence;
+    EXPECT_NE(f->evidence.find(std::string("slow in ") + c.evidence), std::string::npos)
         << f->evidence;
   }
   {
