@@ -3,7 +3,8 @@
 // Memory: per-(op, library), per-rank and per-link accumulators, and one small
 // record per collective instance (the per-op figures are the analyzer's: counted
 // and timed per instance, docs/metrics.md). The per-rank interval unions rely on
-// the reader's order: collectives by (rank, start_ns), transfers by start_ns.
+// the reader's order of collectives, by (rank, start_ns); the links' busy time on
+// each link's rows in (start_ns, id) order (TransferTotals).
 #include "ringside/analyzer/summary.h"
 
 #include <algorithm>
@@ -39,9 +40,20 @@ struct SideAcc {
   int64_t messages = 0;
   int64_t bytes = 0;
   IntervalUnion busy;
+  // Whether the rows came in (start_ns, id) order, as the busy time's union must take them
+  // (movingFrom shifts a receive's start, so the union depends on the order), with no negative
+  // byte count (a saturated sum of mixed signs depends on it too).
+  bool in_order = true;
+  int64_t last_start = INT64_MIN;
+  int64_t last_id = INT64_MIN;
   // sender_in: the sender's entry into the row's instance (-1 unknown), as the analyzer counts
   // busy time (link_time.h).
   void add(const TransferRow& row, bool send, int64_t sender_in) {
+    if (row.bytes < 0 || row.start_ns < last_start ||
+        (row.start_ns == last_start && row.id <= last_id))
+      in_order = false;
+    last_start = row.start_ns;
+    last_id = row.id;
     messages += row.chunk == -2 && row.slot > 0 ? row.slot : 1;  // per-link totals (schema.md)
     bytes = addSaturated(bytes, row.bytes);
     if (row.end_ns != storage::kNone && row.end_ns >= row.start_ns)
@@ -123,6 +135,90 @@ class InstanceTable {
   std::unordered_map<uint64_t, InstanceAcc> instances_;
   std::unordered_map<int64_t, int64_t> of_call_;  // call id -> instance index
   detail::EntryTimes entries_;
+};
+
+// The transfers' totals per link and side, and each recording rank's extent. One read of the
+// rows in storage order (TraceReader::forEachTransferTotalsFields: no time-ordered merge of the
+// table, 11 of 14 columns) gives them all where every link's side got its rows in (start_ns, id)
+// order, as the rows of a merged trace mostly are (a side's rows all come from one recording
+// rank, stored together in recording order). The sides that did not are counted again from zero
+// in a time-ordered read (forEachTransfer, what every row took before): the result is the same
+// as one time-ordered read's either way.
+class TransferTotals {
+ public:
+  TransferTotals(const InstanceTable& instances, std::map<int, RankAcc>* ranks)
+      : instances_(instances), ranks_(*ranks) {}
+
+  bool read(storage::TraceReader& reader, std::string* error) {
+    bool ok = reader.forEachTransferTotalsFields(
+        [&](int32_t, const TransferRow& row) {
+          ++rows_;
+          bool send = false;
+          SideAcc* side = sideOf(row, &send);
+          if (side == nullptr) return true;
+          side->add(row, send, senderIn(row, send));
+          int recorder = send ? row.src_rank : row.dst_rank;
+          int64_t end = row.end_ns == storage::kNone ? row.start_ns : row.end_ns;
+          if (recorder >= 0) rankOf(recorder).events.add(row.start_ns, end);
+          return true;
+        },
+        error);
+    if (!ok) return false;
+    bool again = false;
+    for (auto& [key, link] : links_) {
+      for (SideAcc* side : {&link.send, &link.recv}) {
+        if (side->in_order) continue;
+        *side = SideAcc{};
+        side->in_order = false;
+        again = true;
+      }
+    }
+    if (!again) return true;
+    return reader.forEachTransfer(
+        [&](const TransferRow& row) {
+          bool send = false;
+          SideAcc* side = sideOf(row, &send);
+          if (side != nullptr && !side->in_order) side->add(row, send, senderIn(row, send));
+          return true;
+        },
+        error);
+  }
+  int64_t rows() const { return rows_; }
+  const std::map<std::pair<int, int>, LinkAcc>& links() const { return links_; }
+
+ private:
+  // The accumulator of the row's link and side; nullptr for a row neither sent nor received.
+  SideAcc* sideOf(const TransferRow& row, bool* send) {
+    *send = collective::is(row.side, collective::Side::kSend);
+    if (!*send && !collective::is(row.side, collective::Side::kRecv)) return nullptr;
+    // A call's rows come link after link: the last one looked up is kept.
+    const std::pair<int, int> key{row.src_rank, row.dst_rank};
+    if (last_link_ == nullptr || key != last_key_) {
+      last_link_ = &links_[key];
+      last_key_ = key;
+    }
+    return *send ? &last_link_->send : &last_link_->recv;
+  }
+  // The sender's entry, which only a receive's busy time depends on (link_time.h).
+  int64_t senderIn(const TransferRow& row, bool send) const {
+    return send ? -1 : instances_.entryOf(row.collective_id, row.src_rank);
+  }
+  RankAcc& rankOf(int rank) {
+    if (last_rank_ == nullptr || rank != last_rank_key_) {
+      last_rank_ = &ranks_[rank];
+      last_rank_key_ = rank;
+    }
+    return *last_rank_;
+  }
+
+  const InstanceTable& instances_;
+  std::map<int, RankAcc>& ranks_;
+  std::map<std::pair<int, int>, LinkAcc> links_;
+  int64_t rows_ = 0;
+  LinkAcc* last_link_ = nullptr;
+  std::pair<int, int> last_key_{};
+  RankAcc* last_rank_ = nullptr;
+  int last_rank_key_ = 0;
 };
 
 // One line for all drops: per rank counts when few ranks dropped, else the worst one.
@@ -254,24 +350,12 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
   if (!ok) return false;
   instances.finish();
 
-  std::map<std::pair<int, int>, LinkAcc> links;
-  ok = reader.forEachTransfer(
-      [&](const TransferRow& row) {
-        ++out->transfers;
-        bool send = collective::is(row.side, collective::Side::kSend);
-        if (!send && !collective::is(row.side, collective::Side::kRecv)) return true;
-        LinkAcc& link = links[{row.src_rank, row.dst_rank}];
-        (send ? link.send : link.recv).add(row, send, instances.entryOf(row.collective_id, row.src_rank));
-        int recorder = send ? row.src_rank : row.dst_rank;
-        int64_t end = row.end_ns == storage::kNone ? row.start_ns : row.end_ns;
-        if (recorder >= 0) ranks[recorder].events.add(row.start_ns, end);
-        return true;
-      },
-      error);
-  if (!ok) return false;
+  TransferTotals transfers(instances, &ranks);
+  if (!transfers.read(reader, error)) return false;
+  out->transfers = transfers.rows();
 
   instances.totals(&ops);
-  addTotals(infos, std::move(ops), ranks, links, out);
+  addTotals(infos, std::move(ops), ranks, transfers.links(), out);
   return true;
 }
 

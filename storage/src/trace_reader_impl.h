@@ -88,6 +88,8 @@ class SqliteTraceReader final : public TraceReader {
                                 std::string* error) override;
   bool forEachMessageSide(const std::function<bool(int32_t, const TransferRow&)>& fn,
                           std::string* error) override;
+  bool forEachTransferTotalsFields(const std::function<bool(int32_t, const TransferRow&)>& fn,
+                                   std::string* error) override;
   int64_t gpuActivityCount() override {
     return version_ >= 2 ? count("SELECT count(*) FROM gpu_activity_data") : 0;
   }
@@ -146,6 +148,10 @@ class SqliteTraceReader final : public TraceReader {
   TransferRow transferRow(sqlite3_stmt* s) const;
   // The same with its times mapped onto the time line through its recording rank (*rank).
   TransferRow alignedTransferRow(sqlite3_stmt* s, int32_t* rank) const;
+  // Every transfer row in storage order, only the columns of kRead filled (trace_reader_sides.cpp).
+  template <ColumnSet kRead>
+  bool visitTransferFields(const std::function<bool(int32_t, const TransferRow&)>& fn,
+                           std::string* error);
   // The ordered reads of transfers (transfer_order.cpp).
   bool forEachTransferAligned(const std::function<bool(const TransferRow&)>& fn,
                               std::string* error);

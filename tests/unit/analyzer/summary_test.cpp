@@ -222,6 +222,52 @@ TEST_F(SummaryTest, SingleRankFile) {
   EXPECT_TRUE(s.links[0].from_recv);
 }
 
+// A link's rows stored out of time order: the busy time is still the time-ordered one. Rank 1
+// receives twice on 0->1, storing the later-posted message first (ids in recording order):
+//   id 1: call seq 0, posted 1200, done 2000; rank 0 entered seq 0 at 1200 -> moves [1200,2000]
+//   id 2: call seq 1, posted 1100, done 3000; rank 0 entered seq 1 at 2500 -> moves [2500,3000]
+// In time order (id 2 first, as the analyzer takes them: link_time.h) the union starts with
+// [2500,3000] and [1200,2000] adds nothing: busy 500. Taken in storage order it would be
+// 800 + 500 = 1300.
+TEST_F(SummaryTest, LinkRowsOutOfTimeOrder) {
+  fs::remove(rankFile(0));  // the fixture's ranks give way to these
+  fs::remove(rankFile(1));
+  {
+    auto w = create(0);
+    ASSERT_NE(w, nullptr);
+    ASSERT_TRUE(w->begin());
+    ASSERT_TRUE(w->addCollective(coll(1, 0, 0, "allreduce", 64, 1200, 2050, 1)));
+    ASSERT_TRUE(w->addCollective(coll(2, 0, 1, "allreduce", 64, 2500, 3050, 2)));
+    ASSERT_TRUE(w->commit()) << w->error();
+    ASSERT_TRUE(w->setMeta("end_state", "clean"));
+    ASSERT_TRUE(w->close()) << w->error();
+  }
+  {
+    auto w = create(1);
+    ASSERT_NE(w, nullptr);
+    ASSERT_TRUE(w->begin());
+    ASSERT_TRUE(w->addCollective(coll(1, 1, 0, "allreduce", 64, 1000, 2100, 1)));
+    ASSERT_TRUE(w->addCollective(coll(2, 1, 1, "allreduce", 64, 1100, 3100, 2)));
+    ASSERT_TRUE(w->addTransfer(xfer(1, 0, 1, "recv", 64, 1200, 2000)));
+    ASSERT_TRUE(w->addTransfer(xfer(2, 0, 1, "recv", 64, 1100, 3000)));
+    ASSERT_TRUE(w->commit()) << w->error();
+    ASSERT_TRUE(w->setMeta("end_state", "clean"));
+    ASSERT_TRUE(w->close()) << w->error();
+  }
+  Summary s = summarizeFile(merge());
+  EXPECT_EQ(s.transfers, 2);
+  ASSERT_EQ(s.links.size(), 1u);
+  EXPECT_EQ(s.links[0].src, 0);
+  EXPECT_EQ(s.links[0].dst, 1);
+  EXPECT_EQ(s.links[0].messages, 2);
+  EXPECT_EQ(s.links[0].bytes, 128);
+  EXPECT_TRUE(s.links[0].from_recv);
+  EXPECT_EQ(s.links[0].busy_ns, 500);
+  // Rank 1's extent: its calls and the messages it recorded, 1000..3100.
+  ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_EQ(s.ranks[1].trace_span_ns, 2100);
+}
+
 TEST(RankList, Compact) {
   EXPECT_EQ(formatRankList({}), "");
   EXPECT_EQ(formatRankList({4}), "4");

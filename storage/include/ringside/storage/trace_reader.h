@@ -89,6 +89,14 @@ class TraceReader {
   // TransferRow has them). Half the columns: for align/'s clock fit, which reads every row.
   virtual bool forEachMessageSide(const std::function<bool(int32_t rank, const TransferRow&)>& fn,
                                   std::string* error) = 0;
+  // forEachTransferUnordered with only the fields a link's and a rank's totals need filled: id,
+  // collective_id, src_rank, dst_rank, bytes, start_ns, end_ns, side, chunk and slot (phase, step
+  // and channel left as a default TransferRow has them). For the run summary, which reads every
+  // row once; a reader that cannot narrow its reads visits whole rows.
+  virtual bool forEachTransferTotalsFields(
+      const std::function<bool(int32_t rank, const TransferRow&)>& fn, std::string* error) {
+    return forEachTransferUnordered(fn, error);
+  }
   // Schema v2 tables (a version-1 file visits nothing and succeeds).
   // Ordered by collective_id.
   virtual bool forEachCollectiveGpu(const std::function<bool(const CollectiveGpuRow&)>& fn,
