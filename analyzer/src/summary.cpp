@@ -17,6 +17,7 @@
 #include "interval_union.h"
 #include "link_time.h"
 #include "ringside/analyzer/collective_math.h"
+#include "ringside/storage/stage_timings.h"
 #include "ringside/storage/trace_reader.h"
 #include "trace_meta.h"
 
@@ -79,25 +80,40 @@ struct InstanceAcc {
 class InstanceTable {
  public:
   void add(const CollectiveRow& row) {
-    int comm = id(comms_, row.comm);
-    int op = id(ops_, std::string(row.op) + '\n' + std::string(row.library));
+    // A rank's calls mostly repeat the communicator and op of the call before.
+    if (comm_ < 0 || row.comm != last_comm_) {
+      comm_ = id(comms_, row.comm);
+      last_comm_ = row.comm;
+    }
+    if (op_ < 0 || row.op != last_op_ || row.library != last_library_) {
+      op_ = id(ops_, std::string(row.op) + '\n' + std::string(row.library));
+      last_op_ = row.op;
+      last_library_ = row.library;
+    }
+    const int comm = comm_, op = op_;
     uint64_t key = (static_cast<uint64_t>(comm) << 40) ^ static_cast<uint64_t>(row.seq);
     int64_t end = std::max(row.start_ns, row.end_ns);
     auto [it, fresh] = instances_.try_emplace(key);
     InstanceAcc& c = it->second;
     if (fresh) c = {op, row.bytes, row.start_ns, end, static_cast<int64_t>(instances_.size()) - 1};
-    of_call_[row.id] = c.index;
+    of_call_.emplace_back(row.id, c.index);
     entries_.add(c.index, row.rank, row.start_ns);
     if (fresh) return;
     c.bytes = std::max(c.bytes, row.bytes);
     c.last_start = std::max(c.last_start, row.start_ns);
     c.last_end = std::max(c.last_end, end);
   }
-  void finish() { entries_.finish(); }
+  void finish() {
+    entries_.finish();
+    std::sort(of_call_.begin(), of_call_.end());  // mostly in order already: ids rise per rank
+  }
   // The entry of `rank` into the instance of call `collective_id` (a merged call id); -1 unknown.
   int64_t entryOf(int64_t collective_id, int32_t rank) const {
-    auto call = of_call_.find(collective_id);
-    return call == of_call_.end() ? -1 : entries_.find(call->second, rank);
+    auto call = std::lower_bound(of_call_.begin(), of_call_.end(),
+                                 std::make_pair(collective_id, INT64_MIN));
+    return call == of_call_.end() || call->first != collective_id
+               ? -1
+               : entries_.find(call->second, rank);
   }
   // Per (op, library): instances, payload, the union and the sum of their times.
   void totals(std::map<std::pair<std::string, std::string>, OpTotals>* ops) const {
@@ -133,7 +149,11 @@ class InstanceTable {
   }
   std::map<std::string, int, std::less<>> comms_, ops_;
   std::unordered_map<uint64_t, InstanceAcc> instances_;
-  std::unordered_map<int64_t, int64_t> of_call_;  // call id -> instance index
+  // (call id, instance index), sorted by finish(): 16 bytes a call (a hash map took about four
+  // times that, most of the summary's memory at 3.3 M calls).
+  std::vector<std::pair<int64_t, int64_t>> of_call_;
+  int comm_ = -1, op_ = -1;
+  std::string last_comm_, last_op_, last_library_;
   detail::EntryTimes entries_;
 };
 
@@ -184,7 +204,11 @@ class TransferTotals {
         error);
   }
   int64_t rows() const { return rows_; }
-  const std::map<std::pair<int, int>, LinkAcc>& links() const { return links_; }
+  // By (src, dst) packed into 64 bits, in no order (addTotals sorts the links).
+  const std::unordered_map<uint64_t, LinkAcc>& links() const { return links_; }
+  static std::pair<int, int> linkOf(uint64_t key) {
+    return {static_cast<int32_t>(static_cast<uint32_t>(key >> 32)), static_cast<int32_t>(static_cast<uint32_t>(key))};
+  }
 
  private:
   // The accumulator of the row's link and side; nullptr for a row neither sent nor received.
@@ -192,7 +216,8 @@ class TransferTotals {
     *send = collective::is(row.side, collective::Side::kSend);
     if (!*send && !collective::is(row.side, collective::Side::kRecv)) return nullptr;
     // A call's rows come link after link: the last one looked up is kept.
-    const std::pair<int, int> key{row.src_rank, row.dst_rank};
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(row.src_rank)) << 32) |
+                         static_cast<uint32_t>(row.dst_rank);
     if (last_link_ == nullptr || key != last_key_) {
       last_link_ = &links_[key];
       last_key_ = key;
@@ -213,10 +238,12 @@ class TransferTotals {
 
   const InstanceTable& instances_;
   std::map<int, RankAcc>& ranks_;
-  std::map<std::pair<int, int>, LinkAcc> links_;
+  // A hash map: a tree's links (a rank's parent and children in turn) defeat the last-link
+  // cache, and a std::map of 32,766 links cost 6 % of the summary at 16,384 ranks.
+  std::unordered_map<uint64_t, LinkAcc> links_;
   int64_t rows_ = 0;
   LinkAcc* last_link_ = nullptr;
-  std::pair<int, int> last_key_{};
+  uint64_t last_key_ = 0;
   RankAcc* last_rank_ = nullptr;
   int last_rank_key_ = 0;
 };
@@ -282,13 +309,14 @@ void addRankTotals(const std::vector<storage::RankInfo>& infos,
 void addTotals(const std::vector<storage::RankInfo>& infos,
                std::map<std::pair<std::string, std::string>, OpTotals> ops,
                const std::map<int, RankAcc>& ranks,
-               const std::map<std::pair<int, int>, LinkAcc>& links, Summary* out) {
+               const std::unordered_map<uint64_t, LinkAcc>& links, Summary* out) {
   for (auto& [key, op] : ops) out->ops.push_back(std::move(op));
   std::sort(out->ops.begin(), out->ops.end(), [](const OpTotals& a, const OpTotals& b) {
     return std::tie(b.time_ns, a.op, a.library) < std::tie(a.time_ns, b.op, b.library);
   });
   addRankTotals(infos, ranks, out);
-  for (const auto& [key, acc] : links) {
+  for (const auto& [packed, acc] : links) {
+    const std::pair<int, int> key = TransferTotals::linkOf(packed);
     // As the analyzer counts a link (docs/metrics.md): bytes and messages from the sending
     // side when recorded, busy time from the receiving side when recorded.
     bool from_recv = acc.send.messages == 0;
@@ -329,7 +357,10 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
   InstanceTable instances;
   std::map<int, RankAcc> ranks;
   for (const storage::RankInfo& info : infos) ranks[info.rank];
-  bool ok = reader.forEachCollective(
+  storage::StageTimer calls_timer("summary: calls");
+  RankAcc* rank_acc = nullptr;  // of the row before (a rank's calls come together)
+  int rank_of_acc = 0;
+  bool ok = reader.forEachCollectiveTotalsFields(
       [&](const CollectiveRow& row) {
         ++out->collectives;
         // Rows the analyzer would skip (times or sizes no trace can hold) are skipped here too.
@@ -339,7 +370,11 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
         }
         instances.add(row);
 
-        RankAcc& rank = ranks[row.rank];
+        if (rank_acc == nullptr || row.rank != rank_of_acc) {
+          rank_acc = &ranks[row.rank];
+          rank_of_acc = row.rank;
+        }
+        RankAcc& rank = *rank_acc;
         ++rank.calls;
         rank.collectives.add(row.start_ns, row.end_ns);
         rank.events.add(row.start_ns, row.end_ns);
@@ -349,10 +384,13 @@ bool summarize(storage::TraceReader& reader, Summary* out, std::string* error) {
       error);
   if (!ok) return false;
   instances.finish();
+  calls_timer.stop();
 
+  storage::StageTimer transfers_timer("summary: transfers");
   TransferTotals transfers(instances, &ranks);
   if (!transfers.read(reader, error)) return false;
   out->transfers = transfers.rows();
+  transfers_timer.stop();
 
   instances.totals(&ops);
   addTotals(infos, std::move(ops), ranks, transfers.links(), out);

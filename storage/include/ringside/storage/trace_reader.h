@@ -70,6 +70,12 @@ class TraceReader {
                                        std::string* error) {
     return forEachCollective(fn, error);
   }
+  // As forEachCollective, but reads only id, rank, comm, seq, op, library, bytes, start_ns and
+  // end_ns: what the run summary totals calls, ranks and ops by.
+  virtual bool forEachCollectiveTotalsFields(const std::function<bool(const CollectiveRow&)>& fn,
+                                             std::string* error) {
+    return forEachCollective(fn, error);
+  }
   // Visit rows ordered by (start_ns, id). SQLite files are read in storage order: one pass over
   // id and start_ns finds the stretches of rows already in that order (a merged trace: a few per
   // rank), which are read side by side, a batch at a time, and merged in memory; a table in no
