@@ -37,29 +37,78 @@ struct RankAcc {
   IntervalUnion comm;
 };
 
+// A link side's busy-time intervals put back into (start_ns, id) order, the order the union
+// must take them in (movingFrom shifts a receive's start, so the union depends on the order),
+// within a window of kSlots rows: NCCL records a message when it completes, so a few channels'
+// messages on one link come out of the order they were posted in. add() returns false for a row
+// that comes later than that (earlier than one already passed on): the side must then be counted
+// in a time-ordered read.
+class TimeOrderWindow {
+ public:
+  struct Item {
+    int64_t start, id;  // the order
+    int64_t from, end;  // the interval
+  };
+  bool add(const Item& item, IntervalUnion* to) {
+    if (fed_ && !before(last_, item)) return false;
+    if (count_ == kSlots) {
+      if (before(item, at(0))) {
+        feed(item, to);
+        return true;
+      }
+      feed(at(0), to);
+      head_ = (head_ + 1) % kSlots;
+      --count_;
+    }
+    size_t i = count_;
+    for (; i > 0 && before(item, at(i - 1)); --i) at(i) = at(i - 1);
+    at(i) = item;
+    ++count_;
+    return true;
+  }
+  void flush(IntervalUnion* to) {
+    for (size_t i = 0; i < count_; ++i) feed(at(i), to);
+    count_ = 0;
+  }
+
+ private:
+  static constexpr size_t kSlots = 16;  // a real Gloo DDP trace had rows 10 back
+  static bool before(const Item& a, const Item& b) {
+    return a.start != b.start ? a.start < b.start : a.id < b.id;
+  }
+  Item& at(size_t i) { return slots_[(head_ + i) % kSlots]; }
+  void feed(const Item& item, IntervalUnion* to) {
+    to->add(item.from, item.end);
+    last_ = item;
+    fed_ = true;
+  }
+  Item slots_[kSlots] = {};
+  size_t head_ = 0, count_ = 0;
+  Item last_ = {};
+  bool fed_ = false;
+};
+
 struct SideAcc {
   int64_t messages = 0;
   int64_t bytes = 0;
   IntervalUnion busy;
-  // Whether the rows came in (start_ns, id) order, as the busy time's union must take them
-  // (movingFrom shifts a receive's start, so the union depends on the order), with no negative
-  // byte count (a saturated sum of mixed signs depends on it too).
+  TimeOrderWindow window;  // what goes into busy
+  // Whether its rows could be taken in the order they came: within the window's reach of time
+  // order, and no negative byte count (a saturated sum of mixed signs depends on the order too).
   bool in_order = true;
-  int64_t last_start = INT64_MIN;
-  int64_t last_id = INT64_MIN;
   // sender_in: the sender's entry into the row's instance (-1 unknown), as the analyzer counts
   // busy time (link_time.h).
   void add(const TransferRow& row, bool send, int64_t sender_in) {
-    if (row.bytes < 0 || row.start_ns < last_start ||
-        (row.start_ns == last_start && row.id <= last_id))
-      in_order = false;
-    last_start = row.start_ns;
-    last_id = row.id;
+    if (row.bytes < 0) in_order = false;
     messages += row.chunk == -2 && row.slot > 0 ? row.slot : 1;  // per-link totals (schema.md)
     bytes = addSaturated(bytes, row.bytes);
-    if (row.end_ns != storage::kNone && row.end_ns >= row.start_ns)
-      busy.add(detail::movingFrom(send, row.start_ns, row.end_ns, sender_in), row.end_ns);
+    if (row.end_ns != storage::kNone && row.end_ns >= row.start_ns) {
+      const int64_t from = detail::movingFrom(send, row.start_ns, row.end_ns, sender_in);
+      if (!window.add({row.start_ns, row.id, from, row.end_ns}, &busy)) in_order = false;
+    }
   }
+  // After its last row.
+  void finish() { window.flush(&busy); }
 };
 
 struct LinkAcc {
@@ -159,11 +208,11 @@ class InstanceTable {
 
 // The transfers' totals per link and side, and each recording rank's extent. One read of the
 // rows in storage order (TraceReader::forEachTransferTotalsFields: no time-ordered merge of the
-// table, 11 of 14 columns) gives them all where every link's side got its rows in (start_ns, id)
-// order, as the rows of a merged trace mostly are (a side's rows all come from one recording
-// rank, stored together in recording order). The sides that did not are counted again from zero
-// in a time-ordered read (forEachTransfer, what every row took before): the result is the same
-// as one time-ordered read's either way.
+// table, 11 of 14 columns) gives them all where every link side's rows come within the window's
+// reach of (start_ns, id) order, as a merged trace's mostly do (a side's rows all come from one
+// recording rank, stored together in recording order). The sides that do not are counted again
+// from zero in a time-ordered read (forEachTransfer, what every row took before): the result is
+// the same as one time-ordered read's either way.
 class TransferTotals {
  public:
   TransferTotals(const InstanceTable& instances, std::map<int, RankAcc>* ranks)
@@ -187,6 +236,7 @@ class TransferTotals {
     bool again = false;
     for (auto& [key, link] : links_) {
       for (SideAcc* side : {&link.send, &link.recv}) {
+        side->finish();
         if (side->in_order) continue;
         *side = SideAcc{};
         side->in_order = false;
@@ -194,7 +244,7 @@ class TransferTotals {
       }
     }
     if (!again) return true;
-    return reader.forEachTransfer(
+    ok = reader.forEachTransfer(
         [&](const TransferRow& row) {
           bool send = false;
           SideAcc* side = sideOf(row, &send);
@@ -202,6 +252,11 @@ class TransferTotals {
           return true;
         },
         error);
+    for (auto& [key, link] : links_) {
+      for (SideAcc* side : {&link.send, &link.recv})
+        if (!side->in_order) side->finish();
+    }
+    return ok;
   }
   int64_t rows() const { return rows_; }
   // By (src, dst) packed into 64 bits, in no order (addTotals sorts the links).

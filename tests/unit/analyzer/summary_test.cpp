@@ -50,7 +50,7 @@ TransferRow xfer(int64_t collective, int src, int dst, const char* side, int64_t
 }
 
 class SummaryTest : public testing::Test {
- protected:
+ public:
   void SetUp() override {
     dir_ = test_support::makeTempDir("summary-test");
     writeRank0();
@@ -222,38 +222,39 @@ TEST_F(SummaryTest, SingleRankFile) {
   EXPECT_TRUE(s.links[0].from_recv);
 }
 
+// Two calls (seq 0, seq 1) on ranks 0 and 1; rank 0 enters seq 0 at 1200 and seq 1 at 2500;
+// rank 1 receives `recvs` on link 0->1, stored in the order given (the fixture's ranks give way).
+void writeReceivingPair(SummaryTest* t, const std::vector<TransferRow>& recvs) {
+  fs::remove(t->rankFile(0));
+  fs::remove(t->rankFile(1));
+  auto w = t->create(0);
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(w->begin());
+  ASSERT_TRUE(w->addCollective(coll(1, 0, 0, "allreduce", 64, 1200, 2050, 1)));
+  ASSERT_TRUE(w->addCollective(coll(2, 0, 1, "allreduce", 64, 2500, 3050, 2)));
+  ASSERT_TRUE(w->commit()) << w->error();
+  ASSERT_TRUE(w->setMeta("end_state", "clean"));
+  ASSERT_TRUE(w->close()) << w->error();
+  w = t->create(1);
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(w->begin());
+  ASSERT_TRUE(w->addCollective(coll(1, 1, 0, "allreduce", 64, 1000, 2100, 1)));
+  ASSERT_TRUE(w->addCollective(coll(2, 1, 1, "allreduce", 64, 1100, 3100, 2)));
+  for (const TransferRow& row : recvs) ASSERT_TRUE(w->addTransfer(row));
+  ASSERT_TRUE(w->commit()) << w->error();
+  ASSERT_TRUE(w->setMeta("end_state", "clean"));
+  ASSERT_TRUE(w->close()) << w->error();
+}
+
 // A link's rows stored out of time order: the busy time is still the time-ordered one. Rank 1
 // receives twice on 0->1, storing the later-posted message first (ids in recording order):
 //   id 1: call seq 0, posted 1200, done 2000; rank 0 entered seq 0 at 1200 -> moves [1200,2000]
 //   id 2: call seq 1, posted 1100, done 3000; rank 0 entered seq 1 at 2500 -> moves [2500,3000]
 // In time order (id 2 first, as the analyzer takes them: link_time.h) the union starts with
 // [2500,3000] and [1200,2000] adds nothing: busy 500. Taken in storage order it would be
-// 800 + 500 = 1300.
+// 800 + 500 = 1300. (One row back: put in order by the summary's window.)
 TEST_F(SummaryTest, LinkRowsOutOfTimeOrder) {
-  fs::remove(rankFile(0));  // the fixture's ranks give way to these
-  fs::remove(rankFile(1));
-  {
-    auto w = create(0);
-    ASSERT_NE(w, nullptr);
-    ASSERT_TRUE(w->begin());
-    ASSERT_TRUE(w->addCollective(coll(1, 0, 0, "allreduce", 64, 1200, 2050, 1)));
-    ASSERT_TRUE(w->addCollective(coll(2, 0, 1, "allreduce", 64, 2500, 3050, 2)));
-    ASSERT_TRUE(w->commit()) << w->error();
-    ASSERT_TRUE(w->setMeta("end_state", "clean"));
-    ASSERT_TRUE(w->close()) << w->error();
-  }
-  {
-    auto w = create(1);
-    ASSERT_NE(w, nullptr);
-    ASSERT_TRUE(w->begin());
-    ASSERT_TRUE(w->addCollective(coll(1, 1, 0, "allreduce", 64, 1000, 2100, 1)));
-    ASSERT_TRUE(w->addCollective(coll(2, 1, 1, "allreduce", 64, 1100, 3100, 2)));
-    ASSERT_TRUE(w->addTransfer(xfer(1, 0, 1, "recv", 64, 1200, 2000)));
-    ASSERT_TRUE(w->addTransfer(xfer(2, 0, 1, "recv", 64, 1100, 3000)));
-    ASSERT_TRUE(w->commit()) << w->error();
-    ASSERT_TRUE(w->setMeta("end_state", "clean"));
-    ASSERT_TRUE(w->close()) << w->error();
-  }
+  writeReceivingPair(this, {xfer(1, 0, 1, "recv", 64, 1200, 2000), xfer(2, 0, 1, "recv", 64, 1100, 3000)});
   Summary s = summarizeFile(merge());
   EXPECT_EQ(s.transfers, 2);
   ASSERT_EQ(s.links.size(), 1u);
@@ -266,6 +267,22 @@ TEST_F(SummaryTest, LinkRowsOutOfTimeOrder) {
   // Rank 1's extent: its calls and the messages it recorded, 1000..3100.
   ASSERT_EQ(s.ranks.size(), 2u);
   EXPECT_EQ(s.ranks[1].trace_span_ns, 2100);
+}
+
+// Seventeen rows back, beyond the summary's window of sixteen: that link side is counted again
+// in a time-ordered read. Seventeen 5 ns receives of seq 0 posted at 1200, 1210, ..., 1360 (moving
+// from their post: rank 0 entered at 1200), then the seq 1 receive posted at 1100 ([2500,3000]).
+// Time order: [2500,3000] first, the 17 inside it add nothing: 500 (storage order: 85 + 500).
+TEST_F(SummaryTest, LinkRowsFarOutOfTimeOrder) {
+  std::vector<TransferRow> recvs;
+  for (int k = 0; k < 17; ++k) recvs.push_back(xfer(1, 0, 1, "recv", 8, 1200 + 10 * k, 1205 + 10 * k));
+  recvs.push_back(xfer(2, 0, 1, "recv", 8, 1100, 3000));
+  writeReceivingPair(this, recvs);
+  Summary s = summarizeFile(merge());
+  ASSERT_EQ(s.links.size(), 1u);
+  EXPECT_EQ(s.links[0].messages, 18);
+  EXPECT_EQ(s.links[0].bytes, 144);
+  EXPECT_EQ(s.links[0].busy_ns, 500);
 }
 
 TEST(RankList, Compact) {
