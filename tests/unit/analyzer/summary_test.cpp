@@ -246,6 +246,16 @@ void writeReceivingPair(SummaryTest* t, const std::vector<TransferRow>& recvs) {
   ASSERT_TRUE(w->close()) << w->error();
 }
 
+// Link 0->1 counted from its receiving side only.
+void expectRecvLink(const LinkTotals& link, int64_t messages, int64_t bytes, int64_t busy_ns) {
+  EXPECT_EQ(link.src, 0);
+  EXPECT_EQ(link.dst, 1);
+  EXPECT_TRUE(link.from_recv);
+  EXPECT_EQ(link.messages, messages);
+  EXPECT_EQ(link.bytes, bytes);
+  EXPECT_EQ(link.busy_ns, busy_ns);
+}
+
 // A link's rows stored out of time order: the busy time is still the time-ordered one. Rank 1
 // receives twice on 0->1, storing the later-posted message first (ids in recording order):
 //   id 1: call seq 0, posted 1200, done 2000; rank 0 entered seq 0 at 1200 -> moves [1200,2000]
@@ -258,12 +268,7 @@ TEST_F(SummaryTest, LinkRowsOutOfTimeOrder) {
   Summary s = summarizeFile(merge());
   EXPECT_EQ(s.transfers, 2);
   ASSERT_EQ(s.links.size(), 1u);
-  EXPECT_EQ(s.links[0].src, 0);
-  EXPECT_EQ(s.links[0].dst, 1);
-  EXPECT_EQ(s.links[0].messages, 2);
-  EXPECT_EQ(s.links[0].bytes, 128);
-  EXPECT_TRUE(s.links[0].from_recv);
-  EXPECT_EQ(s.links[0].busy_ns, 500);
+  expectRecvLink(s.links[0], 2, 128, 500);
   // Rank 1's extent: its calls and the messages it recorded, 1000..3100.
   ASSERT_EQ(s.ranks.size(), 2u);
   EXPECT_EQ(s.ranks[1].trace_span_ns, 2100);
@@ -280,9 +285,7 @@ TEST_F(SummaryTest, LinkRowsFarOutOfTimeOrder) {
   writeReceivingPair(this, recvs);
   Summary s = summarizeFile(merge());
   ASSERT_EQ(s.links.size(), 1u);
-  EXPECT_EQ(s.links[0].messages, 18);
-  EXPECT_EQ(s.links[0].bytes, 144);
-  EXPECT_EQ(s.links[0].busy_ns, 500);
+  expectRecvLink(s.links[0], 18, 144, 500);
 }
 
 TEST(RankList, Compact) {
