@@ -3,7 +3,11 @@
 #include "ringside/analyzer/summary.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
+
+#include <random>
+#include <tuple>
 
 #include <filesystem>
 
@@ -286,6 +290,88 @@ TEST_F(SummaryTest, LinkRowsFarOutOfTimeOrder) {
   Summary s = summarizeFile(merge());
   ASSERT_EQ(s.links.size(), 1u);
   expectRecvLink(s.links[0], 18, 144, 500);
+}
+
+// Rank r's calls (seq 0..kCalls-1, entered at 1000 seq + a jitter of up to 800 ns) and the
+// messages it sends to and receives from the other rank, 6 each per call, posted at distinct
+// times (1000 seq + 10 m + 5 r), lasting 1-3,000 ns (they overlap), in time order, then disordered
+// in storage: rank 0's rows with random neighbours swapped (within the window's reach), rank 1's
+// in blocks of 40 reversed (beyond it).
+void writeRandomRank(SummaryTest* t, int rank, std::mt19937_64& rng) {
+  constexpr int kCalls = 40;
+  auto w = t->create(rank);
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(w->begin());
+  std::vector<TransferRow> rows;
+  for (int k = 0; k < kCalls; ++k) {
+    const int64_t entry = 1000 * int64_t{k} + static_cast<int64_t>(rng() % 800);
+    ASSERT_TRUE(w->addCollective(coll(k + 1, rank, k, "allreduce", 64, entry, entry + 4000)));
+    for (int m = 0; m < 12; ++m) {
+      const bool send = m % 2 == 0;
+      const int64_t start = 1000 * int64_t{k} + 10 * m + 5 * rank;
+      const int peer = 1 - rank;
+      rows.push_back(xfer(k + 1, send ? rank : peer, send ? peer : rank, send ? "send" : "recv",
+                          8, start, start + 1 + static_cast<int64_t>(rng() % 3000)));
+    }
+  }
+  if (rank == 0) {
+    for (size_t i = 0; i + 1 < rows.size(); i += 1 + rng() % 3) std::swap(rows[i], rows[i + 1]);
+  } else {
+    for (size_t i = 0; i + 40 <= rows.size(); i += 40)
+      std::reverse(rows.begin() + static_cast<long>(i), rows.begin() + static_cast<long>(i + 40));
+  }
+  for (const TransferRow& row : rows) ASSERT_TRUE(w->addTransfer(row));
+  ASSERT_TRUE(w->commit()) << w->error();
+  ASSERT_TRUE(w->setMeta("end_state", "clean"));
+  ASSERT_TRUE(w->close()) << w->error();
+}
+
+// The same trace with its transfers stored in time order (ids renumbered so): every link side
+// is then read as it comes.
+void storeTransfersInTimeOrder(const std::string& trace) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(trace.c_str(), &db), SQLITE_OK);
+  const char* sql =
+      "CREATE TEMP TABLE t AS SELECT * FROM transfer_data;"
+      "CREATE TEMP TABLE ord AS SELECT id AS old, row_number() OVER (ORDER BY start_ns, id) AS new"
+      "  FROM transfer_data;"
+      "UPDATE t SET id = (SELECT new FROM ord WHERE old = t.id);"
+      "DELETE FROM transfer_data; INSERT INTO transfer_data SELECT * FROM t;";
+  char* message = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &message), SQLITE_OK) << message;
+  sqlite3_free(message);
+  sqlite3_close(db);
+}
+
+// Links and ranks as comparable tuples.
+auto linkRows(const Summary& s) {
+  std::vector<std::tuple<int, int, int64_t, int64_t, int64_t, bool>> out;
+  for (const LinkTotals& l : s.links) out.emplace_back(l.src, l.dst, l.messages, l.bytes, l.busy_ns, l.from_recv);
+  return out;
+}
+auto rankRows(const Summary& s) {
+  std::vector<std::tuple<int, int64_t, int64_t, int64_t, int64_t>> out;
+  for (const RankTotals& r : s.ranks) out.emplace_back(r.rank, r.calls, r.comm_ns, r.span_ns, r.trace_span_ns);
+  return out;
+}
+
+// Whatever the storage order, the summary is the time-ordered one: random rows near and far out
+// of order (the window and the time-ordered read again) against the same rows stored in order.
+TEST_F(SummaryTest, StorageOrderDoesNotChangeTheSummary) {
+  fs::remove(rankFile(0));
+  fs::remove(rankFile(1));
+  std::mt19937_64 rng(27);
+  writeRandomRank(this, 0, rng);
+  writeRandomRank(this, 1, rng);
+  const std::string trace = merge();
+  Summary disordered = summarizeFile(trace);
+  storeTransfersInTimeOrder(trace);
+  Summary ordered = summarizeFile(trace);
+  EXPECT_EQ(disordered.transfers, 960);
+  EXPECT_EQ(disordered.transfers, ordered.transfers);
+  ASSERT_EQ(linkRows(disordered).size(), 2u);
+  EXPECT_EQ(linkRows(disordered), linkRows(ordered));
+  EXPECT_EQ(rankRows(disordered), rankRows(ordered));
 }
 
 TEST(RankList, Compact) {
