@@ -262,7 +262,8 @@ class TransferTotals {
   // By (src, dst) packed into 64 bits, in no order (addTotals sorts the links).
   const std::unordered_map<uint64_t, LinkAcc>& links() const { return links_; }
   static std::pair<int, int> linkOf(uint64_t key) {
-    return {static_cast<int32_t>(static_cast<uint32_t>(key >> 32)), static_cast<int32_t>(static_cast<uint32_t>(key))};
+    return {static_cast<int32_t>(static_cast<uint32_t>(key >> 32)),
+            static_cast<int32_t>(static_cast<uint32_t>(key))};
   }
 
  private:

@@ -134,8 +134,8 @@ bool SqliteTraceReader::visitCollectiveFields(const std::function<bool(const Col
   using T = CollectiveTable;
   constexpr auto at = [](int column) { return detail::indexIn(kRead, column); };
   constexpr auto has = [](int column) { return ((kRead >> column) & 1) != 0; };
-  static_assert(has(T::id) && has(T::rank) && has(T::comm_sid) && has(T::seq) &&
-                has(T::start_ns) && has(T::end_ns));
+  static_assert(has(T::id) && has(T::rank) && has(T::comm_sid) && has(T::seq) && has(T::start_ns) &&
+                has(T::end_ns));
   return visit(detail::selectOnlySql(T::kDef, version_, " ORDER BY rank, start_ns, id", kRead),
                "collectives",
                [&](sqlite3_stmt* s) {
@@ -150,7 +150,8 @@ bool SqliteTraceReader::visitCollectiveFields(const std::function<bool(const Col
                  if constexpr (has(T::bytes)) r.bytes = sqlite3_column_int64(s, at(T::bytes));
                  r.start_ns = align(r.rank, sqlite3_column_int64(s, at(T::start_ns)));
                  r.end_ns = align(r.rank, detail::columnNullable(s, at(T::end_ns)));
-                 if constexpr (has(T::status)) r.status = toInt32(sqlite3_column_int64(s, at(T::status)));
+                 if constexpr (has(T::status))
+                   r.status = toInt32(sqlite3_column_int64(s, at(T::status)));
                  return fn(r);
                },
                error);
@@ -160,16 +161,16 @@ bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const C
                                                 std::string* error) {
   using T = CollectiveTable;
   // Only the columns the timeline needs: about half the work per row of forEachCollective.
-  return visitCollectiveFields<columns({T::id, T::rank, T::comm_sid, T::seq, T::op_sid,
-                                        T::start_ns, T::end_ns, T::status})>(fn, error);
+  return visitCollectiveFields<columns({T::id, T::rank, T::comm_sid, T::seq, T::op_sid, T::start_ns,
+                                        T::end_ns, T::status})>(fn, error);
 }
 
 bool SqliteTraceReader::forEachCollectiveTotalsFields(
     const std::function<bool(const CollectiveRow&)>& fn, std::string* error) {
   using T = CollectiveTable;
   return visitCollectiveFields<columns({T::id, T::rank, T::comm_sid, T::seq, T::op_sid,
-                                        T::library_sid, T::bytes, T::start_ns, T::end_ns})>(
-      fn, error);
+                                        T::library_sid, T::bytes, T::start_ns, T::end_ns})>(fn,
+                                                                                            error);
 }
 
 bool SqliteTraceReader::forEachClockAnchor(

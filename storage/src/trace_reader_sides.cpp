@@ -29,7 +29,8 @@ bool SqliteTraceReader::visitTransferFields(
                  r.start_ns = align(rank, sqlite3_column_int64(s, at(T::start_ns)));
                  r.end_ns = align(rank, detail::columnNullable(s, at(T::end_ns)));
                  r.side = str(detail::columnNullable(s, at(T::side_sid)));
-                 if constexpr (has(T::chunk)) r.chunk = toInt32(detail::columnNullable(s, at(T::chunk)));
+                 if constexpr (has(T::chunk))
+                   r.chunk = toInt32(detail::columnNullable(s, at(T::chunk)));
                  r.slot = detail::columnNullable(s, at(T::slot));
                  return fn(rank, r);
                },
@@ -39,17 +40,17 @@ bool SqliteTraceReader::visitTransferFields(
 bool SqliteTraceReader::forEachMessageSide(
     const std::function<bool(int32_t, const TransferRow&)>& fn, std::string* error) {
   using T = TransferTable;
-  return visitTransferFields<detail::columns({T::rank, T::src_rank, T::dst_rank, T::bytes,
-                                              T::start_ns, T::end_ns, T::side_sid, T::slot})>(
+  return visitTransferFields<detail::columns(
+      {T::rank, T::src_rank, T::dst_rank, T::bytes, T::start_ns, T::end_ns, T::side_sid, T::slot})>(
       fn, error);
 }
 
 bool SqliteTraceReader::forEachTransferTotalsFields(
     const std::function<bool(int32_t, const TransferRow&)>& fn, std::string* error) {
   using T = TransferTable;
-  return visitTransferFields<detail::columns(
-      {T::id, T::rank, T::collective_id, T::src_rank, T::dst_rank, T::bytes, T::start_ns,
-       T::end_ns, T::side_sid, T::chunk, T::slot})>(fn, error);
+  return visitTransferFields<detail::columns({T::id, T::rank, T::collective_id, T::src_rank,
+                                              T::dst_rank, T::bytes, T::start_ns, T::end_ns,
+                                              T::side_sid, T::chunk, T::slot})>(fn, error);
 }
 
 }  // namespace ringside::storage::reader

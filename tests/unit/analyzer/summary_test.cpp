@@ -268,7 +268,8 @@ void expectRecvLink(const LinkTotals& link, int64_t messages, int64_t bytes, int
 // [2500,3000] and [1200,2000] adds nothing: busy 500. Taken in storage order it would be
 // 800 + 500 = 1300. (One row back: put in order by the summary's window.)
 TEST_F(SummaryTest, LinkRowsOutOfTimeOrder) {
-  writeReceivingPair(this, {xfer(1, 0, 1, "recv", 64, 1200, 2000), xfer(2, 0, 1, "recv", 64, 1100, 3000)});
+  writeReceivingPair(
+      this, {xfer(1, 0, 1, "recv", 64, 1200, 2000), xfer(2, 0, 1, "recv", 64, 1100, 3000)});
   Summary s = summarizeFile(merge());
   EXPECT_EQ(s.transfers, 2);
   ASSERT_EQ(s.links.size(), 1u);
@@ -284,7 +285,8 @@ TEST_F(SummaryTest, LinkRowsOutOfTimeOrder) {
 // Time order: [2500,3000] first, the 17 inside it add nothing: 500 (storage order: 85 + 500).
 TEST_F(SummaryTest, LinkRowsFarOutOfTimeOrder) {
   std::vector<TransferRow> recvs;
-  for (int k = 0; k < 17; ++k) recvs.push_back(xfer(1, 0, 1, "recv", 8, 1200 + 10 * k, 1205 + 10 * k));
+  for (int k = 0; k < 17; ++k)
+    recvs.push_back(xfer(1, 0, 1, "recv", 8, 1200 + 10 * k, 1205 + 10 * k));
   recvs.push_back(xfer(2, 0, 1, "recv", 8, 1100, 3000));
   writeReceivingPair(this, recvs);
   Summary s = summarizeFile(merge());
@@ -310,8 +312,8 @@ void writeRandomRank(SummaryTest* t, int rank, std::mt19937_64& rng) {
       const bool send = m % 2 == 0;
       const int64_t start = 1000 * int64_t{k} + 10 * m + 5 * rank;
       const int peer = 1 - rank;
-      rows.push_back(xfer(k + 1, send ? rank : peer, send ? peer : rank, send ? "send" : "recv",
-                          8, start, start + 1 + static_cast<int64_t>(rng() % 3000)));
+      rows.push_back(xfer(k + 1, send ? rank : peer, send ? peer : rank, send ? "send" : "recv", 8,
+                          start, start + 1 + static_cast<int64_t>(rng() % 3000)));
     }
   }
   if (rank == 0) {
@@ -346,12 +348,14 @@ void storeTransfersInTimeOrder(const std::string& trace) {
 // Links and ranks as comparable tuples.
 auto linkRows(const Summary& s) {
   std::vector<std::tuple<int, int, int64_t, int64_t, int64_t, bool>> out;
-  for (const LinkTotals& l : s.links) out.emplace_back(l.src, l.dst, l.messages, l.bytes, l.busy_ns, l.from_recv);
+  for (const LinkTotals& l : s.links)
+    out.emplace_back(l.src, l.dst, l.messages, l.bytes, l.busy_ns, l.from_recv);
   return out;
 }
 auto rankRows(const Summary& s) {
   std::vector<std::tuple<int, int64_t, int64_t, int64_t, int64_t>> out;
-  for (const RankTotals& r : s.ranks) out.emplace_back(r.rank, r.calls, r.comm_ns, r.span_ns, r.trace_span_ns);
+  for (const RankTotals& r : s.ranks)
+    out.emplace_back(r.rank, r.calls, r.comm_ns, r.span_ns, r.trace_span_ns);
   return out;
 }
 
