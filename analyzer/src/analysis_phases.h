@@ -49,7 +49,6 @@ class PhaseBuilder {
                    int64_t hi, bool inferred);
   void keepRows();  // rows_ into Analysis::phases or left_out_
 
-
   AnalysisState& s_;
   std::unordered_map<int32_t, std::vector<Send>> pending_;  // instance -> its sends so far
   // Instances whose phase rows are written: a straggling send (clock skew across hosts) must not
@@ -58,8 +57,8 @@ class PhaseBuilder {
   std::vector<Send> scratch_;  // one rank's sends, by (phase, step), in addPhaseRows
   std::vector<Send>* last_pending_ = nullptr;  // consecutive sends usually share an instance
   int32_t last_pending_instance_ = -1;
-  std::vector<PhaseStats> rows_;  // the instance's rows being made (without on_phase)
-  int64_t rows_made_ = 0;         // rows made so far, all instances
+  std::vector<PhaseStats> rows_;                // the instance's rows being made (without on_phase)
+  int64_t rows_made_ = 0;                       // rows made so far, all instances
   std::map<std::string, PhaseTotal> left_out_;  // phase name -> rows not kept, folded
   using Ending = std::pair<int64_t, int32_t>;  // (last_end_ns, instance) of pending instances
   std::priority_queue<Ending, std::vector<Ending>, std::greater<>> ended_;

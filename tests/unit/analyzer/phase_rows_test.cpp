@@ -141,7 +141,8 @@ TEST_F(PhaseRowsTest, RanksBelowAndExtentsKept) {
     if (p.rank < kDrawn) drawn_kept.push_back(&p);
   }
   ASSERT_EQ(drawn_kept.size(), drawn_full.size());
-  for (size_t i = 0; i < drawn_kept.size(); ++i) EXPECT_EQ(key(*drawn_kept[i]), key(*drawn_full[i]));
+  for (size_t i = 0; i < drawn_kept.size(); ++i)
+    EXPECT_EQ(key(*drawn_kept[i]), key(*drawn_full[i]));
   using Extent = std::pair<int64_t, int64_t>;
   auto extents = [](const Analysis& x) {
     std::map<std::pair<std::string, int64_t>, Extent> out;

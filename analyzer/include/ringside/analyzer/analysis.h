@@ -41,7 +41,7 @@ struct PhaseStats;  // below
 // `ranks_below`. A report keeps what it prints: one row per instance, rank and phase is 6.5 M
 // rows (1.6 GB) at 16,384 ranks x 200 all-reduces, which its tables fold into a few lines.
 struct PhaseRowsKept {
-  int64_t first = -1;   // the first rows made, in Analysis::phases' order; -1: every row
+  int64_t first = -1;  // the first rows made, in Analysis::phases' order; -1: every row
   // Besides those: every row of a rank below this and, when > 0, each instance's row that starts
   // first and the one that ends last (the HTML report's phase timeline: a lane per rank below
   // 256, each instance's extent over all ranks).
