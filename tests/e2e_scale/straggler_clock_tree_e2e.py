@@ -19,11 +19,15 @@ clocks are known to +/-110 us, and the report names rank 127 as the late rank. A
 
 usage: straggler_clock_tree_e2e.py TRACE_GEN RINGSIDE
 """
+import os
 import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_256_e2e import findings  # noqa: E402
 
 RANKS = 128
 STRAGGLER = 127
@@ -35,16 +39,6 @@ def run(argv):
     if p.returncode != 0:
         sys.exit(f"FAIL: {' '.join(argv[:2])} exited {p.returncode}: {p.stderr.strip()}")
     return p.stdout
-
-
-def findings(text):
-    lines = text.splitlines()
-    out = []
-    for line in lines[lines.index("Findings") + 1:]:
-        if not line.strip():
-            break
-        out.append(line)
-    return "\n".join(out)
 
 
 def aligned(segments, t):
@@ -148,10 +142,7 @@ def main():
         print(f"  without the tree:\n{found}")
         if f"rank {STRAGGLER} arrived last in 100% of steps, within the clock uncertainty" not in found:
             failures.append("without the tree the straggler is not the clock-uncertainty warning")
-    for f in failures[:20]:
-        print("FAIL:", f)
-    if not failures:
-        print("PASS")
+    print("\n".join(f"FAIL: {f}" for f in failures[:20]) if failures else "PASS")
     return 1 if failures else 0
 
 
