@@ -182,7 +182,9 @@ std::string clockJson(const analyzer::Analysis& a) {
                      .str("method", d.method).num("offset_ns", d.offset_ns)
                      .dbl("drift_ppm", d.drift_ppm).num("uncertainty_ns", d.uncertainty_ns)
                      .num("bounds", d.bounds).num("violated", d.violated)
-                     .num("anchors", d.anchors).num("segments", d.segments).done());
+                     .num("anchors", d.anchors).num("segments", d.segments)
+                     .num("parent", d.parent)
+                     .num("parent_uncertainty_ns", d.parent_uncertainty_ns).done());
   }
   Json notes = Json::array();
   for (const std::string& line : clockNotes(a)) notes.item(format::jsonString(line));

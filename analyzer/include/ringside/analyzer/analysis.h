@@ -410,7 +410,9 @@ struct Analysis {
 };
 
 // How far two ranks' times can be off against each other because they come from different clock
-// domains: the sum of the two domains' uncertainty_ns; 0 for one domain (or one clock).
+// domains (storage::ClockModel::pairUncertaintyNs): the bound along the fit's tree of domains
+// between their hosts, at most the sum of the two domains' uncertainty_ns; 0 for one domain (or
+// one clock).
 int64_t clockUncertaintyNs(const storage::ClockModel& clock, int rank_a, int rank_b);
 
 bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analysis* out,
