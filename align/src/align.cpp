@@ -256,13 +256,17 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
     }
     // Then all bounds between placed domains at once (chains through several domains, as a
     // ring's one-way messages make, tighten every domain on them).
+    // The last round's links (pairs bounded both ways, as finally placed) make the tree of
+    // domains; none when a round failed (then two hosts are bounded by their sum, as before).
+    std::vector<detail::Link> links;
     for (int round = 0; round < kJointRounds && n > 1; ++round) {
       std::vector<double> half;
-      if (!detail::jointOffsets(ev, &f, placed, &half)) break;
+      const bool last = round + 1 == kJointRounds;
+      if (!detail::jointOffsets(ev, &f, placed, &half, last ? &links : nullptr)) break;
       for (size_t d = 1; d < n; ++d) {
         if (placed[d] && half[d] >= 0) fits[d].slack = half[d];
       }
-      if (round + 1 == kJointRounds) break;
+      if (last) break;
       // Each domain's line again against the others as they now stand, bounds not loosened:
       // kept where it meets them all (its drift then rests on exact bounds).
       const std::vector<Points> exact = boundsFor(ev, f, placed, std::vector<double>(n, 0));
@@ -292,6 +296,7 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
       if (bounds[d] > 0) methods[d] = "evidence";
     }
     buildModel(domains, f, fits, methods, bounds, options, model);
+    detail::chainDomains(links, model);
     shiftOrigin(domains, model);
     model->method = "identity";
     if (n > 1) {

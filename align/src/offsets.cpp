@@ -8,6 +8,7 @@
 // the largest is minus the longest path B -> 0 (Bellman-Ford both ways); the feasible set is
 // convex and holds both, so the midpoint of every domain's interval is feasible at once, and half
 // the interval is what the evidence leaves unknown.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -50,10 +51,29 @@ bool longestPaths(size_t n, const std::vector<Edge>& edges, bool reversed, std::
   return settled;
 }
 
+// The pairs bounded both ways. Shifted by s, the true correction e = (t_b - t_a) - (s_b - s_a)
+// between a and b lies in [c_ab - (s_b - s_a), (s_a - s_b) - c_ba] (d_b - d_a >= c_ab and
+// d_a - d_b >= c_ba hold for the truth): |e| <= the larger end's size.
+void linksOf(const std::unordered_map<uint64_t, double>& tightest, const std::vector<double>& s,
+             std::vector<Link>* links) {
+  links->clear();
+  for (const auto& [key, c_ab] : tightest) {
+    const auto a = static_cast<int32_t>(key >> 32), b = static_cast<int32_t>(key & 0xffffffffu);
+    if (a > b) continue;  // each pair once, from its (low, high) key
+    auto back = tightest.find((static_cast<uint64_t>(static_cast<uint32_t>(b)) << 32) |
+                              static_cast<uint32_t>(a));
+    if (back == tightest.end()) continue;
+    const double gap = s[static_cast<size_t>(b)] - s[static_cast<size_t>(a)];
+    const double lo = c_ab - gap, hi = -back->second - gap;
+    if (!(lo <= hi)) continue;  // contradicting bounds: no claim
+    links->push_back({a, b, std::max(std::fabs(lo), std::fabs(hi))});
+  }
+}
+
 }  // namespace
 
 bool jointOffsets(const Evidence& ev, std::vector<Mapping>* f, const std::vector<char>& placed,
-                  std::vector<double>* half_width) {
+                  std::vector<double>* half_width, std::vector<Link>* links) {
   const size_t n = f->size();
   std::unordered_map<uint64_t, double> tightest;
   auto aligned = [&](int32_t d, int64_t t) {
@@ -113,6 +133,7 @@ bool jointOffsets(const Evidence& ev, std::vector<Mapping>* f, const std::vector
   std::vector<double> low, high;
   if (!longestPaths(n, edges, false, &low) || !longestPaths(n, edges, true, &high)) return false;
   half_width->assign(n, -1);
+  std::vector<double> shifts(n, 0);
   for (size_t d = 1; d < n; ++d) {
     if (!placed[d]) continue;
     const double lo = low[d];
@@ -126,8 +147,10 @@ bool jointOffsets(const Evidence& ev, std::vector<Mapping>* f, const std::vector
     } else if (std::isfinite(hi)) {
       shift = std::min(0.0, hi);
     }
+    shifts[d] = shift;
     for (Piece& p : (*f)[d].pieces) p.offset += shift;
   }
+  if (links != nullptr) linksOf(tightest, shifts, links);
   return true;
 }
 

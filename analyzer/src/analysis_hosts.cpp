@@ -28,16 +28,8 @@ int Analysis::hostOf(int rank) const {
 
 int64_t clockUncertaintyNs(const storage::ClockModel& clock, int rank_a, int rank_b) {
   if (clock.domains.size() < 2) return 0;
-  const int32_t a = clock.domainOf(rank_a), b = clock.domainOf(rank_b);
-  if (a == b) return 0;
-  auto uncertainty = [&clock](int32_t id) {
-    for (const storage::ClockDomain& d : clock.domains) {
-      if (d.id == id) return std::max<int64_t>(0, d.uncertainty_ns);
-    }
-    // A rank the model does not name: as uncertain as the least certain domain.
-    return clock.maxUncertaintyNs();
-  };
-  return addSaturated(uncertainty(a), uncertainty(b));  // a damaged model may hold any value
+  // A rank the model does not name counts as uncertain as the least certain domain (-1 there).
+  return clock.pairUncertaintyNs(clock.domainOf(rank_a), clock.domainOf(rank_b));
 }
 
 namespace detail {

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "analysis_state.h"
 #include "findings_internal.h"
+#include "ringside/analyzer/collective_math.h"
 #include "ringside/format/units.h"
 
 namespace ringside::analyzer::detail {
@@ -33,30 +35,70 @@ constexpr double kMinExtraCompute = 0.1;
 struct LateEvidence {
   int64_t calls = 0;                     // calls it entered last (2+ ranks, a skew)
   std::vector<int64_t> skews;            // their skews, sorted
-  std::vector<int64_t> uncertainties;    // clock uncertainty vs the first to enter, sorted
+  std::vector<int64_t> uncertainties;    // clock uncertainty of each skew (lateUncertainty), sorted
   int64_t caused_ns = 0;                 // the others' waiting in those calls (unions, summed)
   int ranks_waiting = 0;                 // other ranks that waited in them
 };
 
+// The clock uncertainty between one rank's host and other ranks' hosts (0 on one clock), each
+// host pair computed once (ClockModel::pairUncertaintyNs).
+class UncertaintyFrom {
+ public:
+  UncertaintyFrom(const storage::ClockModel& clock, int rank)
+      : clock_(clock), from_(clock.domainOf(rank)), one_clock_(clock.domains.size() < 2) {}
+  int64_t to(int rank) {
+    if (one_clock_) return 0;
+    const int32_t d = clock_.domainOf(rank);
+    auto [it, fresh] = known_.try_emplace(d, 0);
+    if (fresh) it->second = clock_.pairUncertaintyNs(from_, d);
+    return it->second;
+  }
+
+ private:
+  const storage::ClockModel& clock_;
+  int32_t from_;
+  bool one_clock_;
+  std::unordered_map<int32_t, int64_t> known_;
+};
+
+// How much of `late`'s skew in one call (its entry at `late_start` minus the first's at
+// `first_start`) the clocks could explain. It entered certainly after rank b when it did so later
+// by more than the uncertainty between their hosts; counted from the first entry that is b's lag
+// behind the first plus that uncertainty, and the least over every b that entered before it
+// (the first itself gives the uncertainty between the late rank's and the first's host). A rank
+// on the late rank's own host, or one whose host exchanged messages with it, bounds it far more
+// tightly than the first to enter on a host many hops away in the clock fit.
+int64_t lateUncertainty(const std::vector<Arrival>& arrivals, int late, int64_t late_start,
+                        int64_t first_start, UncertaintyFrom* from) {
+  int64_t least = INT64_MAX;
+  for (const Arrival& arr : arrivals) {
+    if (arr.rank == late || arr.start_ns >= late_start) continue;
+    least = std::min(least, addSaturated(arr.start_ns - first_start, from->to(arr.rank)));
+    if (least == 0) break;
+  }
+  return least == INT64_MAX ? 0 : least;
+}
+
 LateEvidence lateEvidence(const AnalysisState& s, int rank) {
   const Analysis& a = *s.out;
   LateEvidence e;
+  UncertaintyFrom clocks(a.clock, rank);
   std::map<int, std::vector<std::pair<int64_t, int64_t>>> waits;
   for (size_t i = 0; i < a.collectives.size(); ++i) {
     const CollectiveInstance& c = a.collectives[i];
     if (c.ranks < 2 || c.arrival_skew_ns <= 0 || c.straggler_rank != rank) continue;
     ++e.calls;
     e.skews.push_back(c.arrival_skew_ns);
-    int first = rank;
     int64_t first_start = c.last_start_ns;
     for (const Arrival& arr : s.arrivals[i]) {
-      if (arr.start_ns < first_start) first = arr.rank, first_start = arr.start_ns;
+      first_start = std::min(first_start, arr.start_ns);
       if (arr.rank == rank) continue;
       int64_t until = c.last_start_ns;
       if (arr.host_ns >= 0) until = std::min(until, arr.start_ns + arr.host_ns);
       if (until > arr.start_ns) waits[arr.rank].emplace_back(arr.start_ns, until);
     }
-    e.uncertainties.push_back(clockUncertaintyNs(a.clock, first, rank));
+    e.uncertainties.push_back(
+        lateUncertainty(s.arrivals[i], rank, c.last_start_ns, first_start, &clocks));
   }
   std::sort(e.skews.begin(), e.skews.end());
   std::sort(e.uncertainties.begin(), e.uncertainties.end());
@@ -294,8 +336,9 @@ void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings) {
         "rank " + std::to_string(rank) + " arrived last in " + fixed(100 * share, 0) + "% of " +
             units + ", within the clock uncertainty: not a late rank",
         "median skew " + format::duration(late_by) + " vs clock uncertainty ±" +
-            format::duration(uncertainty) + " between its host and the first to arrive; " +
-            last_in));
+            format::duration(uncertainty) +
+            " against the ranks that arrived before it (between the two hosts, plus their lag "
+            "behind the first); " + last_in));
     return;
   }
   int64_t others_time = 0, wait = 0, comm = 0;

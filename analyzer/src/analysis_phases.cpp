@@ -5,6 +5,27 @@
 #include <algorithm>
 #include <tuple>
 
+namespace ringside::analyzer {
+
+void PhaseTotal::add(const PhaseStats& p) {
+  const int64_t d = std::max<int64_t>(0, p.end_ns - p.start_ns);
+  ++instances;
+  total_ns += d;
+  wait_ns += p.wait_ns;
+  max_ns = std::max(max_ns, d);
+  inferred += p.inferred ? 1 : 0;
+}
+
+void PhaseTotal::add(const PhaseTotal& t) {
+  instances += t.instances;
+  total_ns += t.total_ns;
+  wait_ns += t.wait_ns;
+  max_ns = std::max(max_ns, t.max_ns);
+  inferred += t.inferred;
+}
+
+}  // namespace ringside::analyzer
+
 namespace ringside::analyzer::detail {
 
 void PhaseBuilder::addSend(int32_t instance, const storage::TransferRow& row, int phase,
@@ -19,6 +40,37 @@ void PhaseBuilder::foldAll() {
   pending_.all([this](int32_t instance, std::vector<Send>&& sends) {
     fold(instance, std::move(sends));
   });
+  for (auto& [name, t] : left_out_) s_.out->phases_left_out.push_back(std::move(t));
+  left_out_.clear();
+}
+
+// The rows of one instance (in rows_) that AnalysisOptions::phase_rows keeps go to
+// Analysis::phases, in the order they were made; the others are folded by phase name. The
+// instance's extent (its first start, its last end) is kept with its rows when ranks_below > 0.
+void PhaseBuilder::keepRows() {
+  const PhaseRowsKept& keep = s_.options.phase_rows;
+  size_t first_start = rows_.size(), last_end = rows_.size();
+  if (keep.ranks_below > 0) {
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      if (first_start == rows_.size() || rows_[i].start_ns < rows_[first_start].start_ns)
+        first_start = i;
+      if (last_end == rows_.size() || rows_[i].end_ns > rows_[last_end].end_ns) last_end = i;
+    }
+  }
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    PhaseStats& p = rows_[i];
+    const bool kept = keep.first < 0 || rows_made_ < keep.first || p.rank < keep.ranks_below ||
+                      i == first_start || i == last_end;
+    ++rows_made_;
+    if (kept) {
+      s_.out->phases.push_back(std::move(p));
+      continue;
+    }
+    PhaseTotal& t = left_out_[p.phase];
+    if (t.instances == 0) t.phase = p.phase;
+    t.add(p);
+  }
+  rows_.clear();
 }
 
 void PhaseBuilder::fold(int32_t instance, std::vector<Send> sends) {
@@ -29,6 +81,7 @@ void PhaseBuilder::fold(int32_t instance, std::vector<Send> sends) {
   bool infer = glooRingAllreduce(c);
   if (infer) inferGlooRingPhases(&sends);
   addPhaseRows(c, sends, infer);
+  keepRows();
 }
 
 // Gloo's ring all-reduce: the first half of a rank's sends is the reduce-scatter, the rest the
@@ -112,7 +165,7 @@ void PhaseBuilder::addPhaseRow(const CollectiveInstance& c, const Send* from, co
   if (s_.options.on_phase) {
     s_.options.on_phase(p, static_cast<int32_t>(&c - s_.out->collectives.data()));
   } else {
-    s_.out->phases.push_back(std::move(p));
+    rows_.push_back(std::move(p));
   }
 }
 

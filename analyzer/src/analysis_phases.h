@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -13,7 +15,8 @@ namespace ringside::analyzer::detail {
 // Buffers the sends of the instances whose phases we report (a phase named by the transfer, or
 // Gloo's ring all-reduce, whose phases are inferred) and folds an instance's sends into
 // PhaseStats as soon as the stream, ordered by start, has passed the instance's last_end_ns: no
-// later send can belong to it.
+// later send can belong to it. An instance's rows go to AnalysisOptions::on_phase, or are kept
+// in Analysis::phases or folded into Analysis::phases_left_out (AnalysisOptions::phase_rows).
 class PhaseBuilder {
  public:
   explicit PhaseBuilder(AnalysisState& s) : s_(s), pending_(s.out->collectives.size()) {}
@@ -40,10 +43,14 @@ class PhaseBuilder {
   void addPhaseRows(const CollectiveInstance& c, const std::vector<Send>& sends, bool inferred);
   void addPhaseRow(const CollectiveInstance& c, const Send* from, const Send* to, int64_t lo,
                    int64_t hi, bool inferred);
+  void keepRows();  // rows_ into Analysis::phases or left_out_
 
   AnalysisState& s_;
   PendingInstances<std::vector<Send>> pending_;  // instance -> its sends so far
   std::vector<Send> scratch_;  // one rank's sends, by (phase, step), in addPhaseRows
+  std::vector<PhaseStats> rows_;                // the instance's rows being made (without on_phase)
+  int64_t rows_made_ = 0;                       // rows made so far, all instances
+  std::map<std::string, PhaseTotal> left_out_;  // phase name -> rows not kept, folded
 };
 
 }  // namespace ringside::analyzer::detail

@@ -147,6 +147,9 @@ void addPhaseAndLinkRows(const Analysis& a, const Analysis& b, Diff* out) {
   std::map<std::string, std::pair<int64_t, int64_t>> phases;
   for (const PhaseStats& p : a.phases) phases[p.phase].first += p.end_ns - p.start_ns;
   for (const PhaseStats& p : b.phases) phases[p.phase].second += p.end_ns - p.start_ns;
+  // The rows the analyses did not keep (AnalysisOptions::phase_rows), folded by name.
+  for (const PhaseTotal& t : a.phases_left_out) phases[t.phase].first += t.total_ns;
+  for (const PhaseTotal& t : b.phases_left_out) phases[t.phase].second += t.total_ns;
   for (const auto& [name, t] : phases) out->phases.push_back({name, t.first, t.second});
   std::map<std::pair<int, int>, DiffLinkRow> links;
   auto row = [&](const LinkStats& l) -> DiffLinkRow& {

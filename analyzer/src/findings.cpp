@@ -116,7 +116,7 @@ const std::vector<FindingRule>& findingRules() {
        ""},
       {"clock-uncertainty", "warning",
        "a rank would be a late rank, but its median skew is within the clock uncertainty between "
-       "hosts (2+ clock domains)",
+       "its host and those of the ranks that arrived before it (2+ clock domains)",
        "synchronize the hosts' clocks (chrony, PTP) to tell late ranks from clock offsets"},
   };
   return rules;

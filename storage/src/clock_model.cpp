@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 namespace ringside::storage {
 
@@ -23,6 +24,57 @@ int64_t ClockModel::maxUncertaintyNs() const {
 int32_t ClockModel::domainOf(int32_t rank) const {
   auto it = std::lower_bound(rank_domain.begin(), rank_domain.end(), std::make_pair(rank, INT32_MIN));
   return it != rank_domain.end() && it->first == rank ? it->second : -1;
+}
+
+const ClockDomain* ClockModel::find(int32_t id) const {
+  // Domains are numbered from 0 in order (align/), and read sorted by id (a reader of any file).
+  if (id >= 0 && static_cast<size_t>(id) < domains.size() && domains[static_cast<size_t>(id)].id == id) {
+    return &domains[static_cast<size_t>(id)];
+  }
+  auto it = std::lower_bound(domains.begin(), domains.end(), id,
+                             [](const ClockDomain& d, int32_t x) { return d.id < x; });
+  return it != domains.end() && it->id == id ? &*it : nullptr;
+}
+
+namespace {
+int64_t addSaturating(int64_t a, int64_t b) {  // both >= 0
+  return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+}  // namespace
+
+int64_t ClockModel::pairUncertaintyNs(int32_t a, int32_t b) const {
+  if (a == b) return 0;
+  auto own = [this](int32_t id) {
+    const ClockDomain* d = find(id);
+    return d != nullptr ? std::max<int64_t>(0, d->uncertainty_ns) : maxUncertaintyNs();
+  };
+  int64_t best = addSaturating(own(a), own(b));
+  // Up the tree from a (each ancestor with its distance from a), then from b until the paths meet.
+  // A damaged model may hold a loop or a missing parent: every walk stops after as many steps as
+  // there are domains, or where the chain breaks.
+  auto step = [this](int32_t* at, int64_t* dist) {
+    const ClockDomain* d = find(*at);
+    if (d == nullptr || d->parent < 0 || d->parent_uncertainty_ns < 0) return false;
+    *dist = addSaturating(*dist, d->parent_uncertainty_ns);
+    *at = d->parent;
+    return true;
+  };
+  std::unordered_map<int32_t, int64_t> from_a;
+  int32_t at = a;
+  int64_t dist = 0;
+  for (size_t i = 0; i <= domains.size() && from_a.emplace(at, dist).second; ++i) {
+    if (!step(&at, &dist)) break;
+  }
+  at = b;
+  dist = 0;
+  for (size_t i = 0; i <= domains.size(); ++i) {
+    if (auto it = from_a.find(at); it != from_a.end()) {
+      best = std::min(best, addSaturating(dist, it->second));
+      break;
+    }
+    if (!step(&at, &dist)) break;
+  }
+  return best;
 }
 
 ClockMap::ClockMap(const ClockModel& model) : identity_(model.identity()) {

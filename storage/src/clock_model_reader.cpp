@@ -1,5 +1,6 @@
 // storage/src/clock_model_reader.cpp — reading a merged trace's clock model (the writer is
 // clock_store.cpp, the mapping ClockMap in clock_model.cpp).
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -36,6 +37,10 @@ ClockModel readClockModel(sqlite3* db, int version,
         d.violated = sqlite3_column_int64(s, D::violated);
         d.anchors = sqlite3_column_int64(s, D::anchors);
         d.segments = toInt32(sqlite3_column_int64(s, D::segments));
+        // NULL (a version-6 model, or the root): no tree; a negative value is no bound either.
+        d.parent = toInt32(std::max<int64_t>(-1, detail::columnNullable(s, D::parent)));
+        d.parent_uncertainty_ns =
+            std::max<int64_t>(-1, detail::columnNullable(s, D::parent_uncertainty_ns));
         m.domains.push_back(std::move(d));
       }
     }

@@ -33,6 +33,15 @@ bool bindText(sqlite3_stmt* st, int index, const std::string& s) {
          SQLITE_OK;
 }
 
+// A value or, when negative (unknown), NULL.
+void bindKnown(sqlite3_stmt* st, int index, int64_t v) {
+  if (v < 0) {
+    sqlite3_bind_null(st, index);
+  } else {
+    sqlite3_bind_int64(st, index, v);
+  }
+}
+
 bool stepReset(sqlite3_stmt* st) {
   const bool ok = sqlite3_step(st) == SQLITE_DONE;
   sqlite3_reset(st);
@@ -60,6 +69,8 @@ bool writeRows(sqlite3* db, const ClockModel& model) {
       sqlite3_bind_int64(s, param(T::violated), d.violated);
       sqlite3_bind_int64(s, param(T::anchors), d.anchors);
       sqlite3_bind_int64(s, param(T::segments), d.segments);
+      bindKnown(s, param(T::parent), d.parent);
+      bindKnown(s, param(T::parent_uncertainty_ns), d.parent_uncertainty_ns);
       if (!stepReset(s)) return false;
     }
   }

@@ -178,7 +178,11 @@ struct TableDef {
   X(bounds, "INTEGER", 3, "bounds from matched calls and messages that constrained it")      \
   X(violated, "INTEGER", 3, "bounds the fitted mapping could not meet")                      \
   X(anchors, "INTEGER", 3, "wall-clock anchors its ranks recorded")                          \
-  X(segments, "INTEGER", 3, "pieces of its mapping (clock_segment rows)")
+  X(segments, "INTEGER", 3, "pieces of its mapping (clock_segment rows)")                   \
+  X(parent, "INTEGER", 7,                                                                     \
+    "clock_domain.id it hangs from in the fit's tree of domains; NULL for the root or unknown") \
+  X(parent_uncertainty_ns, "INTEGER", 7,                                                      \
+    "+/- ns its aligned times can be off against its parent's; NULL if unknown")
 
 // Which clock domain each rank is in (v3).
 #define RINGSIDE_CLOCK_RANK_COLUMNS(X)                          \

@@ -17,6 +17,22 @@ double seconds(clockid_t clock) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+// The tally of this thread (StageTally), if any.
+thread_local StageTally* t_tally = nullptr;
+
+void copyName(std::string_view stage, char (&to)[64]) {
+  const size_t n = stage.size() < sizeof to - 1 ? stage.size() : sizeof to - 1;
+  std::memcpy(to, stage.data(), n);
+  to[n] = '\0';
+}
+
+void printLine(const char* stage, double wall, double cpu) {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);  // ru_maxrss: KiB on Linux
+  std::fprintf(stderr, "ringside: timing %-14s %8.3f s wall, %8.3f s cpu, peak RSS %ld MiB\n",
+               stage, wall, cpu, usage.ru_maxrss / 1024);
+}
+
 }  // namespace
 
 bool stageTimingsOn() {
@@ -29,8 +45,7 @@ bool stageTimingsOn() {
 
 StageTimer::StageTimer(std::string_view stage) : on_(stageTimingsOn()) {
   if (!on_) return;
-  const size_t n = stage.size() < sizeof stage_ - 1 ? stage.size() : sizeof stage_ - 1;
-  std::memcpy(stage_, stage.data(), n);
+  copyName(stage, stage_);
   wall0_ = seconds(CLOCK_MONOTONIC);
   cpu0_ = seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
@@ -38,11 +53,31 @@ StageTimer::StageTimer(std::string_view stage) : on_(stageTimingsOn()) {
 void StageTimer::stop() {
   if (!on_) return;
   on_ = false;
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);  // ru_maxrss: KiB on Linux
-  std::fprintf(stderr, "ringside: timing %-14s %8.3f s wall, %8.3f s cpu, peak RSS %ld MiB\n",
-               stage_, seconds(CLOCK_MONOTONIC) - wall0_, seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0_,
-               usage.ru_maxrss / 1024);
+  const double wall = seconds(CLOCK_MONOTONIC) - wall0_;
+  const double cpu = seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0_;
+  if (t_tally != nullptr && std::strcmp(t_tally->stage_, stage_) == 0) {
+    ++t_tally->count_;
+    t_tally->wall_ += wall;
+    t_tally->cpu_ += cpu;
+    return;
+  }
+  printLine(stage_, wall, cpu);
+}
+
+StageTally::StageTally(std::string_view stage) {
+  if (!stageTimingsOn() || t_tally != nullptr) return;
+  copyName(stage, stage_);
+  active_ = true;
+  t_tally = this;
+}
+
+StageTally::~StageTally() {
+  if (!active_) return;
+  t_tally = nullptr;
+  if (count_ == 0) return;
+  char name[96];
+  std::snprintf(name, sizeof name, "%s x%ld", stage_, count_);
+  printLine(name, wall_, cpu_);
 }
 
 }  // namespace ringside::storage

@@ -125,13 +125,17 @@ bool SqliteTraceReader::forEachCollective(const std::function<bool(const Collect
                error);
 }
 
-bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const CollectiveRow&)>& fn,
-                                                std::string* error) {
+// Calls ordered by (rank, start_ns, id) with only the columns of kRead filled (id, rank, comm,
+// seq, start_ns and end_ns always among them): SQLite decodes a record's columns up to the last
+// one asked for, and each column returned costs an API call.
+template <ColumnSet kRead>
+bool SqliteTraceReader::visitCollectiveFields(const std::function<bool(const CollectiveRow&)>& fn,
+                                              std::string* error) {
   using T = CollectiveTable;
-  // Only the columns the timeline needs: about half the work per row of forEachCollective.
-  static constexpr ColumnSet kRead = columns({T::id, T::rank, T::comm_sid, T::seq, T::op_sid,
-                                              T::start_ns, T::end_ns, T::status});
   constexpr auto at = [](int column) { return detail::indexIn(kRead, column); };
+  constexpr auto has = [](int column) { return ((kRead >> column) & 1) != 0; };
+  static_assert(has(T::id) && has(T::rank) && has(T::comm_sid) && has(T::seq) && has(T::start_ns) &&
+                has(T::end_ns));
   return visit(detail::selectOnlySql(T::kDef, version_, " ORDER BY rank, start_ns, id", kRead),
                "collectives",
                [&](sqlite3_stmt* s) {
@@ -140,13 +144,33 @@ bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const C
                  r.rank = toInt32(detail::columnNullable(s, at(T::rank)));
                  r.comm = str(detail::columnNullable(s, at(T::comm_sid)));
                  r.seq = sqlite3_column_int64(s, at(T::seq));
-                 r.op = str(detail::columnNullable(s, at(T::op_sid)));
+                 if constexpr (has(T::op_sid)) r.op = str(detail::columnNullable(s, at(T::op_sid)));
+                 if constexpr (has(T::library_sid))
+                   r.library = str(detail::columnNullable(s, at(T::library_sid)));
+                 if constexpr (has(T::bytes)) r.bytes = sqlite3_column_int64(s, at(T::bytes));
                  r.start_ns = align(r.rank, sqlite3_column_int64(s, at(T::start_ns)));
                  r.end_ns = align(r.rank, detail::columnNullable(s, at(T::end_ns)));
-                 r.status = toInt32(sqlite3_column_int64(s, at(T::status)));
+                 if constexpr (has(T::status))
+                   r.status = toInt32(sqlite3_column_int64(s, at(T::status)));
                  return fn(r);
                },
                error);
+}
+
+bool SqliteTraceReader::forEachCollectiveTiming(const std::function<bool(const CollectiveRow&)>& fn,
+                                                std::string* error) {
+  using T = CollectiveTable;
+  // Only the columns the timeline needs: about half the work per row of forEachCollective.
+  return visitCollectiveFields<columns({T::id, T::rank, T::comm_sid, T::seq, T::op_sid, T::start_ns,
+                                        T::end_ns, T::status})>(fn, error);
+}
+
+bool SqliteTraceReader::forEachCollectiveTotalsFields(
+    const std::function<bool(const CollectiveRow&)>& fn, std::string* error) {
+  using T = CollectiveTable;
+  return visitCollectiveFields<columns({T::id, T::rank, T::comm_sid, T::seq, T::op_sid,
+                                        T::library_sid, T::bytes, T::start_ns, T::end_ns})>(fn,
+                                                                                            error);
 }
 
 bool SqliteTraceReader::forEachClockAnchor(

@@ -83,11 +83,15 @@ class SqliteTraceReader final : public TraceReader {
   int64_t transferCount() override { return count("SELECT count(*) FROM transfer_data"); }
   bool forEachCollective(const std::function<bool(const CollectiveRow&)>& fn, std::string* error) override;
   bool forEachCollectiveTiming(const std::function<bool(const CollectiveRow&)>& fn, std::string* error) override;
+  bool forEachCollectiveTotalsFields(const std::function<bool(const CollectiveRow&)>& fn,
+                                     std::string* error) override;
   bool forEachTransfer(const std::function<bool(const TransferRow&)>& fn, std::string* error) override;
   bool forEachTransferUnordered(const std::function<bool(int32_t, const TransferRow&)>& fn,
                                 std::string* error) override;
   bool forEachMessageSide(const std::function<bool(int32_t, const TransferRow&)>& fn,
                           std::string* error) override;
+  bool forEachTransferTotalsFields(const std::function<bool(int32_t, const TransferRow&)>& fn,
+                                   std::string* error) override;
   int64_t gpuActivityCount() override {
     return version_ >= 2 ? count("SELECT count(*) FROM gpu_activity_data") : 0;
   }
@@ -146,6 +150,14 @@ class SqliteTraceReader final : public TraceReader {
   TransferRow transferRow(sqlite3_stmt* s) const;
   // The same with its times mapped onto the time line through its recording rank (*rank).
   TransferRow alignedTransferRow(sqlite3_stmt* s, int32_t* rank) const;
+  // Calls in (rank, start_ns, id) order, only the columns of kRead filled (trace_reader.cpp).
+  template <ColumnSet kRead>
+  bool visitCollectiveFields(const std::function<bool(const CollectiveRow&)>& fn,
+                             std::string* error);
+  // Every transfer row in storage order, only the columns of kRead filled (trace_reader_sides.cpp).
+  template <ColumnSet kRead>
+  bool visitTransferFields(const std::function<bool(int32_t, const TransferRow&)>& fn,
+                           std::string* error);
   // The ordered reads of transfers (transfer_order.cpp).
   bool forEachTransferAligned(const std::function<bool(const TransferRow&)>& fn,
                               std::string* error);

@@ -93,6 +93,12 @@ def main():
         env = dict(os.environ, RINGSIDE_TIMINGS="1")
         p = run([ringside, "merge", folder, "-o", trace, "-q"], env=env)
         print("".join(f"    {line}\n" for line in p.stderr.splitlines() if "timing" in line), end="")
+        # The run-id pass opens every input: one folded line for them all, not one each.
+        opens = [line for line in p.stderr.splitlines() if "timing open" in line]
+        folded = [line for line in opens if f"timing open x{RANKS} " in line]
+        if len(folded) != 1 or len(opens) > 4:
+            failures.append(f"RINGSIDE_TIMINGS printed {len(opens)} 'open' lines, "
+                            f"{len(folded)} of them 'open x{RANKS}' (want that one and a few)")
         want_tables, want_ranks, want_links = rank_files_reference(folder)
         db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
         got_tables, got_ranks, got_links = counts(db)

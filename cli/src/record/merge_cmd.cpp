@@ -13,6 +13,7 @@
 #include "ringside/analyzer/summary.h"
 #include "ringside/fileio/output_file.h"
 #include "ringside/storage/merge.h"
+#include "ringside/storage/stage_timings.h"
 #include "ringside/storage/trace_reader.h"
 
 namespace ringside::cli {
@@ -139,6 +140,8 @@ struct CheckedInputs {
 // --keep-going) instead of failing deep in the merge. An exit status, or -1 to go on.
 int checkInputs(const MergeCliOptions& options, const std::vector<std::string>& files,
                 const std::set<std::string>& in_folders, CheckedInputs* c) {
+  // RINGSIDE_TIMINGS: one line for the run-id pass's opens, not one per input (16,384 at 16 k).
+  storage::StageTally opens("open");
   auto take = [&](const std::string& file, const std::string& run_id) {
     if (options.run_id_set && run_id != options.run_id) {
       ++c->other_runs;

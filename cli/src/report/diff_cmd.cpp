@@ -72,6 +72,7 @@ int runDiff(std::span<const std::string> args) {
   std::string error;
   analyzer::Topology topology;
   analyzer::AnalysisOptions analysis_options;
+  analysis_options.phase_rows.first = 0;  // the diff prints phase totals only
   analyzer::Analysis a, b;
   if (!loadTopologyOption(options.topology, &topology, &analysis_options, &error) ||
       !analyzeTrace(options.trace_a, analysis_options, &a, &error) ||

@@ -74,6 +74,19 @@ bool loadTopologyOption(const std::string& path, analyzer::Topology* topology,
   return true;
 }
 
+analyzer::PhaseRowsKept reportPhaseRows(const std::string& format, size_t json_collective_cap) {
+  analyzer::PhaseRowsKept keep;
+  keep.first = 0;
+  if (format == "json") {
+    keep.first = json_collective_cap == 0
+                     ? -1
+                     : static_cast<int64_t>(json_collective_cap * kJsonPhasesPerCollective);
+  } else if (format == "html") {
+    keep.ranks_below = kMaxDrawnRanks;
+  }
+  return keep;
+}
+
 bool analyzeTrace(const std::string& trace, const analyzer::AnalysisOptions& options,
                   analyzer::Analysis* out, std::string* error, std::string* recording_note) {
   // quick_check reads the whole file: it runs on a thread of its own while this one analyses
@@ -142,6 +155,8 @@ int runReport(std::span<const std::string> args) {
   analysis_options.trace_path = options.trace;
   analyzer::Analysis analysis;
   ReportContext ctx;
+  // Only the phase rows this format prints; the others are folded as they are made.
+  analysis_options.phase_rows = reportPhaseRows(options.format, ctx.json_collective_cap);
   if (!loadTopologyOption(options.topology, &topology, &analysis_options, &error) ||
       !analyzeTrace(options.trace, analysis_options, &analysis, &error, &ctx.recording_note))
     return fail(kPrefix, error);

@@ -14,12 +14,23 @@
 namespace ringside::cli {
 
 inline constexpr size_t kJsonCollectiveCap = 10000;  // per-instance rows in JSON before capping
+// JSON: phase rows before capping, per collective of the cap (several phases each).
+inline constexpr size_t kJsonPhasesPerCollective = 4;
+// HTML: ranks drawn one lane or node each, at most (a trace's world_size of a million must not
+// make a million lanes).
+inline constexpr int kMaxDrawnRanks = 256;
 
 struct ReportContext {
   std::string trace;  // path as given on the command line
   size_t json_collective_cap = kJsonCollectiveCap;
   std::string recording_note = {};  // one line when the recording was bounded, else ""
 };
+
+// The phase rows a report in `format` prints (AnalysisOptions::phase_rows): the JSON report
+// the first kJsonPhasesPerCollective x `json_collective_cap` (every row when the cap is 0), the
+// HTML report the rows its phase timeline draws (ranks below kMaxDrawnRanks, each instance's
+// extent); text, md and csv none: they print the totals (Analysis::phases_left_out).
+analyzer::PhaseRowsKept reportPhaseRows(const std::string& format, size_t json_collective_cap);
 
 // Text for a 100-column terminal: headline, findings first, then tables.
 std::string formatReportText(const analyzer::Analysis& a, const ReportContext& ctx);

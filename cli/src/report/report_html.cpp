@@ -69,9 +69,7 @@ std::string legendItem(double x, double y, const std::string& color, const std::
          "\"" + extra + "/><text x=\"" + n(x + 16) + "\" y=\"" + n(y) + "\">" + esc(label) + "</text>";
 }
 
-// Ranks drawn one lane or node each: the world, but never more than kMaxDrawnRanks (a trace's
-// world_size of a million must not make a million lanes).
-constexpr int kMaxDrawnRanks = 256;
+// Ranks drawn one lane or node each: the world, but never more than kMaxDrawnRanks.
 int drawnRanks(const Analysis& a) { return std::clamp(a.world_size, 1, kMaxDrawnRanks); }
 
 // Phase timeline: for a few representative collectives (the slowest of each

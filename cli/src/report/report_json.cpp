@@ -182,7 +182,9 @@ std::string clockJson(const analyzer::Analysis& a) {
                      .str("method", d.method).num("offset_ns", d.offset_ns)
                      .dbl("drift_ppm", d.drift_ppm).num("uncertainty_ns", d.uncertainty_ns)
                      .num("bounds", d.bounds).num("violated", d.violated)
-                     .num("anchors", d.anchors).num("segments", d.segments).done());
+                     .num("anchors", d.anchors).num("segments", d.segments)
+                     .num("parent", d.parent)
+                     .num("parent_uncertainty_ns", d.parent_uncertainty_ns).done());
   }
   Json notes = Json::array();
   for (const std::string& line : clockNotes(a)) notes.item(format::jsonString(line));
@@ -423,10 +425,15 @@ std::string formatReportJson(const analyzer::Analysis& a, const ReportContext& c
   root.field("host_traffic", hostTrafficJson(a));
   root.field("idle_links", idleLinksJson(a));
 
-  // Phases are several per collective: four times the collectives' cap.
-  size_t phases_shown = capped(a.phases.size(), cap * 4);
+  // Phases are several per collective: four times the collectives' cap. The analysis keeps
+  // those rows (reportPhaseRows) and counts the others in phases_left_out.
+  size_t phases_total = a.phases.size();
+  for (const analyzer::PhaseTotal& t : a.phases_left_out)
+    phases_total += static_cast<size_t>(t.instances);
+  size_t phases_shown =
+      std::min(capped(phases_total, cap * kJsonPhasesPerCollective), a.phases.size());
   root.field("phases", phasesJson(a, phases_shown));
-  root.boolean("phases_truncated", phases_shown < a.phases.size());
+  root.boolean("phases_truncated", phases_shown < phases_total);
   root.field("phase_totals", phaseTotalsJson(a));
   root.field("stragglers", stragglersJson(a));
   root.field("ranks", ranksJson(a));

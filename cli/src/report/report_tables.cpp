@@ -540,15 +540,15 @@ std::vector<StragglerRow> stragglers(const Analysis& a) {
 
 std::vector<PhaseTotal> phaseTotals(const Analysis& a) {
   std::map<std::string, PhaseTotal> by_phase;
+  for (const PhaseTotal& left : a.phases_left_out) {
+    PhaseTotal& t = by_phase[left.phase];
+    t.phase = left.phase;
+    t.add(left);
+  }
   for (const analyzer::PhaseStats& p : a.phases) {
     PhaseTotal& t = by_phase[p.phase];
     t.phase = p.phase;
-    int64_t d = std::max<int64_t>(0, p.end_ns - p.start_ns);
-    ++t.instances;
-    t.total_ns += d;
-    t.wait_ns += p.wait_ns;
-    t.max_ns = std::max(t.max_ns, d);
-    t.inferred += p.inferred ? 1 : 0;
+    t.add(p);
   }
   std::vector<PhaseTotal> out;
   for (auto& [name, t] : by_phase) out.push_back(t);

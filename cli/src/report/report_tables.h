@@ -59,14 +59,9 @@ struct StragglerRow {
 };
 std::vector<StragglerRow> stragglers(const analyzer::Analysis& a);  // most skew first
 
-// Phase totals over all instances, one per phase name.
-struct PhaseTotal {
-  std::string phase;
-  int64_t instances = 0;
-  int64_t total_ns = 0, max_ns = 0;
-  int64_t wait_ns = 0;   // waiting for the last rank before the phases (not in total_ns)
-  int64_t inferred = 0;  // instances inferred from the message pattern
-};
+// Phase totals over all instances, one per phase name: the rows in Analysis::phases and those
+// folded into Analysis::phases_left_out.
+using analyzer::PhaseTotal;
 std::vector<PhaseTotal> phaseTotals(const analyzer::Analysis& a);  // most time first
 
 // The link that gates the others: of the links that carried at least a tenth of

@@ -263,6 +263,7 @@ int runSimulate(std::span<const std::string> args) {
     basis = "--sizes";
   } else {
     analyzer::AnalysisOptions options;
+    options.phase_rows.first = 0;  // the sizes of the all-reduces only: no phase rows
     analyzer::Analysis a;
     if (!analyzeTrace(o.trace, options, &a, &error)) return fail(kPrefix, error);
     int recorded = 0;

@@ -543,6 +543,22 @@ storage::ClockModel twoDomains(int64_t uncertainty_ns) {
   return m;
 }
 
+// Hosts a (ranks 0, 1: the reference), b (rank 2) and c (rank 3), b and c each +/- `uncertainty_ns`
+// against the reference; with `b_to_c_ns` >= 0, c hangs from b in the fit's tree by that much
+// (the two exchanged messages).
+storage::ClockModel threeDomains(int64_t uncertainty_ns, int64_t b_to_c_ns = -1) {
+  storage::ClockModel m = twoDomains(uncertainty_ns);
+  m.domains[1].ranks = {2};
+  storage::ClockDomain c = m.domains[1];
+  c.id = 2;
+  c.host = "c";
+  c.ranks = {3};
+  if (b_to_c_ns >= 0) c.parent = 1, c.parent_uncertainty_ns = b_to_c_ns;
+  m.domains.push_back(c);
+  m.rank_domain = {{0, 0}, {1, 0}, {2, 1}, {3, 2}};
+  return m;
+}
+
 Analysis runWithClock(const std::string& path, const storage::ClockModel& clock) {
   std::string error;
   auto reader = storage::TraceReader::open(path, &error);
@@ -554,19 +570,23 @@ Analysis runWithClock(const std::string& path, const storage::ClockModel& clock)
   return a;
 }
 
-// Rank 3 (domain 1) enters 600 ns after rank 0 (domain 0): a straggler only when the clocks'
-// uncertainty between them (0 + the other domain's) is less than that.
+// Rank 3 (host c) enters 600 ns after rank 0 (host a, the reference), 400 ns after rank 2 (host
+// b): a straggler only when the clocks' uncertainty between it and a rank before it, plus that
+// rank's lag behind the first, is less than 600 ns.
 TEST(AnalysisTest, SkewWithinClockUncertaintyIsNoStraggler) {
   TraceBuilder t(4);
-  t.hosts_ = {"a", "a", "b", "b"};
+  t.hosts_ = {"a", "a", "b", "c"};
   ringTrace(&t);
   std::string path = t.build();
   EXPECT_EQ(clockUncertaintyNs(twoDomains(1000), 0, 3), 1000);
   EXPECT_EQ(clockUncertaintyNs(twoDomains(1000), 2, 3), 0);
   EXPECT_EQ(clockUncertaintyNs(storage::ClockModel{}, 0, 3), 0);
+  EXPECT_EQ(clockUncertaintyNs(threeDomains(1000), 2, 3), 2000);
+  EXPECT_EQ(clockUncertaintyNs(threeDomains(1000, 100), 2, 3), 100);  // along the tree
+  EXPECT_EQ(clockUncertaintyNs(threeDomains(1000, 100), 0, 3), 1000);
 
-  Analysis within = runWithClock(path, twoDomains(1000));
-  EXPECT_EQ(within.clock.domains.size(), 2u);
+  Analysis within = runWithClock(path, threeDomains(1000));
+  EXPECT_EQ(within.clock.domains.size(), 3u);
   EXPECT_EQ(findRule(within, "late-ranks"), nullptr);
   const Finding* f = findRule(within, "clock-uncertainty");
   ASSERT_NE(f, nullptr);
@@ -575,11 +595,23 @@ TEST(AnalysisTest, SkewWithinClockUncertaintyIsNoStraggler) {
   EXPECT_NE(f->message.find("not a late rank"), std::string::npos) << f->message;
   EXPECT_NE(f->evidence.find("600 ns"), std::string::npos) << f->evidence;
 
-  Analysis beyond = runWithClock(path, twoDomains(100));
+  Analysis beyond = runWithClock(path, threeDomains(100));
   EXPECT_EQ(findRule(beyond, "clock-uncertainty"), nullptr);
   const Finding* s = findRule(beyond, "late-ranks");
   ASSERT_NE(s, nullptr);
   EXPECT_NE(s->evidence.find("beyond the clock uncertainty"), std::string::npos) << s->evidence;
+
+  // Hosts b and c exchanged messages (+/-100 ns between them in the fit's tree): rank 3 entered
+  // certainly after rank 2 (400 ns > 100 ns), 200 + 100 ns from the first.
+  Analysis linked = runWithClock(path, threeDomains(1000, 100));
+  EXPECT_EQ(findRule(linked, "clock-uncertainty"), nullptr);
+  const Finding* l = findRule(linked, "late-ranks");
+  ASSERT_NE(l, nullptr);
+  EXPECT_NE(l->evidence.find("beyond the clock uncertainty ±300 ns"), std::string::npos) << l->evidence;
+  // Rank 2 on rank 3's own clock: no uncertainty between them at all.
+  const Finding* same = findRule(runWithClock(path, twoDomains(1000)), "late-ranks");
+  ASSERT_NE(same, nullptr);
+  EXPECT_NE(same->evidence.find("beyond the clock uncertainty ±200 ns"), std::string::npos) << same->evidence;
 }
 
 // Idle per (op, library) group: two rings in opposite directions in two collectives.

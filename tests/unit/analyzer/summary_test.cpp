@@ -3,7 +3,11 @@
 #include "ringside/analyzer/summary.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
+
+#include <random>
+#include <tuple>
 
 #include <filesystem>
 
@@ -50,7 +54,7 @@ TransferRow xfer(int64_t collective, int src, int dst, const char* side, int64_t
 }
 
 class SummaryTest : public testing::Test {
- protected:
+ public:
   void SetUp() override {
     dir_ = test_support::makeTempDir("summary-test");
     writeRank0();
@@ -220,6 +224,158 @@ TEST_F(SummaryTest, SingleRankFile) {
   EXPECT_EQ(s.ranks[0].comm_ns, 900);
   ASSERT_EQ(s.links.size(), 1u);
   EXPECT_TRUE(s.links[0].from_recv);
+}
+
+// Two calls (seq 0, seq 1) on ranks 0 and 1; rank 0 enters seq 0 at 1200 and seq 1 at 2500;
+// rank 1 receives `recvs` on link 0->1, stored in the order given (the fixture's ranks give way).
+void writeReceivingPair(SummaryTest* t, const std::vector<TransferRow>& recvs) {
+  fs::remove(t->rankFile(0));
+  fs::remove(t->rankFile(1));
+  auto w = t->create(0);
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(w->begin());
+  ASSERT_TRUE(w->addCollective(coll(1, 0, 0, "allreduce", 64, 1200, 2050, 1)));
+  ASSERT_TRUE(w->addCollective(coll(2, 0, 1, "allreduce", 64, 2500, 3050, 2)));
+  ASSERT_TRUE(w->commit()) << w->error();
+  ASSERT_TRUE(w->setMeta("end_state", "clean"));
+  ASSERT_TRUE(w->close()) << w->error();
+  w = t->create(1);
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(w->begin());
+  ASSERT_TRUE(w->addCollective(coll(1, 1, 0, "allreduce", 64, 1000, 2100, 1)));
+  ASSERT_TRUE(w->addCollective(coll(2, 1, 1, "allreduce", 64, 1100, 3100, 2)));
+  for (const TransferRow& row : recvs) ASSERT_TRUE(w->addTransfer(row));
+  ASSERT_TRUE(w->commit()) << w->error();
+  ASSERT_TRUE(w->setMeta("end_state", "clean"));
+  ASSERT_TRUE(w->close()) << w->error();
+}
+
+// Link 0->1 counted from its receiving side only.
+void expectRecvLink(const LinkTotals& link, int64_t messages, int64_t bytes, int64_t busy_ns) {
+  EXPECT_EQ(link.src, 0);
+  EXPECT_EQ(link.dst, 1);
+  EXPECT_TRUE(link.from_recv);
+  EXPECT_EQ(link.messages, messages);
+  EXPECT_EQ(link.bytes, bytes);
+  EXPECT_EQ(link.busy_ns, busy_ns);
+}
+
+// A link's rows stored out of time order: the busy time is still the time-ordered one. Rank 1
+// receives twice on 0->1, storing the later-posted message first (ids in recording order):
+//   id 1: call seq 0, posted 1200, done 2000; rank 0 entered seq 0 at 1200 -> moves [1200,2000]
+//   id 2: call seq 1, posted 1100, done 3000; rank 0 entered seq 1 at 2500 -> moves [2500,3000]
+// In time order (id 2 first, as the analyzer takes them: link_time.h) the union starts with
+// [2500,3000] and [1200,2000] adds nothing: busy 500. Taken in storage order it would be
+// 800 + 500 = 1300. (One row back: put in order by the summary's window.)
+TEST_F(SummaryTest, LinkRowsOutOfTimeOrder) {
+  writeReceivingPair(
+      this, {xfer(1, 0, 1, "recv", 64, 1200, 2000), xfer(2, 0, 1, "recv", 64, 1100, 3000)});
+  Summary s = summarizeFile(merge());
+  EXPECT_EQ(s.transfers, 2);
+  ASSERT_EQ(s.links.size(), 1u);
+  expectRecvLink(s.links[0], 2, 128, 500);
+  // Rank 1's extent: its calls and the messages it recorded, 1000..3100.
+  ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_EQ(s.ranks[1].trace_span_ns, 2100);
+}
+
+// Seventeen rows back, beyond the summary's window of sixteen: that link side is counted again
+// in a time-ordered read. Seventeen 5 ns receives of seq 0 posted at 1200, 1210, ..., 1360 (moving
+// from their post: rank 0 entered at 1200), then the seq 1 receive posted at 1100 ([2500,3000]).
+// Time order: [2500,3000] first, the 17 inside it add nothing: 500 (storage order: 85 + 500).
+TEST_F(SummaryTest, LinkRowsFarOutOfTimeOrder) {
+  std::vector<TransferRow> recvs;
+  for (int k = 0; k < 17; ++k)
+    recvs.push_back(xfer(1, 0, 1, "recv", 8, 1200 + 10 * k, 1205 + 10 * k));
+  recvs.push_back(xfer(2, 0, 1, "recv", 8, 1100, 3000));
+  writeReceivingPair(this, recvs);
+  Summary s = summarizeFile(merge());
+  ASSERT_EQ(s.links.size(), 1u);
+  expectRecvLink(s.links[0], 18, 144, 500);
+}
+
+// Rank r's calls (seq 0..kCalls-1, entered at 1000 seq + a jitter of up to 800 ns) and the
+// messages it sends to and receives from the other rank, 6 each per call, posted at distinct
+// times (1000 seq + 10 m + 5 r), lasting 1-3,000 ns (they overlap), in time order, then disordered
+// in storage: rank 0's rows with random neighbours swapped (within the window's reach), rank 1's
+// in blocks of 40 reversed (beyond it).
+void writeRandomRank(SummaryTest* t, int rank, std::mt19937_64& rng) {
+  constexpr int kCalls = 40;
+  auto w = t->create(rank);
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(w->begin());
+  std::vector<TransferRow> rows;
+  for (int k = 0; k < kCalls; ++k) {
+    const int64_t entry = 1000 * int64_t{k} + static_cast<int64_t>(rng() % 800);
+    ASSERT_TRUE(w->addCollective(coll(k + 1, rank, k, "allreduce", 64, entry, entry + 4000)));
+    for (int m = 0; m < 12; ++m) {
+      const bool send = m % 2 == 0;
+      const int64_t start = 1000 * int64_t{k} + 10 * m + 5 * rank;
+      const int peer = 1 - rank;
+      rows.push_back(xfer(k + 1, send ? rank : peer, send ? peer : rank, send ? "send" : "recv", 8,
+                          start, start + 1 + static_cast<int64_t>(rng() % 3000)));
+    }
+  }
+  if (rank == 0) {
+    for (size_t i = 0; i + 1 < rows.size(); i += 1 + rng() % 3) std::swap(rows[i], rows[i + 1]);
+  } else {
+    for (size_t i = 0; i + 40 <= rows.size(); i += 40)
+      std::reverse(rows.begin() + static_cast<long>(i), rows.begin() + static_cast<long>(i + 40));
+  }
+  for (const TransferRow& row : rows) ASSERT_TRUE(w->addTransfer(row));
+  ASSERT_TRUE(w->commit()) << w->error();
+  ASSERT_TRUE(w->setMeta("end_state", "clean"));
+  ASSERT_TRUE(w->close()) << w->error();
+}
+
+// The same trace with its transfers stored in time order (ids renumbered so): every link side
+// is then read as it comes.
+void storeTransfersInTimeOrder(const std::string& trace) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(trace.c_str(), &db), SQLITE_OK);
+  const char* sql =
+      "CREATE TEMP TABLE t AS SELECT * FROM transfer_data;"
+      "CREATE TEMP TABLE ord AS SELECT id AS old, row_number() OVER (ORDER BY start_ns, id) AS new"
+      "  FROM transfer_data;"
+      "UPDATE t SET id = (SELECT new FROM ord WHERE old = t.id);"
+      "DELETE FROM transfer_data; INSERT INTO transfer_data SELECT * FROM t;";
+  char* message = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &message), SQLITE_OK) << message;
+  sqlite3_free(message);
+  sqlite3_close(db);
+}
+
+// Links and ranks as comparable tuples.
+auto linkRows(const Summary& s) {
+  std::vector<std::tuple<int, int, int64_t, int64_t, int64_t, bool>> out;
+  for (const LinkTotals& l : s.links)
+    out.emplace_back(l.src, l.dst, l.messages, l.bytes, l.busy_ns, l.from_recv);
+  return out;
+}
+auto rankRows(const Summary& s) {
+  std::vector<std::tuple<int, int64_t, int64_t, int64_t, int64_t>> out;
+  for (const RankTotals& r : s.ranks)
+    out.emplace_back(r.rank, r.calls, r.comm_ns, r.span_ns, r.trace_span_ns);
+  return out;
+}
+
+// Whatever the storage order, the summary is the time-ordered one: random rows near and far out
+// of order (the window and the time-ordered read again) against the same rows stored in order.
+TEST_F(SummaryTest, StorageOrderDoesNotChangeTheSummary) {
+  fs::remove(rankFile(0));
+  fs::remove(rankFile(1));
+  std::mt19937_64 rng(27);
+  writeRandomRank(this, 0, rng);
+  writeRandomRank(this, 1, rng);
+  const std::string trace = merge();
+  Summary disordered = summarizeFile(trace);
+  storeTransfersInTimeOrder(trace);
+  Summary ordered = summarizeFile(trace);
+  EXPECT_EQ(disordered.transfers, 960);
+  EXPECT_EQ(disordered.transfers, ordered.transfers);
+  ASSERT_EQ(linkRows(disordered).size(), 2u);
+  EXPECT_EQ(linkRows(disordered), linkRows(ordered));
+  EXPECT_EQ(rankRows(disordered), rankRows(ordered));
 }
 
 TEST(RankList, Compact) {

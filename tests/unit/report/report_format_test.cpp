@@ -562,3 +562,48 @@ TEST(ReportHosts, ClockSectionWithTwoDomains) {
 
 }  // namespace
 }  // namespace ringside::cli
+
+namespace ringside::cli {
+namespace {
+
+// A report keeps only the phase rows it prints (issue 27: one row per instance, rank and phase
+// was 1.6 GB at 16,384 ranks): text, md and csv none (they print the totals), JSON its capped
+// rows, HTML the ranks its phase timeline draws.
+TEST(ReportPhaseRows, EachFormatKeepsWhatItPrints) {
+  for (const char* format : {"text", "md", "csv"}) {
+    const analyzer::PhaseRowsKept keep = reportPhaseRows(format, kJsonCollectiveCap);
+    EXPECT_EQ(keep.first, 0) << format;
+    EXPECT_EQ(keep.ranks_below, 0) << format;
+  }
+  const analyzer::PhaseRowsKept json = reportPhaseRows("json", kJsonCollectiveCap);
+  EXPECT_EQ(json.first, static_cast<int64_t>(kJsonCollectiveCap * kJsonPhasesPerCollective));
+  EXPECT_EQ(json.ranks_below, 0);
+  EXPECT_EQ(reportPhaseRows("json", 0).first, -1);  // no cap: every row
+  const analyzer::PhaseRowsKept html = reportPhaseRows("html", kJsonCollectiveCap);
+  EXPECT_EQ(html.first, 0);
+  EXPECT_EQ(html.ranks_below, kMaxDrawnRanks);
+}
+
+// The rows an analysis left out count in the totals and in phases_truncated.
+TEST(ReportPhaseRows, LeftOutRowsCountInTotalsAndTruncation) {
+  analyzer::Analysis a = handBuilt();
+  a.phases_left_out = {{"reduce-scatter", 3, 30000, 500, 15000, 0},
+                       {"all-gather", 2, 8000, 0, 5000, 2}};
+  const std::vector<PhaseTotal> t = phaseTotals(a);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].phase, "reduce-scatter");  // most time first
+  EXPECT_EQ(t[0].instances, 4);
+  EXPECT_EQ(t[0].total_ns, 50000);
+  EXPECT_EQ(t[0].max_ns, 20000);
+  EXPECT_EQ(t[0].wait_ns, 500 + a.phases[0].wait_ns);
+  EXPECT_EQ(t[1].inferred, 2);
+  // 1 row kept of 6: the JSON shows the one it has and says the list is cut.
+  EXPECT_NE(formatReportJson(a, ReportContext{}).find("\"phases_truncated\":true"),
+            std::string::npos);
+  a.phases_left_out.clear();
+  EXPECT_NE(formatReportJson(a, ReportContext{}).find("\"phases_truncated\":false"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ringside::cli

@@ -73,8 +73,9 @@ TEST_F(TraceReaderTest, ForeignSqliteDatabase) {
 TEST_F(TraceReaderTest, NewerSchemaVersion) {
   const std::string file = path("newer.sqlite");
   writeRankFile(file, RankFileSpec{});
-  sqlExec(file, "PRAGMA user_version=7");
-  EXPECT_EQ(refuse(file), file + ": trace schema version 7 is newer than this ringside (" + std::to_string(kSchemaVersion) + "); upgrade ringside");
+  const std::string newer = std::to_string(kSchemaVersion + 1);
+  sqlExec(file, "PRAGMA user_version=" + newer);
+  EXPECT_EQ(refuse(file), file + ": trace schema version " + newer + " is newer than this ringside (" + std::to_string(kSchemaVersion) + "); upgrade ringside");
 }
 
 TEST_F(TraceReaderTest, MissingTable) {

@@ -35,6 +35,19 @@ inline constexpr int kAnalysisSchemaVersion = 1;  // the JSON report's "schema_v
 
 struct PhaseStats;  // below
 
+// Which phase rows analyze() keeps in Analysis::phases (when AnalysisOptions::on_phase is not
+// set). Every row is made; one not kept is counted and folded into Analysis::phases_left_out.
+// A row is kept when it is among the first `first` rows made, or its rank is below
+// `ranks_below`. A report keeps what it prints: one row per instance, rank and phase is 6.5 M
+// rows (1.6 GB) at 16,384 ranks x 200 all-reduces, which its tables fold into a few lines.
+struct PhaseRowsKept {
+  int64_t first = -1;  // the first rows made, in Analysis::phases' order; -1: every row
+  // Besides those: every row of a rank below this and, when > 0, each instance's row that starts
+  // first and the one that ends last (the HTML report's phase timeline: a lane per rank below
+  // 256, each instance's extent over all ranks).
+  int ranks_below = 0;
+};
+
 struct AnalysisOptions {
   int bins = 100;                        // time bins for link utilization over the trace
   const Topology* topology = nullptr;    // optional: links, capacities, latencies
@@ -58,6 +71,7 @@ struct AnalysisOptions {
   // into Analysis::phases, which stays empty: a caller that keeps phases in a form of its own
   // (the viewer: 5 M rows of 128 bytes at 4,096 ranks x 10 M events) never holds them twice.
   std::function<void(const PhaseStats& phase, int32_t instance)> on_phase;
+  PhaseRowsKept phase_rows;  // which rows Analysis::phases keeps; default every row
 };
 
 // What-if (docs/whatif.md): one library's all-reduces (one rank count), predicted under each
@@ -186,6 +200,18 @@ struct PhaseStats {
   int64_t slowest_step_ns = 0;
   bool inferred = false;    // from the message pattern (Gloo) rather than recorded
   int64_t wait_ns = 0;      // its first message to the last rank's entry: waiting, not in it
+};
+
+// The phase rows of one phase name, folded: what the reports' phase tables print.
+struct PhaseTotal {
+  std::string phase;
+  int64_t instances = 0;  // rows (one per instance and rank)
+  int64_t total_ns = 0;   // sum of end_ns - start_ns (each at least 0)
+  int64_t wait_ns = 0;    // sum of wait_ns
+  int64_t max_ns = 0;     // the longest end_ns - start_ns
+  int64_t inferred = 0;   // rows inferred from the message pattern
+  void add(const PhaseStats& p);
+  void add(const PhaseTotal& t);  // t's rows too (same phase)
 };
 
 struct RankStats {
@@ -349,7 +375,10 @@ struct Analysis {
   // [src host][dst host], hosts x hosts; left out (empty) when the rank matrix is (large worlds).
   std::vector<std::vector<HostTraffic>> host_traffic;
   std::vector<IdleLink> idle_links;
-  std::vector<PhaseStats> phases;
+  std::vector<PhaseStats> phases;  // as AnalysisOptions::phase_rows keeps them; by instance
+  // The rows made but not kept in `phases` (AnalysisOptions::phase_rows), folded; by phase name.
+  // Every phase row is in `phases` or here (none of either with AnalysisOptions::on_phase).
+  std::vector<PhaseTotal> phases_left_out;
   std::vector<RankStats> ranks;
   StepInfo steps;
   std::vector<RankCpuStats> rank_cpu;  // by rank; empty without CPU samples or steps
@@ -381,7 +410,9 @@ struct Analysis {
 };
 
 // How far two ranks' times can be off against each other because they come from different clock
-// domains: the sum of the two domains' uncertainty_ns; 0 for one domain (or one clock).
+// domains (storage::ClockModel::pairUncertaintyNs): the bound along the fit's tree of domains
+// between their hosts, at most the sum of the two domains' uncertainty_ns; 0 for one domain (or
+// one clock).
 int64_t clockUncertaintyNs(const storage::ClockModel& clock, int rank_a, int rank_b);
 
 bool analyze(storage::TraceReader& reader, const AnalysisOptions& options, Analysis* out,

@@ -56,6 +56,13 @@ struct ClockDomain {
   int64_t violated = 0;          // of those, how many the fitted mapping could not meet
   int64_t anchors = 0;           // wall-clock anchors its ranks recorded
   int32_t segments = 1;          // pieces of its mapping
+  // The fit's tree of domains (schema v7): the domain this one hangs from (-1 for the root, or
+  // for a model without the tree) and how far this domain's aligned times can be off against the
+  // parent's (+/- ns, -1 unknown). Two hosts that exchanged messages are bounded by those
+  // messages, far tighter than by the sum of their uncertainties against the reference, which
+  // compounds down a chain of hosts (pairUncertaintyNs).
+  int32_t parent = -1;
+  int64_t parent_uncertainty_ns = -1;
 };
 
 struct ClockModel {
@@ -75,6 +82,13 @@ struct ClockModel {
   int64_t maxUncertaintyNs() const;
   // The domain of `rank`, -1 if the model does not name it.
   int32_t domainOf(int32_t rank) const;
+  // How far aligned times of domains `a` and `b` (ids) can be off against each other, ns: the
+  // smaller of the sum of their uncertainty_ns and the sum of parent_uncertainty_ns along the
+  // tree path between them; 0 when a == b. A domain the model does not name counts as uncertain
+  // as the least certain one. Saturates at INT64_MAX (a damaged model may hold any value).
+  int64_t pairUncertaintyNs(int32_t a, int32_t b) const;
+  // The domain with id `id`, nullptr if none.
+  const ClockDomain* find(int32_t id) const;
 };
 
 // Maps raw times of a rank to the reference time line. Cheap to copy; built once per reader.

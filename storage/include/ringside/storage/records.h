@@ -27,7 +27,10 @@ namespace ringside::storage {
 // rank_exit (docs/flight-recorder.md); version-4 files read with none of them.
 // Version 6 added cpu_sample_data (the process's CPU time and context switches, sampled by the
 // writer thread; docs/schema.md); older files read without samples.
-inline constexpr int kSchemaVersion = 6;
+// Version 7 added clock_domain.parent and parent_uncertainty_ns (the fit's tree of domains, for
+// the uncertainty between two hosts; docs/clock-alignment.md); older models read without them
+// and bound two hosts by the sum of their uncertainties, as before.
+inline constexpr int kSchemaVersion = 7;
 
 // Sentinel for "not known / not applicable" in integer columns (stored as NULL).
 inline constexpr int64_t kNone = -1;

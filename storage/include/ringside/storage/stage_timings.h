@@ -7,6 +7,8 @@
 // open and transfer lanes and the analysis's passes (`report`, `diff`, ...). CPU is the process's,
 // all threads. Without it, nothing
 // is measured or printed. Only for finding where time goes (docs/bench.md); not a stable format.
+// A stage repeated per input (a reader's open, once per rank file for `merge`'s run-id pass) is
+// folded into one line while a StageTally of its name is alive: `<stage> xN`, the sums.
 #pragma once
 
 #include <string_view>
@@ -30,6 +32,24 @@ class StageTimer {
   char stage_[64] = {};
   bool on_ = false;
   double wall0_ = 0, cpu0_ = 0;
+};
+
+// While alive, the StageTimers of `stage` on this thread add to it instead of printing a line
+// each; it prints one line for them all when destroyed (none when no timer ran, or timings are
+// off). One tally per thread at a time (an inner one is ignored).
+class StageTally {
+ public:
+  explicit StageTally(std::string_view stage);
+  ~StageTally();
+  StageTally(const StageTally&) = delete;
+  StageTally& operator=(const StageTally&) = delete;
+
+ private:
+  friend class StageTimer;
+  char stage_[64] = {};
+  bool active_ = false;
+  long count_ = 0;
+  double wall_ = 0, cpu_ = 0;
 };
 
 }  // namespace ringside::storage

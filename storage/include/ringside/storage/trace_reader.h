@@ -70,6 +70,12 @@ class TraceReader {
                                        std::string* error) {
     return forEachCollective(fn, error);
   }
+  // As forEachCollective, but reads only id, rank, comm, seq, op, library, bytes, start_ns and
+  // end_ns: what the run summary totals calls, ranks and ops by.
+  virtual bool forEachCollectiveTotalsFields(const std::function<bool(const CollectiveRow&)>& fn,
+                                             std::string* error) {
+    return forEachCollective(fn, error);
+  }
   // Visit rows ordered by (start_ns, id). SQLite files are read in storage order: one pass over
   // id and start_ns finds the stretches of rows already in that order (a merged trace: a few per
   // rank), which are read side by side, a batch at a time, and merged in memory; a table in no
@@ -89,6 +95,14 @@ class TraceReader {
   // TransferRow has them). Half the columns: for align/'s clock fit, which reads every row.
   virtual bool forEachMessageSide(const std::function<bool(int32_t rank, const TransferRow&)>& fn,
                                   std::string* error) = 0;
+  // forEachTransferUnordered with only the fields a link's and a rank's totals need filled: id,
+  // collective_id, src_rank, dst_rank, bytes, start_ns, end_ns, side, chunk and slot (phase, step
+  // and channel left as a default TransferRow has them). For the run summary, which reads every
+  // row once; a reader that cannot narrow its reads visits whole rows.
+  virtual bool forEachTransferTotalsFields(
+      const std::function<bool(int32_t rank, const TransferRow&)>& fn, std::string* error) {
+    return forEachTransferUnordered(fn, error);
+  }
   // Schema v2 tables (a version-1 file visits nothing and succeeds).
   // Ordered by collective_id.
   virtual bool forEachCollectiveGpu(const std::function<bool(const CollectiveGpuRow&)>& fn,
