@@ -38,7 +38,8 @@ class CallRates {
 
   // Judges every instance that ended before `start_ns`.
   void judgeEndedBefore(int64_t start_ns) {
-    pending_.endedBefore(start_ns, [this](int32_t instance, Call&& call) { judge(instance, call); });
+    pending_.endedBefore(start_ns,
+                         [this](int32_t instance, Call&& call) { judge(instance, call); });
   }
   // A message of `instance` on link `link` (index into s.links) whose side's traffic for its
   // phase group is `traffic`, moving over [moving, end] when `done`; `phase` its PhaseNames id,

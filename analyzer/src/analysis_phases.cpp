@@ -37,9 +37,8 @@ void PhaseBuilder::addSend(int32_t instance, const storage::TransferRow& row, in
 }
 
 void PhaseBuilder::foldAll() {
-  pending_.all([this](int32_t instance, std::vector<Send>&& sends) {
-    fold(instance, std::move(sends));
-  });
+  pending_.all(
+      [this](int32_t instance, std::vector<Send>&& sends) { fold(instance, std::move(sends)); });
   for (auto& [name, t] : left_out_) s_.out->phases_left_out.push_back(std::move(t));
   left_out_.clear();
 }
