@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "ringside/analyzer/summary.h"  // formatRankList
@@ -266,15 +267,19 @@ void missingRanks(const std::string& name, const Comm& comm, int64_t seq, int64_
 // Everyone entered seq and it did not complete: which messages never arrived.
 void undelivered(const std::string& name, const Comm& comm, int64_t seq, int64_t now,
                  std::vector<Verdict>* out) {
-  // (src, dst) -> bytes sent and completed / received and completed / receives left open.
-  std::map<std::pair<int, int>, int64_t> sent, received, awaited;
+  // (src, dst) -> bytes sent and completed / received and completed / receives left open /
+  // sends left open.
+  std::map<std::pair<int, int>, int64_t> sent, received, awaited, sending;
+  std::set<int> awaiting;  // ranks with a receive left open
   for (const auto& [rank, m] : comm) {
     for (const Message& msg : m.rank->messages) {
       if (msg.comm != name || msg.seq != seq) continue;
       std::pair<int, int> link = msg.send ? std::make_pair(rank, msg.peer) : std::make_pair(msg.peer, rank);
       if (msg.send && msg.done_ns >= 0) sent[link] += msg.bytes;
+      if (msg.send && msg.done_ns < 0) sending[link] += std::max<int64_t>(msg.bytes, 1);
       if (!msg.send && msg.done_ns >= 0) received[link] += msg.bytes;
       if (!msg.send && msg.done_ns < 0) awaited[link] += std::max<int64_t>(msg.bytes, 1);
+      if (!msg.send && msg.done_ns < 0) awaiting.insert(rank);
     }
   }
   Verdict lost, silent;
@@ -290,7 +295,18 @@ void undelivered(const std::string& name, const Comm& comm, int64_t seq, int64_t
     }
   }
   for (const auto& [link, bytes] : awaited) {
-    if (sent.contains(link) || !comm.contains(link.first)) continue;
+    if (!comm.contains(link.first)) continue;
+    // Nothing sent on the link in this call; or everything sent was received, the sender's
+    // next sends there were posted and never completed, and the sender itself waits for no one
+    // (a cable cut while a message was on its way: the receiver waits, the sender is stuck in
+    // its send, and the ranks behind them wait on each other, not on the link).
+    auto bytesOn = [&link](const std::map<std::pair<int, int>, int64_t>& by_link) {
+      auto it = by_link.find(link);
+      return it == by_link.end() ? int64_t{0} : it->second;
+    };
+    const bool stuck_sending = sending.contains(link) && !awaiting.contains(link.first) &&
+                               bytesOn(sent) <= bytesOn(received);
+    if (sent.contains(link) && !stuck_sending) continue;
     silent.culprits.push_back(link.first);
   }
   if (!lost.culprits.empty()) {

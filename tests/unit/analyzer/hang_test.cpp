@@ -160,6 +160,31 @@ TEST(Hang, LinkThatStoppedDeliveringIsToldFromSilentPeer) {
   EXPECT_EQ(v[0].culprits, std::vector<int>{1});
 }
 
+// A cable cut in the middle of a ring all-reduce (e2e.flight-linkcut-3 once): rank 1 had sent
+// rank 0 part of the call (received), its next sends to 0 were posted and never completed, and
+// it waits for no one; 0 waits for 1, and 2 waits for 0 (which is stuck behind 1). Rank 1 is
+// named, not the ranks waiting behind it.
+TEST(Hang, SenderStuckInItsSendsAfterPartOfTheCallIsNamed) {
+  h::Input in = healthy(3, 2);
+  openAt(&in, 2, {});
+  auto msg = [](int peer, bool send, int64_t bytes, int64_t done) {
+    return h::Message{"world", 2, peer, send, bytes, 2 * kMs, done};
+  };
+  in.ranks[1].messages = {msg(0, true, 2728, 2 * kMs + 5), msg(0, true, 684, -1), msg(2, false, 4096, 2 * kMs + 6)};
+  in.ranks[0].messages = {msg(1, false, 2728, 2 * kMs + 7), msg(1, false, 684, -1), msg(2, true, 4096, 2 * kMs + 8)};
+  in.ranks[2].messages = {msg(0, false, 4096, 2 * kMs + 9), msg(0, false, 684, -1), msg(1, true, 4096, 2 * kMs + 4),
+                          msg(1, true, 684, -1)};
+  std::vector<h::Verdict> v = h::judgeHang(in);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, h::kNeverSent);
+  EXPECT_EQ(v[0].culprits, std::vector<int>{1});
+
+  // The same, but rank 1 also waits for a receive: it is not the head of the wait, no verdict
+  // from this rule (as before).
+  in.ranks[1].messages.push_back(msg(2, false, 684, -1));
+  for (const h::Verdict& each : h::judgeHang(in)) EXPECT_NE(each.rule, h::kNeverSent);
+}
+
 TEST(Hang, RankRanges) {
   EXPECT_EQ(h::rankRanges({5, 0, 1, 2, 3, 7, 8, 3}), "0-3,5,7,8");
   EXPECT_EQ(h::rankRanges({}), "");
