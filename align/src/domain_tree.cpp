@@ -75,9 +75,11 @@ void chainDomains(const std::vector<Link>& links, storage::ClockModel* model) {
     next[static_cast<size_t>(e.b)].emplace_back(e.a, e.bound);
   }
   // Hang it from the reference.
-  std::vector<char> seen(n, 0);
+  // (Built from its first element: GCC's -O3 -Wnull-dereference took seen[0] on a vector of
+  // size n for a possible null dereference, n >= 2 notwithstanding.)
+  std::vector<char> seen{1};
+  seen.resize(n, 0);
   std::vector<int32_t> todo{0};
-  seen[0] = 1;
   while (!todo.empty()) {
     const int32_t at = todo.back();
     todo.pop_back();

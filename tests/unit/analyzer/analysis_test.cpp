@@ -346,7 +346,8 @@ TEST(AnalysisTest, SlowLinkNeedsTwoSlowCallsAndHalfItsBytes) {
                         Case{{4 * kMiB, 8 * kMiB, 4 * kMiB}, {6, 1, 6}, "2 of 3 calls (50%"}}) {
     TraceBuilder t(4);
     treeBroadcasts(&t, c.bytes, c.slow);
-    const Finding* f = findRule(run(t.build()), "slow-link");
+    const Analysis a = run(t.build());  // kept: f points into it
+    const Finding* f = findRule(a, "slow-link");
     ASSERT_NE(f, nullptr) << c.evidence;
     EXPECT_NE(f->evidence.find(std::string("slow in ") + c.evidence), std::string::npos)
         << f->evidence;
@@ -609,7 +610,8 @@ TEST(AnalysisTest, SkewWithinClockUncertaintyIsNoStraggler) {
   ASSERT_NE(l, nullptr);
   EXPECT_NE(l->evidence.find("beyond the clock uncertainty ±300 ns"), std::string::npos) << l->evidence;
   // Rank 2 on rank 3's own clock: no uncertainty between them at all.
-  const Finding* same = findRule(runWithClock(path, twoDomains(1000)), "late-ranks");
+  const Analysis one_clock = runWithClock(path, twoDomains(1000));  // kept: same points into it
+  const Finding* same = findRule(one_clock, "late-ranks");
   ASSERT_NE(same, nullptr);
   EXPECT_NE(same->evidence.find("beyond the clock uncertainty ±200 ns"), std::string::npos) << same->evidence;
 }
