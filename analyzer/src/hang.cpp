@@ -278,8 +278,10 @@ void undelivered(const std::string& name, const Comm& comm, int64_t seq, int64_t
       if (msg.send && msg.done_ns >= 0) sent[link] += msg.bytes;
       if (msg.send && msg.done_ns < 0) sending[link] += std::max<int64_t>(msg.bytes, 1);
       if (!msg.send && msg.done_ns >= 0) received[link] += msg.bytes;
-      if (!msg.send && msg.done_ns < 0) awaited[link] += std::max<int64_t>(msg.bytes, 1);
-      if (!msg.send && msg.done_ns < 0) awaiting.insert(rank);
+      if (!msg.send && msg.done_ns < 0) {
+        awaited[link] += std::max<int64_t>(msg.bytes, 1);
+        awaiting.insert(rank);
+      }
     }
   }
   Verdict lost, silent;
