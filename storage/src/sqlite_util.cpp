@@ -173,7 +173,61 @@ std::string openFailure(const std::string& path, sqlite3* db) {
   return oneLine(path + ": cannot read: " + lastError(db));
 }
 
+// Every table of the file's version is there (version 1's first, then each later one's) and,
+// with kAllButTransfers, passes quick_check with its indexes, all but transfer_data. Tables the
+// file holds beyond those are never read, so never checked.
+bool checkTables(sqlite3* db, const std::string& path, int version, OpenCheck check,
+                 std::string* error) {
+  Stmt st = prepare(db, "SELECT name FROM sqlite_schema WHERE type='table'", nullptr);
+  if (!st) {
+    *error = openFailure(path, db);
+    return false;
+  }
+  std::set<std::string> tables;
+  int step;
+  while ((step = sqlite3_step(st.get())) == SQLITE_ROW) {
+    const unsigned char* name = sqlite3_column_text(st.get(), 0);
+    if (name) tables.insert(reinterpret_cast<const char*>(name));
+  }
+  if (step != SQLITE_DONE) {
+    *error = openFailure(path, db);
+    return false;
+  }
+  for (int since = 1; since <= version; ++since) {
+    for (const TableDef* t : kTables) {
+      if (t->since == since && !tables.count(t->name)) {
+        *error = notTrace(path, std::string("table '") + t->name + "' missing");
+        return false;
+      }
+    }
+  }
+  if (check != OpenCheck::kAllButTransfers) return true;
+  for (const TableDef* t : kTables) {
+    if (t->since > version || t == &TransferTable::kDef) continue;
+    if (!quickCheck(db, path, t->name, error)) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+bool quickCheck(sqlite3* db, const std::string& path, const char* table, std::string* error) {
+  // Names are our own tables' (columns.h): plain identifiers, quoted all the same.
+  const std::string sql = *table ? std::string("PRAGMA quick_check(\"") + table + "\")"
+                                 : std::string("PRAGMA quick_check(1)");
+  Stmt st = prepare(db, sql, nullptr);
+  if (!st || sqlite3_step(st.get()) != SQLITE_ROW) {
+    *error = openFailure(path, db);
+    return false;
+  }
+  const unsigned char* text = sqlite3_column_text(st.get(), 0);
+  const std::string verdict = text ? reinterpret_cast<const char*>(text) : "";
+  if (verdict != "ok") {
+    *error = oneLine(path + ": corrupt trace: " + verdict);
+    return false;
+  }
+  return true;
+}
 
 bool recoverHotJournal(const std::string& path, std::string* error) {
   struct stat jb {};
@@ -217,7 +271,7 @@ bool recoverHotJournal(const std::string& path, std::string* error) {
   return true;
 }
 
-Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error, bool quick_check) {
+Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error, OpenCheck check) {
   std::string scratch;
   std::string& err = error ? *error : scratch;
   struct stat sb {};
@@ -286,24 +340,15 @@ Db openTraceReadOnly(const std::string& path, int* user_version, std::string* er
   // A live rank file may be mid-checkpoint: wait a little rather than fail.
   sqlite3_busy_timeout(raw, 2000);
 
-  // quick_check first: every later query may assume a structurally sound file.
-  if (quick_check) {
-    Stmt st = prepare(raw, "PRAGMA quick_check(1)", nullptr);
-    if (!st) {
+  // quick_check first: every later query may assume a structurally sound file (with
+  // kAllButTransfers, the schema first and the tables once they are known, below).
+  if (check == OpenCheck::kWhole && !quickCheck(raw, path, "", &err)) return nullptr;
+  if (check == OpenCheck::kAllButTransfers) {
+    if (!exec(raw, "PRAGMA cell_size_check=ON", nullptr)) {
       err = openFailure(path, raw);
       return nullptr;
     }
-    const int step = sqlite3_step(st.get());
-    if (step != SQLITE_ROW) {
-      err = openFailure(path, raw);
-      return nullptr;
-    }
-    const unsigned char* text = sqlite3_column_text(st.get(), 0);
-    const std::string verdict = text ? reinterpret_cast<const char*>(text) : "";
-    if (verdict != "ok") {
-      err = oneLine(path + ": corrupt trace: " + verdict);
-      return nullptr;
-    }
+    if (!quickCheck(raw, path, "sqlite_master", &err)) return nullptr;
   }
   int64_t app_id = 0;
   int64_t version = 0;
@@ -329,32 +374,7 @@ Db openTraceReadOnly(const std::string& path, int* user_version, std::string* er
     err = notTrace(path, "schema version " + std::to_string(version));
     return nullptr;
   }
-  {
-    Stmt st = prepare(raw, "SELECT name FROM sqlite_schema WHERE type='table'", nullptr);
-    if (!st) {
-      err = openFailure(path, raw);
-      return nullptr;
-    }
-    std::set<std::string> tables;
-    int step;
-    while ((step = sqlite3_step(st.get())) == SQLITE_ROW) {
-      const unsigned char* name = sqlite3_column_text(st.get(), 0);
-      if (name) tables.insert(reinterpret_cast<const char*>(name));
-    }
-    if (step != SQLITE_DONE) {
-      err = openFailure(path, raw);
-      return nullptr;
-    }
-    // Every table of the file's version is required: version 1's first, then each later one's.
-    for (int since = 1; since <= version; ++since) {
-      for (const TableDef* t : kTables) {
-        if (t->since == since && !tables.count(t->name)) {
-          err = notTrace(path, std::string("table '") + t->name + "' missing");
-          return nullptr;
-        }
-      }
-    }
-  }
+  if (!checkTables(raw, path, static_cast<int>(version), check, &err)) return nullptr;
   if (user_version) *user_version = static_cast<int>(version);
   return db;
 }

@@ -67,14 +67,33 @@ std::string baseName(const std::string& path);
 // journal is hot but the file cannot be written. openTraceReadOnly calls it first.
 bool recoverHotJournal(const std::string& path, std::string* error);
 
+// What openTraceReadOnly checks of the file's structure (PRAGMA quick_check) before it returns.
+enum class OpenCheck {
+  kNone,   // nothing: SQLite still reports damage met while reading as SQLITE_CORRUPT
+  kWhole,  // the whole file
+  // The schema and every table of the trace's version but transfer_data, with their indexes
+  // (milliseconds), and PRAGMA cell_size_check on: for a reader that checks transfer_data as it
+  // reads it (TraceOpenOptions::transfers_checked_by_reading, docs/schema.md "Reading safely").
+  kAllButTransfers,
+};
+
 // Opens an existing trace read-only, in defensive mode, with trusted_schema
 // off and extensions off, and checks that it is a readable ringside trace of a
 // schema version this build understands. On failure returns nullptr and sets
 // *error to one line naming `path`. *user_version receives the schema version.
-// `quick_check` false skips PRAGMA quick_check: only for a file this process
-// has just checked (the merger's second pass); SQLite still reports damage
-// met while reading as SQLITE_CORRUPT.
-Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error, bool quick_check = true);
+// `check` kNone skips PRAGMA quick_check: only for a file this process has just
+// checked (the merger's second pass) or one whose rows are checked as they are read.
+Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error, OpenCheck check);
+inline Db openTraceReadOnly(const std::string& path, int* user_version, std::string* error,
+                            bool quick_check = true) {
+  return openTraceReadOnly(path, user_version, error,
+                           quick_check ? OpenCheck::kWhole : OpenCheck::kNone);
+}
+
+// PRAGMA quick_check of the whole file (`table` empty) or of one table and its indexes: true
+// when it passed; else false and *error (one line naming `path`, "corrupt trace: ..." when the
+// check found damage).
+bool quickCheck(sqlite3* db, const std::string& path, const char* table, std::string* error);
 
 // Applies the reader-side safety settings to an open connection.
 bool hardenConnection(sqlite3* db, std::string* error);

@@ -18,6 +18,23 @@ TransferRow SqliteTraceReader::alignedTransferRow(sqlite3_stmt* s, int32_t* rank
   return r;
 }
 
+std::string SqliteTraceReader::readErrorLine(sqlite3* db, std::string_view what) const {
+  const bool corrupt = (sqlite3_extended_errcode(db) & 0xff) == SQLITE_CORRUPT;
+  return detail::oneLine(path_ + (corrupt ? ": corrupt trace: " : ": ") + std::string(what) + ": " +
+                         detail::lastError(db));
+}
+
+bool SqliteTraceReader::checkTransfersWhole(std::string* error) {
+  if (!transfers_unchecked_) return true;
+  std::string why;
+  if (!detail::quickCheck(db_.get(), path_, TransferTable::kDef.name, &why)) {
+    if (error) *error = why;
+    return false;
+  }
+  transfers_unchecked_ = false;
+  return true;
+}
+
 int64_t SqliteTraceReader::count(const char* sql) {
   int64_t n = 0;
   try {
@@ -251,10 +268,15 @@ std::unique_ptr<TraceReader> TraceReader::open(const std::string& path, const Tr
   try {
     int version = 0;
     StageTimer timer("open");
-    detail::Db db = detail::openTraceReadOnly(path, &version, error, options.quick_check);
+    const bool by_reading = options.quick_check && options.transfers_checked_by_reading;
+    const detail::OpenCheck check = by_reading           ? detail::OpenCheck::kAllButTransfers
+                                    : options.quick_check ? detail::OpenCheck::kWhole
+                                                          : detail::OpenCheck::kNone;
+    detail::Db db = detail::openTraceReadOnly(path, &version, error, check);
     timer.stop();
     if (!db) return nullptr;
-    return std::make_unique<reader::SqliteTraceReader>(path, std::move(db), version, options.raw_times);
+    return std::make_unique<reader::SqliteTraceReader>(path, std::move(db), version,
+                                                       options.raw_times, by_reading);
   } catch (...) {
     if (error) *error = path + ": out of memory";
     return nullptr;

@@ -4,9 +4,11 @@
 //   trace_reader.cpp      opening, the string table, ranks, meta, calls, clock anchors, step
 //                         markers and steps (a query per table)
 //   trace_reader_gpu.cpp  the GPU tables and communicators (schema v2)
-//   transfer_order.cpp    transfers in time order: lanes of stretches already in order, read
-//                         ahead a batch at a time on a thread with a connection of its own, merged
-//                         on (start_ns, id); one cursor per rank where times are mapped
+//   transfer_lanes.cpp    the lanes pass: stretches of transfer rows already in time order,
+//                         found by one read in id order (split over two threads on a large table)
+//   transfer_order.cpp    transfers in time order: the lanes read ahead a batch at a time on a
+//                         thread with a connection of its own, merged on (start_ns, id); one
+//                         cursor per rank where times are mapped
 //   clock_model_reader.cpp  the clock model's tables (readClockModel); ClockMap (clock_model.cpp)
 //                         maps every time a row returns
 // Queries only the physical tables with SQL written here (never the views stored in the file,
@@ -16,6 +18,7 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -63,15 +66,18 @@ inline int32_t toInt32(int64_t v) {
 ClockModel readClockModel(sqlite3* db, int version,
                           const std::function<std::map<std::string, std::string>()>& meta);
 
-// A stretch of transfer rows, by id, already in (start_ns, id) order (transfer_order.cpp).
+// A stretch of transfer rows, by id, already in (start_ns, id) order (transfer_lanes.cpp).
 struct IdRun {
   int64_t first, last;
 };
+struct LanesPart;
 
 class SqliteTraceReader final : public TraceReader {
  public:
-  SqliteTraceReader(std::string path, Db db, int version, bool raw_times)
-      : path_(std::move(path)), db_(std::move(db)), version_(version) {
+  // `transfers_unchecked`: the file was opened with OpenCheck::kAllButTransfers.
+  SqliteTraceReader(std::string path, Db db, int version, bool raw_times, bool transfers_unchecked)
+      : path_(std::move(path)), db_(std::move(db)), version_(version),
+        transfers_unchecked_(transfers_unchecked) {
     if (version_ >= 3) model_ = readClockModel(db_.get(), version_, [this] { return meta(); });
     if (!raw_times) map_ = ClockMap(model_);
   }
@@ -166,9 +172,21 @@ class SqliteTraceReader final : public TraceReader {
   // More stretches or lanes than these: the table is in no useful order, the index is read.
   static constexpr size_t kMaxRuns = size_t{1} << 22;
   static constexpr size_t kMaxLanes = size_t{1} << 17;
-  bool transferLanes(std::vector<std::vector<IdRun>>* lanes, std::string* error);
-  bool mergeTransferLanes(const std::vector<std::vector<IdRun>>& lanes,
+  bool transferLanes(sqlite3* second, std::vector<std::vector<IdRun>>* lanes, int64_t* rows,
+                     std::string* error);
+  int64_t transferSplitId();
+  void scanStretches(sqlite3* db, bool from_start, int64_t after, int64_t upto,
+                     std::atomic<size_t>* runs, LanesPart* out) const;
+  // `rows`: how many the lanes pass found (all of them must be read back); `second`: the
+  // read-ahead thread's connection (null: the caller reads every batch).
+  bool mergeTransferLanes(const std::vector<std::vector<IdRun>>& lanes, int64_t rows, Db second,
                           const std::function<bool(const TransferRow&)>& fn, std::string* error);
+  // A second connection to the file for reading transfers beside the caller's (the same checks
+  // on the pages it reads); null when none can be opened (the file is gone).
+  Db secondConnection() const;
+  // With transfers_unchecked_, quick_check(transfer_data) (the table and its indexes), once: for
+  // the reads of transfer_data that do not check what they read (all but the lanes' read).
+  bool checkTransfersWhole(std::string* error);
   std::string_view str(int64_t sid) const {
     if (sid == kNone) return {};
     // Writers number strings densely from 1: a flat table, the map only for stray ids.
@@ -176,14 +194,23 @@ class SqliteTraceReader final : public TraceReader {
     auto it = strings_.find(sid);
     return it == strings_.end() ? std::string_view() : std::string_view(it->second);
   }
+  // "<path>: <what>: <SQLite's error>", "<path>: corrupt trace: <what>: ..." when SQLite found
+  // the file damaged.
   bool readError(std::string* error, std::string_view what) {
-    if (error) *error = detail::oneLine(path_ + ": " + std::string(what) + ": " + detail::lastError(db_.get()));
+    if (error) *error = readErrorLine(db_.get(), what);
     return false;
+  }
+  std::string readErrorLine(sqlite3* db, std::string_view what) const;
+  std::string transferReadError(sqlite3* db) const { return readErrorLine(db, "cannot read transfers"); }
+  // "<path>: corrupt trace: <what>", one line.
+  std::string corruptLine(std::string_view what) const {
+    return detail::oneLine(path_ + ": corrupt trace: " + std::string(what));
   }
 
   std::string path_;
   Db db_;
   int version_;
+  bool transfers_unchecked_;
   bool strings_loaded_ = false;
   std::unordered_map<int64_t, std::string> strings_;
   std::vector<std::string_view> dense_strings_;  // [sid] -> strings_[sid] for sid < size

@@ -16,6 +16,7 @@ bool SqliteTraceReader::visitTransferFields(
   static_assert(kRead & detail::columns({T::rank}));
   constexpr auto at = [](int column) { return detail::indexIn(kRead, column); };
   constexpr auto has = [](int column) { return ((kRead >> column) & 1) != 0; };
+  if (!checkTransfersWhole(error)) return false;
   return visit(detail::selectOnlySql(T::kDef, version_, "", kRead), "transfers",
                [&](sqlite3_stmt* s) {
                  const int32_t rank = toInt32(detail::columnNullable(s, at(T::rank)));

@@ -48,6 +48,7 @@ class CacheSize {
 
 bool SqliteTraceReader::forEachTransferUnordered(
     const std::function<bool(int32_t, const TransferRow&)>& fn, std::string* error) {
+  if (!checkTransfersWhole(error)) return false;
   return visit(detail::selectOnlySql(TransferTable::kDef, version_, "", kTransferRead), "transfers",
                [&](sqlite3_stmt* s) {
                  int32_t rank = -1;
@@ -63,14 +64,18 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
     // storage order, stretch by stretch, and merging the stretches in memory is several times
     // faster than the start_ns index (one table lookup per row, all over the file).
     std::vector<std::vector<IdRun>> lanes;
+    int64_t rows = 0;
     StageTimer timer("transfer lanes");
-    if (!transferLanes(&lanes, error)) return false;
+    Db second = secondConnection();
+    if (!transferLanes(second.get(), &lanes, &rows, error)) return false;
     timer.stop();
-    if (!lanes.empty()) return mergeTransferLanes(lanes, fn, error);
+    if (!lanes.empty()) return mergeTransferLanes(lanes, rows, std::move(second), fn, error);
   } catch (const std::bad_alloc&) {
     if (error) *error = path_ + ": out of memory while reading transfers";
     return false;
   }
+  // Through an index: checked whole first where it was not at open.
+  if (!checkTransfersWhole(error)) return false;
   if (timesAligned()) return forEachTransferAligned(fn, error);
   return visit(detail::selectOnlySql(TransferTable::kDef, version_, " ORDER BY start_ns, id",
                                      kTransferPlain),
@@ -78,62 +83,15 @@ bool SqliteTraceReader::forEachTransfer(const std::function<bool(const TransferR
                error);
 }
 
-// One pass over id and start_ns (and rank, where it maps times) finds the stretches of rows, in
-// id order, whose (start_ns, id) ascend (aligned where times are mapped); stretches that follow
-// each other in time are chained into one lane, read by one cursor (a merged trace: a rank's calls
-// that overlap the next ones start a stretch each, but a few lanes per rank hold them all). Leaves
-// *lanes empty when there would be more than kMaxRuns stretches or kMaxLanes lanes (a table in no
-// useful order): the caller reads through the index instead.
-bool SqliteTraceReader::transferLanes(std::vector<std::vector<IdRun>>* lanes, std::string* error) {
-  const bool aligned = timesAligned();
-  // The rank only where it maps the time.
-  Stmt st = detail::prepare(db_.get(),
-                            aligned ? "SELECT id, start_ns, rank FROM transfer_data ORDER BY id"
-                                    : "SELECT id, start_ns FROM transfer_data ORDER BY id",
-                            nullptr);
-  if (!st) return readError(error, "cannot read transfers");
-  // Lanes by the start of their last row: a stretch goes to the lane that ended latest before it.
-  std::multimap<int64_t, size_t> lane_by_end;
-  IdRun run{};
-  int64_t first_start = 0, last_start = 0;
-  size_t runs = 0;
-  auto close = [&]() {
-    if (++runs > kMaxRuns) return false;
-    auto it = lane_by_end.upper_bound(first_start);
-    size_t lane;
-    if (it == lane_by_end.begin()) {
-      if (lanes->size() == kMaxLanes) return false;
-      lane = lanes->size();
-      lanes->emplace_back();
-    } else {
-      lane = (--it)->second;
-      lane_by_end.erase(it);
-    }
-    (*lanes)[lane].push_back(run);
-    lane_by_end.emplace(last_start, lane);
-    return true;
-  };
-  bool any = false;
-  int rc;
-  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-    const int64_t id = sqlite3_column_int64(st.get(), 0);
-    int64_t start = sqlite3_column_int64(st.get(), 1);
-    if (aligned) start = align(toInt32(detail::columnNullable(st.get(), 2)), start);
-    if (!any || start < last_start) {
-      if (any && !close()) {
-        lanes->clear();
-        return true;
-      }
-      any = true;
-      run = {id, id};
-      first_start = start;
-    }
-    run.last = id;
-    last_start = start;
-  }
-  if (rc != SQLITE_DONE) return readError(error, "cannot read transfers");
-  if (any && !close()) lanes->clear();
-  return true;
+Db SqliteTraceReader::secondConnection() const {
+  int version = 0;
+  std::string why;
+  Db db = detail::openTraceReadOnly(path_, &version, &why, detail::OpenCheck::kNone);
+  if (!db || version != version_) return nullptr;
+  // The pages it reads are checked as the caller's connection checks them.
+  if (transfers_unchecked_ && !detail::exec(db.get(), "PRAGMA cell_size_check=ON", nullptr))
+    return nullptr;
+  return db;
 }
 
 // Where a lane's reading stands: the stretch it reads and the next id in it.
@@ -142,13 +100,23 @@ struct LanePos {
   int64_t from = 0;
 };
 
+// How a lane's batch was read.
+enum class LaneRead {
+  kOk,
+  kError,     // SQLite's error, on the statement's connection
+  kMisplaced,  // a row outside the stretch or out of id order: a damaged table b-tree
+  kNoMemory,
+};
+
 // Reads the next batch of a lane (its stretches `runs`, at *pos) into *rows through `st`, one
 // statement for every lane (WHERE id >= ?1 AND id <= ?2 ORDER BY id): a batch seeks to the lane's
 // next id and reads on from there. About `batch` rows, up to twice that where a stretch ends
-// within that (a seek saved); none at the lane's end. False on a read error.
+// within that (a seek saved); none at the lane's end. Checks that the rows are the stretch's, in
+// id order (SQLite checks the upper bound): a seek through a damaged interior page lands
+// elsewhere.
 template <typename Decode>
-bool readLaneBatch(sqlite3_stmt* st, const std::vector<IdRun>& runs,
-                   size_t batch, const Decode& decode, LanePos* pos, std::vector<TransferRow>* rows) {
+LaneRead readLaneBatch(sqlite3_stmt* st, const std::vector<IdRun>& runs, size_t batch,
+                       const Decode& decode, LanePos* pos, std::vector<TransferRow>* rows) {
   rows->clear();
   while (pos->run < runs.size() && rows->size() < batch) {
     const IdRun& run = runs[pos->run];
@@ -160,12 +128,19 @@ bool readLaneBatch(sqlite3_stmt* st, const std::vector<IdRun>& runs,
     const size_t want = left < whole ? whole : room;
     sqlite3_bind_int64(st, 1, pos->from);
     sqlite3_bind_int64(st, 2, run.last);
+    const size_t before = rows->size();
     int rc = SQLITE_ROW;
     for (size_t n = 0; n < want && (rc = sqlite3_step(st)) == SQLITE_ROW; ++n) {
       rows->push_back(decode(st));
     }
     sqlite3_reset(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return false;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return LaneRead::kError;
+    int64_t least = pos->from;  // the least id the next row may have
+    for (size_t k = before; k < rows->size(); ++k) {
+      const int64_t id = (*rows)[k].id;
+      if (id < least) return LaneRead::kMisplaced;
+      least = id + (id < INT64_MAX);  // id == INT64_MAX is the stretch's last
+    }
     // rc is SQLITE_ROW only when this stretch gave rows: the last one is its own.
     if (rc == SQLITE_DONE || rows->back().id >= run.last) {
       if (++pos->run < runs.size()) pos->from = runs[pos->run].first;
@@ -173,7 +148,7 @@ bool readLaneBatch(sqlite3_stmt* st, const std::vector<IdRun>& runs,
       pos->from = rows->back().id + 1;
     }
   }
-  return true;
+  return LaneRead::kOk;
 }
 
 // The lanes' batches, read ahead on a thread of its own through a connection of its own while
@@ -186,9 +161,11 @@ class LaneReadAhead {
  public:
   using Runs = std::vector<std::vector<IdRun>>;
   using DecodeFn = std::function<TransferRow(sqlite3_stmt*)>;
-  LaneReadAhead(const Runs& lanes, size_t batch, DecodeFn decode)
-      : lanes_(lanes), batch_(batch), decode_(std::move(decode)), pos_(lanes.size()),
-        slots_(lanes.size()) {
+  // The one line for a batch that could not be read (on the statement's connection).
+  using ExplainFn = std::function<std::string(sqlite3_stmt*, LaneRead)>;
+  LaneReadAhead(const Runs& lanes, size_t batch, DecodeFn decode, ExplainFn explain)
+      : lanes_(lanes), batch_(batch), decode_(std::move(decode)), explain_(std::move(explain)),
+        pos_(lanes.size()), slots_(lanes.size()) {
     for (size_t i = 0; i < lanes.size(); ++i) pos_[i].from = lanes[i][0].first;
   }
   ~LaneReadAhead() {
@@ -216,10 +193,14 @@ class LaneReadAhead {
       return false;
     }
   }
-  // Lane i's next batch into *rows (empty at the lane's end); false on a read error. `st` is the
-  // caller's statement, used only without the thread.
-  bool next(uint32_t i, sqlite3_stmt* st, std::vector<TransferRow>* rows) {
-    if (!thread_.joinable()) return readLaneBatch(st, lanes_[i], batch_, decode_, &pos_[i], rows);
+  // Lane i's next batch into *rows (empty at the lane's end); false on a read error, *error
+  // saying it. `st` is the caller's statement, used only without the thread.
+  bool next(uint32_t i, sqlite3_stmt* st, std::vector<TransferRow>* rows, std::string* error) {
+    if (!thread_.joinable()) {
+      const LaneRead read = readLaneBatch(st, lanes_[i], batch_, decode_, &pos_[i], rows);
+      if (read != LaneRead::kOk) *error = explain_(st, read);
+      return read == LaneRead::kOk;
+    }
     Slot& slot = slots_[i];
     std::unique_lock<std::mutex> lock(mu_);
     if (slot.ended) {
@@ -227,7 +208,10 @@ class LaneReadAhead {
       return true;
     }
     ready_.wait(lock, [&] { return slot.full || failed_; });
-    if (failed_) return false;
+    if (failed_) {
+      *error = error_;
+      return false;
+    }
     rows->swap(slot.rows);
     slot.full = false;
     slot.ended = slot.last;
@@ -256,16 +240,19 @@ class LaneReadAhead {
         i = todo_.front();
         todo_.pop_front();
       }
-      bool ok = false;
+      LaneRead read = LaneRead::kOk;
       try {
-        ok = readLaneBatch(own_st_.get(), lanes_[i], batch_, decode_, &pos_[i], &rows);
+        read = readLaneBatch(own_st_.get(), lanes_[i], batch_, decode_, &pos_[i], &rows);
       } catch (const std::bad_alloc&) {
-        ok = false;
+        read = LaneRead::kNoMemory;
       }
+      const bool ok = read == LaneRead::kOk;
+      std::string why = ok ? std::string() : explain_(own_st_.get(), read);
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (!ok) {
           failed_ = true;
+          error_ = std::move(why);
         } else {
           rows.swap(slots_[i].rows);
           slots_[i].full = true;
@@ -280,6 +267,7 @@ class LaneReadAhead {
   const Runs& lanes_;
   const size_t batch_;
   const DecodeFn decode_;
+  const ExplainFn explain_;
   std::vector<LanePos> pos_;  // the reading thread's (or, without it, the caller's)
   Db own_db_;
   Stmt own_st_;
@@ -289,12 +277,14 @@ class LaneReadAhead {
   std::deque<uint32_t> todo_;  // lanes whose next batch is wanted, in the order they were
   std::vector<Slot> slots_;
   bool stop_ = false, failed_ = false;
+  std::string error_;  // failed_: why
 };
 
 // The rows of `lanes`, each already in (start_ns, id) order, merged on (start_ns, id): a
 // min-heap of the lanes' heads, each lane reading its stretches of the table in storage order a
-// batch at a time (LaneReadAhead).
+// batch at a time (LaneReadAhead). All `rows` rows the lanes pass found must come back.
 bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>& lanes,
+                                           int64_t rows, Db second,
                                            const std::function<bool(const TransferRow&)>& fn,
                                            std::string* error) {
   const bool aligned = timesAligned();
@@ -316,20 +306,25 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
   // The page a lane reads next stays cached between its batches while that fits in 32 MiB (on
   // the connection that reads them).
   const int64_t cache_kib = std::min<int64_t>(32 << 10, static_cast<int64_t>(lanes.size()) * 16);
-  LaneReadAhead ahead(lanes, batch, [this, aligned](sqlite3_stmt* s) {
-    int32_t rank = -1;
-    return aligned ? alignedTransferRow(s, &rank) : transferRow<kTransferPlain>(s);
-  });
+  LaneReadAhead ahead(
+      lanes, batch,
+      [this, aligned](sqlite3_stmt* s) {
+        int32_t rank = -1;
+        return aligned ? alignedTransferRow(s, &rank) : transferRow<kTransferPlain>(s);
+      },
+      [this](sqlite3_stmt* s, LaneRead read) {
+        if (read == LaneRead::kNoMemory) return path_ + ": out of memory while reading transfers";
+        return read == LaneRead::kError
+                   ? transferReadError(sqlite3_db_handle(s))
+                   : corruptLine("transfer_data's rows are not where its first read found them");
+      });
   bool ahead_started = false;
   {
     // The reading thread's own connection: this one stays the caller's (fn may use the reader).
-    int version = 0;
-    std::string why;
-    Db db = detail::openTraceReadOnly(path_, &version, &why, /*quick_check=*/false);
-    Stmt own = db && version == version_ ? detail::prepare(db.get(), sql, nullptr) : Stmt();
+    Stmt own = second ? detail::prepare(second.get(), sql, nullptr) : Stmt();
     if (own) {
-      CacheSize(db.get(), cache_kib).keep();
-      ahead_started = ahead.start(std::move(db), std::move(own));
+      CacheSize(second.get(), cache_kib).keep();
+      ahead_started = ahead.start(std::move(second), std::move(own));
     }
   }
   CacheSize cache(db_.get(), ahead_started ? 0 : cache_kib);
@@ -340,13 +335,17 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
   std::vector<Cursor> cursors(lanes.size());
   // Refills cursor i's batch; false when its lane has no more rows (or on error: *failed).
   bool failed = false;
+  std::string why;  // failed: the one line
+  int64_t read = 0;  // rows the lanes gave
   auto refill = [&](uint32_t i) {
     Cursor& c = cursors[i];
     c.next = 0;
-    if (!ahead.next(i, st.get(), &c.rows)) {
+    if (!ahead.next(i, st.get(), &c.rows, &why)) {
       failed = true;
+      if (error) *error = why;
       c.rows.clear();
     }
+    read += static_cast<int64_t>(c.rows.size());
     return !c.rows.empty();
   };
   // Advances cursor i to its next row; false at its lane's end.
@@ -370,7 +369,7 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
   heap.reserve(cursors.size());
   for (uint32_t i = 0; i < cursors.size(); ++i) {
     if (refill(i)) heap.push_back(head(i));
-    if (failed) return readError(error, "cannot read transfers");
+    if (failed) return false;
   }
   std::make_heap(heap.begin(), heap.end(), later);
   // The earliest head is replaced by its cursor's next row and sifted down in place: one pass,
@@ -394,12 +393,21 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
     if (advance(i)) {
       heap[0] = head(i);
     } else {
-      if (failed) return readError(error, "cannot read transfers");
+      if (failed) return false;
       heap[0] = heap.back();
       heap.pop_back();
       if (heap.empty()) break;
     }
     siftDown();
+  }
+  // Each stretch's rows came back in id order and within its ids: as many as the first read
+  // found means the same rows (a seek that skipped some would give fewer).
+  if (read != rows) {
+    if (error) {
+      *error = corruptLine("transfer_data gave " + std::to_string(read) + " rows on its second read, " +
+                           std::to_string(rows) + " on its first");
+    }
+    return false;
   }
   return true;
 }

@@ -89,25 +89,18 @@ analyzer::PhaseRowsKept reportPhaseRows(const std::string& format, size_t json_c
 
 bool analyzeTrace(const std::string& trace, const analyzer::AnalysisOptions& options,
                   analyzer::Analysis* out, std::string* error, std::string* recording_note) {
-  // quick_check reads the whole file: it runs on a thread of its own while this one analyses
-  // the trace, and its verdict comes first (a damaged file fails as a checked open would).
-  std::string missing;
-  if (!traceFileExists(trace, &missing)) {
-    *error = missing;
+  // transfer_data is checked as analyze() reads it (every row, to the end): a damaged file
+  // fails there with one line, before anything is printed.
+  std::unique_ptr<storage::TraceReader> reader =
+      openReportTrace(trace, error, /*transfers_checked_by_reading=*/true);
+  if (reader == nullptr) return false;
+  if (recording_note != nullptr) *recording_note = recordingNote(reader->meta());
+  std::string why;
+  if (!analyzer::analyze(*reader, options, out, &why)) {
+    *error = why.starts_with(trace + ": ") ? why : trace + ": " + why;
     return false;
   }
-  TraceCheck check(trace);
-  std::unique_ptr<storage::TraceReader> reader = openReportTrace(trace, error, /*quick_check=*/false);
-  bool ok = reader != nullptr;
-  if (ok && recording_note != nullptr) *recording_note = recordingNote(reader->meta());
-  std::string why;
-  if (ok && !analyzer::analyze(*reader, options, out, &why)) {
-    *error = trace + ": " + why;
-    ok = false;
-  }
-  reader.reset();
-  if (!check.passed(error)) return false;
-  return ok;
+  return true;
 }
 
 ParseStatus parseReportArgs(std::span<const std::string> args, ReportCliOptions* out,

@@ -1,8 +1,6 @@
 #include "report/report_input.h"
 
 #include <filesystem>
-#include <system_error>
-#include <utility>
 
 namespace ringside::cli {
 
@@ -20,11 +18,11 @@ bool traceFileExists(const std::string& path, std::string* error) {
 }
 
 std::unique_ptr<storage::TraceReader> openReportTrace(const std::string& path, std::string* error,
-                                                      bool quick_check) {
+                                                      bool transfers_checked_by_reading) {
   if (!traceFileExists(path, error)) return nullptr;
   std::string why;
   storage::TraceOpenOptions open_options;
-  open_options.quick_check = quick_check;
+  open_options.transfers_checked_by_reading = transfers_checked_by_reading;
   std::unique_ptr<storage::TraceReader> reader = storage::TraceReader::open(path, open_options, &why);
   if (!reader) {
     *error = why.starts_with(path) ? why : path + ": " + why;
@@ -35,30 +33,6 @@ std::unique_ptr<storage::TraceReader> openReportTrace(const std::string& path, s
     return nullptr;
   }
   return reader;
-}
-
-TraceCheck::TraceCheck(std::string path) : path_(std::move(path)) {
-  try {
-    thread_ = std::thread([this] { run(); });
-  } catch (const std::system_error&) {
-    run();
-  }
-}
-
-TraceCheck::~TraceCheck() {
-  if (thread_.joinable()) thread_.join();
-}
-
-void TraceCheck::run() {
-  std::string why;
-  ok_ = storage::TraceReader::open(path_, &why) != nullptr;
-  if (!ok_) error_ = why.starts_with(path_) ? why : path_ + ": " + why;
-}
-
-bool TraceCheck::passed(std::string* error) {
-  if (thread_.joinable()) thread_.join();
-  if (!ok_ && error != nullptr) *error = error_;
-  return ok_;
 }
 
 }  // namespace ringside::cli

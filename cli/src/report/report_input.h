@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "ringside/storage/trace_reader.h"
 
@@ -15,31 +14,12 @@ namespace ringside::cli {
 bool traceFileExists(const std::string& path, std::string* error);
 
 // Opens `path` read-only. nullptr + one line naming the file in *error when it
-// is missing, not a ringside trace, corrupt, newer, or empty. `quick_check` false: only with a
-// TraceCheck of the same file whose verdict is asked before anything read is used.
+// is missing, not a ringside trace, corrupt, newer, or empty. `transfers_checked_by_reading`:
+// PRAGMA quick_check of everything but transfer_data (milliseconds instead of seconds on a large
+// trace), which the reader checks as it reads it (storage::TraceOpenOptions): only for a caller
+// that uses nothing it read before forEachTransfer read every row and returned true (analyze()
+// does, and fails with the reader's one line).
 std::unique_ptr<storage::TraceReader> openReportTrace(const std::string& path, std::string* error,
-                                                      bool quick_check = true);
-
-// A checked open of `path` (PRAGMA quick_check reads the whole file: seconds on a large trace)
-// on a thread of its own, while the caller reads the trace through an unchecked reader.
-// passed() waits for it; the destructor too. Where no thread can be started, the check runs in
-// the constructor.
-class TraceCheck {
- public:
-  explicit TraceCheck(std::string path);
-  ~TraceCheck();
-  TraceCheck(const TraceCheck&) = delete;
-  TraceCheck& operator=(const TraceCheck&) = delete;
-  // True when the file passed; else false and the line a checked open gives in *error.
-  bool passed(std::string* error);
-
- private:
-  void run();
-
-  std::string path_;
-  std::thread thread_;
-  bool ok_ = false;
-  std::string error_;
-};
+                                                      bool transfers_checked_by_reading = false);
 
 }  // namespace ringside::cli
