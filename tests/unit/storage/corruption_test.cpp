@@ -1,5 +1,5 @@
 // A sweep of damaged copies of a real trace: truncations and single-bit flips.
-// Reader and merger must either succeed or fail with one clean line; they must
+// Reader (opened with the whole file checked, and as report opens it) and merger must either succeed or fail with one clean line; they must
 // never crash (this runs under ASan/UBSan too).
 #include <unistd.h>
 
@@ -28,10 +28,13 @@ class CorruptionTest : public TempDirTest {
     writeRankFile(other_, spec);
   }
 
-  // Reads everything a client could; returns "ok" or the first error line.
-  std::string readAll(const std::string& file) {
+  // Reads everything a client could; returns "ok" or the first error line. `by_reading`: open
+  // as report, diff and simulate do (transfer_data checked as it is read).
+  std::string readAll(const std::string& file, bool by_reading = false) {
     std::string err;
-    auto r = TraceReader::open(file, &err);
+    TraceOpenOptions options;
+    options.transfers_checked_by_reading = by_reading;
+    auto r = TraceReader::open(file, options, &err);
     if (!r) return err;
     r->ranks();
     r->meta();
@@ -64,6 +67,14 @@ class CorruptionTest : public TempDirTest {
       EXPECT_TRUE(isOneLine(outcome)) << label << ": " << outcome;
       EXPECT_NE(outcome.find(variant), std::string::npos) << label << ": " << outcome;
       ++refused_;
+    }
+    // Opened as report opens it: one line too, and never a refusal of what the whole check
+    // passed.
+    const std::string by_reading = readAll(variant, /*by_reading=*/true);
+    if (by_reading != "ok") {
+      EXPECT_NE(outcome, "ok") << label << ": " << by_reading;
+      EXPECT_TRUE(isOneLine(by_reading)) << label << ": " << by_reading;
+      EXPECT_NE(by_reading.find(variant), std::string::npos) << label << ": " << by_reading;
     }
     MergeOptions o;
     o.inputs = {variant, other_};

@@ -157,12 +157,21 @@ TEST_F(TraceReaderTest, TransfersInTimeOrderWhateverTheStorageOrder) {
       // more than the 16,384 lanes of 8,192 ranks (a 16,384-rank trace has twice that)
       "10000000 - id / 4 * 10 + id % 4 * 1000000",
       "1000000000 - id",                   // every row a stretch of its own: the index
+      // The lanes pass reads ids up to 70,000 and after it on two threads: a stretch that ends
+      // where the second read starts, one that ends a row later, and one across (above).
+      "CASE WHEN id <= 70000 THEN id ELSE id - 70000 END * 10",
+      "CASE WHEN id <= 70001 THEN id ELSE id - 70000 END * 10",
   };
+  TraceOpenOptions by_reading;
+  by_reading.transfers_checked_by_reading = true;
   for (const char* order : orders) {
     sqlExec(file, std::string("UPDATE transfer_data SET start_ns = ") + order);
     const std::string expected = sqlText(
         file, "SELECT group_concat(id) FROM (SELECT id FROM transfer_data ORDER BY start_ns, id)");
     std::string err;
+    auto checked = TraceReader::open(file, by_reading, &err);
+    ASSERT_TRUE(checked) << err;
+    EXPECT_EQ(transferIds(*checked), expected) << order << " (transfers checked by reading)";
     auto r = TraceReader::open(file, &err);
     ASSERT_TRUE(r) << err;
     EXPECT_EQ(transferIds(*r), expected) << order;
