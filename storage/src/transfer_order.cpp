@@ -155,8 +155,10 @@ LaneRead readLaneBatch(sqlite3_stmt* st, const std::vector<IdRun>& runs, size_t 
 // the caller merges the rows it has (decoding the rows is most of the reader's time: the two
 // then share it). Each lane holds the batch it is merged from and, at most, the next one. A
 // batch is asked for as soon as the one before it is taken, in the order the merge takes them,
-// so the thread is mostly a batch ahead. Without a thread or a second connection, next() reads
-// the batch itself, through the caller's statement.
+// so the thread is mostly a batch ahead. A batch the caller needs that the thread has not begun
+// the caller reads itself, through its own statement, instead of waiting (when the decoding is
+// the slower side, the two threads share it). Without a thread or a second connection, next()
+// reads every batch itself.
 class LaneReadAhead {
  public:
   using Runs = std::vector<std::vector<IdRun>>;
@@ -184,7 +186,10 @@ class LaneReadAhead {
   bool start(Db db, Stmt st) {
     own_db_ = std::move(db);
     own_st_ = std::move(st);
-    for (uint32_t i = 0; i < lanes_.size(); ++i) todo_.push_back(i);
+    for (uint32_t i = 0; i < lanes_.size(); ++i) {
+      todo_.push_back(i);
+      slots_[i].state = State::kWanted;
+    }
     try {
       thread_ = std::thread([this] { run(); });
       return true;
@@ -194,51 +199,80 @@ class LaneReadAhead {
     }
   }
   // Lane i's next batch into *rows (empty at the lane's end); false on a read error, *error
-  // saying it. `st` is the caller's statement, used only without the thread.
+  // saying it. `st` is the caller's statement: for every batch without the thread, else for a
+  // batch the thread has not begun.
   bool next(uint32_t i, sqlite3_stmt* st, std::vector<TransferRow>* rows, std::string* error) {
-    if (!thread_.joinable()) {
-      const LaneRead read = readLaneBatch(st, lanes_[i], batch_, decode_, &pos_[i], rows);
-      if (read != LaneRead::kOk) *error = explain_(st, read);
-      return read == LaneRead::kOk;
-    }
+    if (!thread_.joinable()) return readHere(i, st, rows, error);
     Slot& slot = slots_[i];
     std::unique_lock<std::mutex> lock(mu_);
-    if (slot.ended) {
+    if (slot.state == State::kEnded) {
       rows->clear();
       return true;
     }
-    ready_.wait(lock, [&] { return slot.full || failed_; });
+    if (slot.state == State::kWanted && !failed_) {
+      // Not begun: read here (the thread skips the lane's place in todo_). Lane i's position is
+      // this thread's until the lane is wanted again.
+      slot.state = State::kReadHere;
+      lock.unlock();
+      const bool ok = readHere(i, st, rows, error);
+      lock.lock();
+      if (!ok) return false;
+      want(i, rows->empty() || pos_[i].run == lanes_[i].size());
+      return true;
+    }
+    ready_.wait(lock, [&] { return slot.state == State::kFull || failed_; });
     if (failed_) {
       *error = error_;
       return false;
     }
     rows->swap(slot.rows);
-    slot.full = false;
-    slot.ended = slot.last;
-    if (!slot.ended) {
-      todo_.push_back(i);
-      wanted_.notify_one();
-    }
+    want(i, slot.last);
     return true;
   }
 
  private:
+  enum class State {
+    kWanted,    // the lane's next batch is wanted (the lane is in todo_)
+    kReading,   // the thread reads it
+    kReadHere,  // the caller reads it
+    kFull,      // the thread has read it: slot.rows
+    kEnded,     // the caller took the lane's last batch
+  };
   struct Slot {
     std::vector<TransferRow> rows;
-    bool full = false;  // rows is the lane's next batch
-    bool last = false;  // the lane has no rows after it
-    bool ended = false;  // the caller took the last batch
+    State state = State::kWanted;
+    bool last = false;  // kFull: the lane has no rows after these
   };
+  bool readHere(uint32_t i, sqlite3_stmt* st, std::vector<TransferRow>* rows, std::string* error) {
+    const LaneRead read = readLaneBatch(st, lanes_[i], batch_, decode_, &pos_[i], rows);
+    if (read != LaneRead::kOk) *error = explain_(st, read);
+    return read == LaneRead::kOk;
+  }
+  // Under mu_: the caller has lane i's batch; the next one is wanted unless that was the last.
+  void want(uint32_t i, bool last) {
+    if (last) {
+      slots_[i].state = State::kEnded;
+      return;
+    }
+    slots_[i].state = State::kWanted;
+    todo_.push_back(i);
+    wanted_.notify_one();
+  }
   void run() {
     std::vector<TransferRow> rows;
     for (;;) {
       uint32_t i = 0;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        wanted_.wait(lock, [&] { return stop_ || !todo_.empty(); });
+        // A lane the caller read itself may be in todo_ more than once: only a wanted one counts.
+        wanted_.wait(lock, [&] {
+          while (!todo_.empty() && slots_[todo_.front()].state != State::kWanted) todo_.pop_front();
+          return stop_ || !todo_.empty();
+        });
         if (stop_) return;
         i = todo_.front();
         todo_.pop_front();
+        slots_[i].state = State::kReading;
       }
       LaneRead read = LaneRead::kOk;
       try {
@@ -255,7 +289,7 @@ class LaneReadAhead {
           error_ = std::move(why);
         } else {
           rows.swap(slots_[i].rows);
-          slots_[i].full = true;
+          slots_[i].state = State::kFull;
           slots_[i].last = slots_[i].rows.empty() || pos_[i].run == lanes_[i].size();
         }
       }
@@ -268,7 +302,7 @@ class LaneReadAhead {
   const size_t batch_;
   const DecodeFn decode_;
   const ExplainFn explain_;
-  std::vector<LanePos> pos_;  // the reading thread's (or, without it, the caller's)
+  std::vector<LanePos> pos_;  // lane i's: the reader's of its batch (Slot::state says which)
   Db own_db_;
   Stmt own_st_;
   std::thread thread_;
