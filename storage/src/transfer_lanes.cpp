@@ -128,7 +128,11 @@ void SqliteTraceReader::scanStretches(sqlite3* db, bool from_start, int64_t afte
 // The id where a read of transfer_data in two parts splits (the first part up to it), or
 // INT64_MAX for one read: a table of fewer than kMinSplitIds ids.
 int64_t SqliteTraceReader::transferSplitId() {
-  Stmt st = detail::prepare(db_.get(), "SELECT min(id), max(id) FROM transfer_data", nullptr);
+  // Two subqueries: SQLite finds a lone min() or max() of the rowid at an end of the b-tree,
+  // but both in one SELECT scan the whole table.
+  Stmt st = detail::prepare(
+      db_.get(),
+      "SELECT (SELECT min(id) FROM transfer_data), (SELECT max(id) FROM transfer_data)", nullptr);
   if (!st || sqlite3_step(st.get()) != SQLITE_ROW ||
       sqlite3_column_type(st.get(), 0) == SQLITE_NULL) {
     return INT64_MAX;  // the read says what is wrong
