@@ -2,7 +2,8 @@
 //
 // Shared by the analyzer, the reports, the viewer and `ringside merge`.
 // Opens read-only (never needs write access), in SQLite's defensive mode with
-// trusted_schema off and no extensions, runs PRAGMA quick_check first and
+// trusted_schema off and no extensions, runs PRAGMA quick_check first (of all but
+// transfer_data where TraceOpenOptions::transfers_checked_by_reading says so) and
 // refuses files that are not ringside traces or have a newer schema version.
 // All failures are reported as one line in *error; nothing throws.
 // Reading is streamed: forEach* visit rows without loading a table in memory.
