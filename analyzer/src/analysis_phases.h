@@ -39,6 +39,7 @@ class PhaseBuilder {
     int64_t start, end;
   };
   void fold(int32_t instance, std::vector<Send> sends);
+  void sortByRank(std::vector<Send>* sends);
   void inferGlooRingPhases(std::vector<Send>* sends);
   void addPhaseRows(const CollectiveInstance& c, const std::vector<Send>& sends, bool inferred);
   void addPhaseRow(const CollectiveInstance& c, const Send* from, const Send* to, int64_t lo,
@@ -48,6 +49,7 @@ class PhaseBuilder {
   AnalysisState& s_;
   PendingInstances<std::vector<Send>> pending_;  // instance -> its sends so far
   std::vector<Send> scratch_;  // one rank's sends, by (phase, step), in addPhaseRows
+  std::vector<size_t> rank_first_;  // sortByRank's counts, reused
   std::vector<PhaseStats> rows_;                // the instance's rows being made (without on_phase)
   int64_t rows_made_ = 0;                       // rows made so far, all instances
   std::map<std::string, PhaseTotal> left_out_;  // phase name -> rows not kept, folded
