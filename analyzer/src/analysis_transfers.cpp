@@ -166,6 +166,11 @@ int64_t TransferPass::movingFrom(const TransferRow& row, bool send, int32_t inst
 }
 
 void TransferPass::add(const TransferRow& row) {
+  // The row comes cold from the reader's batches (filled on another thread) and spans two or
+  // three cache lines: ask for its last one now, so that its miss overlaps the first one's
+  // instead of waiting until the channel is read (on the 1,024-rank traces that wait was
+  // 40 % of this function's samples).
+  __builtin_prefetch(reinterpret_cast<const char*>(&row + 1) - 1);
   if (!s_.timesOk(row.start_ns, row.end_ns)) {
     bool bad_start = row.start_ns < 0 || row.start_ns > s_.kMaxTimeNs;
     s_.skipped_times.add("transfers", row.id, bad_start ? "start_ns" : "end_ns",
