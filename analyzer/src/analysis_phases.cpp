@@ -121,8 +121,7 @@ void PhaseBuilder::orderByRank(std::vector<Send>* sends) {
 // Gloo's ring all-reduce: the first half of a rank's sends is the reduce-scatter, the rest the
 // all-gather; every send is one step. `sends` are one rank's, by start.
 void PhaseBuilder::inferGlooRingPhases(std::vector<Send>* sends) {
-  const int reduce_scatter =
-      s_.phase_names.id(collective::name(collective::Phase::kReduceScatter));
+  const int reduce_scatter = s_.phase_names.id(collective::name(collective::Phase::kReduceScatter));
   const int all_gather = s_.phase_names.id(collective::name(collective::Phase::kAllGather));
   std::vector<Send>& v = *sends;
   const size_t half = (v.size() + 1) / 2;

@@ -48,9 +48,9 @@ class PhaseBuilder {
 
   AnalysisState& s_;
   PendingInstances<std::vector<Send>> pending_;  // instance -> its sends so far
-  std::vector<Send> scratch_;        // one rank's sends, in fold
-  std::vector<uint32_t> order_;      // fold's: the sends' indices by (rank, start)
-  std::vector<size_t> rank_first_;   // orderByRank's counts
+  std::vector<Send> scratch_;                    // one rank's sends, in fold
+  std::vector<uint32_t> order_;                  // fold's: the sends' indices by (rank, start)
+  std::vector<size_t> rank_first_;               // orderByRank's counts
   std::vector<PhaseStats> rows_;                // the instance's rows being made (without on_phase)
   int64_t rows_made_ = 0;                       // rows made so far, all instances
   std::map<std::string, PhaseTotal> left_out_;  // phase name -> rows not kept, folded

@@ -154,8 +154,7 @@ void TransferPass::spreadOverBins(std::vector<double>& bins, int64_t bin_width_n
   }
 }
 
-int64_t TransferPass::movingFrom(const TransferRow& row, bool send, int32_t instance,
-                                 int64_t end) {
+int64_t TransferPass::movingFrom(const TransferRow& row, bool send, int32_t instance, int64_t end) {
   if (send || instance < 0) return detail::movingFrom(send, row.start_ns, end, -1);
   if (instance != entries_instance_) {
     entries_instance_ = instance;

@@ -38,7 +38,8 @@ class EntryTimes {
   // searches only them, for a caller that asks about one instance many times in a row.
   std::span<const Entry> of(int64_t instance) const {
     if (instance < 0 || instance >= (int64_t{1} << 43)) return {};
-    auto lo = std::lower_bound(entries_.begin(), entries_.end(), Entry{key(instance, 0), INT64_MIN});
+    auto lo =
+        std::lower_bound(entries_.begin(), entries_.end(), Entry{key(instance, 0), INT64_MIN});
     auto hi = std::lower_bound(lo, entries_.end(), Entry{key(instance + 1, 0), INT64_MIN});
     return {lo, hi};
   }
