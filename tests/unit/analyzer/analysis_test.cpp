@@ -260,11 +260,13 @@ TEST(AnalysisTest, SlowLinkRateComesFromTheRecvSide) {
 
 // Gloo broadcasts from rank 0 over a tree of 4 ranks: links 0->1, 0->2 and 1->3, every message
 // moving at 1 B/ns from the call's start, 50 ms apart. Call k carries bytes[k] on each link, and
-// its message on 1->3 takes slow[k] times as long (both sides recorded).
+// its message on 1->3 takes slow[k] times as long (both sides recorded). `starts`, if given,
+// puts call k at starts[k] ns instead.
 void treeBroadcasts(TraceBuilder* t, const std::vector<int64_t>& bytes,
-                    const std::vector<int64_t>& slow) {
+                    const std::vector<int64_t>& slow, const std::vector<int64_t>& starts = {}) {
   for (size_t k = 0; k < bytes.size(); ++k) {
-    const int64_t at = 1'000'000 + 50'000'000 * static_cast<int64_t>(k);
+    const int64_t at =
+        starts.empty() ? 1'000'000 + 50'000'000 * static_cast<int64_t>(k) : starts[k];
     const int64_t id = static_cast<int64_t>(k) + 1, b = bytes[k];
     const int64_t end = at + b * slow[k] + 1000;
     for (int r = 0; r < 4; ++r) {
@@ -357,6 +359,36 @@ TEST(AnalysisTest, SlowLinkNeedsTwoSlowCallsAndHalfItsBytes) {
     std::vector<int64_t> slow(10, 1);
     slow[3] = slow[7] = 30;
     treeBroadcasts(&t, std::vector<int64_t>(10, 4 * kMiB), slow);
+    EXPECT_EQ(findRule(run(t.build()), "slow-link"), nullptr);
+  }
+}
+
+// Calls in flight together on one link (asynchronous broadcasts, as DDP's buckets are): each
+// pair starts 1 ms apart, so the second's messages on 1->3 move while the first's slow one still
+// does. Each message counts for its own call: slow in the three slow calls of six, which hold
+// half of the link's bytes, names it ("3 of 6 calls (50%"); slow in two of six, a third of its
+// bytes, does not, though every slow message overlaps a fast one on the same link.
+TEST(AnalysisTest, SlowLinkJudgesCallsInFlightTogetherOnOneLink) {
+  constexpr int64_t kMiB = 1 << 20;
+  std::vector<int64_t> starts;
+  for (int64_t pair = 0; pair < 3; ++pair) {
+    const int64_t at = 1'000'000 + 100'000'000 * pair;
+    starts.push_back(at);
+    starts.push_back(at + 1'000'000);
+  }
+  const std::vector<int64_t> bytes(6, 4 * kMiB);
+  {
+    TraceBuilder t(4);
+    treeBroadcasts(&t, bytes, {6, 1, 6, 1, 6, 1}, starts);
+    const Analysis a = run(t.build());  // kept: f points into it
+    const Finding* f = findRule(a, "slow-link");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->message.find("link 1->3"), std::string::npos) << f->message;
+    EXPECT_NE(f->evidence.find("slow in 3 of 6 calls (50%"), std::string::npos) << f->evidence;
+  }
+  {
+    TraceBuilder t(4);
+    treeBroadcasts(&t, bytes, {1, 6, 1, 1, 6, 1}, starts);
     EXPECT_EQ(findRule(run(t.build()), "slow-link"), nullptr);
   }
 }
