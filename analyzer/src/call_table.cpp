@@ -9,18 +9,22 @@ namespace ringside::analyzer::detail {
 namespace {
 // Positions are 32-bit; one more than the last position marks ends.
 constexpr size_t kMaxRows = std::numeric_limits<uint32_t>::max() - 1;
+constexpr uint32_t kNoRow = std::numeric_limits<uint32_t>::max();
 }  // namespace
 
 int32_t CallTable::addInstance() {
-  first_.push_back(static_cast<uint32_t>(std::min(size_, kMaxRows)));
+  first_.push_back(kNoRow);
   return static_cast<int32_t>(first_.size() - 1);
 }
 
 void CallTable::add(int64_t row_id, const Arrival& call) {
+  if (call.instance < 0 || static_cast<size_t>(call.instance) >= first_.size()) return;
   if (size_ >= kMaxRows) {
     too_many_ = true;
     return;
   }
+  uint32_t& first = first_[static_cast<size_t>(call.instance)];
+  if (first == kNoRow) first = static_cast<uint32_t>(size_);
   if (size_ == 0) {
     id_base_ = row_id;
   } else {

@@ -76,7 +76,8 @@ class CallTable {
     uint32_t begin_, end_;
   };
 
-  // Pass 1: a new instance (its index), then its rows, of any instance, in reading order.
+  // Pass 1: a new instance (its index); rows of any instance added, in reading order (a row of
+  // an instance not added is ignored).
   int32_t addInstance();
   void add(int64_t row_id, const Arrival& call);
   // After the last add(): builds the indexes. False (and *error) when the rows do not fit.
@@ -86,7 +87,7 @@ class CallTable {
   size_t rows() const { return size_; }
   // An instance's rows, by rank (a rank's own rows in reading order).
   Rows operator[](size_t instance) const;
-  // The first row read of an instance (the lowest rank's, in a trace read in order).
+  // The first row read of an instance with rows (the lowest rank's, in a trace read in order).
   const Arrival& first(size_t instance) const { return row(first_[instance]); }
   // Calls f(rank, rows) for each rank with rows, by rank; its rows in reading order.
   template <typename F>
