@@ -24,6 +24,16 @@ std::vector<int64_t> startsOf(const CallTable::Rows& rows) {
   return out;
 }
 
+// A table of `instances` instances and `rows` in this reading order, row ids from `first_id`.
+CallTable tableOf(int instances, int64_t first_id, const std::vector<Arrival>& rows) {
+  CallTable t;
+  for (int i = 0; i < instances; ++i) t.addInstance();
+  for (const Arrival& row : rows) t.add(first_id++, row);
+  std::string error;
+  EXPECT_TRUE(t.finish(&error)) << error;
+  return t;
+}
+
 // `ranks` ranks, each calling `instances` instances in order; row ids from `first_id` in reading
 // order (rank, then instance), start = 1000 * instance + rank.
 CallTable inOrder(int ranks, int instances, int64_t first_id) {
@@ -74,18 +84,10 @@ TEST(CallTableTest, MergedTraceOrderAcrossBlocks) {
 }
 
 TEST(CallTableTest, MissingRanksAndRepeatedCalls) {
-  CallTable t;
-  t.addInstance();
-  t.addInstance();
   // Instance 0: ranks 0, 1 and 3 (rank 3 twice, its later row entering first); instance 1:
   // rank 2 alone.
-  t.add(0, {100, 1, 0, 0});
-  t.add(1, {110, 1, 1, 0});
-  t.add(2, {400, 1, 2, 1});
-  t.add(3, {130, 1, 3, 0});
-  t.add(4, {120, -1, 3, 0});
-  std::string error;
-  ASSERT_TRUE(t.finish(&error));
+  const CallTable t = tableOf(
+      2, 0, {{100, 1, 0, 0}, {110, 1, 1, 0}, {400, 1, 2, 1}, {130, 1, 3, 0}, {120, -1, 3, 0}});
   EXPECT_EQ(ranksOf(t[0]), (std::vector<int32_t>{0, 1, 3, 3}));
   EXPECT_EQ(startsOf(t[0]), (std::vector<int64_t>{100, 110, 130, 120}));
   EXPECT_EQ(t.entry(0, 2), -1);
@@ -97,17 +99,10 @@ TEST(CallTableTest, MissingRanksAndRepeatedCalls) {
 
 TEST(CallTableTest, RowsNotGroupedByRankAnswerAsIfTheyWere) {
   // A damaged trace: rank 1's last row comes after rank 2's (its rank column sorted apart).
-  CallTable t;
-  t.addInstance();
-  t.addInstance();
-  t.add(10, {10, 1, 0, 0});
-  t.add(11, {20, 1, 1, 0});
-  t.add(12, {30, 1, 2, 0});
-  t.add(13, {40, 1, 2, 1});
-  t.add(14, {50, 1, 1, 1});
-  t.add(15, {5, 1, 1, 0});  // rank 1's second call of instance 0, entered earlier
-  std::string error;
-  ASSERT_TRUE(t.finish(&error));
+  // Rank 1's last row is its second call of instance 0, entered earlier than its first.
+  const CallTable t = tableOf(
+      2, 10,
+      {{10, 1, 0, 0}, {20, 1, 1, 0}, {30, 1, 2, 0}, {40, 1, 2, 1}, {50, 1, 1, 1}, {5, 1, 1, 0}});
   EXPECT_EQ(ranksOf(t[0]), (std::vector<int32_t>{0, 1, 1, 2}));
   EXPECT_EQ(startsOf(t[0]), (std::vector<int64_t>{10, 20, 5, 30}));
   EXPECT_EQ(ranksOf(t[1]), (std::vector<int32_t>{1, 2}));
