@@ -1,9 +1,8 @@
 // analyzer/call_table.h — every collective call row analyze() keeps after pass 1, in one flat
 // table (private to the analyzer): 24 bytes a row in blocks, never a vector per instance or per
-// rank, and two 4-byte indexes over it, so that a 16,384-rank trace of 3.3 M call rows holds
-// 92 MB instead of the 300+ MB that per-instance vectors, a sorted (instance, rank) -> entry
-// table, a (row id, instance) list and per-rank interval lists took (docs/analyzer.md,
-// "Memory flat in ranks").
+// rank, and a 4-byte index over it. At 16,384 ranks (3.3 M call rows) that is 92 MB, where
+// per-instance vectors, a sorted (instance, rank) -> entry table, a (row id, instance) list and
+// per-rank interval lists held 200-400 MB (docs/analyzer.md, "Memory flat in ranks").
 //
 // The rows are kept in the order pass 1 reads them (rank, start_ns, id): a rank's calls are
 // one stretch. Per instance its rows are listed by rank (then in reading order); per rank, in
