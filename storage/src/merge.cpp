@@ -164,15 +164,26 @@ MergeResult Merger::run() {
   };
   if (!openOutput()) return abandon();
 
+  if (opt_.on_copy_plan) {
+    std::vector<MergePlanInput> plan;
+    plan.reserve(inputs.size());
+    for (const Input& in : inputs) plan.push_back({in.path, in.merged, in.live});
+    opt_.on_copy_plan(plan);
+  }
+
   // Pass 2: copy.
   StageTimer copy_timer("copy");
   std::map<int, int> files_per_rank;
   std::set<int> cut_off, live;
   int world = -1;
-  for (const Input& in : inputs) {
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    const Input& in = inputs[index];
     bool input_failed = false;
     std::string why;
-    if (!InputCopy(*this, in, &input_failed, &why).run()) {
+    const int64_t transfers_before = res_.transfers;
+    const bool copied = InputCopy(*this, in, &input_failed, &why).run();
+    if (opt_.on_input_copied) opt_.on_input_copied(index, copied, res_.transfers - transfers_before);
+    if (!copied) {
       if (!input_failed) return abandon();  // the output failed: res_.error is set
       if (!opt_.keep_going) {
         res_.error = detail::oneLine(why + " (use -k to merge the other inputs without it)");

@@ -17,6 +17,10 @@ double seconds(clockid_t clock) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+clockid_t cpuClock(StageTimer::Cpu cpu) {
+  return cpu == StageTimer::kThreadCpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID;
+}
+
 // The tally of this thread (StageTally), if any.
 thread_local StageTally* t_tally = nullptr;
 
@@ -43,18 +47,19 @@ bool stageTimingsOn() {
   return on;
 }
 
-StageTimer::StageTimer(std::string_view stage) : on_(stageTimingsOn()) {
+StageTimer::StageTimer(std::string_view stage, Cpu cpu) : on_(stageTimingsOn()), cpu_(cpu) {
   if (!on_) return;
   copyName(stage, stage_);
   wall0_ = seconds(CLOCK_MONOTONIC);
-  cpu0_ = seconds(CLOCK_PROCESS_CPUTIME_ID);
+  cpu0_ = seconds(cpuClock(cpu_));
 }
+
 
 void StageTimer::stop() {
   if (!on_) return;
   on_ = false;
   const double wall = seconds(CLOCK_MONOTONIC) - wall0_;
-  const double cpu = seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0_;
+  const double cpu = seconds(cpuClock(cpu_)) - cpu0_;
   if (t_tally != nullptr && std::strcmp(t_tally->stage_, stage_) == 0) {
     ++t_tally->count_;
     t_tally->wall_ += wall;

@@ -5,7 +5,7 @@
 // stderr when it ends: `ringside: timing <stage> <wall> s wall, <cpu> s cpu, peak RSS <n> MiB`
 // (the process's peak so far); so do a reader's
 // open and transfer lanes and the analysis's passes (`report`, `diff`, ...). CPU is the process's,
-// all threads. Without it, nothing
+// all threads (a stage on a thread of its own may give its thread's). Without it, nothing
 // is measured or printed. Only for finding where time goes (docs/bench.md); not a stable format.
 // A stage repeated per input (a reader's open, once per rank file for `merge`'s run-id pass) is
 // folded into one line while a StageTally of its name is alive: `<stage> xN`, the sums.
@@ -21,7 +21,10 @@ bool stageTimingsOn();
 // Times one stage from its construction to stop() (or its destruction), if timings are on.
 class StageTimer {
  public:
-  explicit StageTimer(std::string_view stage);
+  // Whose CPU time the line gives: the process's (all threads), or only the calling thread's
+  // (a stage that runs on a thread of its own beside others).
+  enum Cpu { kProcessCpu, kThreadCpu };
+  explicit StageTimer(std::string_view stage, Cpu cpu = kProcessCpu);
   ~StageTimer() { stop(); }
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
@@ -31,6 +34,7 @@ class StageTimer {
  private:
   char stage_[64] = {};
   bool on_ = false;
+  Cpu cpu_ = kProcessCpu;
   double wall0_ = 0, cpu0_ = 0;
 };
 
