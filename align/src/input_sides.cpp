@@ -106,6 +106,9 @@ void InputSides::State::run() {
     ok = false;
   }
   if (!ok) std::vector<detail::Side>().swap(sides);
+  // Held through the merge's index build (its peak of memory): no growth slack, copied now,
+  // while the copy's memory is lower.
+  sides.shrink_to_fit();
   if (!ok && why.empty()) why = "stopped";
 }
 

@@ -26,6 +26,7 @@
 
 #include "merge_internal.h"
 #include "ringside/storage/stage_timings.h"
+#include "ringside/storage/two_threads.h"
 
 namespace ringside::storage {
 namespace merging {
@@ -36,10 +37,26 @@ bool Merger::probeAll(std::vector<Input>* inputs,
                       std::vector<std::pair<std::string, std::string>>* skipped) {
   for (const auto& [path, why] : opt_.skipped_inputs)
     skipped->emplace_back(detail::baseName(path), skipReason(path, why));
-  for (const std::string& path : opt_.inputs) {
+  // The inputs are probed on two threads (opening 1,024 files is ~0.7 CPU-s), the results taken
+  // in input order as before: the same warnings, and without -k the same first failure.
+  struct Probed {
     Input in;
     std::string why;
-    if (probe(path, opt_.merged_inputs, &in, &why)) {
+    bool ok = false;
+  };
+  std::vector<Probed> probed(opt_.inputs.size());
+  forEachIndexOnTwoThreads(
+      probed.size(),
+      [&](size_t i) {
+        Probed& p = probed[i];
+        p.ok = probe(opt_.inputs[i], opt_.merged_inputs, &p.in, &p.why);
+      },
+      [&](size_t i) { return !probed[i].ok && !opt_.keep_going; });
+  for (size_t i = 0; i < probed.size(); ++i) {
+    const std::string& path = opt_.inputs[i];
+    Input& in = probed[i].in;
+    const std::string& why = probed[i].why;
+    if (probed[i].ok) {
       total_ += in.rows;
       // What a merged input's own merge skipped is still missing from this trace.
       skipped->insert(skipped->end(), in.skipped.begin(), in.skipped.end());
