@@ -184,7 +184,7 @@ MergeResult Merger::run() {
   if (opt_.on_copy_plan) {
     std::vector<MergePlanInput> plan;
     plan.reserve(inputs.size());
-    for (const Input& in : inputs) plan.push_back({in.path, in.merged, in.live});
+    for (const Input& in : inputs) plan.push_back({in.path, in.merged, in.live, in.rank_infos});
     opt_.on_copy_plan(plan);
   }
 

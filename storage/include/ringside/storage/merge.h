@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "ringside/storage/records.h"
+
 namespace ringside::storage {
 
 // Where a merge stands, for a progress line.
@@ -34,6 +36,7 @@ struct MergePlanInput {
   std::string path;
   bool merged = false;  // a merged trace, not a rank file
   bool live = false;    // its writer may still be appending rows: a second read may see more
+  std::vector<RankInfo> ranks;  // its rank rows, as TraceReader::ranks() gives them
 };
 
 struct MergeOptions {
