@@ -103,7 +103,8 @@ bool InputSides::State::readSides() {
 void InputSides::State::run() {
   // Its own line: the merging thread's stages go on meanwhile (CPU of this thread).
   storage::StageTimer timer("align: sides", storage::StageTimer::kThreadCpu);
-  storage::StageTally opens("open");  // one line for this thread's opens
+  // One line for this thread's opens, apart from the merging thread's.
+  storage::StageTally opens("open", "align: opens");
   try {
     findDomains();
     ok = domains.list.size() < 2 || (read_sides = readSides());

@@ -69,9 +69,11 @@ void StageTimer::stop() {
   printLine(stage_, wall, cpu);
 }
 
-StageTally::StageTally(std::string_view stage) {
+StageTally::StageTally(std::string_view stage, std::string_view label, StageSums* into)
+    : into_(into) {
   if (!stageTimingsOn() || t_tally != nullptr) return;
   copyName(stage, stage_);
+  copyName(label.empty() ? stage : label, label_);
   active_ = true;
   t_tally = this;
 }
@@ -79,10 +81,29 @@ StageTally::StageTally(std::string_view stage) {
 StageTally::~StageTally() {
   if (!active_) return;
   t_tally = nullptr;
+  if (into_ != nullptr) {
+    *into_ = {count_, wall_, cpu_};
+    return;
+  }
   if (count_ == 0) return;
   char name[96];
-  std::snprintf(name, sizeof name, "%s x%ld", stage_, count_);
+  std::snprintf(name, sizeof name, "%s x%ld", label_, count_);
   printLine(name, wall_, cpu_);
+}
+
+void StageTally::add(std::string_view stage, const StageSums& sums) {
+  if (!stageTimingsOn() || sums.count == 0) return;
+  char name[64];
+  copyName(stage, name);
+  if (t_tally != nullptr && std::strcmp(t_tally->stage_, name) == 0) {
+    t_tally->count_ += sums.count;
+    t_tally->wall_ += sums.wall;
+    t_tally->cpu_ += sums.cpu;
+    return;
+  }
+  char line[96];
+  std::snprintf(line, sizeof line, "%s x%ld", name, sums.count);
+  printLine(line, sums.wall, sums.cpu);
 }
 
 }  // namespace ringside::storage

@@ -18,9 +18,10 @@ void forEachIndexOnTwoThreads(size_t n, const std::function<void(size_t)>& fn,
   std::atomic<size_t> next{0};
   std::atomic<size_t> stop_at{n};  // no index above it is started
   const std::string stage(tally);
-  auto work = [&] {
+  StageSums helper_sums;  // the helper's tally, added to the caller's line after the join
+  auto work = [&](StageSums* into) {
     std::optional<StageTally> folded;
-    if (!stage.empty()) folded.emplace(stage);
+    if (!stage.empty()) folded.emplace(stage, "", into);
     for (size_t i; (i = next.fetch_add(1)) < n && i <= stop_at.load();) {
       fn(i);
       if (stop_after && stop_after(i)) {
@@ -36,7 +37,7 @@ void forEachIndexOnTwoThreads(size_t n, const std::function<void(size_t)>& fn,
     try {
       helper = std::thread([&] {
         try {
-          work();
+          work(&helper_sums);
         } catch (...) {
           helper_error = std::current_exception();
         }
@@ -46,13 +47,14 @@ void forEachIndexOnTwoThreads(size_t n, const std::function<void(size_t)>& fn,
     }
   }
   try {
-    work();
+    work(nullptr);
   } catch (...) {
     next.store(n);
     if (helper.joinable()) helper.join();
     throw;
   }
   if (helper.joinable()) helper.join();
+  if (!stage.empty()) StageTally::add(stage, helper_sums);
   if (helper_error) std::rethrow_exception(helper_error);
 }
 

@@ -38,20 +38,34 @@ class StageTimer {
   double wall0_ = 0, cpu0_ = 0;
 };
 
+// What a StageTally summed: for work spread over threads, whose tallies end up in one line.
+struct StageSums {
+  long count = 0;
+  double wall = 0, cpu = 0;
+};
+
 // While alive, the StageTimers of `stage` on this thread add to it instead of printing a line
 // each; it prints one line for them all when destroyed (none when no timer ran, or timings are
-// off). One tally per thread at a time (an inner one is ignored).
+// off), named `label` (default: the stage) and its count. One tally per thread at a time (an
+// inner one is ignored). With `into`, it prints nothing but leaves its sums there, for the
+// thread that started this one to add() to its own line once it has joined it.
 class StageTally {
  public:
-  explicit StageTally(std::string_view stage);
+  explicit StageTally(std::string_view stage, std::string_view label = {},
+                      StageSums* into = nullptr);
   ~StageTally();
   StageTally(const StageTally&) = delete;
   StageTally& operator=(const StageTally&) = delete;
+  // Adds `sums` (another thread's, of `stage`) to this thread's tally of `stage`, or prints them
+  // as a line of their own when this thread has none.
+  static void add(std::string_view stage, const StageSums& sums);
 
  private:
   friend class StageTimer;
   char stage_[64] = {};
+  char label_[64] = {};
   bool active_ = false;
+  StageSums* into_ = nullptr;
   long count_ = 0;
   double wall_ = 0, cpu_ = 0;
 };

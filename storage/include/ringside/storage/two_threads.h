@@ -13,8 +13,8 @@ namespace ringside::storage {
 // from two threads at once for different indexes (each writing only its own result); the
 // caller reads the results afterwards, in index order, so what it reports keeps that order.
 // Once `stop_after(i)` has returned true for an i, indexes above i are not started (the caller
-// will stop at i anyway). With `tally` given, each thread folds its StageTimers of that name into
-// one line (stage_timings.h). Without a helper thread (n < 2, or none could be started), fn runs
+// will stop at i anyway). With `tally` given, the StageTimers of that name on both threads are
+// folded into one line (stage_timings.h): the caller's tally of that name when it has one. Without a helper thread (n < 2, or none could be started), fn runs
 // on the caller alone. An exception thrown by fn on the helper is rethrown here.
 void forEachIndexOnTwoThreads(size_t n, const std::function<void(size_t)>& fn,
                               const std::function<bool(size_t)>& stop_after = {},
