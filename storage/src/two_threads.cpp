@@ -1,6 +1,8 @@
 // storage/src/two_threads.cpp — forEachIndexOnTwoThreads (ringside/storage/two_threads.h).
 #include "ringside/storage/two_threads.h"
 
+#include <sqlite3.h>
+
 #include <atomic>
 #include <exception>
 #include <optional>
@@ -57,5 +59,7 @@ void forEachIndexOnTwoThreads(size_t n, const std::function<void(size_t)>& fn,
   if (!stage.empty()) StageTally::add(stage, helper_sums);
   if (helper_error) std::rethrow_exception(helper_error);
 }
+
+void configureSqliteForThreads() { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
 
 }  // namespace ringside::storage
