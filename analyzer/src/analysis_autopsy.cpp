@@ -50,9 +50,9 @@ std::map<int, std::vector<const AutopsyTails::Ring*>> AutopsyTails::byRank() con
   return out;
 }
 
-void autopsyTransfer(AnalysisState& s, const storage::TransferRow& row, int32_t instance) {
+void autopsyTransfer(AnalysisState& s, const storage::TransferRow& row, bool send,
+                     int32_t instance) {
   AutopsyState& a = s.autopsy;
-  bool send = row.side == "send";
   if (!send && row.dst_rank >= 0) {  // checked against the trace's ranks by the caller
     if (a.receives.size() <= static_cast<size_t>(row.dst_rank)) a.receives.resize(row.dst_rank + 1, 0);
     a.receives[static_cast<size_t>(row.dst_rank)] = 1;

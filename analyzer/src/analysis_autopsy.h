@@ -56,8 +56,9 @@ struct AutopsyState {
   std::vector<char> receives;  // [rank]: 1 when it has recv rows (its receives are recorded)
 };
 
-// Pass 2: one transfer row of `instance` (>= 0).
-void autopsyTransfer(AnalysisState& s, const storage::TransferRow& row, int32_t instance);
+// Pass 2: one transfer row of `instance` (>= 0); `send`: a send row, else a recv row.
+void autopsyTransfer(AnalysisState& s, const storage::TransferRow& row, bool send,
+                     int32_t instance);
 // After steps: the verdicts into Analysis::autopsy and their findings.
 void autopsyFindings(AnalysisState& s, std::vector<Finding>* findings);
 

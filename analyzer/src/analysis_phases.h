@@ -39,15 +39,18 @@ class PhaseBuilder {
     int64_t start, end;
   };
   void fold(int32_t instance, std::vector<Send> sends);
+  void orderByRank(std::vector<Send>* sends);
   void inferGlooRingPhases(std::vector<Send>* sends);
-  void addPhaseRows(const CollectiveInstance& c, const std::vector<Send>& sends, bool inferred);
+  void addPhaseRows(const CollectiveInstance& c, std::vector<Send>* sends, bool inferred);
   void addPhaseRow(const CollectiveInstance& c, const Send* from, const Send* to, int64_t lo,
                    int64_t hi, bool inferred);
   void keepRows();  // rows_ into Analysis::phases or left_out_
 
   AnalysisState& s_;
   PendingInstances<std::vector<Send>> pending_;  // instance -> its sends so far
-  std::vector<Send> scratch_;  // one rank's sends, by (phase, step), in addPhaseRows
+  std::vector<Send> scratch_;                    // one rank's sends, in fold
+  std::vector<uint32_t> order_;                  // fold's: the sends' indices by (rank, start)
+  std::vector<size_t> rank_first_;               // orderByRank's counts
   std::vector<PhaseStats> rows_;                // the instance's rows being made (without on_phase)
   int64_t rows_made_ = 0;                       // rows made so far, all instances
   std::map<std::string, PhaseTotal> left_out_;  // phase name -> rows not kept, folded

@@ -155,6 +155,7 @@ struct SideAcc {
   // display bins; empty when AnalysisOptions::bins is kPeakBins: then `bins` serves).
   std::vector<double> peak_bins;
   std::vector<int32_t> instances;  // collective instances it carried bytes for
+  int32_t last_instance = -1;      // instances.back() without touching the vector's memory
   ByPhaseGroup<GroupTraffic> by_group;
   GroupTraffic& group(PhaseGroupKey key) { return entryFor(by_group, key); }
   const GroupTraffic* findGroup(PhaseGroupKey key) const { return findEntry(by_group, key); }
@@ -198,17 +199,25 @@ struct FitPoints {
   int64_t sends = 0;
   void add(int64_t bytes, int64_t ns) {
     ++sends;
-    auto it = by_bytes.find(bytes);
-    if (it == by_bytes.end()) {
-      if (by_bytes.size() >= kMaxSizes) return;
-      it = by_bytes.emplace(bytes, Size{}).first;
+    if (last_ == nullptr || last_bytes_ != bytes) {  // consecutive sends are often of one size
+      auto it = by_bytes.find(bytes);
+      if (it == by_bytes.end()) {
+        if (by_bytes.size() >= kMaxSizes) return;
+        it = by_bytes.emplace(bytes, Size{}).first;
+      }
+      last_bytes_ = bytes;
+      last_ = &it->second;  // a map's elements never move
     }
-    Size& size = it->second;
+    Size& size = *last_;
     ++size.sends;
     if (size.fastest.size() == kKept && ns >= size.fastest.back()) return;
     size.fastest.insert(std::upper_bound(size.fastest.begin(), size.fastest.end(), ns), ns);
     if (size.fastest.size() > kKept) size.fastest.pop_back();
   }
+
+ private:
+  int64_t last_bytes_ = 0;
+  Size* last_ = nullptr;
 };
 
 // (src, dst, channel) -> bytes, messages.

@@ -335,23 +335,28 @@ std::string signedDuration(int64_t ns) {
 void clockTable(const Analysis& a, Units u, size_t limit, ReportTable* t) {
   t->title = "Clocks (one domain per kernel clock, mapped onto the reference)";
   bool h = u == Units::kHuman;
+  // The clock fit's tree of domains (schema 7): a person sees the domain each one was aligned
+  // through ("via", "-" for the reference and traces merged before schema 7); CSV also gives the
+  // bound between the two (parent_uncertainty_ns, -1 unknown), as the JSON does.
   t->columns = {{"domain", "domain"},        {"host", "host", false},
                 {"ranks", "ranks", false},   {"method", "method", false},
-                {"offset_ns", "offset"},     {"drift_ppm", "drift ppm"},
-                {"uncertainty_ns", "uncertainty"}, {"bounds", "bounds"},
-                {"violated", "violated"}};
+                {"parent", "via"},           {"offset_ns", "offset"},
+                {"drift_ppm", "drift ppm"},  {"uncertainty_ns", "uncertainty"},
+                {"bounds", "bounds"},        {"violated", "violated"}};
+  if (!h) t->columns.insert(t->columns.begin() + 5, {"parent_uncertainty_ns", "parent uncertainty"});
   if (a.clock.domains.size() < 2) return;
   for (const storage::ClockDomain& d : a.clock.domains) {
     std::vector<int> ranks(d.ranks.begin(), d.ranks.end());
     if (h) {
       t->rows.push_back({num(d.id), d.host, analyzer::formatRankList(ranks), d.method,
-                         signedDuration(d.offset_ns), format::fixed(d.drift_ppm, 2),
+                         d.parent >= 0 ? num(d.parent) : "-", signedDuration(d.offset_ns),
+                         format::fixed(d.drift_ppm, 2),
                          "±" + format::duration(std::max<int64_t>(0, d.uncertainty_ns)),
                          format::count(d.bounds), format::count(d.violated)});
     } else {
-      t->rows.push_back({num(d.id), d.host, analyzer::formatRankList(ranks), d.method,
-                         num(d.offset_ns), format::fixed(d.drift_ppm, 6), num(d.uncertainty_ns),
-                         num(d.bounds), num(d.violated)});
+      t->rows.push_back({num(d.id), d.host, analyzer::formatRankList(ranks), d.method, num(d.parent),
+                         num(d.parent_uncertainty_ns), num(d.offset_ns), format::fixed(d.drift_ppm, 6),
+                         num(d.uncertainty_ns), num(d.bounds), num(d.violated)});
     }
   }
   // A person sees the least and the best aligned domains (the summary line below the table

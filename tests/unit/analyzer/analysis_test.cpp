@@ -260,11 +260,13 @@ TEST(AnalysisTest, SlowLinkRateComesFromTheRecvSide) {
 
 // Gloo broadcasts from rank 0 over a tree of 4 ranks: links 0->1, 0->2 and 1->3, every message
 // moving at 1 B/ns from the call's start, 50 ms apart. Call k carries bytes[k] on each link, and
-// its message on 1->3 takes slow[k] times as long (both sides recorded).
+// its message on 1->3 takes slow[k] times as long (both sides recorded). `starts`, if given,
+// puts call k at starts[k] ns instead.
 void treeBroadcasts(TraceBuilder* t, const std::vector<int64_t>& bytes,
-                    const std::vector<int64_t>& slow) {
+                    const std::vector<int64_t>& slow, const std::vector<int64_t>& starts = {}) {
   for (size_t k = 0; k < bytes.size(); ++k) {
-    const int64_t at = 1'000'000 + 50'000'000 * static_cast<int64_t>(k);
+    const int64_t at =
+        starts.empty() ? 1'000'000 + 50'000'000 * static_cast<int64_t>(k) : starts[k];
     const int64_t id = static_cast<int64_t>(k) + 1, b = bytes[k];
     const int64_t end = at + b * slow[k] + 1000;
     for (int r = 0; r < 4; ++r) {
@@ -357,6 +359,36 @@ TEST(AnalysisTest, SlowLinkNeedsTwoSlowCallsAndHalfItsBytes) {
     std::vector<int64_t> slow(10, 1);
     slow[3] = slow[7] = 30;
     treeBroadcasts(&t, std::vector<int64_t>(10, 4 * kMiB), slow);
+    EXPECT_EQ(findRule(run(t.build()), "slow-link"), nullptr);
+  }
+}
+
+// Calls in flight together on one link (asynchronous broadcasts, as DDP's buckets are): each
+// pair starts 1 ms apart, so the second's messages on 1->3 move while the first's slow one still
+// does. Each message counts for its own call: slow in the three slow calls of six, which hold
+// half of the link's bytes, names it ("3 of 6 calls (50%"); slow in two of six, a third of its
+// bytes, does not, though every slow message overlaps a fast one on the same link.
+TEST(AnalysisTest, SlowLinkJudgesCallsInFlightTogetherOnOneLink) {
+  constexpr int64_t kMiB = 1 << 20;
+  std::vector<int64_t> starts;
+  for (int64_t pair = 0; pair < 3; ++pair) {
+    const int64_t at = 1'000'000 + 100'000'000 * pair;
+    starts.push_back(at);
+    starts.push_back(at + 1'000'000);
+  }
+  const std::vector<int64_t> bytes(6, 4 * kMiB);
+  {
+    TraceBuilder t(4);
+    treeBroadcasts(&t, bytes, {6, 1, 6, 1, 6, 1}, starts);
+    const Analysis a = run(t.build());  // kept: f points into it
+    const Finding* f = findRule(a, "slow-link");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->message.find("link 1->3"), std::string::npos) << f->message;
+    EXPECT_NE(f->evidence.find("slow in 3 of 6 calls (50%"), std::string::npos) << f->evidence;
+  }
+  {
+    TraceBuilder t(4);
+    treeBroadcasts(&t, bytes, {1, 6, 1, 1, 6, 1}, starts);
     EXPECT_EQ(findRule(run(t.build()), "slow-link"), nullptr);
   }
 }
@@ -458,6 +490,53 @@ TEST(AnalysisTest, GlooRingPhasesInferred) {
   EXPECT_EQ(ag->slowest_step_ns, 350);
   // Full mesh of 6 directed links, 3 used (r -> r-1).
   EXPECT_EQ(a.idle_links.size(), 3u);
+}
+
+// The transfer pass gets an instance's sends by start, ranks interleaved (here 3, 1, 0, 2) and
+// a rank's steps not always in step order (rank 0's step 1 starts first). The phase rows come out
+// by rank, then phase (in order of first use), and a step's gap counts in step order.
+TEST(AnalysisTest, PhaseRowsByRankWhateverTheArrivalOrder) {
+  TraceBuilder t(4);
+  for (int r = 0; r < 4; ++r)
+    t.colls.push_back({1, r, 0, "allreduce", "ringside-ring", 400, 100, 2000});
+  auto send = [&t](int r, int64_t start, int64_t end, const char* phase, int step) {
+    t.xfers.push_back({1, r, (r + 1) % 4, "send", 100, start, end, phase, step});
+  };
+  send(3, 200, 300, "reduce-scatter", 0);
+  send(1, 210, 310, "reduce-scatter", 0);
+  send(0, 220, 320, "reduce-scatter", 1);
+  send(0, 230, 600, "reduce-scatter", 0);
+  send(2, 240, 340, "reduce-scatter", 0);
+  send(3, 400, 500, "reduce-scatter", 1);
+  send(1, 410, 700, "reduce-scatter", 1);
+  send(2, 440, 540, "reduce-scatter", 1);
+  send(3, 600, 900, "all-gather", 0);
+  send(1, 610, 800, "all-gather", 0);
+  send(0, 620, 700, "all-gather", 0);
+  Analysis a = run(t.build());
+  std::vector<std::pair<int, std::string>> order;
+  for (const PhaseStats& p : a.phases) order.emplace_back(p.rank, p.phase);
+  const std::vector<std::pair<int, std::string>> expected = {
+      {0, "reduce-scatter"}, {0, "all-gather"},     {1, "reduce-scatter"}, {1, "all-gather"},
+      {2, "reduce-scatter"}, {3, "reduce-scatter"}, {3, "all-gather"}};
+  EXPECT_EQ(order, expected);
+  // Rank 0: step 0 ends at 600, 380 after the phase's start (220); step 1 at 320, before that.
+  const PhaseStats* rs0 = findPhase(a, 0, "reduce-scatter");
+  ASSERT_NE(rs0, nullptr);
+  EXPECT_EQ(rs0->start_ns, 220);
+  EXPECT_EQ(rs0->end_ns, 600);
+  EXPECT_EQ(rs0->steps, 2);
+  EXPECT_EQ(rs0->slowest_step, 0);
+  EXPECT_EQ(rs0->slowest_step_ns, 380);
+  // Rank 1: steps end at 310 and 700: gaps 100 and 390.
+  const PhaseStats* rs1 = findPhase(a, 1, "reduce-scatter");
+  ASSERT_NE(rs1, nullptr);
+  EXPECT_EQ(rs1->slowest_step, 1);
+  EXPECT_EQ(rs1->slowest_step_ns, 390);
+  const PhaseStats* ag3 = findPhase(a, 3, "all-gather");
+  ASSERT_NE(ag3, nullptr);
+  EXPECT_EQ(ag3->steps, 1);
+  EXPECT_EQ(ag3->slowest_step_ns, 300);
 }
 
 // Two hosts: ranks 0, 1 on "a", 2, 3 on "b"; the ring 0->1->2->3->0 crosses hosts at 1->2, 3->0.

@@ -560,6 +560,41 @@ TEST(ReportHosts, ClockSectionWithTwoDomains) {
   for (const std::string& line : clockNotes(a)) EXPECT_EQ(line.find("warning"), std::string::npos);
 }
 
+// The clock fit's tree (schema 7): the domain each one was aligned through, "via" for a person
+// ("-" for the reference and traces merged before schema 7), parent and its bound in CSV.
+TEST(ReportHosts, ClockTableShowsTheTreeOfDomains) {
+  analyzer::Analysis a = twoHosts();
+  a.clock = twoClocks();
+  a.clock.domains[1].parent = 0;
+  a.clock.domains[1].parent_uncertainty_ns = 4200;
+  ReportTable human, raw;
+  ASSERT_TRUE(buildReportTable(a, "clocks", Units::kHuman, 0, &human));
+  ASSERT_TRUE(buildReportTable(a, "clocks", Units::kRaw, 0, &raw));
+  auto column = [](const ReportTable& t, const std::string& key) {
+    for (size_t i = 0; i < t.columns.size(); ++i)
+      if (t.columns[i].key == key) return static_cast<int>(i);
+    return -1;
+  };
+  const int via = column(human, "parent");
+  ASSERT_GE(via, 0);
+  EXPECT_EQ(human.columns[static_cast<size_t>(via)].title, "via");
+  EXPECT_EQ(column(human, "parent_uncertainty_ns"), -1);  // the text stays within 100 columns
+  ASSERT_EQ(human.rows.size(), 2u);
+  EXPECT_EQ(human.rows[0][static_cast<size_t>(via)], "-");
+  EXPECT_EQ(human.rows[1][static_cast<size_t>(via)], "0");
+  const int parent = column(raw, "parent"), bound = column(raw, "parent_uncertainty_ns");
+  ASSERT_GE(parent, 0);
+  ASSERT_GE(bound, 0);
+  for (const auto& row : raw.rows) ASSERT_EQ(row.size(), raw.columns.size());
+  EXPECT_EQ(raw.rows[0][static_cast<size_t>(parent)], "-1");
+  EXPECT_EQ(raw.rows[1][static_cast<size_t>(parent)], "0");
+  EXPECT_EQ(raw.rows[1][static_cast<size_t>(bound)], "4200");
+  std::string text = formatReportText(a, {"t"});
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_LE(line.size(), kReportWidth) << line;
+}
+
 }  // namespace
 }  // namespace ringside::cli
 
