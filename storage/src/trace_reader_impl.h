@@ -68,6 +68,10 @@ struct IdRun {
   int64_t first, last;
 };
 
+// The rank rows of an open trace as TraceReader::ranks() gives them (the merge's probe reads them
+// too, for the clock domains its caller finds before the copy: align/input_sides.h).
+std::vector<RankInfo> rankInfos(sqlite3* db, int version);
+
 class SqliteTraceReader final : public TraceReader {
  public:
   SqliteTraceReader(std::string path, Db db, int version, bool raw_times)
