@@ -185,7 +185,8 @@ void countMessages(const Domains& domains, const Evidence& ev, storage::ClockMod
 }  // namespace
 
 bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
-                   storage::ClockModel* model, AlignStats* stats, std::string* error) {
+                   storage::ClockModel* model, AlignStats* stats, std::string* error,
+                   InputSides* input_sides) {
   try {
     const auto started = std::chrono::steady_clock::now();
     *model = storage::ClockModel{};
@@ -200,8 +201,17 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
     if (n > 1 && options.use_calls && !detail::gatherCalls(raw, domains, &ev, error)) return false;
     const double read_calls = since(phase);
     phase = std::chrono::steady_clock::now();
-    if (n > 1 && options.use_messages && !detail::gatherMessages(raw, domains, &ev, error)) {
-      return false;
+    bool from_inputs = false;
+    std::string not_from_inputs = "no inputs read";
+    if (n > 1 && options.use_messages) {
+      std::vector<detail::Side> sides;
+      from_inputs = input_sides != nullptr &&
+                    detail::takeInputSides(*input_sides, domains, &sides, &not_from_inputs);
+      if (from_inputs) {
+        detail::pairSides(&sides, domains, &ev);
+      } else if (!detail::gatherMessages(raw, domains, &ev, error)) {
+        return false;
+      }
     }
     const double read_messages = since(phase);
     std::vector<Mapping> f(n);
@@ -312,6 +322,8 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
       stats->seconds = since(started);
       stats->read_calls_seconds = read_calls;
       stats->read_messages_seconds = read_messages;
+      stats->sides_from_inputs = from_inputs;
+      stats->sides_not_from_inputs = from_inputs ? "" : not_from_inputs;
     }
     return true;
   } catch (const std::bad_alloc&) {
@@ -321,7 +333,8 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
 }
 
 bool realignTrace(const std::string& path, const AlignOptions& options,
-                  storage::ClockModel* model, AlignStats* stats, std::string* error) {
+                  storage::ClockModel* model, AlignStats* stats, std::string* error,
+                  InputSides* input_sides) {
   storage::ClockModel local;
   if (model == nullptr) model = &local;
   {
@@ -330,7 +343,7 @@ bool realignTrace(const std::string& path, const AlignOptions& options,
     open.quick_check = false;  // the merge that made it (or the caller) checked it
     std::unique_ptr<storage::TraceReader> raw = storage::TraceReader::open(path, open, error);
     if (!raw) return false;
-    if (!fitClockModel(*raw, options, model, stats, error)) return false;
+    if (!fitClockModel(*raw, options, model, stats, error, input_sides)) return false;
   }
   return storage::storeClockModel(path, *model, error);
 }

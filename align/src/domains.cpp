@@ -14,8 +14,7 @@ constexpr int64_t kSameClockNs = 100'000'000;
 
 }  // namespace
 
-bool findDomains(storage::TraceReader& raw, Domains* out, std::string* error) {
-  std::vector<storage::RankInfo> ranks = raw.ranks();
+void assignDomains(std::vector<storage::RankInfo> ranks, Domains* out) {
   // First row of each rank wins (a rank rerun into one folder appears twice).
   std::sort(ranks.begin(), ranks.end(), [](const storage::RankInfo& a, const storage::RankInfo& b) {
     return a.rank < b.rank;
@@ -58,6 +57,10 @@ bool findDomains(storage::TraceReader& raw, Domains* out, std::string* error) {
     // The trace's start is an anchor too (the only one of a version-2 trace).
     out->list[static_cast<size_t>(domain)].wall.emplace_back(info->start_ns, wall);
   }
+}
+
+bool findDomains(storage::TraceReader& raw, Domains* out, std::string* error) {
+  assignDomains(raw.ranks(), out);
   std::string why;
   const bool ok = raw.forEachClockAnchor(
       [&](int32_t rank, const storage::ClockAnchorRow& a) {

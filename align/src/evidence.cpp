@@ -80,40 +80,47 @@ bool gatherCalls(storage::TraceReader& raw, const Domains& domains, Evidence* ou
   return true;
 }
 
+bool sideOf(const Domains& domains, const storage::TransferRow& row, Side* out) {
+  if (row.src_rank < 0 || row.dst_rank < 0) return false;
+  const int32_t a = domains.of(row.src_rank);
+  const int32_t b = domains.of(row.dst_rank);
+  if (a < 0 || b < 0 || a == b) return false;
+  const bool recv = row.side == "recv";
+  if (!recv && row.side != "send") return false;
+  if (recv && (row.end_ns == storage::kNone || row.end_ns < row.start_ns)) return false;
+  *out = {row.src_rank, row.dst_rank, row.slot, row.bytes, recv, recv ? row.end_ns : row.start_ns};
+  return true;
+}
+
 bool gatherMessages(storage::TraceReader& raw, const Domains& domains, Evidence* out,
                     std::string* error) {
   // Each side of a message between domains, keyed so that the k-th send of (src, dst, slot)
   // meets the k-th receive (one link delivers in order).
-  struct Side {
-    int32_t src, dst;
-    int64_t slot;
-    int64_t bytes;
-    bool recv;
-    int64_t t;  // send: posted; receive: completed
-  };
   std::vector<Side> sides;
   // Only the fields that pair the two sides are read (half the columns).
   const bool ok = raw.forEachMessageSide(
       [&](int32_t, const storage::TransferRow& row) {
-        if (row.src_rank < 0 || row.dst_rank < 0) return true;
-        const int32_t a = domains.of(row.src_rank);
-        const int32_t b = domains.of(row.dst_rank);
-        if (a < 0 || b < 0 || a == b) return true;
-        const bool recv = row.side == "recv";
-        if (!recv && row.side != "send") return true;
-        if (recv && (row.end_ns == storage::kNone || row.end_ns < row.start_ns)) return true;
-        sides.push_back({row.src_rank, row.dst_rank, row.slot, row.bytes, recv,
-                         recv ? row.end_ns : row.start_ns});
+        Side side;
+        if (sideOf(domains, row, &side)) sides.push_back(side);
         return true;
       },
       error);
   if (!ok) return false;
+  pairSides(&sides, domains, out);
+  return true;
+}
+
+void pairSides(std::vector<Side>* sides_in, const Domains& domains, Evidence* out) {
+  std::vector<Side>& sides = *sides_in;
+  // A total order (bytes last): sides read in any order (the merged trace's, or its inputs' one
+  // after another) pair the same.
   std::sort(sides.begin(), sides.end(), [](const Side& x, const Side& y) {
     if (x.src != y.src) return x.src < y.src;
     if (x.dst != y.dst) return x.dst < y.dst;
     if (x.slot != y.slot) return x.slot < y.slot;
     if (x.recv != y.recv) return x.recv < y.recv;
-    return x.t < y.t;
+    if (x.t != y.t) return x.t < y.t;
+    return x.bytes < y.bytes;
   });
   for (size_t i = 0; i < sides.size();) {
     size_t j = i;
@@ -169,7 +176,6 @@ bool gatherMessages(storage::TraceReader& raw, const Domains& domains, Evidence*
       }
     }
   }
-  return true;
 }
 
 }  // namespace ringside::align::detail

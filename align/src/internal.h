@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ringside/align/input_sides.h"
 #include "ringside/storage/records.h"
 #include "ringside/storage/trace_reader.h"
 
@@ -33,6 +34,9 @@ struct Domains {
 // Groups the ranks into domains (same boot id and time namespace; without a boot id, the same
 // host and a monotonic-to-wall offset within 100 ms) and collects their anchors.
 bool findDomains(storage::TraceReader& raw, Domains* out, std::string* error);
+// The grouping alone, of rank rows in the order TraceReader::ranks() gives them (by rank, then
+// start): each domain's ranks, and the ranks' starts as its only anchors.
+void assignDomains(std::vector<storage::RankInfo> ranks, Domains* out);
 
 // What one matched call says, per domain present: the latest raw time a rank of the domain had
 // entered in a way the others wait for (`enter`), and the earliest raw time a rank of the domain
@@ -107,6 +111,25 @@ bool gatherCalls(storage::TraceReader& raw, const Domains& domains, Evidence* ou
                  std::string* error);
 bool gatherMessages(storage::TraceReader& raw, const Domains& domains, Evidence* out,
                     std::string* error);
+
+// One side of a message between two domains, as gatherMessages pairs them.
+struct Side {
+  int32_t src, dst;
+  int64_t slot;
+  int64_t bytes;
+  bool recv;
+  int64_t t;  // send: posted; receive: completed
+};
+// The side that `row` is when it is a send, or a completed receive, between two domains.
+bool sideOf(const Domains& domains, const storage::TransferRow& row, Side* out);
+// Pairs the k-th send of each (src, dst, slot) with its k-th receive into out->messages, and
+// picks out->representatives. The result does not depend on the order of *sides (emptied).
+void pairSides(std::vector<Side>* sides, const Domains& domains, Evidence* out);
+// The sides a merge's inputs gave (InputSides, read beside the copy), when they are those of the
+// merged trace whose domains are `domains`: then appended to *sides and true. False (*why says
+// which check failed) when the caller must read the merged trace instead.
+bool takeInputSides(InputSides& from, const Domains& domains, std::vector<Side>* sides,
+                    std::string* why);
 
 // A domain's mapping f: aligned = raw + f(raw), f piecewise linear.
 struct Piece {

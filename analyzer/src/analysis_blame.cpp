@@ -13,67 +13,60 @@ namespace ringside::analyzer::detail {
 namespace {
 
 struct Piece {
-  int culprit = -1, victim = -1;
+  int culprit = -1;
   int64_t step = -1;
   int64_t from = 0, to = 0;
 };
 
-// The waiting of each call, per culprit and victim; sets CollectiveInstance::caused_wait_ns.
-std::vector<Piece> waitPieces(AnalysisState& s) {
-  Analysis& a = *s.out;
-  // Reserved for every arrival (one piece each at most): grown a piece at a time, 5 M pieces
-  // (4,096 ranks x 1,220 calls) took 400 MB at the last growth, the viewer's peak.
-  auto waited = [](const CollectiveInstance& c) {
-    return c.ranks >= 2 && c.arrival_skew_ns > 0 && c.straggler_rank >= 0;
-  };
-  size_t arrivals = 0;
-  for (size_t i = 0; i < a.collectives.size() && i < s.arrivals.size(); ++i)
-    arrivals += waited(a.collectives[i]) ? s.arrivals[i].size() : 0;
-  std::vector<Piece> pieces;
-  pieces.reserve(arrivals);
-  for (size_t i = 0; i < a.collectives.size(); ++i) {
-    CollectiveInstance& c = a.collectives[i];
-    c.caused_wait_ns = 0;
-    if (!waited(c)) continue;
-    for (const Arrival& arr : s.arrivals[i]) {
-      if (arr.rank == c.straggler_rank) continue;
-      int64_t until = c.last_start_ns;
-      if (arr.host_ns >= 0) until = std::min(until, arr.start_ns + arr.host_ns);
-      if (until <= arr.start_ns) continue;
-      c.caused_wait_ns += until - arr.start_ns;
-      pieces.push_back({c.straggler_rank, arr.rank, c.step, arr.start_ns, until});
-    }
+bool waited(const CollectiveInstance& c) {
+  return c.ranks >= 2 && c.arrival_skew_ns > 0 && c.straggler_rank >= 0;
+}
+
+// One victim's waiting per (culprit, step), united, added to *caused; and each call's waiting to
+// its instance (CollectiveInstance::caused_wait_ns). Victim by victim from the call table: the
+// pieces of one rank at a time (its calls), never one per call row of the run.
+void victimWaits(Analysis& a, int victim, const CallTable::Rows& calls, std::vector<Piece>* pieces,
+                 std::map<std::pair<int, int64_t>, int64_t>* caused) {
+  pieces->clear();
+  for (const Arrival& arr : calls) {
+    CollectiveInstance& c = a.collectives[static_cast<size_t>(arr.instance)];
+    if (!waited(c) || victim == c.straggler_rank) continue;
+    const int64_t until = waitedUntil(arr, c.last_start_ns);
+    if (until <= arr.start_ns) continue;
+    c.caused_wait_ns += until - arr.start_ns;
+    pieces->push_back({c.straggler_rank, c.step, arr.start_ns, until});
   }
-  return pieces;
+  std::sort(pieces->begin(), pieces->end(), [](const Piece& x, const Piece& y) {
+    return std::tie(x.culprit, x.step, x.from) < std::tie(y.culprit, y.step, y.from);
+  });
+  for (size_t k = 0; k < pieces->size();) {
+    const Piece& g = (*pieces)[k];
+    int64_t total = 0, from = g.from, to = g.to;
+    size_t j = k;
+    for (; j < pieces->size() && (*pieces)[j].culprit == g.culprit && (*pieces)[j].step == g.step;
+         ++j) {
+      if ((*pieces)[j].from > to) {
+        total += to - from;
+        from = (*pieces)[j].from;
+      }
+      to = std::max(to, (*pieces)[j].to);
+    }
+    total += to - from;
+    (*caused)[{g.culprit, g.step}] += total;
+    k = j;
+  }
 }
 
 }  // namespace
 
 void assignBlame(AnalysisState& s) {
   Analysis& a = *s.out;
-  std::vector<Piece> pieces = waitPieces(s);
-  std::sort(pieces.begin(), pieces.end(), [](const Piece& x, const Piece& y) {
-    return std::tie(x.culprit, x.victim, x.step, x.from) <
-           std::tie(y.culprit, y.victim, y.step, y.from);
-  });
+  for (CollectiveInstance& c : a.collectives) c.caused_wait_ns = 0;
   std::map<std::pair<int, int64_t>, int64_t> caused;  // (culprit, step) -> ns
-  for (size_t k = 0; k < pieces.size();) {
-    const Piece& g = pieces[k];
-    int64_t total = 0, from = g.from, to = g.to;
-    size_t j = k;
-    for (; j < pieces.size() && pieces[j].culprit == g.culprit && pieces[j].victim == g.victim &&
-           pieces[j].step == g.step;
-         ++j) {
-      if (pieces[j].from > to) {
-        total += to - from;
-        from = pieces[j].from;
-      }
-      to = std::max(to, pieces[j].to);
-    }
-    total += to - from;
-    caused[{g.culprit, g.step}] += total;
-    k = j;
-  }
+  std::vector<Piece> pieces;
+  s.arrivals.forEachRank([&](int victim, const CallTable::Rows& calls) {
+    victimWaits(a, victim, calls, &pieces, &caused);
+  });
   std::vector<Piece>().swap(pieces);
   std::map<int, RankStats*> by_rank;
   for (RankStats& r : a.ranks) {

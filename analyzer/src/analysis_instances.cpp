@@ -12,35 +12,6 @@
 
 namespace ringside::analyzer::detail {
 
-void RowIndex::finish() {
-  // Merged traces number rows in (rank, start) order: usually sorted already.
-  if (!std::is_sorted(sorted_.begin(), sorted_.end())) std::sort(sorted_.begin(), sorted_.end());
-  // Merged traces number collective rows densely: then a flat table replaces the search.
-  if (sorted_.empty()) return;
-  // Row ids are whatever the trace holds: differences are taken unsigned (no overflow).
-  dense_base_ = sorted_.front().first;
-  uint64_t extent = static_cast<uint64_t>(sorted_.back().first) - static_cast<uint64_t>(dense_base_);
-  if (extent < 4 * static_cast<uint64_t>(sorted_.size()) + 1024) {
-    dense_.assign(static_cast<size_t>(extent) + 1, -1);
-    for (const auto& [id, index] : sorted_) {
-      dense_[static_cast<size_t>(static_cast<uint64_t>(id) - static_cast<uint64_t>(dense_base_))] =
-          index;
-    }
-    sorted_.clear();
-    sorted_.shrink_to_fit();
-  }
-}
-
-int32_t RowIndex::find(int64_t row_id) const {
-  if (!dense_.empty()) {
-    if (row_id < dense_base_) return -1;
-    uint64_t at = static_cast<uint64_t>(row_id) - static_cast<uint64_t>(dense_base_);
-    return at < dense_.size() ? dense_[static_cast<size_t>(at)] : -1;
-  }
-  auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::make_pair(row_id, INT32_MIN));
-  return it != sorted_.end() && it->first == row_id ? it->second : -1;
-}
-
 void readMeta(AnalysisState& s) {
   Analysis* out = s.out;
   out->cut_off_ranks = s.meta.cut_off;
@@ -176,15 +147,14 @@ bool InstancePass::add(const CollectiveRow& row) {
   auto [it, fresh] = instance_of_.try_emplace(key, static_cast<int32_t>(instances.size()));
   if (fresh) {
     instances.push_back(newInstance(row, end));
-    s_.arrivals.emplace_back();
+    s_.arrivals.addInstance();
   }
   CollectiveInstance& instance = instances[static_cast<size_t>(it->second)];
   addRow(row, end, fresh, &instance);
   s_.autopsy.tails.add(row, commId(row.comm), it->second, instance.op, instance.dtype);
-  s_.arrivals[static_cast<size_t>(it->second)].push_back(
-      {row.rank, row.start_ns, row.end_ns >= row.start_ns ? row.end_ns - row.start_ns : -1});
-  s_.instance_of_row.add(row.id, it->second);
-  s_.entries.add(it->second, row.rank, row.start_ns);
+  s_.arrivals.add(row.id,
+                  {row.start_ns, row.end_ns >= row.start_ns ? row.end_ns - row.start_ns : -1,
+                   static_cast<int32_t>(row.rank), it->second});
   RankAcc& rank = rankAcc(row.rank);
   rank.events.add(row.start_ns, end);
   rank.comm.add(row.start_ns, end);
@@ -198,11 +168,7 @@ bool readInstances(AnalysisState& s) {
   InstancePass pass(s);
   bool ok =
       s.reader.forEachCollective([&](const CollectiveRow& row) { return pass.add(row); }, s.error);
-  if (ok) {
-    s.instance_of_row.finish();
-    s.entries.finish();
-  }
-  return ok;
+  return ok && s.arrivals.finish(s.error);
 }
 
 // The collectives' extent; a pre-pass over transfers only when there are none.

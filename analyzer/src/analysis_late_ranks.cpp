@@ -68,7 +68,7 @@ class UncertaintyFrom {
 // (the first itself gives the uncertainty between the late rank's and the first's host). A rank
 // on the late rank's own host, or one whose host exchanged messages with it, bounds it far more
 // tightly than the first to enter on a host many hops away in the clock fit.
-int64_t lateUncertainty(const std::vector<Arrival>& arrivals, int late, int64_t late_start,
+int64_t lateUncertainty(const CallTable::Rows& arrivals, int late, int64_t late_start,
                         int64_t first_start, UncertaintyFrom* from) {
   int64_t least = INT64_MAX;
   for (const Arrival& arr : arrivals) {
@@ -83,32 +83,30 @@ LateEvidence lateEvidence(const AnalysisState& s, int rank) {
   const Analysis& a = *s.out;
   LateEvidence e;
   UncertaintyFrom clocks(a.clock, rank);
-  std::map<int, std::vector<std::pair<int64_t, int64_t>>> waits;
+  std::vector<char> held_up(a.collectives.size(), 0);  // the calls it entered last
   for (size_t i = 0; i < a.collectives.size(); ++i) {
     const CollectiveInstance& c = a.collectives[i];
     if (c.ranks < 2 || c.arrival_skew_ns <= 0 || c.straggler_rank != rank) continue;
+    held_up[i] = 1;
     ++e.calls;
     e.skews.push_back(c.arrival_skew_ns);
     int64_t first_start = c.last_start_ns;
-    for (const Arrival& arr : s.arrivals[i]) {
-      first_start = std::min(first_start, arr.start_ns);
-      if (arr.rank == rank) continue;
-      int64_t until = c.last_start_ns;
-      if (arr.host_ns >= 0) until = std::min(until, arr.start_ns + arr.host_ns);
-      if (until > arr.start_ns) waits[arr.rank].emplace_back(arr.start_ns, until);
-    }
+    for (const Arrival& arr : s.arrivals[i]) first_start = std::min(first_start, arr.start_ns);
     e.uncertainties.push_back(
         lateUncertainty(s.arrivals[i], rank, c.last_start_ns, first_start, &clocks));
   }
   std::sort(e.skews.begin(), e.skews.end());
   std::sort(e.uncertainties.begin(), e.uncertainties.end());
-  for (auto& [r, intervals] : waits) {
-    std::sort(intervals.begin(), intervals.end());
-    IntervalUnion u;
-    for (const auto& [from, to] : intervals) u.add(from, to);
-    e.caused_ns += u.total();
+  // The others' waiting in those calls: per waiting rank the union of its intervals, a rank at
+  // a time (not every waiting call row of the run at once).
+  std::vector<std::pair<int64_t, int64_t>> scratch;
+  s.arrivals.forEachRank([&](int victim, const CallTable::Rows& calls) {
+    if (victim == rank) return;
+    const int64_t ns = waitedInCalls(a, calls, &held_up, &scratch);
+    if (ns < 0) return;
+    e.caused_ns += ns;
     ++e.ranks_waiting;
-  }
+  });
   return e;
 }
 

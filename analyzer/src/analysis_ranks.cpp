@@ -10,28 +10,33 @@
 
 namespace ringside::analyzer::detail {
 
+int64_t waitedInCalls(const Analysis& a, const CallTable::Rows& calls,
+                      const std::vector<char>* only,
+                      std::vector<std::pair<int64_t, int64_t>>* scratch) {
+  scratch->clear();
+  for (const Arrival& call : calls) {
+    const auto i = static_cast<size_t>(call.instance);
+    if (only != nullptr && (*only)[i] == 0) continue;
+    const int64_t until = waitedUntil(call, a.collectives[i].last_start_ns);
+    if (until > call.start_ns) scratch->emplace_back(call.start_ns, until);
+  }
+  if (scratch->empty()) return -1;
+  std::sort(scratch->begin(), scratch->end());
+  IntervalUnion u;
+  for (const auto& [from, to] : *scratch) u.add(from, to);
+  return u.total();
+}
+
 void buildRanks(AnalysisState& s) {
   Analysis* out = s.out;
-  // Per rank its waiting intervals; a union, not a sum: concurrent calls (DDP's bucket
-  // all-reduces) wait at the same time, and a sum would exceed the time in collectives.
-  std::map<int, std::vector<std::pair<int64_t, int64_t>>> waits;
-  for (size_t i = 0; i < out->collectives.size(); ++i) {
-    for (const Arrival& a : s.arrivals[i]) {
-      // A rank waits inside its call for the last one to arrive, but never longer than it
-      // stayed in the call: an asynchronous call (NCCL's enqueue) returns before the others
-      // arrive, and its waiting happens on the GPU, not on the host.
-      int64_t until = out->collectives[i].last_start_ns;
-      if (a.host_ns >= 0) until = std::min(until, a.start_ns + a.host_ns);
-      if (until > a.start_ns) waits[a.rank].emplace_back(a.start_ns, until);
-    }
-  }
+  // Per rank its waiting: a union, not a sum: concurrent calls (DDP's bucket all-reduces) wait
+  // at the same time, and a sum would exceed the time in collectives. A rank at a time.
   std::map<int, int64_t> wait;
-  for (auto& [rank, intervals] : waits) {
-    std::sort(intervals.begin(), intervals.end());
-    IntervalUnion u;
-    for (const auto& [from, to] : intervals) u.add(from, to);
-    wait[rank] = u.total();
-  }
+  std::vector<std::pair<int64_t, int64_t>> scratch;
+  s.arrivals.forEachRank([&](int rank, const CallTable::Rows& calls) {
+    const int64_t ns = waitedInCalls(*out, calls, nullptr, &scratch);
+    if (ns >= 0) wait[rank] = ns;
+  });
   std::set<int> cut(out->cut_off_ranks.begin(), out->cut_off_ranks.end());
   for (const auto& [rank, acc] : s.rank_acc) {
     if (rank < 0) continue;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "analysis_autopsy.h"
+#include "call_table.h"
 #include "interval_union.h"
 #include "link_time.h"
 #include "ringside/analyzer/analysis.h"
@@ -43,27 +44,6 @@ class TraceReader;
 }
 
 namespace ringside::analyzer::detail {
-
-// Per instance, per rank: when the call was entered and how long it stayed on the host.
-struct Arrival {
-  int rank;
-  int64_t start_ns;
-  int64_t host_ns;  // end - start; -1 if it never returned
-};
-
-// Collective row id -> index of its instance in Analysis::collectives.
-class RowIndex {
- public:
-  void add(int64_t row_id, int32_t instance) { sorted_.emplace_back(row_id, instance); }
-  // Call once after the last add(): sorts, and switches to a flat table when ids are dense.
-  void finish();
-  int32_t find(int64_t row_id) const;  // -1: no such row (or outside the window)
-
- private:
-  std::vector<std::pair<int64_t, int32_t>> sorted_;  // (row id, instance), by row id
-  std::vector<int32_t> dense_;                       // [row id - dense_base_] -> instance or -1
-  int64_t dense_base_ = 0;
-};
 
 // Phase names ("reduce-scatter", ...) interned: transfers carry them as text.
 class PhaseNames {
@@ -276,9 +256,9 @@ struct AnalysisState {
   static bool bytesOk(int64_t bytes) { return bytes >= 0 && bytes <= kMaxBytes; }
 
   // instances
-  std::vector<std::vector<Arrival>> arrivals;  // per instance
-  RowIndex instance_of_row;
-  EntryTimes entries;  // each rank's entry into each instance (link busy time, link_time.h)
+  CallTable arrivals;  // every call row: per instance (arrivals[i]) and per rank
+  RowIndex instance_of_row{arrivals};
+  CallEntries entries{arrivals};    // each rank's entry into each instance (link_time.h)
   std::map<int, RankAcc> rank_acc;  // every rank with a file or an event
   int max_rank = -1;                // highest rank in a collective or link
   std::vector<OpGroup> groups;
@@ -332,8 +312,8 @@ void fitModel(AnalysisState& s);           // analysis_model.cpp
 void buildRanks(AnalysisState& s);         // analysis_ranks.cpp
 void buildOpBuckets(AnalysisState& s);     // analysis_ranks.cpp
 void buildHosts(AnalysisState& s);         // analysis_hosts.cpp: sums, host traffic
-bool findSteps(AnalysisState& s);
-void assignBlame(AnalysisState& s);        // analysis_blame.cpp: the waiting each rank caused          // analysis_steps.cpp: training steps, per step and rank
+bool findSteps(AnalysisState& s);          // analysis_steps.cpp: training steps, per step and rank
+void assignBlame(AnalysisState& s);        // analysis_blame.cpp: the waiting each rank caused
 void addFindings(AnalysisState& s);        // analysis_findings.cpp
 // analysis_algorithm.cpp: the algorithm and bucketing rules, and the share of the collectives'
 // time that is bandwidth-bound under the model (-1 without one), for the idle-links rule.
@@ -381,6 +361,11 @@ void cpuFindings(const AnalysisState& s, std::vector<Finding>* findings);
 void lateRankFinding(const AnalysisState& s, std::vector<Finding>* findings);
 
 // Shared by stages.
+// analysis_ranks.cpp: the length of the union of one rank's waiting in `calls` (those whose
+// instance `only` marks, all when nullptr); -1 when it waited in none.
+int64_t waitedInCalls(const Analysis& a, const CallTable::Rows& calls,
+                      const std::vector<char>* only,
+                      std::vector<std::pair<int64_t, int64_t>>* scratch);
 bool glooRingAllreduce(const CollectiveInstance& c);
 // The algorithm an all-reduce instance ran: ringside's own say so by library, Gloo's default
 // all-reduce is a ring, NCCL names its algorithm when its profiler plugin saw the call (any

@@ -204,7 +204,6 @@ void unionInPlace(std::vector<Interval>* v) {
     }
   }
   v->resize(n);
-  v->shrink_to_fit();
 }
 
 // Sum of the overlaps of disjoint sorted `u` with each of the sorted disjoint `spans`.
@@ -221,21 +220,21 @@ std::vector<int64_t> overlaps(const std::vector<Interval>& u, const std::vector<
   return out;
 }
 
-// Per rank its calls and its waits (docs/metrics.md), as disjoint sorted intervals.
-void callAndWaitUnions(const AnalysisState& s, std::map<int, std::vector<Interval>>* calls,
-                       std::map<int, std::vector<Interval>>* waits) {
+// One rank's calls and its waits (docs/metrics.md), as disjoint sorted intervals.
+void callAndWaitUnions(const AnalysisState& s, int rank, std::vector<Interval>* calls,
+                       std::vector<Interval>* waits) {
   const Analysis& a = *s.out;
-  for (size_t i = 0; i < a.collectives.size(); ++i) {
-    for (const Arrival& arr : s.arrivals[i]) {
-      const int64_t end = arr.start_ns + std::max<int64_t>(0, arr.host_ns);
-      (*calls)[arr.rank].emplace_back(arr.start_ns, end);
-      int64_t until = a.collectives[i].last_start_ns;
-      if (arr.host_ns >= 0) until = std::min(until, end);
-      if (until > arr.start_ns) (*waits)[arr.rank].emplace_back(arr.start_ns, until);
-    }
+  calls->clear();
+  waits->clear();
+  for (const Arrival& arr : s.arrivals.ofRank(rank)) {
+    const int64_t end = arr.start_ns + std::max<int64_t>(0, arr.host_ns);
+    calls->emplace_back(arr.start_ns, end);
+    const int64_t until =
+        waitedUntil(arr, a.collectives[static_cast<size_t>(arr.instance)].last_start_ns);
+    if (until > arr.start_ns) waits->emplace_back(arr.start_ns, until);
   }
-  for (auto& [rank, v] : *calls) unionInPlace(&v);
-  for (auto& [rank, v] : *waits) unionInPlace(&v);
+  unionInPlace(calls);
+  unionInPlace(waits);
 }
 
 // Steps of instances not placed by a range (other communicators, markers): the step whose span
@@ -245,7 +244,7 @@ void placeInstances(AnalysisState& s, const std::map<int, RankSteps>& ranks) {
   for (size_t i = 0; i < a.collectives.size(); ++i) {
     CollectiveInstance& c = a.collectives[i];
     if (c.step >= 0 || s.arrivals[i].empty()) continue;
-    const Arrival& arr = s.arrivals[i].front();
+    const Arrival& arr = s.arrivals.first(i);
     auto it = ranks.find(arr.rank);
     if (it == ranks.end()) continue;
     const auto& spans = it->second.span;
@@ -278,17 +277,15 @@ void placeInstances(AnalysisState& s, const std::map<int, RankSteps>& ranks) {
 void measureSteps(AnalysisState& s, const std::map<int, RankSteps>& ranks,
                   const std::set<int64_t>& incomplete) {
   Analysis& a = *s.out;
-  std::map<int, std::vector<Interval>> calls, waits;
-  callAndWaitUnions(s, &calls, &waits);
+  std::vector<Interval> calls, waits;  // of one rank at a time
   std::vector<StepRankStats>& per_rank = a.steps.per_rank;
   size_t total = 0;
   for (const auto& [rank, rs] : ranks) total += rs.span.size();
   per_rank.reserve(total);
   for (const auto& [rank, rs] : ranks) {
-    const std::vector<int64_t> in_calls = overlaps(calls[rank], rs.span);
-    const std::vector<int64_t> waiting = overlaps(waits[rank], rs.span);
-    std::vector<Interval>().swap(calls[rank]);  // done with this rank
-    std::vector<Interval>().swap(waits[rank]);
+    callAndWaitUnions(s, rank, &calls, &waits);
+    const std::vector<int64_t> in_calls = overlaps(calls, rs.span);
+    const std::vector<int64_t> waiting = overlaps(waits, rs.span);
     for (size_t k = 0; k < rs.span.size(); ++k) {
       StepRankStats r;
       r.step = rs.step[k];

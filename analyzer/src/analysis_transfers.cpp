@@ -73,9 +73,6 @@ class TransferPass {
   const int64_t total_rows_;
   int64_t rows_ = 0;
   const std::string_view send_name_, recv_name_;  // the rows' side names
-  // The entries of the instance whose receives were looked up last (movingFrom).
-  int32_t entries_instance_ = -1;
-  std::span<const EntryTimes::Entry> entries_of_;
 };
 
 int32_t TransferPass::instanceOf(int64_t collective_id) {
@@ -156,11 +153,8 @@ void TransferPass::spreadOverBins(std::vector<double>& bins, int64_t bin_width_n
 
 int64_t TransferPass::movingFrom(const TransferRow& row, bool send, int32_t instance, int64_t end) {
   if (send || instance < 0) return detail::movingFrom(send, row.start_ns, end, -1);
-  if (instance != entries_instance_) {
-    entries_instance_ = instance;
-    entries_of_ = s_.entries.of(instance);
-  }
-  const int64_t sender_in = EntryTimes::find(entries_of_, instance, row.src_rank);
+  // The call table finds a rank's entry among its instance's rows (CallTable::entry).
+  const int64_t sender_in = s_.entries.find(instance, row.src_rank);
   return detail::movingFrom(send, row.start_ns, end, sender_in);
 }
 

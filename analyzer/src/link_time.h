@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <span>
 #include <utility>
 #include <vector>
 
@@ -31,24 +30,12 @@ class EntryTimes {
   }
   // Sorted, and the earliest entry of a rank with several calls of one instance kept first.
   void finish() { std::sort(entries_.begin(), entries_.end()); }
-  using Entry = std::pair<uint64_t, int64_t>;  // (key, start)
   // -1 when the rank made no call of that instance (or the rank is unknown).
-  int64_t find(int64_t instance, int32_t rank) const { return find(entries_, instance, rank); }
-  // The entries of one instance (none when out of range): find(of(instance), instance, rank)
-  // searches only them, for a caller that asks about one instance many times in a row.
-  std::span<const Entry> of(int64_t instance) const {
-    if (instance < 0 || instance >= (int64_t{1} << 43)) return {};
-    auto lo =
-        std::lower_bound(entries_.begin(), entries_.end(), Entry{key(instance, 0), INT64_MIN});
-    auto hi = std::lower_bound(lo, entries_.end(), Entry{key(instance + 1, 0), INT64_MIN});
-    return {lo, hi};
-  }
-  // As find(instance, rank), in `within`: all entries, or of(instance).
-  static int64_t find(std::span<const Entry> within, int64_t instance, int32_t rank) {
+  int64_t find(int64_t instance, int32_t rank) const {
     if (instance < 0 || rank < 0 || rank >= kRanks) return -1;
     const uint64_t k = key(instance, rank);
-    auto it = std::lower_bound(within.begin(), within.end(), Entry{k, INT64_MIN});
-    return it != within.end() && it->first == k ? it->second : -1;
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(k, INT64_MIN));
+    return it != entries_.end() && it->first == k ? it->second : -1;
   }
 
  private:
@@ -56,7 +43,7 @@ class EntryTimes {
   static uint64_t key(int64_t instance, int32_t rank) {
     return (static_cast<uint64_t>(instance) << 20) | static_cast<uint64_t>(rank);
   }
-  std::vector<Entry> entries_;
+  std::vector<std::pair<uint64_t, int64_t>> entries_;
 };
 
 }  // namespace ringside::analyzer::detail

@@ -8,6 +8,7 @@
 
 #include "options.h"
 #include "ringside/fileio/output_file.h"
+#include "ringside/storage/two_threads.h"
 #include "verbs.h"
 
 namespace {
@@ -22,6 +23,8 @@ std::string prefixFor(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any SQLite use: no process-wide lock per allocation for the verbs' threads.
+  ringside::storage::configureSqliteForThreads();
   // Every write to standard output is checked: `ringside simulate > /dev/full` exits 1 and
   // says "ringside simulate: cannot write standard output: No space left on device".
   ringside::fileio::installCheckedStandardOutput();

@@ -1,9 +1,11 @@
 #include "ringside/finish/finish.h"
 
+#include <cstdio>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "ringside/align/input_sides.h"
 #include "ringside/analyzer/steps.h"
 #include "ringside/format/units.h"
 #include "ringside/storage/records.h"
@@ -14,13 +16,19 @@
 namespace ringside::finish {
 
 bool alignTrace(const std::string& path, const align::AlignOptions& options,
-                std::string* clock_line, std::string* error) {
+                std::string* clock_line, std::string* error, align::InputSides* input_sides) {
   storage::StageTimer timer("align");
   storage::ClockModel model;
   align::AlignStats stats;
-  if (!align::realignTrace(path, options, &model, &stats, error)) {
+  if (!align::realignTrace(path, options, &model, &stats, error, input_sides)) {
     *error = "clock alignment failed: " + *error;
     return false;
+  }
+  if (storage::stageTimingsOn() && input_sides != nullptr) {
+    std::fprintf(stderr, "ringside: timing align: message sides %s\n",
+                 stats.sides_from_inputs
+                     ? "read beside the copy"
+                     : ("read from the trace: " + stats.sides_not_from_inputs).c_str());
   }
   *clock_line = align::describeModel(model);
   return true;
@@ -53,18 +61,25 @@ bool storeSteps(const std::string& path, std::string* error) {
 }
 
 bool finishTrace(const std::string& path, const align::AlignOptions& options,
-                 std::string* clock_line, std::string* error) {
-  return alignTrace(path, options, clock_line, error) && storeSteps(path, error);
+                 std::string* clock_line, std::string* error, align::InputSides* input_sides) {
+  return alignTrace(path, options, clock_line, error, input_sides) && storeSteps(path, error);
 }
 
 storage::MergeResult mergeAndFinish(storage::MergeOptions options,
                                     const align::AlignOptions& align_options,
                                     std::string* clock_line) {
   clock_line->clear();
+  // The clock fit's message sides are read from the inputs while they are copied (on the
+  // InputSides' thread: the second core), not from the merged trace after the copy.
+  std::unique_ptr<align::InputSides> sides;
+  if (align_options.use_messages) {
+    sides = std::make_unique<align::InputSides>();
+    sides->attachTo(&options);
+  }
   auto caller_step = std::move(options.before_publish);
   options.before_publish = [&](const std::string& temp, std::string* error) {
     if (caller_step && !caller_step(temp, error)) return false;
-    return finishTrace(temp, align_options, clock_line, error);
+    return finishTrace(temp, align_options, clock_line, error, sides.get());
   };
   return storage::mergeRankFiles(options);
 }

@@ -26,6 +26,7 @@
 
 #include "merge_internal.h"
 #include "ringside/storage/stage_timings.h"
+#include "ringside/storage/two_threads.h"
 
 namespace ringside::storage {
 namespace merging {
@@ -36,10 +37,26 @@ bool Merger::probeAll(std::vector<Input>* inputs,
                       std::vector<std::pair<std::string, std::string>>* skipped) {
   for (const auto& [path, why] : opt_.skipped_inputs)
     skipped->emplace_back(detail::baseName(path), skipReason(path, why));
-  for (const std::string& path : opt_.inputs) {
+  // The inputs are probed on two threads (opening 1,024 files is ~0.7 CPU-s), the results taken
+  // in input order as before: the same warnings, and without -k the same first failure.
+  struct Probed {
     Input in;
     std::string why;
-    if (probe(path, opt_.merged_inputs, &in, &why)) {
+    bool ok = false;
+  };
+  std::vector<Probed> probed(opt_.inputs.size());
+  forEachIndexOnTwoThreads(
+      probed.size(),
+      [&](size_t i) {
+        Probed& p = probed[i];
+        p.ok = probe(opt_.inputs[i], opt_.merged_inputs, &p.in, &p.why);
+      },
+      [&](size_t i) { return !probed[i].ok && !opt_.keep_going; });
+  for (size_t i = 0; i < probed.size(); ++i) {
+    const std::string& path = opt_.inputs[i];
+    Input& in = probed[i].in;
+    const std::string& why = probed[i].why;
+    if (probed[i].ok) {
       total_ += in.rows;
       // What a merged input's own merge skipped is still missing from this trace.
       skipped->insert(skipped->end(), in.skipped.begin(), in.skipped.end());
@@ -164,15 +181,26 @@ MergeResult Merger::run() {
   };
   if (!openOutput()) return abandon();
 
+  if (opt_.on_copy_plan) {
+    std::vector<MergePlanInput> plan;
+    plan.reserve(inputs.size());
+    for (const Input& in : inputs) plan.push_back({in.path, in.merged, in.live, in.rank_infos});
+    opt_.on_copy_plan(plan);
+  }
+
   // Pass 2: copy.
   StageTimer copy_timer("copy");
   std::map<int, int> files_per_rank;
   std::set<int> cut_off, live;
   int world = -1;
-  for (const Input& in : inputs) {
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    const Input& in = inputs[index];
     bool input_failed = false;
     std::string why;
-    if (!InputCopy(*this, in, &input_failed, &why).run()) {
+    const int64_t transfers_before = res_.transfers;
+    const bool copied = InputCopy(*this, in, &input_failed, &why).run();
+    if (opt_.on_input_copied) opt_.on_input_copied(index, copied, res_.transfers - transfers_before);
+    if (!copied) {
       if (!input_failed) return abandon();  // the output failed: res_.error is set
       if (!opt_.keep_going) {
         res_.error = detail::oneLine(why + " (use -k to merge the other inputs without it)");

@@ -49,6 +49,7 @@ struct Input {
   int64_t rows = 0;  // collectives + transfers at probe time
   int copy_index = 0;  // 0 for the first file of a rank, 1.. for duplicates
   int version = 0;     // schema version
+  std::vector<RankInfo> rank_infos;  // its rank rows, for MergeOptions::on_copy_plan
   // A merged trace (MergeOptions::merged_inputs): its ranks (sorted; one per rank row, so a rank
   // of several files is there several times), those cut off,
   // and the inputs its own merge skipped, as (basename, why). `rank` is its lowest rank.

@@ -26,6 +26,7 @@
 #include "ringside/storage/privacy.h"
 #include "ringside/storage/records.h"
 #include "schema.h"
+#include "trace_reader_impl.h"
 
 namespace ringside::storage::merging {
 
@@ -189,6 +190,7 @@ bool probe(const std::string& path, bool accept_merged, Input* in, std::string* 
     }
     if (rc != SQLITE_DONE) return fail("cannot read the meta table");
   }
+  in->rank_infos = reader::rankInfos(raw, version);
   if (rank_rows > 1 && !in->merged) {
     *why = detail::oneLine(path + ": has several rank rows but no merge keys in its meta");
     return false;

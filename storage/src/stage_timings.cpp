@@ -17,6 +17,10 @@ double seconds(clockid_t clock) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+clockid_t cpuClock(StageTimer::Cpu cpu) {
+  return cpu == StageTimer::kThreadCpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID;
+}
+
 // The tally of this thread (StageTally), if any.
 thread_local StageTally* t_tally = nullptr;
 
@@ -43,18 +47,19 @@ bool stageTimingsOn() {
   return on;
 }
 
-StageTimer::StageTimer(std::string_view stage) : on_(stageTimingsOn()) {
+StageTimer::StageTimer(std::string_view stage, Cpu cpu) : on_(stageTimingsOn()), cpu_(cpu) {
   if (!on_) return;
   copyName(stage, stage_);
   wall0_ = seconds(CLOCK_MONOTONIC);
-  cpu0_ = seconds(CLOCK_PROCESS_CPUTIME_ID);
+  cpu0_ = seconds(cpuClock(cpu_));
 }
+
 
 void StageTimer::stop() {
   if (!on_) return;
   on_ = false;
   const double wall = seconds(CLOCK_MONOTONIC) - wall0_;
-  const double cpu = seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0_;
+  const double cpu = seconds(cpuClock(cpu_)) - cpu0_;
   if (t_tally != nullptr && std::strcmp(t_tally->stage_, stage_) == 0) {
     ++t_tally->count_;
     t_tally->wall_ += wall;
@@ -64,9 +69,11 @@ void StageTimer::stop() {
   printLine(stage_, wall, cpu);
 }
 
-StageTally::StageTally(std::string_view stage) {
+StageTally::StageTally(std::string_view stage, std::string_view label, StageSums* into)
+    : into_(into) {
   if (!stageTimingsOn() || t_tally != nullptr) return;
   copyName(stage, stage_);
+  copyName(label.empty() ? stage : label, label_);
   active_ = true;
   t_tally = this;
 }
@@ -74,10 +81,29 @@ StageTally::StageTally(std::string_view stage) {
 StageTally::~StageTally() {
   if (!active_) return;
   t_tally = nullptr;
+  if (into_ != nullptr) {
+    *into_ = {count_, wall_, cpu_};
+    return;
+  }
   if (count_ == 0) return;
   char name[96];
-  std::snprintf(name, sizeof name, "%s x%ld", stage_, count_);
+  std::snprintf(name, sizeof name, "%s x%ld", label_, count_);
   printLine(name, wall_, cpu_);
+}
+
+void StageTally::add(std::string_view stage, const StageSums& sums) {
+  if (!stageTimingsOn() || sums.count == 0) return;
+  char name[64];
+  copyName(stage, name);
+  if (t_tally != nullptr && std::strcmp(t_tally->stage_, name) == 0) {
+    t_tally->count_ += sums.count;
+    t_tally->wall_ += sums.wall;
+    t_tally->cpu_ += sums.cpu;
+    return;
+  }
+  char line[96];
+  std::snprintf(line, sizeof line, "%s x%ld", name, sums.count);
+  printLine(line, sums.wall, sums.cpu);
 }
 
 }  // namespace ringside::storage

@@ -45,14 +45,16 @@ int64_t SqliteTraceReader::count(const char* sql) {
   return n;
 }
 
-std::vector<RankInfo> SqliteTraceReader::ranks() {
+std::vector<RankInfo> SqliteTraceReader::ranks() { return rankInfos(db_.get(), version_); }
+
+std::vector<RankInfo> rankInfos(sqlite3* db, int version) {
   std::vector<RankInfo> out;
   try {
     using T = RankTable;
     // RankInfo has no file.
-    const std::string sql = selectSql(T::kDef, version_, " ORDER BY rank, start_unix_ns",
+    const std::string sql = selectSql(T::kDef, version, " ORDER BY rank, start_unix_ns",
                                       detail::kAllColumns & ~columns({T::file}));
-    Stmt st = detail::prepare(db_.get(), sql, nullptr);
+    Stmt st = detail::prepare(db, sql, nullptr);
     if (!st) return out;
     while (sqlite3_step(st.get()) == SQLITE_ROW) {
       sqlite3_stmt* s = st.get();

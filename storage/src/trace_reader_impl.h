@@ -72,6 +72,10 @@ struct IdRun {
 };
 struct LanesPart;
 
+// The rank rows of an open trace as TraceReader::ranks() gives them (the merge's probe reads them
+// too, for the clock domains its caller finds before the copy: align/input_sides.h).
+std::vector<RankInfo> rankInfos(sqlite3* db, int version);
+
 class SqliteTraceReader final : public TraceReader {
  public:
   // `transfers_unchecked`: the file was opened with OpenCheck::kAllButTransfers.

@@ -15,6 +15,7 @@
 #include "ringside/storage/merge.h"
 #include "ringside/storage/stage_timings.h"
 #include "ringside/storage/trace_reader.h"
+#include "ringside/storage/two_threads.h"
 
 namespace ringside::cli {
 namespace fs = std::filesystem;
@@ -151,13 +152,27 @@ int checkInputs(const MergeCliOptions& options, const std::vector<std::string>& 
     c->usable.push_back(file);
   };
   std::vector<std::pair<std::string, std::string>> merged_in_folders;  // (file, run id)
-  for (const std::string& file : files) {
+  // Every file's meta is read on two threads (1,024 opens: ~0.4 CPU-s), then taken in order as
+  // before: the same lines, the same first error.
+  struct Read {
+    std::string run_id, why;
+    bool merged = false, ok = false;
+  };
+  std::vector<Read> read(files.size());
+  storage::forEachIndexOnTwoThreads(
+      files.size(),
+      [&](size_t i) {
+        read[i].ok = readRunId(files[i], &read[i].run_id, &read[i].why, &read[i].merged);
+      },
+      {}, "open");
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& file = files[i];
     if (samePath(file, options.output))
       return fail(kPrefix, file + " is also the output; pick another -o", kExitUsage);
-    std::string why;
-    std::string run_id;
-    bool merged = false;
-    if (readRunId(file, &run_id, &why, &merged)) {
+    const std::string& why = read[i].why;
+    const std::string& run_id = read[i].run_id;
+    const bool merged = read[i].merged;
+    if (read[i].ok) {
       if (merged && in_folders.count(file)) {
         merged_in_folders.emplace_back(file, run_id);
         continue;

@@ -2,12 +2,15 @@
 // published, the same as finishing a plain merge afterwards; a failing caller step or a failing
 // finishing step leaves no trace behind.
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "ringside/align/input_sides.h"
 #include "ringside/finish/finish.h"
 #include "ringside/storage/merge.h"
 #include "ringside/storage/trace_reader.h"
@@ -88,6 +91,92 @@ TEST(Finish, MergeAndFinishEqualsFinishingAfterwards) {
   EXPECT_EQ(a.meta.at("steps_detected"), b.meta.at("steps_detected"));
   EXPECT_EQ(a.step_starts, b.step_starts);
   EXPECT_FALSE(a.step_starts.empty());  // one all-reduce a period here: detection finds steps
+}
+
+// Every field of a clock model, for comparing two fits.
+std::string modelText(const storage::ClockModel& m) {
+  std::ostringstream out;
+  out.precision(17);
+  out << m.method << ' ' << m.bounds << ' ' << m.violated << ' ' << m.messages_checked << ' '
+      << m.messages_before_sent << '\n';
+  for (const storage::ClockDomain& d : m.domains) {
+    out << d.id << ' ' << d.host << ' ' << d.method << ' ' << d.offset_ns << ' ' << d.drift_ppm
+        << ' ' << d.uncertainty_ns << ' ' << d.bounds << ' ' << d.violated << ' ' << d.anchors
+        << ' ' << d.segments << ' ' << d.parent << ' ' << d.parent_uncertainty_ns << ':';
+    for (int32_t r : d.ranks) out << ' ' << r;
+    out << '\n';
+  }
+  for (const storage::ClockSegment& s : m.segments) {
+    out << s.domain << ' ' << s.lo_ns << ' ' << s.hi_ns << ' ' << s.ref_ns << ' ' << s.offset_ns
+        << ' ' << s.rate << '\n';
+  }
+  for (const auto& [rank, domain] : m.rank_domain) out << rank << '>' << domain << ' ';
+  return out.str();
+}
+
+// The clock fit's message sides read from the inputs beside the copy (align::InputSides) are taken
+// when they are the merged trace's, and the model is the one a fit reading the trace makes; an
+// input skipped by the copy (-k), or one still being written, sends the fit back to the trace.
+TEST(Finish, MessageSidesReadBesideTheCopyGiveTheTracesModel) {
+  test_support::TempDir tmp("finish");
+  gen::GenOptions o;
+  o.ranks = 16;
+  o.hosts = 4;
+  o.collectives = 6;
+  o.bytes = 1 << 16;
+  o.receives = true;     // message pairs: bounds from messages
+  o.host_clocks = true;  // hours apart, as the fit must find
+  fs::create_directories(tmp.path() + "/ranks");
+  std::vector<std::string> files;
+  std::string error;
+  ASSERT_TRUE(gen::writeRankFiles(o, tmp.path() + "/ranks", &files, &error)) << error;
+  for (const char* kase : {"all copied", "one skipped", "one live"}) {
+    SCOPED_TRACE(kase);
+    const std::string kind = kase;
+    std::vector<std::string> inputs = files;
+    if (kind == "one skipped") {  // the last rank's file, damaged while the first is copied
+      fs::create_directories(tmp.path() + "/spoiled");
+      inputs.back() = tmp.path() + "/spoiled/" + fs::path(files.back()).filename().string();
+      fs::copy_file(files.back(), inputs.back(), fs::copy_options::overwrite_existing);
+    }
+    storage::MergeOptions options;
+    options.inputs = inputs;
+    options.output = tmp.path() + "/t.sqlite";
+    options.overwrite = true;
+    options.keep_going = true;
+    align::InputSides sides;
+    sides.attachTo(&options);
+    bool spoiled = false;
+    options.on_input_copied = [&, hook = options.on_input_copied](size_t i, bool copied,
+                                                                  int64_t transfers) {
+      if (kind == "one skipped" && !spoiled) {
+        spoiled = true;
+        std::ofstream(inputs.back(), std::ios::binary | std::ios::trunc) << std::string(4096, 'x');
+      }
+      hook(i, copied, transfers);
+    };
+    if (kind == "one live") {
+      options.on_copy_plan = [&sides](const std::vector<storage::MergePlanInput>& plan) {
+        std::vector<storage::MergePlanInput> live = plan;
+        live.back().live = true;
+        sides.start(live);
+      };
+    }
+    const storage::MergeResult merged = storage::mergeRankFiles(options);
+    ASSERT_TRUE(merged.ok) << merged.error;
+    EXPECT_EQ(merged.merged_files.size(), files.size() - (kind == "one skipped" ? 1 : 0));
+    storage::ClockModel beside, after;
+    align::AlignStats stats_beside, stats_after;
+    ASSERT_TRUE(align::realignTrace(options.output, {}, &beside, &stats_beside, &error, &sides))
+        << error;
+    ASSERT_TRUE(align::realignTrace(options.output, {}, &after, &stats_after, &error)) << error;
+    EXPECT_EQ(stats_beside.sides_from_inputs, kind == "all copied")
+        << stats_beside.sides_not_from_inputs;
+    EXPECT_FALSE(stats_after.sides_from_inputs);
+    EXPECT_EQ(beside.domains.size(), 4u);
+    EXPECT_GT(beside.messages_checked, 0);
+    EXPECT_EQ(modelText(beside), modelText(after));
+  }
 }
 
 TEST(Finish, CallerStepRunsFirstAndItsFailurePublishesNothing) {

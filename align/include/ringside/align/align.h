@@ -36,16 +36,26 @@ struct AlignStats {
   double seconds = 0;     // time the fit took, in all
   double read_calls_seconds = 0;     // of which reading the calls
   double read_messages_seconds = 0;  // and reading and pairing the messages
+  // Whether the message sides came from the merge's inputs (InputSides), and if not, why.
+  bool sides_from_inputs = false;
+  std::string sides_not_from_inputs;
 };
 
-// Fits the clock model of the trace `raw` (opened with TraceOpenOptions::raw_times).
+class InputSides;
+
+// Fits the clock model of the trace `raw` (opened with TraceOpenOptions::raw_times). With
+// `input_sides` (the merge that wrote the trace read its inputs' message sides beside the copy:
+// input_sides.h), those sides are taken when they are provably the trace's, instead of reading
+// every transfer row again; the model is the same either way.
 bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
-                   storage::ClockModel* model, AlignStats* stats, std::string* error);
+                   storage::ClockModel* model, AlignStats* stats, std::string* error,
+                   InputSides* input_sides = nullptr);
 
 // Opens the merged trace at `path`, fits its clock model and stores it there
 // (storage::storeClockModel). One-line *error on failure; the trace is unchanged then.
 bool realignTrace(const std::string& path, const AlignOptions& options,
-                  storage::ClockModel* model, AlignStats* stats, std::string* error);
+                  storage::ClockModel* model, AlignStats* stats, std::string* error,
+                  InputSides* input_sides = nullptr);
 
 // One line for people: "3 clock domains (hosts h0, h1, h2) aligned by 1,234 bounds; worst
 // uncertainty +/-12 us; 0 bounds unmet". Empty for a single domain.

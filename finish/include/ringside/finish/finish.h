@@ -4,7 +4,9 @@
 // Every caller that merges (`ringside merge`, `record`, `bench`, tests, tools) goes through
 // mergeAndFinish() so they all get the same trace.
 //
-// Prints nothing: lines for people come back in the result. No threads of its own; not
+// Prints nothing (but RINGSIDE_TIMINGS lines): lines for people come back in the result.
+// mergeAndFinish() reads the clock fit's message sides from the inputs on a thread of its own
+// while they are copied (align/input_sides.h); the rest runs on the caller's thread. Not
 // reentrant for one path.
 #pragma once
 
@@ -18,8 +20,10 @@ namespace ringside::finish {
 // Fits the clock model of the merged trace at `path` and stores it in place. *clock_line gets
 // one line describing the model when the trace spans several clock domains ("" otherwise).
 // False with *error ("clock alignment failed: ...").
+// `input_sides`: the message sides the merge read from its inputs (align::fitClockModel).
 bool alignTrace(const std::string& path, const align::AlignOptions& options,
-                std::string* clock_line, std::string* error);
+                std::string* clock_line, std::string* error,
+                align::InputSides* input_sides = nullptr);
 
 // Detects the training steps of the merged trace at `path` and stores them in place (none is
 // a valid answer). False with *error ("training steps not stored: ...").
@@ -27,7 +31,8 @@ bool storeSteps(const std::string& path, std::string* error);
 
 // alignTrace() then storeSteps(): every finishing step, in order.
 bool finishTrace(const std::string& path, const align::AlignOptions& options,
-                 std::string* clock_line, std::string* error);
+                 std::string* clock_line, std::string* error,
+                 align::InputSides* input_sides = nullptr);
 
 // storage::mergeRankFiles(options) with finishTrace() run on the temporary file before it is
 // renamed into place (after any before_publish the caller set): a trace is never published

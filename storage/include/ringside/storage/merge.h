@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "ringside/storage/records.h"
+
 namespace ringside::storage {
 
 // Where a merge stands, for a progress line.
@@ -27,6 +29,14 @@ struct MergeProgress {
   int64_t total = 0;  // of this many (counted before copying)
   int input = 0;      // inputs copied so far (the one being copied is input + 1)
   int inputs = 0;     // usable inputs
+};
+
+// One input as the merge will copy it (MergeOptions::on_copy_plan).
+struct MergePlanInput {
+  std::string path;
+  bool merged = false;  // a merged trace, not a rank file
+  bool live = false;    // its writer may still be appending rows: a second read may see more
+  std::vector<RankInfo> ranks;  // its rank rows, as TraceReader::ranks() gives them
 };
 
 struct MergeOptions {
@@ -57,6 +67,13 @@ struct MergeOptions {
   // Called with the temporary file's path when it has been created, and with "" when it is gone
   // (renamed or removed): a signal handler may remove it when the merge is interrupted.
   std::function<void(const std::string& temp_path)> on_temp_file;
+  // For a caller that reads the inputs beside the copy (finish/: the clock fit's message sides,
+  // on a thread of its own): called once on the merging thread, after pass 1 and before the
+  // first input is copied, with the inputs in the order they will be copied; then after each of
+  // them with its index in that list, whether its rows are in the output (false: skipped with
+  // -k) and the transfer rows copied from it. Not called when the merge fails before copying.
+  std::function<void(const std::vector<MergePlanInput>& plan)> on_copy_plan;
+  std::function<void(size_t index, bool copied, int64_t transfers)> on_input_copied;
 };
 
 struct MergeResult {
