@@ -228,10 +228,11 @@ int64_t extraComputeNs(const Analysis& a, int rank, int64_t* caused) {
 }
 
 // Last in no more steps than chance gives a rank (up to kOverChance times 1 in N) and late by
-// less than a step's median time in every step it was last: the jitter of a busy host, which makes some rank last in every
-// step and can give one rank most of the blame through one slow step (a 2-rank job on a crowded
-// machine: last in 3 of 6 steps by 0.2-0.7 ms in 3-7 ms steps). A rank late rarely but by more
-// than a step (a stalled data loader, a checkpoint) stands out of that jitter and is named.
+// less than a step's median time in every step it was last: the jitter of a busy host, which
+// makes some rank last in every step and can give one rank most of the blame through one slow
+// step (a 2-rank job on a crowded machine: last in 3 of 6 steps by 0.2-1.2 ms in 3-12 ms steps).
+// A rank late rarely but by more than a step (a stalled data loader, a checkpoint) stands out of
+// that jitter and is named.
 bool lateByChance(const Analysis& a, int rank, double share) {
   const size_t nranks = a.ranks.size();
   if (a.steps.steps.size() < 2 || share * static_cast<double>(nranks) > kOverChance) return false;

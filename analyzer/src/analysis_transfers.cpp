@@ -2,7 +2,6 @@
 // accumulators, channel counts, the alpha-beta fit's sums and the phase buffers. No pass
 // keeps all transfers.
 #include <algorithm>
-#include <span>
 #include <string_view>
 #include <unordered_map>
 
@@ -58,7 +57,7 @@ class TransferPass {
   void addToBins(SideAcc& side, int64_t start, int64_t end, int64_t bytes) const;
   void spreadOverBins(std::vector<double>& bins, int64_t bin_width_ns, int64_t start, int64_t end,
                       int64_t bytes) const;
-  int64_t movingFrom(const TransferRow& row, bool send, int32_t instance, int64_t end);
+  int64_t movingFrom(const TransferRow& row, bool send, int32_t instance, int64_t end) const;
 
   AnalysisState& s_;
   PhaseBuilder phases_;
@@ -151,7 +150,8 @@ void TransferPass::spreadOverBins(std::vector<double>& bins, int64_t bin_width_n
   }
 }
 
-int64_t TransferPass::movingFrom(const TransferRow& row, bool send, int32_t instance, int64_t end) {
+int64_t TransferPass::movingFrom(const TransferRow& row, bool send, int32_t instance,
+                                 int64_t end) const {
   if (send || instance < 0) return detail::movingFrom(send, row.start_ns, end, -1);
   // The call table finds a rank's entry among its instance's rows (CallTable::entry).
   const int64_t sender_in = s_.entries.find(instance, row.src_rank);
