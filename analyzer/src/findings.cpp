@@ -110,9 +110,10 @@ const std::vector<FindingRule>& findingRules() {
        "--buffer-mb"},
       {"descheduled", "warning",
        "on a host that is not oversubscribed, a rank's CPU time is < 50% of its time outside "
-       "collectives while it waits for a core >= 30% of that time and >= 2x the other ranks' "
-       "median (without run delays: >= 10 involuntary context switches per step, >= 2x the "
-       "others')",
+       "collectives (or its CPU is not more by computes-more's measure and its extra wait for a "
+       "core covers its extra time outside collectives) while it waits for a core >= 30% of that "
+       "time and >= 2x the other ranks' median (without run delays: >= 10 involuntary context "
+       "switches per step, >= 2x the others')",
        ""},
       {"clock-uncertainty", "warning",
        "a rank would be a late rank, but its median skew is within the clock uncertainty between "

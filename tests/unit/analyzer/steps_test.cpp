@@ -333,6 +333,56 @@ TEST(StepsTest, LateInOneStepOnlyIsNamedByTheWaitItCaused) {
   EXPECT_EQ(f.cost_ns, 600 * kMs);
 }
 
+// Two ranks beside other load (e2e.corpus-metric on the crowded host): rank 1 computes 3 ms
+// per 5 ms step against 2 ms, last in every step. Its CPU per step is 1.9 ms against 1.5 ms
+// (+27%, but 0.4 ms: less than computes-more asks) and it waits 1.5 ms per step for a core
+// against 0.2 ms: the same work, done later, so descheduled names it in late-ranks' place (it
+// was neither: the ratio alone judged "the same work", and late-ranks stood without a cause).
+// With 2.2 ms of CPU (+0.7 ms) rank 1 computes more: computes-more, and late-ranks stays.
+TEST(StepsTest, LateRankWaitingForACoreIsDescheduledUnlessItComputesMore) {
+  for (const int64_t cpu1_us : {1900, 2200}) {
+    TraceBuilder t(2);
+    Job job(&t, 2);
+    job.call("allgather", 8);
+    for (int s = 0; s < 10; ++s) {
+      job.compute(2, /*slow=*/1, /*extra_ms=*/1);
+      job.call("allreduce", 2000);
+      job.call("allreduce", 1000);
+    }
+    // Counters linear in time: per 5 ms step, CPU 1.5 ms / cpu1_us and run delay 0.2 / 1.5 ms.
+    const int64_t step_us = 5000, cpu_us[] = {1500, cpu1_us}, delay_us[] = {200, 1500};
+    for (int r = 0; r < 2; ++r) {
+      for (int64_t t_ms = 999; t_ms <= job.now(r) / kMs + 1; ++t_ms) {
+        const int64_t since = (t_ms - 999) * kMs;
+        t.cpu.push_back(
+            {r, {t_ms * kMs, since * cpu_us[r] / step_us, 0, 0, since * delay_us[r] / step_us}});
+      }
+    }
+    Analysis a = analyzeTrace(t.build());
+    ASSERT_EQ(a.steps.steps.size(), 10u) << a.steps.note;
+    ASSERT_EQ(a.rank_cpu.size(), 2u);
+    EXPECT_EQ(a.rank_cpu[1].cpu_ns, cpu1_us * 1000);
+    const Finding* late = findRule(a, "late-ranks");
+    const Finding* off = findRule(a, "descheduled");
+    const Finding* more = findRule(a, "computes-more");
+    if (cpu1_us == 2200) {
+      ASSERT_NE(late, nullptr);
+      EXPECT_NE(more, nullptr);
+      EXPECT_EQ(off, nullptr) << off->message;
+      continue;
+    }
+    EXPECT_EQ(late, nullptr) << late->message;
+    EXPECT_EQ(more, nullptr) << more->message;
+    ASSERT_NE(off, nullptr);
+    EXPECT_EQ(off->severity, "problem");
+    EXPECT_EQ(
+        off->message.rfind("rank 1 (it caused 100% of the waiting) waits for a core: 1.50 ms", 0),
+        0u)
+        << off->message;
+    EXPECT_EQ(a.findings.front().rule, "descheduled");
+  }
+}
+
 // Two ranks on a crowded host (the corpus' no_sync job under ctest -j2): rank 1 computes 3 ms
 // longer in steps 1, 3 and 5, rank 0 1 ms longer in steps 0 and 2. Rank 1 is last in 3 of 6
 // steps, what chance gives one of two ranks, by 3 ms in 13 ms steps, yet caused most of the

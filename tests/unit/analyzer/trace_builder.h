@@ -68,6 +68,7 @@ class TraceBuilder {
   std::vector<GpuAct> gpu;
   std::vector<CollGpu> coll_gpu;
   std::vector<std::pair<int, storage::StepMarkerRow>> markers;  // (rank, marker)
+  std::vector<std::pair<int, storage::CpuSampleRow>> cpu;       // (rank, CPU sample)
   std::map<int, std::map<std::string, std::string>> meta;  // extra per-rank meta
   std::vector<int> unclean;                                 // ranks without end_state=clean
   std::vector<int> unreadable;  // ranks whose file the merge gets as skipped (as `merge -k` does)
@@ -149,6 +150,11 @@ class TraceBuilder {
       for (const auto& [rank, m] : markers) {
         if (rank == r) {
           EXPECT_TRUE(w->addStepMarker(m)) << w->error();
+        }
+      }
+      for (const auto& [rank, c] : cpu) {
+        if (rank == r) {
+          EXPECT_TRUE(w->addCpuSample(c)) << w->error();
         }
       }
       EXPECT_TRUE(w->commit()) << w->error();
