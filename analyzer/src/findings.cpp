@@ -110,10 +110,11 @@ const std::vector<FindingRule>& findingRules() {
        "--buffer-mb"},
       {"descheduled", "warning",
        "on a host that is not oversubscribed, a rank's CPU time is < 50% of its time outside "
-       "collectives (or its CPU is not more by computes-more's measure and its extra wait for a "
-       "core covers its extra time outside collectives) while it waits for a core >= 30% of that "
-       "time and >= 2x the other ranks' median (without run delays: >= 10 involuntary context "
-       "switches per step, >= 2x the others')",
+       "collectives while it waits for a core >= 30% of that time and >= 2x the other ranks' "
+       "median (without run delays: >= 10 involuntary context switches per step, >= 2x the "
+       "others'); or it does the same work later: CPU not more by computes-more's measure, time "
+       "outside collectives longer by >= 5% of its step, its extra wait for a core >= half of "
+       "that and >= 30% of its time outside collectives",
        ""},
       {"clock-uncertainty", "warning",
        "a rank would be a late rank, but its median skew is within the clock uncertainty between "
