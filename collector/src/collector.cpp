@@ -15,6 +15,7 @@
 #include <cstring>
 #include <new>
 
+#include "cpu_usage.h"
 #include "internal.h"
 #include "ringside/collector/flight.h"
 #include "ringside/collector/gpu.h"
@@ -293,6 +294,7 @@ bool activate() {
   g.ring_capacity = ringCapacityFor(g.config.buffer_bytes);
   g.start_ns = nowNs();
   g.start_unix_ns = unixNs();
+  g.start_cpu_ok = detail::readCpuUsage(g.start_ns, &g.start_cpu);
   g.identity.pid = getpid();
   g.identity.host = detail::hostName();
   g.identity.command_line = detail::commandLine();

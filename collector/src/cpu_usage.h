@@ -1,6 +1,7 @@
-// collector/src/cpu_usage.h — the traced process's CPU use, read by the writer thread only
-// (never on the hot path): why a rank is late (issue 24) needs its CPU time against wall time,
-// its context switches and the cores its host gives it (docs/schema.md, cpu_sample_data).
+// collector/src/cpu_usage.h — the traced process's CPU use, read by the writer thread and once
+// by the call that activates the collector (never on the hot path): why a rank is late (issue 24)
+// needs its CPU time against wall time, its context switches and the cores its host gives it
+// (docs/schema.md, cpu_sample_data).
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 
 #include "ringside/collector/event.h"
 #include "ringside/collector/window.h"
+#include "ringside/storage/records.h"
 
 namespace ringside::collector::detail {
 
@@ -137,6 +138,11 @@ struct Global {
   std::vector<std::pair<std::string, std::string>> meta;  // under mutex; writer takes them
   int64_t start_ns = 0;
   int64_t start_unix_ns = 0;
+  // The CPU counters at start_ns (cpu_usage.h), taken by the activating call: the writer thread
+  // samples only once it runs and has created its file, which a busy host delays past the
+  // first steps (seen: 220 ms, longer than a whole 6-step job); its first row.
+  storage::CpuSampleRow start_cpu;
+  bool start_cpu_ok = false;
   // The recording window (collector.cpp). A call is kept when its collective id lies in
   // [keep_from, keep_until): ids are taken at the call's entry, so a call is kept or left out
   // whole, with its messages. Completions carry no id: they pass while dones_open.
