@@ -29,9 +29,8 @@ namespace ringside::align {
 class InputSides;
 namespace detail {
 struct Domains;
-struct Side;
-bool takeInputSides(InputSides& from, const Domains& domains, std::vector<Side>* sides,
-                    std::string* why);
+class SideRuns;
+bool takeInputSides(InputSides& from, const Domains& domains, SideRuns* sides, std::string* why);
 }  // namespace detail
 
 class InputSides {
@@ -53,7 +52,7 @@ class InputSides {
 
  private:
   friend bool detail::takeInputSides(InputSides& from, const detail::Domains& domains,
-                                     std::vector<detail::Side>* sides, std::string* why);
+                                     detail::SideRuns* sides, std::string* why);
   struct State;
   std::unique_ptr<State> s_;
 };
