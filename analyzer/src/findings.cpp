@@ -27,8 +27,8 @@ const std::vector<FindingRule>& findingRules() {
        "py-spy dump --pid PID, or the flight record's dump; a data-loader deadlock, a branch "
        "that skips the collective)"},
       {"messages-undelivered", "problem",
-       "every rank entered the collective, the senders' messages completed, the receivers never "
-       "got them: a link or the receiving rank stopped delivering",
+       "every rank entered the collective and a link stopped: messages sent and never received, "
+       "or sends and their receives both posted and never completed",
        "check the link between those hosts (drops, a firewall, a cut interface) and whether the "
        "receiving rank still makes progress"},
       {"peer-never-sent", "problem",

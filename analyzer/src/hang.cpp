@@ -264,67 +264,175 @@ void missingRanks(const std::string& name, const Comm& comm, int64_t seq, int64_
   }
 }
 
-// Everyone entered seq and it did not complete: which messages never arrived.
+// What one link (sender, receiver) of a collective carried, as both ends saw it.
+struct LinkFlow {
+  int64_t sent = 0, received = 0;  // bytes whose send / receive completed
+  int sends_open = 0, receives_open = 0;
+};
+using Link = std::pair<int, int>;  // (sender, receiver)
+
+// A link that stopped: sent and never received (the sender's send completed), or stalled (a send
+// and its receive both posted and neither completed, with everything sent before received).
+enum class LinkFault { kNone, kLost, kStalled };
+
+LinkFault linkFault(const Comm& comm, const Link& link, const LinkFlow& f) {
+  auto receiver = comm.find(link.second);
+  if (receiver == comm.end() || receiver->second.rank == nullptr ||
+      !receiver->second.rank->receives_recorded) {
+    return LinkFault::kNone;
+  }
+  if (f.sent > f.received) return LinkFault::kLost;
+  return f.sends_open > 0 && f.receives_open > 0 ? LinkFault::kStalled : LinkFault::kNone;
+}
+
+// The ranks to blame for waits no stopped link explains, from the wait-for graph of the ranks
+// in the call (a rank waits on a peer whose message it awaits, or on a peer that has not posted
+// the receive of its open send). A rank that waits on nothing but is waited on never sent what
+// the others wait for; every rank behind it, or behind a stopped link's ends (`held`), is
+// explained. Ranks left over wait only on each other: those on the cycles (and between them)
+// are named, the ranks merely queued behind a cycle are peeled off (nobody left waits on them).
+std::vector<int> silentRanks(const std::map<int, std::set<int>>& waits_on, const std::set<int>& held) {
+  std::set<int> silent, resolved(held.begin(), held.end());
+  std::map<int, std::vector<int>> waited_by;
+  for (const auto& [r, peers] : waits_on) {
+    for (int p : peers) {
+      waited_by[p].push_back(r);
+      if (!held.contains(p) && !waits_on.contains(p)) silent.insert(p);
+    }
+  }
+  resolved.insert(silent.begin(), silent.end());
+  std::vector<int> todo(resolved.begin(), resolved.end());
+  while (!todo.empty()) {  // everyone behind a root is explained by it
+    int p = todo.back();
+    todo.pop_back();
+    auto it = waited_by.find(p);
+    if (it == waited_by.end()) continue;
+    for (int r : it->second) {
+      if (resolved.insert(r).second) todo.push_back(r);
+    }
+  }
+  std::map<int, int> waiters;  // left rank -> left ranks waiting on it
+  for (const auto& [r, peers] : waits_on) {
+    if (resolved.contains(r)) continue;
+    waiters.try_emplace(r, 0);
+    for (int p : peers) ++waiters[p];  // p is left too: r reaches no root, so neither does p
+  }
+  for (const auto& [r, n] : waiters) {
+    if (n == 0) todo.push_back(r);
+  }
+  while (!todo.empty()) {  // peel the ranks nobody left waits on: they queue behind the rest
+    int r = todo.back();
+    todo.pop_back();
+    waiters.erase(r);
+    for (int p : waits_on.at(r)) {
+      auto it = waiters.find(p);
+      if (it != waiters.end() && --it->second == 0) todo.push_back(p);
+    }
+  }
+  std::vector<int> out(silent.begin(), silent.end());
+  for (const auto& [r, n] : waiters) out.push_back(r);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string linkList(const std::vector<Link>& links) {
+  constexpr size_t kShown = 16;
+  std::string out;
+  for (size_t i = 0; i < links.size() && i < kShown; ++i) {
+    out += (i ? "," : "") + std::to_string(links[i].first) + "->" + std::to_string(links[i].second);
+  }
+  if (links.size() > kShown) out += " and " + std::to_string(links.size() - kShown) + " more";
+  return out;
+}
+
+// The one rank every link touches, when there are several links and exactly one such rank
+// (a rank's cable, NIC or host); -1 otherwise.
+int commonEnd(const std::vector<Link>& links) {
+  if (links.size() < 2) return -1;
+  int found = -1;
+  for (int candidate : {links[0].first, links[0].second}) {
+    bool all = std::all_of(links.begin(), links.end(), [candidate](const Link& l) {
+      return l.first == candidate || l.second == candidate;
+    });
+    if (all && found >= 0) return -1;
+    if (all) found = candidate;
+  }
+  return found;
+}
+
+void stoppedLinksVerdict(const std::string& name, const std::vector<Link>& links, int lost,
+                         Verdict* v) {
+  v->rule = kUndelivered;
+  for (const Link& l : links) {
+    v->links_from.push_back(l.first);
+    v->culprits.push_back(l.second);
+  }
+  const int stalled = static_cast<int>(links.size()) - lost;
+  const std::string how = stalled == 0 ? "sent, never received"
+                          : lost == 0  ? "posted on both ends, never completed"
+                                       : "sent and never received, or posted on both ends and never completed";
+  v->message = "link(s) " + linkList(links) + " stopped delivering in " + where(*v) + " on " + name +
+               ": " + how;
+  if (int end = commonEnd(links); end >= 0) v->message += " (each touches rank " + std::to_string(end) + ")";
+  v->evidence.clear();
+  if (lost > 0) v->evidence = "the senders' messages completed, the receivers never got them";
+  if (stalled > 0) {
+    v->evidence += std::string(lost > 0 ? "; on other links " : "") +
+                   "the sends and their receives were both posted and neither completed";
+  }
+  v->evidence += " (a cut link, a NIC or a host that stopped, or the receiving rank's progress); "
+                 "waited up to " + format::duration(v->waited_ns);
+}
+
+// Everyone entered seq and it did not complete: which links stopped, else who never sent.
 void undelivered(const std::string& name, const Comm& comm, int64_t seq, int64_t now,
                  std::vector<Verdict>* out) {
-  // (src, dst) -> bytes sent and completed / received and completed / receives left open /
-  // sends left open.
-  std::map<std::pair<int, int>, int64_t> sent, received, awaited, sending;
-  std::set<int> awaiting;  // ranks with a receive left open
+  std::map<Link, LinkFlow> flows;
   for (const auto& [rank, m] : comm) {
+    if (m.rank == nullptr) continue;
     for (const Message& msg : m.rank->messages) {
       if (msg.comm != name || msg.seq != seq) continue;
-      std::pair<int, int> link = msg.send ? std::make_pair(rank, msg.peer) : std::make_pair(msg.peer, rank);
-      if (msg.send && msg.done_ns >= 0) sent[link] += msg.bytes;
-      if (msg.send && msg.done_ns < 0) sending[link] += std::max<int64_t>(msg.bytes, 1);
-      if (!msg.send && msg.done_ns >= 0) received[link] += msg.bytes;
-      if (!msg.send && msg.done_ns < 0) {
-        awaited[link] += std::max<int64_t>(msg.bytes, 1);
-        awaiting.insert(rank);
-      }
+      LinkFlow& f = flows[msg.send ? Link{rank, msg.peer} : Link{msg.peer, rank}];
+      const bool done = msg.done_ns >= 0;
+      if (msg.send && done) f.sent += msg.bytes;
+      if (msg.send && !done) ++f.sends_open;
+      if (!msg.send && done) f.received += msg.bytes;
+      if (!msg.send && !done) ++f.receives_open;
     }
   }
-  Verdict lost, silent;
-  describeWait(name, comm, seq, now, &lost);
-  describeWait(name, comm, seq, now, &silent);
-  for (const auto& [link, bytes] : sent) {
-    auto receiver = comm.find(link.second);
-    if (receiver == comm.end() || !receiver->second.rank->receives_recorded) continue;
-    auto got = received.find(link);
-    if (got == received.end() || got->second < bytes) {
-      lost.links_from.push_back(link.first);
-      lost.culprits.push_back(link.second);
-    }
-  }
-  for (const auto& [link, bytes] : awaited) {
+  std::vector<Link> stopped;
+  int lost = 0;
+  std::set<int> held;                      // the ends of stopped links
+  std::map<int, std::set<int>> waits_on;   // rank -> the peers it waits on
+  for (const auto& [link, f] : flows) {
     if (!comm.contains(link.first)) continue;
-    // Nothing sent on the link in this call; or everything sent was received, the sender's
-    // next sends there were posted and never completed, and the sender itself waits for no one
-    // (a cable cut while a message was on its way: the receiver waits, the sender is stuck in
-    // its send, and the ranks behind them wait on each other, not on the link).
-    auto bytesOn = [&link](const std::map<std::pair<int, int>, int64_t>& by_link) {
-      auto it = by_link.find(link);
-      return it == by_link.end() ? int64_t{0} : it->second;
-    };
-    const bool stuck_sending = sending.contains(link) && !awaiting.contains(link.first) &&
-                               bytesOn(sent) <= bytesOn(received);
-    if (sent.contains(link) && !stuck_sending) continue;
-    silent.culprits.push_back(link.first);
-  }
-  if (!lost.culprits.empty()) {
-    lost.rule = kUndelivered;
-    std::string links;
-    for (size_t i = 0; i < lost.culprits.size(); ++i) {
-      links += (i ? "," : "") + std::to_string(lost.links_from[i]) + "->" + std::to_string(lost.culprits[i]);
+    const LinkFault fault = linkFault(comm, link, f);
+    if (fault != LinkFault::kNone) {
+      stopped.push_back(link);
+      lost += fault == LinkFault::kLost ? 1 : 0;
+      held.insert({link.first, link.second});
     }
-    lost.message = "link(s) " + links + " stopped delivering in " + where(lost) + " on " + name +
-                   ": sent, never received";
-    lost.evidence = "the senders' messages completed, the receivers never got them (a link or "
-                    "the receiving rank's progress); waited up to " + format::duration(lost.waited_ns);
-    out->push_back(std::move(lost));
   }
-  std::sort(silent.culprits.begin(), silent.culprits.end());
-  silent.culprits.erase(std::unique(silent.culprits.begin(), silent.culprits.end()), silent.culprits.end());
+  std::set<Link> stopped_set(stopped.begin(), stopped.end());
+  for (const auto& [link, f] : flows) {
+    if (!comm.contains(link.first) || stopped_set.contains(link)) continue;
+    if (f.receives_open > 0) waits_on[link.second].insert(link.first);
+    auto receiver = comm.find(link.second);
+    if (f.sends_open > 0 && f.receives_open == 0 && receiver != comm.end() && receiver->second.rank &&
+        receiver->second.rank->receives_recorded) {
+      waits_on[link.first].insert(link.second);  // its peer has not posted the receive
+    }
+  }
+  for (int r : held) waits_on.erase(r);
+  if (!stopped.empty()) {
+    Verdict v;
+    describeWait(name, comm, seq, now, &v);
+    stoppedLinksVerdict(name, stopped, lost, &v);
+    out->push_back(std::move(v));
+  }
+  Verdict silent;
+  describeWait(name, comm, seq, now, &silent);
+  silent.culprits = silentRanks(waits_on, held);
   if (!silent.culprits.empty()) {
     silent.rule = kNeverSent;
     addLastSeen(comm, &silent);

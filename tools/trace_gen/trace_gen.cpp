@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <system_error>
+#include <utility>
 
 #include "ringside/storage/clock_model.h"
 #include "ringside/storage/rank_writer.h"
@@ -231,8 +233,10 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
       if (s != o.stragglers.end()) arrive[r] += s->second * 1000;
     }
     Call call(o, arrive);
+    std::set<std::pair<int, int>> cut_links;  // GenFault cut: the links whose message is posted
     call.run([&](const Message& m) {
-      if (o.calls_only || fault) return;
+      const bool cut = fault && o.fault.kind == "cut" && (m.src == o.fault.rank || m.dst == o.fault.rank);
+      if (cut ? !cut_links.insert({m.src, m.dst}).second : (o.calls_only || fault)) return;
       storage::TransferRow row;
       row.collective_id = i + 1;
       row.src_rank = m.src;
@@ -241,12 +245,12 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
       row.phase = m.phase;
       row.step = m.step;
       row.chunk = 0;
-      // Each side records on its own host's clock.
+      // Each side records on its own host's clock (a cut link's receive is recorded either way).
       for (const int r : {m.src, m.dst}) {
-        if (!mine(r) || (r == m.dst && !o.receives)) continue;
+        if (!mine(r) || (r == m.dst && !o.receives && !cut)) continue;
         row.side = r == m.src ? "send" : "recv";
-        row.start_ns = m.start + shift(r);
-        row.end_ns = m.end + shift(r);
+        row.start_ns = (cut ? arrive[static_cast<size_t>(r)] : m.start) + shift(r);
+        row.end_ns = cut ? storage::kNone : m.end + shift(r);
         ok = writer(r).addTransfer(row) && ok;
         ++rows;
       }
@@ -349,12 +353,13 @@ bool parseSlowLink(const std::string& text, GenOptions* o, std::string* error) {
 bool parseFault(const std::string& text, GenOptions* o, std::string* error) {
   const size_t colon = text.find(':');
   const size_t at = text.find('@');
-  *error = "--fault takes KIND:RANK@SEQ with KIND stuck, dead, desync-op or desync-size, e.g. "
-           "stuck:5@3";
+  *error = "--fault takes KIND:RANK@SEQ with KIND stuck, dead, desync-op, desync-size or cut, "
+           "e.g. stuck:5@3";
   if (colon == std::string::npos || at == std::string::npos || at < colon) return false;
   GenFault f;
   f.kind = text.substr(0, colon);
-  if (f.kind != "stuck" && f.kind != "dead" && f.kind != "desync-op" && f.kind != "desync-size") {
+  if (f.kind != "stuck" && f.kind != "dead" && f.kind != "desync-op" && f.kind != "desync-size" &&
+      f.kind != "cut") {
     return false;
   }
   const std::string rank = text.substr(colon + 1, at - colon - 1), seq = text.substr(at + 1);

@@ -161,10 +161,10 @@ TEST(Hang, LinkThatStoppedDeliveringIsToldFromSilentPeer) {
 }
 
 // A cable cut in the middle of a ring all-reduce (e2e.flight-linkcut-3 once): rank 1 had sent
-// rank 0 part of the call (received), its next sends to 0 were posted and never completed, and
-// it waits for no one; 0 waits for 1, and 2 waits for 0 (which is stuck behind 1). Rank 1 is
-// named, not the ranks waiting behind it.
-TEST(Hang, SenderStuckInItsSendsAfterPartOfTheCallIsNamed) {
+// rank 0 part of the call (received), its next sends to 0 were posted and never completed while
+// rank 0's receives of them wait; 2 waits for 0 (which is stuck behind 1) and for 1 to post the
+// receive of its send. The link 1->0 is named, not the ranks waiting behind it.
+TEST(Hang, SendAndReceiveBothPostedNeverCompletedIsAStoppedLink) {
   h::Input in = healthy(3, 2);
   openAt(&in, 2, {});
   auto msg = [](int peer, bool send, int64_t bytes, int64_t done) {
@@ -176,13 +176,76 @@ TEST(Hang, SenderStuckInItsSendsAfterPartOfTheCallIsNamed) {
                           msg(1, true, 684, -1)};
   std::vector<h::Verdict> v = h::judgeHang(in);
   ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(v[0].rule, h::kNeverSent);
-  EXPECT_EQ(v[0].culprits, std::vector<int>{1});
+  EXPECT_EQ(v[0].rule, h::kUndelivered);
+  EXPECT_EQ(v[0].links_from, std::vector<int>{1});
+  EXPECT_EQ(v[0].culprits, std::vector<int>{0});
+  EXPECT_NE(v[0].message.find("link(s) 1->0 stopped delivering"), std::string::npos) << v[0].message;
+  EXPECT_NE(v[0].message.find("posted on both ends, never completed"), std::string::npos) << v[0].message;
 
-  // The same, but rank 1 also waits for a receive: it is not the head of the wait, no verdict
-  // from this rule (as before).
+  // Rank 1 also waits for a receive from 2 whose send is posted: two stopped links, both at
+  // rank 1 (its cable), and nobody is taken for a silent peer.
   in.ranks[1].messages.push_back(msg(2, false, 684, -1));
-  for (const h::Verdict& each : h::judgeHang(in)) EXPECT_NE(each.rule, h::kNeverSent);
+  v = h::judgeHang(in);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, h::kUndelivered);
+  EXPECT_EQ(v[0].links_from, (std::vector<int>{1, 2}));
+  EXPECT_EQ(v[0].culprits, (std::vector<int>{0, 1}));
+  EXPECT_NE(v[0].message.find("(each touches rank 1)"), std::string::npos) << v[0].message;
+}
+
+// The cut before the call's first message (e2e.flight-linkcut-3, the watchdog once named rank 2):
+// 1's sends to 0 and 2's sends to 1 posted, never completed; 0's and 1's receives wait; 0->2 done.
+TEST(Hang, CutBeforeTheFirstMessageNamesTheCutRanksLinks) {
+  h::Input in = healthy(3, 2);
+  openAt(&in, 2, {});
+  auto msg = [](int peer, bool send, int64_t done) { return h::Message{"world", 2, peer, send, 684, 2 * kMs, done}; };
+  in.ranks[0].messages = {msg(1, false, -1), msg(2, true, 2 * kMs + 5), msg(1, false, -1), msg(2, true, 2 * kMs + 6)};
+  in.ranks[1].messages = {msg(2, false, -1), msg(0, true, -1), msg(2, false, -1), msg(0, true, -1)};
+  in.ranks[2].messages = {msg(0, false, 2 * kMs + 7), msg(1, true, -1), msg(0, false, 2 * kMs + 8), msg(1, true, -1)};
+  std::vector<h::Verdict> v = h::judgeHang(in);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, h::kUndelivered);
+  EXPECT_NE(v[0].message.find("link(s) 1->0,2->1 stopped"), std::string::npos) << v[0].message;
+  EXPECT_NE(v[0].message.find("(each touches rank 1)"), std::string::npos) << v[0].message;
+
+  // The cut between two of the call's messages, rank 0 already past the call (done, inside the
+  // next one): only 2->1 stopped (2's second send and 1's receive of it), and it is named.
+  h::Input late = healthy(3, 2);
+  openAt(&late, 2, {0});
+  late.ranks[0].calls.push_back(call(2, "allreduce", 4096, h::CallState::kDone, 2 * kMs, 2 * kMs + 9));
+  late.ranks[0].calls.push_back(call(3, "allreduce", 4096, h::CallState::kEntered, 3 * kMs, -1));
+  late.ranks[0].messages = {msg(1, false, 2 * kMs + 5), msg(2, true, 2 * kMs + 6),
+                            h::Message{"world", 3, 1, false, 684, 3 * kMs, -1}};
+  late.ranks[1].messages = {msg(2, false, 2 * kMs + 2), msg(0, true, 2 * kMs + 4), msg(2, false, -1)};
+  late.ranks[2].messages = {msg(1, true, 2 * kMs + 1), msg(0, false, 2 * kMs + 7), msg(1, true, -1)};
+  v = h::judgeHang(late);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, h::kUndelivered);
+  EXPECT_EQ(v[0].links_from, std::vector<int>{2});
+  EXPECT_EQ(v[0].culprits, std::vector<int>{1});
+}
+
+// Ranks that wait only on each other (each awaits a receive the other never sent) are named
+// together; a rank queued behind them is not.
+TEST(Hang, RanksWaitingOnEachOtherAreNamedNotThoseBehindThem) {
+  h::Input in = healthy(4, 2);
+  openAt(&in, 2, {});
+  auto recv = [](int peer) { return h::Message{"world", 2, peer, false, 684, 2 * kMs, -1}; };
+  in.ranks[1].messages = {recv(2)};
+  in.ranks[2].messages = {recv(1)};
+  in.ranks[0].messages = {recv(1)};
+  in.ranks[3].messages = {recv(0)};
+  std::vector<h::Verdict> v = h::judgeHang(in);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, h::kNeverSent);
+  EXPECT_EQ(v[0].culprits, (std::vector<int>{1, 2}));
+
+  // A silent rank ahead of the chain is named alone: 3 waits on 0, 0 on 1, 1 on nobody.
+  in.ranks[1].messages.clear();
+  in.ranks[2].messages.clear();
+  v = h::judgeHang(in);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].culprits, std::vector<int>{1});
 }
 
 TEST(Hang, RankRanges) {
