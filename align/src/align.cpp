@@ -204,7 +204,7 @@ bool fitClockModel(storage::TraceReader& raw, const AlignOptions& options,
     bool from_inputs = false;
     std::string not_from_inputs = "no inputs read";
     if (n > 1 && options.use_messages) {
-      std::vector<detail::Side> sides;
+      detail::SideRuns sides;
       from_inputs = input_sides != nullptr &&
                     detail::takeInputSides(*input_sides, domains, &sides, &not_from_inputs);
       if (from_inputs) {

@@ -95,13 +95,13 @@ bool sideOf(const Domains& domains, const storage::TransferRow& row, Side* out) 
 bool gatherMessages(storage::TraceReader& raw, const Domains& domains, Evidence* out,
                     std::string* error) {
   // Each side of a message between domains, keyed so that the k-th send of (src, dst, slot)
-  // meets the k-th receive (one link delivers in order).
-  std::vector<Side> sides;
+  // meets the k-th receive (one link delivers in order); held as compact sorted runs.
+  SideRuns sides;
   // Only the fields that pair the two sides are read (half the columns).
   const bool ok = raw.forEachMessageSide(
       [&](int32_t, const storage::TransferRow& row) {
         Side side;
-        if (sideOf(domains, row, &side)) sides.push_back(side);
+        if (sideOf(domains, row, &side)) sides.add(side);
         return true;
       },
       error);
@@ -110,41 +110,39 @@ bool gatherMessages(storage::TraceReader& raw, const Domains& domains, Evidence*
   return true;
 }
 
-void pairSides(std::vector<Side>* sides_in, const Domains& domains, Evidence* out) {
-  std::vector<Side>& sides = *sides_in;
-  // A total order (bytes last): sides read in any order (the merged trace's, or its inputs' one
-  // after another) pair the same.
-  std::sort(sides.begin(), sides.end(), [](const Side& x, const Side& y) {
-    if (x.src != y.src) return x.src < y.src;
-    if (x.dst != y.dst) return x.dst < y.dst;
-    if (x.slot != y.slot) return x.slot < y.slot;
-    if (x.recv != y.recv) return x.recv < y.recv;
-    if (x.t != y.t) return x.t < y.t;
-    return x.bytes < y.bytes;
-  });
-  for (size_t i = 0; i < sides.size();) {
-    size_t j = i;
-    while (j < sides.size() && sides[j].src == sides[i].src && sides[j].dst == sides[i].dst &&
-           sides[j].slot == sides[i].slot) {
-      ++j;
-    }
-    size_t split = i;
-    while (split < j && !sides[split].recv) ++split;
-    // Sends [i, split), receives [split, j): paired in order; a count that differs (a side cut
-    // off) pairs nothing, rather than pairing the wrong messages.
-    if (split - i == j - split) {
-      const int32_t from = domains.of(sides[i].src);
-      const int32_t to = domains.of(sides[i].dst);
-      for (size_t k = 0; k < split - i; ++k) {
-        const Side& s = sides[i + k];
-        const Side& r = sides[split + k];
-        if (s.bytes != r.bytes) continue;
-        out->messages.push_back({from, to, s.t, r.t});
-      }
-    }
-    i = j;
+namespace {
+
+// One (src, dst, slot)'s sides, sorted: sends, then receives. Paired in order; a count that
+// differs (a side cut off) pairs nothing, rather than pairing the wrong messages.
+void pairKey(const std::vector<Side>& key, const Domains& domains, Evidence* out) {
+  size_t split = 0;
+  while (split < key.size() && !key[split].recv) ++split;
+  if (split != key.size() - split) return;
+  const int32_t from = domains.of(key.front().src);
+  const int32_t to = domains.of(key.front().dst);
+  for (size_t k = 0; k < split; ++k) {
+    const Side& s = key[k];
+    const Side& r = key[split + k];
+    if (s.bytes != r.bytes) continue;
+    out->messages.push_back({from, to, s.t, r.t});
   }
-  std::vector<Side>().swap(sides);
+}
+
+}  // namespace
+
+void pairSides(SideRuns* sides, const Domains& domains, Evidence* out) {
+  // The runs merged come in sideBefore's total order: sides read in any order (the merged
+  // trace's, or its inputs' one after another) pair the same.
+  std::vector<Side> key;
+  sides->drain([&](const Side& side) {
+    if (!key.empty() && (side.src != key.front().src || side.dst != key.front().dst ||
+                         side.slot != key.front().slot)) {
+      pairKey(key, domains, out);
+      key.clear();
+    }
+    key.push_back(side);
+  });
+  if (!key.empty()) pairKey(key, domains, out);
   // The tightest message (largest sent - received) per (from, to, 10 ms of receipt): within 10 ms
   // a drift of up to 1000 ppm moves a bound by at most 10 us, and the fit stays linear in time.
   constexpr int64_t kBucketNs = 10'000'000;

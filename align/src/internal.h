@@ -10,6 +10,7 @@
 #include "ringside/align/input_sides.h"
 #include "ringside/storage/records.h"
 #include "ringside/storage/trace_reader.h"
+#include "side_runs.h"
 
 namespace ringside::align::detail {
 
@@ -112,24 +113,16 @@ bool gatherCalls(storage::TraceReader& raw, const Domains& domains, Evidence* ou
 bool gatherMessages(storage::TraceReader& raw, const Domains& domains, Evidence* out,
                     std::string* error);
 
-// One side of a message between two domains, as gatherMessages pairs them.
-struct Side {
-  int32_t src, dst;
-  int64_t slot;
-  int64_t bytes;
-  bool recv;
-  int64_t t;  // send: posted; receive: completed
-};
 // The side that `row` is when it is a send, or a completed receive, between two domains.
 bool sideOf(const Domains& domains, const storage::TransferRow& row, Side* out);
 // Pairs the k-th send of each (src, dst, slot) with its k-th receive into out->messages, and
-// picks out->representatives. The result does not depend on the order of *sides (emptied).
-void pairSides(std::vector<Side>* sides, const Domains& domains, Evidence* out);
+// picks out->representatives. The result does not depend on the order the sides were added in;
+// *sides is emptied.
+void pairSides(SideRuns* sides, const Domains& domains, Evidence* out);
 // The sides a merge's inputs gave (InputSides, read beside the copy), when they are those of the
-// merged trace whose domains are `domains`: then appended to *sides and true. False (*why says
-// which check failed) when the caller must read the merged trace instead.
-bool takeInputSides(InputSides& from, const Domains& domains, std::vector<Side>* sides,
-                    std::string* why);
+// merged trace whose domains are `domains`: then their runs moved to *sides and true. False (*why
+// says which check failed) when the caller must read the merged trace instead.
+bool takeInputSides(InputSides& from, const Domains& domains, SideRuns* sides, std::string* why);
 
 // A domain's mapping f: aligned = raw + f(raw), f piecewise linear.
 struct Piece {
