@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +46,17 @@ std::map<std::string, std::string> metaOf(const std::string& file) {
   auto r = st::TraceReader::open(file, &err);
   EXPECT_TRUE(r) << err;
   return r ? r->meta() : std::map<std::string, std::string>{};
+}
+
+// The one rank file a child left in `dir`, opened; null (and a failure) otherwise.
+std::unique_ptr<st::TraceReader> onlyRankFile(const std::string& dir) {
+  const auto files = rankFiles(dir);
+  EXPECT_EQ(files.size(), 1u);
+  std::unique_ptr<st::TraceReader> r;
+  std::string err;
+  if (files.size() == 1) r = st::TraceReader::open(files[0], &err);
+  EXPECT_TRUE(r) << err;
+  return r;
 }
 
 }  // namespace
@@ -449,11 +461,9 @@ TEST(Collector, FirstCpuSampleIsTakenAtActivation) {
     return 0;
   });
   ASSERT_EQ(rc, 0);
-  auto files = rankFiles(dir);
-  ASSERT_EQ(files.size(), 1u);
+  auto r = onlyRankFile(dir);
+  ASSERT_TRUE(r);
   std::string err;
-  auto r = st::TraceReader::open(files[0], &err);
-  ASSERT_TRUE(r) << err;
   int64_t call = -1, first = -1;
   ASSERT_TRUE(r->forEachCollective(
       [&](const st::CollectiveRow& c) {
