@@ -275,12 +275,15 @@ using Link = std::pair<int, int>;  // (sender, receiver)
 // and its receive both posted and neither completed, with everything sent before received).
 enum class LinkFault { kNone, kLost, kStalled };
 
+// True when `rank` is a member of comm whose receives are recorded (Rank::receives_recorded):
+// only then does a message it has not received say anything.
+bool recordsReceives(const Comm& comm, int rank) {
+  auto it = comm.find(rank);
+  return it != comm.end() && it->second.rank != nullptr && it->second.rank->receives_recorded;
+}
+
 LinkFault linkFault(const Comm& comm, const Link& link, const LinkFlow& f) {
-  auto receiver = comm.find(link.second);
-  if (receiver == comm.end() || receiver->second.rank == nullptr ||
-      !receiver->second.rank->receives_recorded) {
-    return LinkFault::kNone;
-  }
+  if (!recordsReceives(comm, link.second)) return LinkFault::kNone;
   if (f.sent > f.received) return LinkFault::kLost;
   return f.sends_open > 0 && f.receives_open > 0 ? LinkFault::kStalled : LinkFault::kNone;
 }
@@ -411,19 +414,14 @@ void undelivered(const std::string& name, const Comm& comm, int64_t seq, int64_t
       stopped.push_back(link);
       lost += fault == LinkFault::kLost ? 1 : 0;
       held.insert({link.first, link.second});
+      continue;
     }
-  }
-  std::set<Link> stopped_set(stopped.begin(), stopped.end());
-  for (const auto& [link, f] : flows) {
-    if (!comm.contains(link.first) || stopped_set.contains(link)) continue;
     if (f.receives_open > 0) waits_on[link.second].insert(link.first);
-    auto receiver = comm.find(link.second);
-    if (f.sends_open > 0 && f.receives_open == 0 && receiver != comm.end() && receiver->second.rank &&
-        receiver->second.rank->receives_recorded) {
+    if (f.sends_open > 0 && f.receives_open == 0 && recordsReceives(comm, link.second)) {
       waits_on[link.first].insert(link.second);  // its peer has not posted the receive
     }
   }
-  for (int r : held) waits_on.erase(r);
+  for (int r : held) waits_on.erase(r);  // a stopped link's ends are explained by it
   if (!stopped.empty()) {
     Verdict v;
     describeWait(name, comm, seq, now, &v);

@@ -116,12 +116,12 @@ void Writer::sampleCpu(bool force) {
   const int64_t now = nowNs();
   if (!force && now - last_cpu_sample_ns_ < kCpuSampleIntervalNs) return;
   last_cpu_sample_ns_ = now;
+  if (!g_.window_open.load(std::memory_order_relaxed) && !force) return;
   storage::CpuSampleRow row;
-  if (readCpuUsage(now, &row)) writeCpuSample(row, force);
+  if (readCpuUsage(now, &row)) writeCpuSample(row);
 }
 
-void Writer::writeCpuSample(const storage::CpuSampleRow& row, bool force) {
-  if (!g_.window_open.load(std::memory_order_relaxed) && !force) return;
+void Writer::writeCpuSample(const storage::CpuSampleRow& row) {
   if (!ensureBatch()) return;
   if (!out_->addCpuSample(row)) fail("cannot write");
 }
@@ -356,7 +356,7 @@ void Writer::run() {
   // samples, and this thread's own come after open(), which a busy host delays (seen: 220 ms on
   // 2 cores under a load of 6, past a whole 6-step job: two of its three ranks had no CPU
   // figures, and e2e.corpus-oversub no oversubscribed finding).
-  if (g_.start_cpu_ok) writeCpuSample(g_.start_cpu, false);
+  if (g_.start_cpu_ok && g_.window_open.load(std::memory_order_relaxed)) writeCpuSample(g_.start_cpu);
   const int64_t flush_ns = static_cast<int64_t>(g_.config.flush_ms) * 1000000;
   last_commit_ns_ = nowNs();
   for (;;) {

@@ -47,7 +47,7 @@ class Writer {
   void writeCollectiveGpu(const Event& e);
   void drainGpu();
   void sampleCpu(bool force);
-  void writeCpuSample(const storage::CpuSampleRow& row, bool force);
+  void writeCpuSample(const storage::CpuSampleRow& row);
   bool ensureBatch();
   void commit(bool final_flush, int signal);
   void fail(const char* what);
