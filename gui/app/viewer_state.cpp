@@ -60,8 +60,12 @@ void appendHoverAndSearch(const TimelineView& tv, const char* query, bool active
 }
 
 void appendLanesAndTargets(const TimelineModel& m, const TimelineView& tv, std::string* out) {
+  // Rank lanes whose rows were not built yet (folded, never shown: docs/viewer.md, "Memory at
+  // scale"); each is built below for its rows' names.
+  *out += ",\n  \"lanes_unbuilt\": " + num(m.unbuiltLanes());
   *out += ",\n  \"lanes\": [";
   for (size_t i = 0; i < m.lanes.size(); ++i) {
+    m.buildLane(i);
     const LaneFlags f = i < tv.laneFlags().size() ? tv.laneFlags()[i] : LaneFlags{};
     *out += i ? ", {\"name\": " : "{\"name\": ";
     format::appendJsonString(m.lanes[i].name, out);

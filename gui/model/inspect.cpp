@@ -176,6 +176,7 @@ RangeStats rangeStats(const TimelineModel& model, int64_t t0, int64_t t1) {
   }
   r.all = durationStats(std::move(all));
   for (auto& [name, v] : by_op) r.ops.push_back({name, v.first, durationStats(std::move(v.second))});
+  model.buildLanes();  // the range's calls on every rank, folded or not
   for (const Lane& lane : model.lanes) {
     if (lane.kind == LaneKind::kRank && !lane.rows.empty()) {
       RangeRankRow row;
@@ -255,8 +256,10 @@ std::vector<int> searchCollectives(const TimelineModel& model, const std::string
       if (term[0] == 's') {
         for (size_t i = 0; i < cs.size(); ++i) on[i] = cs[i].straggler_rank == rank;
       } else {
-        for (const Lane& lane : model.lanes) {
+        for (size_t l = 0; l < model.lanes.size(); ++l) {
+          const Lane& lane = model.lanes[l];
           if (lane.kind != LaneKind::kRank || lane.rank != rank) continue;
+          model.buildLane(l);
           for (size_t sub = 0; sub < lane.rows.size() && sub < static_cast<size_t>(lane.call_rows); ++sub) {
             for (const TimelineEvent& e : lane.rows[sub].events) {
               if (e.collective >= 0) on[static_cast<size_t>(e.collective)] = 1;

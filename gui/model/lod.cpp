@@ -154,6 +154,7 @@ std::vector<LaneLayout> layoutLanes(const TimelineModel& model, const std::vecto
     }
     float body = 0;
     if (!l.collapsed && lane.kind != LaneKind::kHost) {  // a host lane is its header only
+      model.buildLane(i);  // shown: its rows are built now, if they were not (loaded on demand)
       body = lane.kind == LaneKind::kRank ? options.line * static_cast<float>(lane.rows.size())
                                           : options.counter_height;
     }

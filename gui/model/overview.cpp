@@ -57,15 +57,14 @@ Overview buildOverview(const TimelineModel& model, int bins, int max_rows) {
     ++ranks_in_row[r];
     double* w = wait.data() + r * static_cast<size_t>(o.bins);
     double* m = move.data() + r * static_cast<size_t>(o.bins);
-    for (int row_i = 0; row_i < lane.call_rows && row_i < static_cast<int>(lane.rows.size()); ++row_i) {
-      for (const TimelineEvent& e : lane.rows[static_cast<size_t>(row_i)].events) {
-        int64_t arrived = e.start_ns;  // when everyone was in: the waiting ends there
-        if (e.collective >= 0 && static_cast<size_t>(e.collective) < instances.size()) {
-          arrived = std::clamp(instances[static_cast<size_t>(e.collective)].last_start_ns, e.start_ns, e.end_ns);
-        }
-        addSpan(o, e.start_ns, arrived, w);
-        addSpan(o, arrived, e.end_ns, m);
+    // The lane's calls from its sources: a lane the overview covers is not built for it.
+    for (const TimelineEvent& e : model.callsOf(static_cast<size_t>(rank_lanes[static_cast<size_t>(k)]))) {
+      int64_t arrived = e.start_ns;  // when everyone was in: the waiting ends there
+      if (e.collective >= 0 && static_cast<size_t>(e.collective) < instances.size()) {
+        arrived = std::clamp(instances[static_cast<size_t>(e.collective)].last_start_ns, e.start_ns, e.end_ns);
       }
+      addSpan(o, e.start_ns, arrived, w);
+      addSpan(o, arrived, e.end_ns, m);
     }
   }
   for (int k : ranks_in_row) o.most_ranks_in_row = std::max(o.most_ranks_in_row, k);

@@ -4,8 +4,11 @@
 // header.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,16 +59,45 @@ PhaseRecord phaseRecord(const analyzer::PhaseStats& p, int32_t instance, int32_t
 std::vector<std::string> withAnalysisComms(std::vector<std::string> comms,
                                            const analyzer::Analysis& a);
 
+// (comm, seq) -> collective instance; seqs count from 0, so a vector per comm, a map beyond.
+class InstanceIndex {
+ public:
+  InstanceIndex() = default;
+  InstanceIndex(const analyzer::Analysis& a, const std::vector<std::string>& comms);
+  int32_t find(int32_t comm, int64_t seq) const {
+    if (comm < 0 || static_cast<size_t>(comm) >= by_comm_.size()) return -1;
+    const auto& v = by_comm_[static_cast<size_t>(comm)];
+    if (seq >= 0 && static_cast<size_t>(seq) < v.size()) return v[static_cast<size_t>(seq)];
+    auto it = sparse_.find({comm, seq});
+    return it == sparse_.end() ? -1 : it->second;
+  }
+
+ private:
+  std::vector<std::vector<int32_t>> by_comm_;
+  std::map<std::pair<int32_t, int64_t>, int32_t> sparse_;
+};
+
+// What a model's unbuilt rank lanes are built from (TimelineModel::lane_sources): the calls, one
+// copy shared by the early and the full model (the loader's rows, rank by rank), and per lane its
+// span of them and of its phase records (indices into TimelineModel::phases).
+struct LaneSources {
+  std::shared_ptr<const std::vector<CompactCall>> calls;
+  std::vector<int> op_label;  // CompactCall::op -> TimelineModel::labels
+  InstanceIndex instances;    // (comm, seq) -> TimelineEvent::collective
+  int64_t end_ns = 0;         // a call that never returned is drawn to here (the analysis' end)
+  std::vector<std::pair<int64_t, int64_t>> call_span;   // per lane: its calls [first, second)
+  std::vector<uint32_t> phase_order;                     // indices into phases, lane by lane
+  std::vector<std::pair<int64_t, int64_t>> phase_span;  // per lane: its part of phase_order
+};
+
 // Replaces `out`'s analysis and lanes: a rank lane per rank (host headers first with 2+ hosts)
-// with its calls (rank by rank, as the reader delivers them) and its phases (`phases`, then any
-// left in analysis.phases, which end up in out->phases too), a link lane per analysed link, the
-// time bounds and the overview. `out->path` is kept.
+// with its calls (`calls`: rank by rank, as the reader delivers them; each rank's together) and
+// its phases (`phases`, then any left in analysis.phases, which end up in out->phases too), a
+// link lane per analysed link, the time bounds and the overview. The rank lanes' rows are built
+// at once, or with `lazy` when first needed (out->lane_sources keeps `calls`). `out->path` is kept.
 void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
-                      const std::vector<std::string>& ops, const std::vector<CompactCall>& calls,
-                      PhaseRows phases, TimelineModel* out);
-// The same, freeing `calls` as soon as the lanes hold them (before the phases' events are made).
-void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
-                      const std::vector<std::string>& ops, std::vector<CompactCall>&& calls,
-                      PhaseRows phases, TimelineModel* out);
+                      const std::vector<std::string>& ops,
+                      std::shared_ptr<const std::vector<CompactCall>> calls, PhaseRows phases,
+                      bool lazy, TimelineModel* out);
 
 }  // namespace ringside::gui::detail

@@ -181,22 +181,24 @@ class AnalysisRun {
   std::thread thread_;  // last: starts once every member above exists
 };
 
-// Every call of every rank, interned, rank by rank as the reader delivers them.
+// Every call of every rank, interned, rank by rank as the reader delivers them: the one copy
+// the early and the full model build their rank lanes from (LaneSources::calls).
 struct CallRows {
   detail::Interner comms, ops;
-  std::vector<detail::CompactCall> calls;
+  std::shared_ptr<std::vector<detail::CompactCall>> calls = std::make_shared<std::vector<detail::CompactCall>>();
 };
 
 bool readCalls(storage::TraceReader& reader, const std::function<void(double)>& rows_done,
                CallRows* out, std::string* error) {
   const int64_t total_calls = std::max<int64_t>(1, reader.collectiveCount());
-  out->calls.reserve(static_cast<size_t>(total_calls));
+  std::vector<detail::CompactCall>& calls = *out->calls;
+  calls.reserve(static_cast<size_t>(total_calls));
   return reader.forEachCollectiveTiming(
       [&](const storage::CollectiveRow& row) {
-        out->calls.push_back({row.rank, out->comms.get(row.comm), out->ops.get(row.op),
-                              row.status != 0, row.seq, row.start_ns, row.end_ns});
-        if ((out->calls.size() & 0xFFFF) == 0) {
-          rows_done(static_cast<double>(out->calls.size()) / static_cast<double>(total_calls));
+        calls.push_back({row.rank, out->comms.get(row.comm), out->ops.get(row.op), row.status != 0,
+                         row.seq, row.start_ns, row.end_ns});
+        if ((calls.size() & 0xFFFF) == 0) {
+          rows_done(static_cast<double>(calls.size()) / static_cast<double>(total_calls));
         }
         return true;
       },
@@ -208,7 +210,7 @@ bool readCalls(storage::TraceReader& reader, const std::function<void(double)>& 
 // behaviour, on a damaged file), and a file the check then refuses replaces this early
 // timeline with the error (the caller drops it on failure).
 TimelineModel earlyTimeline(const std::string& path, storage::TraceReader& reader,
-                            const CallRows& rows) {
+                            const CallRows& rows, bool lazy) {
   analyzer::Analysis calls_only;
   for (const storage::RankInfo& info : reader.ranks())
     calls_only.ranks_present.push_back(info.rank);
@@ -219,7 +221,7 @@ TimelineModel earlyTimeline(const std::string& path, storage::TraceReader& reade
   TimelineModel early;
   early.path = path;
   detail::buildFromCompact(std::move(calls_only), rows.comms.names(), rows.ops.names(), rows.calls,
-                           {}, &early);
+                           {}, lazy, &early);
   early.analysed = false;
   return early;
 }
@@ -325,7 +327,7 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
         progress();
       },
       &rows, error);
-  if (ok && options.on_timeline) options.on_timeline(earlyTimeline(path, *reader, rows));
+  if (ok && options.on_timeline) options.on_timeline(earlyTimeline(path, *reader, rows, options.lazy_lanes));
   // quick_check's verdict comes first (a damaged file fails as a checked open would).
   if (!analysis.checked()) {
     if (error != nullptr) *error = analysis.error();
@@ -350,8 +352,9 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
   out->path = path;
   const std::vector<std::string> comm_names =
       detail::withAnalysisComms(rows.comms.names(), analysis.analysis());
+  // The calls stay once, in the lanes' sources (shared with the early model), not twice.
   detail::buildFromCompact(std::move(analysis.analysis()), comm_names, rows.ops.names(),
-                           std::move(rows.calls), std::move(analysis.phases()), out);
+                           std::move(rows.calls), std::move(analysis.phases()), options.lazy_lanes, out);
   rows = {};
   analysis.messages().attach(options, out);
   returnFreedMemory();

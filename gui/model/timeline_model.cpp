@@ -90,6 +90,7 @@ int TimelineModel::label(const std::string& name) {
 std::vector<TimelineModel::EventRef> TimelineModel::eventsOfCollective(int collective) const {
   std::vector<EventRef> refs;
   if (collective < 0) return refs;
+  buildLanes();  // a collective's calls are on every lane, folded or not
   for (size_t l = 0; l < lanes.size(); ++l) {
     const Lane& lane = lanes[l];
     if (lane.kind != LaneKind::kRank) continue;
@@ -125,41 +126,6 @@ std::vector<analyzer::PhaseStats> TimelineModel::phasesOf(int collective) const 
 }
 
 namespace {
-
-// (comm, seq) -> collective instance; seqs count from 0, so a vector per comm, a map beyond.
-class InstanceIndex {
- public:
-  InstanceIndex(const analyzer::Analysis& a, const std::vector<std::string>& comms) {
-    by_comm_.resize(comms.size());
-    const int64_t dense_limit =
-        std::min<int64_t>(int64_t{1} << 26, 4 * static_cast<int64_t>(a.collectives.size()) + 1024);
-    for (size_t i = 0; i < a.collectives.size(); ++i) {
-      const auto& c = a.collectives[i];
-      auto it = std::find(comms.begin(), comms.end(), c.comm);
-      if (it == comms.end()) continue;
-      auto& v = by_comm_[static_cast<size_t>(it - comms.begin())];
-      // Dense while seqs stay near the number of collectives: a trace's seq of 2^26 must not
-      // make a 256 MB table.
-      if (c.seq >= 0 && c.seq < dense_limit) {
-        if (static_cast<size_t>(c.seq) >= v.size()) v.resize(static_cast<size_t>(c.seq) + 1, -1);
-        v[static_cast<size_t>(c.seq)] = static_cast<int32_t>(i);
-      } else {
-        sparse_[{static_cast<int32_t>(it - comms.begin()), c.seq}] = static_cast<int32_t>(i);
-      }
-    }
-  }
-  int32_t find(int32_t comm, int64_t seq) const {
-    if (comm < 0 || static_cast<size_t>(comm) >= by_comm_.size()) return -1;
-    const auto& v = by_comm_[static_cast<size_t>(comm)];
-    if (seq >= 0 && static_cast<size_t>(seq) < v.size()) return v[static_cast<size_t>(seq)];
-    auto it = sparse_.find({comm, seq});
-    return it == sparse_.end() ? -1 : it->second;
-  }
-
- private:
-  std::vector<std::vector<int32_t>> by_comm_;
-  std::map<std::pair<int32_t, int64_t>, int32_t> sparse_;
-};
 
 int32_t commIndex(const std::vector<std::string>& comms, const std::string& comm) {
   auto it = std::find(comms.begin(), comms.end(), comm);
@@ -250,15 +216,6 @@ class LaneCursor {
 
 // Reserves each lane's events exactly (a vector grown one push_back at a time ends up to twice
 // the size: 1,220 calls a rank took 2,048 places, +270 MB over 4,096 ranks x 10 M events).
-template <typename Rows>
-void reserveExactly(const Rows& rows, LaneCursor& lane_of, std::vector<std::vector<TimelineEvent>>* lanes) {
-  std::vector<size_t> count(lanes->size(), 0);
-  for (const auto& r : rows) {
-    const size_t lane = lane_of(r.rank);
-    if (lane < count.size()) ++count[lane];
-  }
-  for (size_t i = 0; i < count.size(); ++i) (*lanes)[i].reserve(count[i]);
-}
 
 // out->phase_spans, per instance. Rows of one instance that are not together (never from the
 // analysis, which writes an instance's rows at once) are first sorted together.
@@ -288,10 +245,12 @@ void indexPhases(TimelineModel* out) {
 
 // The phase rows: those left in analysis.phases (a model built from an Analysis, as the tests
 // make them) join the loader's records; each record's label becomes the model's and its event
-// goes to its rank's lane. out->phases keeps the records (analysis.phases ends up empty).
-void addPhases(const std::vector<std::string>& comms, const InstanceIndex& index,
-               detail::PhaseRows phases, LaneCursor& lane_of,
-               std::vector<std::vector<TimelineEvent>>* lane_phases, TimelineModel* out) {
+
+// Phase rows: those left in analysis.phases (a model built from an Analysis, as the tests make
+// them) join the loader's records, each record's label becomes the model's, and out->phases keeps
+// them (analysis.phases ends up empty), indexed by instance.
+void addPhases(const std::vector<std::string>& comms, const detail::InstanceIndex& index,
+               detail::PhaseRows phases, TimelineModel* out) {
   for (const analyzer::PhaseStats& p : out->analysis.phases) {
     phases.records.push_back(detail::phaseRecord(p, index.find(commIndex(comms, p.comm), p.seq),
                                                  phases.names.get(p.phase)));
@@ -299,54 +258,52 @@ void addPhases(const std::vector<std::string>& comms, const InstanceIndex& index
   std::vector<analyzer::PhaseStats>().swap(out->analysis.phases);
   std::vector<int> label_of;
   for (const std::string& name : phases.names.names()) label_of.push_back(out->label(name));
-  reserveExactly(phases.records, lane_of, lane_phases);
-  for (PhaseRecord& r : phases.records) {
-    r.label = label_of[static_cast<size_t>(r.label)];
-    (*lane_phases)[lane_of(r.rank)].push_back(
-        {r.start_ns, std::max(r.start_ns, r.end_ns), r.label, r.instance, false});
-  }
+  for (PhaseRecord& r : phases.records) r.label = label_of[static_cast<size_t>(r.label)];
   out->phases = std::move(phases.records);
   indexPhases(out);
 }
 
-// The rank lanes' rows: each rank's calls (matched to their collective instance), then the
-// analysis' phases, each split into as many rows as their overlaps need. Returns the calls'
-// time bounds (t0 > t1 when there are none).
-TimeBounds fillRankLanes(const std::vector<std::string>& comms, const std::vector<int>& op_label,
-                         const std::vector<detail::CompactCall>& calls,
-                         std::vector<detail::CompactCall>* owned, detail::PhaseRows phases,
-                         std::map<int, size_t>& lane_of_rank, TimelineModel* out) {
-  const analyzer::Analysis& a = out->analysis;
-  const InstanceIndex index(a, comms);
+// Each rank lane's span of the calls (each rank's calls are together), and their time bounds
+// (t0 > t1 when there are none).
+TimeBounds indexCalls(LaneCursor& lane_of, size_t lanes, detail::LaneSources* src) {
   TimeBounds bounds;
-  std::vector<std::vector<TimelineEvent>> lane_calls(out->lanes.size()), lane_phases(out->lanes.size());
-  LaneCursor lane_of(lane_of_rank);
-  reserveExactly(calls, lane_of, &lane_calls);
-  for (const detail::CompactCall& c : calls) {
-    TimelineEvent e;
-    e.start_ns = c.start_ns;
-    // A call that never returned (a hang: end_ns NULL) is drawn to the end of the trace, where
-    // the rank was still inside it.
-    e.end_ns = c.end_ns < c.start_ns ? std::max(c.start_ns, a.end_ns) : c.end_ns;
-    e.label = op_label[static_cast<size_t>(c.op)];
-    e.collective = index.find(c.comm, c.seq);
-    e.failed = c.failed;
-    lane_calls[lane_of(c.rank)].push_back(e);
-    bounds.t0 = std::min(bounds.t0, e.start_ns);
-    bounds.t1 = std::max(bounds.t1, e.end_ns);
-  }
-  // The loader's calls (5 M of 40 bytes at 4,096 ranks x 10 M events) are not needed any more:
-  // freed before the phases' events are made. `calls` refers to them: not used past here.
-  if (owned != nullptr) std::vector<detail::CompactCall>().swap(*owned);
-  addPhases(comms, index, std::move(phases), lane_of, &lane_phases, out);
-  for (size_t i = 0; i < out->lanes.size(); ++i) {
-    Lane& l = out->lanes[i];
-    if (l.kind != LaneKind::kRank) continue;
-    l.rows = partitionRows(std::move(lane_calls[i]), "collectives");
-    l.call_rows = static_cast<int>(l.rows.size());
-    for (EventRow& row : partitionRows(std::move(lane_phases[i]), "phases")) l.rows.push_back(std::move(row));
+  src->call_span.assign(lanes, {0, 0});
+  const std::vector<detail::CompactCall>& calls = *src->calls;
+  for (size_t i = 0; i < calls.size();) {
+    size_t j = i;
+    for (; j < calls.size() && calls[j].rank == calls[i].rank; ++j) {
+      // A call that never returned (a hang: end_ns NULL) is drawn to the end of the trace, where
+      // the rank was still inside it.
+      const int64_t end = calls[j].end_ns < calls[j].start_ns ? std::max(calls[j].start_ns, src->end_ns)
+                                                              : calls[j].end_ns;
+      bounds.t0 = std::min(bounds.t0, calls[j].start_ns);
+      bounds.t1 = std::max(bounds.t1, end);
+    }
+    const size_t lane = lane_of(calls[i].rank);
+    if (lane < lanes) src->call_span[lane] = {static_cast<int64_t>(i), static_cast<int64_t>(j)};
+    i = j;
   }
   return bounds;
+}
+
+// The phase records lane by lane (a counting sort of their indices, each lane's in the records'
+// order): 4 bytes a record where each lane's phase events took 40.
+void indexPhaseLanes(LaneCursor& lane_of, size_t lanes, const std::deque<PhaseRecord>& phases,
+                     detail::LaneSources* src) {
+  std::vector<int64_t> begin(lanes + 1, 0);
+  for (const PhaseRecord& r : phases) {
+    const size_t lane = lane_of(r.rank);
+    if (lane < lanes) ++begin[lane + 1];
+  }
+  for (size_t l = 0; l < lanes; ++l) begin[l + 1] += begin[l];
+  src->phase_order.resize(static_cast<size_t>(begin[lanes]));
+  src->phase_span.assign(lanes, {0, 0});
+  std::vector<int64_t> at(begin.begin(), begin.end() - 1);
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const size_t lane = lane_of(phases[i].rank);
+    if (lane < lanes) src->phase_order[static_cast<size_t>(at[lane]++)] = static_cast<uint32_t>(i);
+  }
+  for (size_t l = 0; l < lanes; ++l) src->phase_span[l] = {begin[l], begin[l + 1]};
 }
 
 // A lane per analysed link, by (src, dst): its bytes/s per bin, and the scale they all share.
@@ -380,6 +337,26 @@ void addLinkLanes(TimelineModel* out) {
 
 namespace detail {
 
+InstanceIndex::InstanceIndex(const analyzer::Analysis& a, const std::vector<std::string>& comms) {
+  by_comm_.resize(comms.size());
+  const int64_t dense_limit =
+      std::min<int64_t>(int64_t{1} << 26, 4 * static_cast<int64_t>(a.collectives.size()) + 1024);
+  for (size_t i = 0; i < a.collectives.size(); ++i) {
+    const auto& c = a.collectives[i];
+    auto it = std::find(comms.begin(), comms.end(), c.comm);
+    if (it == comms.end()) continue;
+    auto& v = by_comm_[static_cast<size_t>(it - comms.begin())];
+    // Dense while seqs stay near the number of collectives: a trace's seq of 2^26 must not
+    // make a 256 MB table.
+    if (c.seq >= 0 && c.seq < dense_limit) {
+      if (static_cast<size_t>(c.seq) >= v.size()) v.resize(static_cast<size_t>(c.seq) + 1, -1);
+      v[static_cast<size_t>(c.seq)] = static_cast<int32_t>(i);
+    } else {
+      sparse_[{static_cast<int32_t>(it - comms.begin()), c.seq}] = static_cast<int32_t>(i);
+    }
+  }
+}
+
 std::vector<std::string> withAnalysisComms(std::vector<std::string> comms,
                                            const analyzer::Analysis& a) {
   for (const auto& c : a.collectives) {
@@ -395,19 +372,36 @@ PhaseRecord phaseRecord(const analyzer::PhaseStats& p, int32_t instance, int32_t
 
 namespace {
 
-// buildFromCompact; `owned`, when not null, is `calls`, freed once the lanes hold them.
+// buildFromCompact: the rank lanes (their sources; rows built now or when needed), the link
+// lanes, the bounds and the overview.
 void build(analyzer::Analysis analysis, const std::vector<std::string>& comms,
-           const std::vector<std::string>& ops, const std::vector<CompactCall>& calls,
-           std::vector<CompactCall>* owned, PhaseRows phases, TimelineModel* out) {
+           const std::vector<std::string>& ops, std::shared_ptr<const std::vector<CompactCall>> calls,
+           PhaseRows phases, bool lazy, TimelineModel* out) {
   out->analysis = std::move(analysis);
   out->lanes.clear();
   out->labels.clear();
   out->link_scale = 0;
+  out->lane_sources.reset();
+  if (!calls) calls = std::make_shared<const std::vector<CompactCall>>();
+  auto by_rank = [](const CompactCall& x, const CompactCall& y) { return x.rank < y.rank; };
+  if (!std::is_sorted(calls->begin(), calls->end(), by_rank)) {
+    auto sorted = std::make_shared<std::vector<CompactCall>>(*calls);
+    std::stable_sort(sorted->begin(), sorted->end(), by_rank);
+    calls = std::move(sorted);
+  }
   const analyzer::Analysis& a = out->analysis;
-  std::vector<int> op_label;
-  for (const std::string& op : ops) op_label.push_back(out->label(op));
-  std::map<int, size_t> lane_of_rank = addRankLanes(a, laneRanks(a, calls, phases.records), out);
-  TimeBounds t = fillRankLanes(comms, op_label, calls, owned, std::move(phases), lane_of_rank, out);
+  auto src = std::make_shared<LaneSources>();
+  for (const std::string& op : ops) src->op_label.push_back(out->label(op));
+  src->instances = InstanceIndex(a, comms);
+  src->end_ns = a.end_ns;
+  src->calls = std::move(calls);
+  std::map<int, size_t> lane_of_rank = addRankLanes(a, laneRanks(a, *src->calls, phases.records), out);
+  LaneCursor lane_of(lane_of_rank);
+  TimeBounds t = indexCalls(lane_of, out->lanes.size(), src.get());
+  addPhases(comms, src->instances, std::move(phases), out);
+  indexPhaseLanes(lane_of, out->lanes.size(), out->phases, src.get());
+  for (Lane& l : out->lanes) l.built = l.kind != LaneKind::kRank;
+  out->lane_sources = std::move(src);
   addLinkLanes(out);
   if (a.end_ns > a.start_ns) {
     t.t0 = std::min(t.t0, a.start_ns);
@@ -417,38 +411,92 @@ void build(analyzer::Analysis analysis, const std::vector<std::string>& comms,
   out->start_ns = t.t0;
   out->end_ns = std::max(t.t1, t.t0 + 1);
   out->overview = buildOverview(*out);
+  if (!lazy) {
+    out->buildLanes();
+    out->lane_sources.reset();  // the calls, freed here when the caller handed its copy over
+  }
 }
 
 }  // namespace
 
 void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
-                      const std::vector<std::string>& ops, const std::vector<CompactCall>& calls,
-                      PhaseRows phases, TimelineModel* out) {
-  build(std::move(analysis), comms, ops, calls, nullptr, std::move(phases), out);
-}
-
-void buildFromCompact(analyzer::Analysis analysis, const std::vector<std::string>& comms,
-                      const std::vector<std::string>& ops, std::vector<CompactCall>&& calls,
-                      PhaseRows phases, TimelineModel* out) {
-  build(std::move(analysis), comms, ops, calls, &calls, std::move(phases), out);
+                      const std::vector<std::string>& ops,
+                      std::shared_ptr<const std::vector<CompactCall>> calls, PhaseRows phases,
+                      bool lazy, TimelineModel* out) {
+  build(std::move(analysis), comms, ops, std::move(calls), std::move(phases), lazy, out);
 }
 
 }  // namespace detail
 
+std::vector<TimelineEvent> TimelineModel::callsOf(size_t lane) const {
+  std::vector<TimelineEvent> events;
+  if (lane >= lanes.size() || lanes[lane].kind != LaneKind::kRank) return events;
+  const detail::LaneSources* src = lane_sources.get();
+  if (src == nullptr || lane >= src->call_span.size()) {  // every lane built: its call rows
+    const Lane& l = lanes[lane];
+    for (size_t r = 0; r < l.rows.size() && r < static_cast<size_t>(l.call_rows); ++r)
+      events.insert(events.end(), l.rows[r].events.begin(), l.rows[r].events.end());
+    return events;
+  }
+  const auto [first, last] = src->call_span[lane];
+  events.reserve(static_cast<size_t>(last - first));
+  for (int64_t i = first; i < last; ++i) {
+    const detail::CompactCall& c = (*src->calls)[static_cast<size_t>(i)];
+    TimelineEvent e;
+    e.start_ns = c.start_ns;
+    e.end_ns = c.end_ns < c.start_ns ? std::max(c.start_ns, src->end_ns) : c.end_ns;
+    e.label = src->op_label[static_cast<size_t>(c.op)];
+    e.collective = src->instances.find(c.comm, c.seq);
+    e.failed = c.failed;
+    events.push_back(e);
+  }
+  return events;
+}
+
+void TimelineModel::buildLane(size_t lane) const {
+  if (lane >= lanes.size() || lanes[lane].built) return;
+  const Lane& l = lanes[lane];
+  l.rows = partitionRows(callsOf(lane), "collectives");
+  l.call_rows = static_cast<int>(l.rows.size());
+  std::vector<TimelineEvent> phase_events;
+  const detail::LaneSources* src = lane_sources.get();
+  if (src != nullptr && lane < src->phase_span.size()) {
+    const auto [first, last] = src->phase_span[lane];
+    phase_events.reserve(static_cast<size_t>(last - first));
+    for (int64_t i = first; i < last; ++i) {
+      const PhaseRecord& r = phases[src->phase_order[static_cast<size_t>(i)]];
+      phase_events.push_back({r.start_ns, std::max(r.start_ns, r.end_ns), r.label, r.instance, false});
+    }
+  }
+  for (EventRow& row : partitionRows(std::move(phase_events), "phases")) l.rows.push_back(std::move(row));
+  l.built = true;
+}
+
+void TimelineModel::buildLanes() const {
+  for (size_t i = 0; i < lanes.size(); ++i) buildLane(i);
+}
+
+size_t TimelineModel::unbuiltLanes() const {
+  size_t n = 0;
+  for (const Lane& l : lanes) n += l.built ? 0 : 1;
+  return n;
+}
+
 void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& calls,
-                   TimelineModel* out) {
+                   TimelineModel* out, bool lazy_lanes) {
   detail::Interner comms, ops;
-  std::vector<detail::CompactCall> compact;
-  compact.reserve(calls.size());
+  auto compact = std::make_shared<std::vector<detail::CompactCall>>();
+  compact->reserve(calls.size());
   for (const RankCall& c : calls) {
-    compact.push_back({c.rank, comms.get(c.comm), ops.get(c.op), c.failed, c.seq, c.start_ns, c.end_ns});
+    compact->push_back({c.rank, comms.get(c.comm), ops.get(c.op), c.failed, c.seq, c.start_ns, c.end_ns});
   }
   // Lanes are filled rank by rank, as the reader delivers them.
   std::stable_sort(
-      compact.begin(), compact.end(),
+      compact->begin(), compact->end(),
       [](const detail::CompactCall& x, const detail::CompactCall& y) { return x.rank < y.rank; });
   const std::vector<std::string> comm_names = detail::withAnalysisComms(comms.names(), analysis);
-  detail::buildFromCompact(std::move(analysis), comm_names, ops.names(), std::move(compact), {}, out);
+  detail::buildFromCompact(std::move(analysis), comm_names, ops.names(), std::move(compact), {},
+                           lazy_lanes, out);
 }
 
 }  // namespace ringside::gui

@@ -487,6 +487,8 @@ TEST(LoadTimelineTest, EarlyTimelineHasTheCallsBeforeTheAnalysis) {
   for (const Lane& l : full.lanes) rank_lanes += l.kind == LaneKind::kRank ? 1 : 0;
   ASSERT_EQ(early.lanes.size(), rank_lanes);
   EXPECT_GT(full.lanes.size(), rank_lanes);  // link lanes
+  early.buildLanes();  // loaded lanes are built when first needed
+  full.buildLanes();
   for (size_t i = 0; i < rank_lanes; ++i) {
     const auto& e = early.lanes[i].rows[0].events;
     const auto& f = full.lanes[i].rows[0].events;
@@ -577,6 +579,7 @@ TEST(LoadTimelineTest, PhasesKeptCompactlyAsTheAnalysisGivesThem) {
   }
   EXPECT_EQ(shown, a.phases.size());
   // Every row's events allocated once, exactly: 40 bytes an event with its running maximum.
+  m.buildLanes();  // loaded lanes are built when first needed
   size_t phase_events = 0;
   for (const Lane& l : m.lanes) {
     for (size_t r = 0; r < l.rows.size(); ++r) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,10 @@
 #include "ringside/analyzer/analysis.h"
 
 namespace ringside::gui {
+
+namespace detail {
+struct LaneSources;  // timeline_build.h: what unbuilt rank lanes are built from
+}
 
 // kHost: the header of a host's group of rank lanes (traces of 2+ hosts): folding it hides them.
 enum class LaneKind { kRank, kLink, kHost };
@@ -74,8 +79,12 @@ struct Lane {
   int rank = -1;           // kRank
   int host = -1;           // kRank, kHost: index into analysis.hosts when the trace has 2+ hosts
   int src = -1, dst = -1;  // kLink
-  std::vector<EventRow> rows;  // kRank: collectives (call_rows of them), then phases
-  int call_rows = 1;           // kRank: how many of `rows` hold calls; the rest hold phases
+  // kRank: collectives (call_rows of them), then phases. A loaded model builds them when first
+  // needed (TimelineModel::buildLane): until then `built` is false and `rows` empty. Mutable:
+  // built from const readers (the layout, the inspector), on the one thread that reads the model.
+  mutable std::vector<EventRow> rows;
+  mutable int call_rows = 1;  // kRank: how many of `rows` hold calls; the rest hold phases
+  mutable bool built = true;
   Counter counter;             // kLink: bytes/s, the analysis' bins over the whole trace
   // kLink, levels of detail that follow the zoom (lod.h, downsampleLink): the same bytes/s in
   // finer bins (LoadOptions::fine_bins_budget), then the link's messages themselves, by start,
@@ -153,6 +162,18 @@ struct TimelineModel {
   bool analysed = true;
   Overview overview;  // filled by buildTimeline / loadTimeline
 
+  // Levels of detail loaded on demand: a rank lane's rows (its events, their running ends and
+  // chunk summaries) are built from one compact copy of the calls and from `phases` when the
+  // lane is first shown or read, not at load. Null when every lane was built at once.
+  std::shared_ptr<const detail::LaneSources> lane_sources;
+  // Builds rank lane `lane`'s rows if they are not built yet (any other lane: nothing). Const: a
+  // cache behind every reader; call it on the thread that reads the model (the UI thread).
+  void buildLane(size_t lane) const;
+  void buildLanes() const;         // every lane
+  size_t unbuiltLanes() const;     // rank lanes not built yet
+  // Rank lane `lane`'s calls as events, built or not, in the order their rows are built from.
+  std::vector<TimelineEvent> callsOf(size_t lane) const;
+
   int label(const std::string& name);  // interns
   // Every (lane, row, event) of collective instance `collective` (one per rank that recorded it).
   struct EventRef {
@@ -191,6 +212,8 @@ struct LoadOptions {
   // the timeline can draw already (see TimelineModel::analysed) while the analysis goes on.
   // loadTimeline() returns the full model later; the early one is the callee's to keep.
   std::function<void(TimelineModel&& timeline)> on_timeline;
+  // Rank lanes built when first needed (TimelineModel::buildLane); false builds them all at load.
+  bool lazy_lanes = true;
   const analyzer::Topology* topology = nullptr;   // optional (--topology): links, idle links
 };
 
@@ -215,7 +238,8 @@ struct RankCall {
   int64_t start_ns = 0, end_ns = 0;
   bool failed = false;
 };
+// Every lane built, unless `lazy_lanes` (then as loadTimeline leaves them: built when needed).
 void buildTimeline(analyzer::Analysis analysis, const std::vector<RankCall>& calls,
-                   TimelineModel* out);
+                   TimelineModel* out, bool lazy_lanes = false);
 
 }  // namespace ringside::gui
