@@ -3,6 +3,8 @@
 // Traces are written with the analyzer tests' TraceBuilder and analyzed for real.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -588,6 +590,40 @@ TEST(LoadTimelineTest, PhasesKeptCompactlyAsTheAnalysisGivesThem) {
     }
   }
   EXPECT_EQ(phase_events, a.phases.size());
+}
+
+// A loaded trace's rank lanes are built when first needed (docs/viewer.md, "Memory at scale"):
+// none at load, and built on demand they hold what a load that builds them all at once gives.
+TEST(LoadTimelineTest, RankLanesBuiltOnDemandAsAtLoad) {
+  TraceBuilder t(4);
+  ringTrace(&t);
+  t.colls.push_back({2, 1, 1, "allreduce", "ringside-ring", 4000, 5000, 5600});
+  const std::string path = t.build();
+  std::string error;
+  LoadOptions options;
+  TimelineModel lazy, eager;
+  ASSERT_TRUE(loadTimeline(path, options, &lazy, &error)) << error;
+  options.lazy_lanes = false;
+  ASSERT_TRUE(loadTimeline(path, options, &eager, &error)) << error;
+  EXPECT_EQ(lazy.unbuiltLanes(), 4u);
+  EXPECT_EQ(eager.unbuiltLanes(), 0u);
+  EXPECT_EQ(lazy.overview.wait, eager.overview.wait);
+  EXPECT_EQ(lazy.overview.move, eager.overview.move);
+  lazy.buildLanes();
+  ASSERT_EQ(lazy.lanes.size(), eager.lanes.size());
+  for (size_t i = 0; i < lazy.lanes.size(); ++i) {
+    ASSERT_EQ(lazy.lanes[i].rows.size(), eager.lanes[i].rows.size()) << lazy.lanes[i].name;
+    EXPECT_EQ(lazy.lanes[i].call_rows, eager.lanes[i].call_rows);
+    for (size_t r = 0; r < lazy.lanes[i].rows.size(); ++r) {
+      const EventRow &g = lazy.lanes[i].rows[r], &w = eager.lanes[i].rows[r];
+      ASSERT_EQ(g.events.size(), w.events.size()) << lazy.lanes[i].name << " " << g.name;
+      for (size_t k = 0; k < g.events.size(); ++k) {
+        EXPECT_EQ(std::tie(g.events[k].start_ns, g.events[k].end_ns, g.events[k].label, g.events[k].collective),
+                  std::tie(w.events[k].start_ns, w.events[k].end_ns, w.events[k].label, w.events[k].collective));
+      }
+      EXPECT_EQ(g.max_end_prefix, w.max_end_prefix);
+    }
+  }
 }
 
 // Past link_bins_budget (ranks x 2 links x bins) the analysis bins each link more coarsely, never
