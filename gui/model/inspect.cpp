@@ -116,10 +116,9 @@ CollectiveDetails collectiveDetails(const TimelineModel& model, int collective) 
   if (collective < 0 || static_cast<size_t>(collective) >= a.collectives.size()) return d;
   d.index = collective;
   d.instance = &a.collectives[static_cast<size_t>(collective)];
-  for (const TimelineModel::EventRef& ref : model.eventsOfCollective(collective)) {
-    const Lane& lane = model.lanes[static_cast<size_t>(ref.lane)];
-    const TimelineEvent& e = lane.rows[static_cast<size_t>(ref.row)].events[static_cast<size_t>(ref.event)];
-    d.ranks.push_back({lane.rank, e.start_ns, e.end_ns, e.failed});
+  for (const TimelineModel::CallRef& ref : model.callsOfCollective(collective)) {  // builds no lane
+    d.ranks.push_back({model.lanes[static_cast<size_t>(ref.lane)].rank, ref.event.start_ns, ref.event.end_ns,
+                       ref.event.failed});
   }
   std::sort(d.ranks.begin(), d.ranks.end(),
             [](const RankTiming& x, const RankTiming& y) { return x.rank < y.rank; });
@@ -176,26 +175,22 @@ RangeStats rangeStats(const TimelineModel& model, int64_t t0, int64_t t1) {
   }
   r.all = durationStats(std::move(all));
   for (auto& [name, v] : by_op) r.ops.push_back({name, v.first, durationStats(std::move(v.second))});
-  model.buildLanes();  // the range's calls on every rank, folded or not
-  for (const Lane& lane : model.lanes) {
-    if (lane.kind == LaneKind::kRank && !lane.rows.empty()) {
+  for (size_t li = 0; li < model.lanes.size(); ++li) {
+    const Lane& lane = model.lanes[li];
+    if (lane.kind == LaneKind::kRank && (!lane.built || !lane.rows.empty())) {
       RangeRankRow row;
       row.rank = lane.rank;
       // Time inside calls is a union (docs/metrics.md): concurrent calls (DDP's buckets)
-      // overlap, and a sum would exceed the range. The calls in range from every sub-row, by start.
+      // overlap, and a sum would exceed the range. The calls in range, by start; from the lane's
+      // sources, so a folded lane is not built for it.
       std::vector<std::pair<int64_t, int64_t>> spans;
-      for (size_t sub = 0; sub < lane.rows.size() && sub < static_cast<size_t>(lane.call_rows); ++sub) {
-        const EventRow& er = lane.rows[sub];
-        auto first = std::lower_bound(er.max_end_prefix.begin(), er.max_end_prefix.end(), t0);
-        for (size_t i = static_cast<size_t>(first - er.max_end_prefix.begin()); i < er.events.size(); ++i) {
-          const TimelineEvent& e = er.events[i];
-          if (e.start_ns >= t1) break;
-          if (e.end_ns <= t0 && e.end_ns != e.start_ns) continue;
-          if (e.start_ns >= t0) ++row.calls;
-          spans.emplace_back(e.start_ns, e.end_ns);
-        }
+      for (const TimelineEvent& e : model.callsOf(li)) {
+        if (e.start_ns >= t1) continue;
+        if (e.end_ns <= t0 && e.end_ns != e.start_ns) continue;
+        if (e.start_ns >= t0) ++row.calls;
+        spans.emplace_back(e.start_ns, e.end_ns);
       }
-      if (lane.call_rows > 1) std::sort(spans.begin(), spans.end());  // one row comes sorted
+      if (!std::is_sorted(spans.begin(), spans.end())) std::sort(spans.begin(), spans.end());
       int64_t covered_to = t0;
       for (const auto& [start, end] : spans) {
         int64_t from = std::max(start, covered_to), to = std::min(end, t1);

@@ -88,6 +88,13 @@ struct LaneSources {
   std::vector<std::pair<int64_t, int64_t>> call_span;   // per lane: its calls [first, second)
   std::vector<uint32_t> phase_order;                     // indices into phases, lane by lane
   std::vector<std::pair<int64_t, int64_t>> phase_span;  // per lane: its part of phase_order
+  // `c` as its lane's event: its op's label, its instance, drawn to end_ns if it never returned.
+  TimelineEvent event(const CompactCall& c) const {
+    return {c.start_ns, endOf(c), op_label[static_cast<size_t>(c.op)], instances.find(c.comm, c.seq), c.failed};
+  }
+  // A call that never returned (a hang: end_ns NULL) is drawn to the end of the trace, where the
+  // rank was still inside it.
+  int64_t endOf(const CompactCall& c) const { return c.end_ns < c.start_ns ? std::max(c.start_ns, end_ns) : c.end_ns; }
 };
 
 // Replaces `out`'s analysis and lanes: a rank lane per rank (host headers first with 2+ hosts)

@@ -272,12 +272,8 @@ TimeBounds indexCalls(LaneCursor& lane_of, size_t lanes, detail::LaneSources* sr
   for (size_t i = 0; i < calls.size();) {
     size_t j = i;
     for (; j < calls.size() && calls[j].rank == calls[i].rank; ++j) {
-      // A call that never returned (a hang: end_ns NULL) is drawn to the end of the trace, where
-      // the rank was still inside it.
-      const int64_t end = calls[j].end_ns < calls[j].start_ns ? std::max(calls[j].start_ns, src->end_ns)
-                                                              : calls[j].end_ns;
       bounds.t0 = std::min(bounds.t0, calls[j].start_ns);
-      bounds.t1 = std::max(bounds.t1, end);
+      bounds.t1 = std::max(bounds.t1, src->endOf(calls[j]));
     }
     const size_t lane = lane_of(calls[i].rank);
     if (lane < lanes) src->call_span[lane] = {static_cast<int64_t>(i), static_cast<int64_t>(j)};
@@ -440,17 +436,31 @@ std::vector<TimelineEvent> TimelineModel::callsOf(size_t lane) const {
   }
   const auto [first, last] = src->call_span[lane];
   events.reserve(static_cast<size_t>(last - first));
-  for (int64_t i = first; i < last; ++i) {
-    const detail::CompactCall& c = (*src->calls)[static_cast<size_t>(i)];
-    TimelineEvent e;
-    e.start_ns = c.start_ns;
-    e.end_ns = c.end_ns < c.start_ns ? std::max(c.start_ns, src->end_ns) : c.end_ns;
-    e.label = src->op_label[static_cast<size_t>(c.op)];
-    e.collective = src->instances.find(c.comm, c.seq);
-    e.failed = c.failed;
-    events.push_back(e);
-  }
+  for (int64_t i = first; i < last; ++i) events.push_back(src->event((*src->calls)[static_cast<size_t>(i)]));
   return events;
+}
+
+std::vector<TimelineModel::CallRef> TimelineModel::callsOfCollective(int collective) const {
+  std::vector<CallRef> out;
+  if (collective < 0) return out;
+  const detail::LaneSources* src = lane_sources.get();
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    const Lane& lane = lanes[l];
+    if (lane.kind != LaneKind::kRank) continue;
+    if (lane.built || src == nullptr || l >= src->call_span.size()) {
+      for (size_t r = 0; r < lane.rows.size() && r < static_cast<size_t>(lane.call_rows); ++r) {
+        for (const TimelineEvent& e : lane.rows[r].events) {
+          if (e.collective == collective) out.push_back({static_cast<int>(l), e});
+        }
+      }
+      continue;
+    }
+    for (int64_t i = src->call_span[l].first; i < src->call_span[l].second; ++i) {
+      const detail::CompactCall& c = (*src->calls)[static_cast<size_t>(i)];
+      if (src->instances.find(c.comm, c.seq) == collective) out.push_back({static_cast<int>(l), src->event(c)});
+    }
+  }
+  return out;
 }
 
 void TimelineModel::buildLane(size_t lane) const {

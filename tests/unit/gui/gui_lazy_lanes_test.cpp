@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ringside/gui/inspect.h"
@@ -192,7 +193,7 @@ TEST(LazyLanes, UnfoldingBuildsTheSameEventsAndLevelsOfDetailAsBuildingAtOnce) {
 
 TEST(LazyLanes, ReadersBuildTheLanesTheyRead) {
   const TimelineModel lazy = model(/*lazy=*/true), eager = model(/*lazy=*/false);
-  // Selecting a collective reads it on every rank, folded or not.
+  // Selecting a collective reads it on every rank, folded or not, from the sources: no lane built.
   const CollectiveDetails got = collectiveDetails(lazy, 1234), want = collectiveDetails(eager, 1234);
   ASSERT_EQ(got.ranks.size(), static_cast<size_t>(kRanks));
   ASSERT_EQ(got.ranks.size(), want.ranks.size());
@@ -200,6 +201,23 @@ TEST(LazyLanes, ReadersBuildTheLanesTheyRead) {
     EXPECT_EQ(got.ranks[i].rank, want.ranks[i].rank);
     EXPECT_EQ(got.ranks[i].start_ns, want.ranks[i].start_ns);
     EXPECT_EQ(got.ranks[i].end_ns, want.ranks[i].end_ns);
+  }
+  EXPECT_EQ(lazy.unbuiltLanes(), 8u);
+  // So do a time range's statistics, the same on every rank.
+  const RangeStats range = rangeStats(lazy, 1000000, 3000000), range_want = rangeStats(eager, 1000000, 3000000);
+  ASSERT_EQ(range.ranks.size(), range_want.ranks.size());
+  for (size_t i = 0; i < range.ranks.size(); ++i) {
+    EXPECT_EQ(range.ranks[i].rank, range_want.ranks[i].rank);
+    EXPECT_EQ(range.ranks[i].calls, range_want.ranks[i].calls);
+    EXPECT_EQ(range.ranks[i].busy_ns, range_want.ranks[i].busy_ns);
+  }
+  EXPECT_EQ(lazy.unbuiltLanes(), 8u);
+  // Every (lane, row, event) of an instance points into built rows: those lanes are built.
+  const auto refs = lazy.eventsOfCollective(1234), refs_want = eager.eventsOfCollective(1234);
+  ASSERT_EQ(refs.size(), refs_want.size());
+  for (size_t i = 0; i < refs.size(); ++i) {
+    EXPECT_EQ(std::tie(refs[i].lane, refs[i].row, refs[i].event),
+              std::tie(refs_want[i].lane, refs_want[i].row, refs_want[i].event));
   }
   EXPECT_EQ(lazy.unbuiltLanes(), 0u);
   // callsOf gives a lane's calls from the sources, built or not, as the built lane holds them.

@@ -179,7 +179,14 @@ struct TimelineModel {
   struct EventRef {
     int lane = -1, row = -1, event = -1;
   };
+  // Builds every rank lane (the refs point into their rows).
   std::vector<EventRef> eventsOfCollective(int collective) const;
+  // The same calls as events with their lane, built or not: no lane is built for them.
+  struct CallRef {
+    int lane = -1;
+    TimelineEvent event;
+  };
+  std::vector<CallRef> callsOfCollective(int collective) const;
 };
 
 // Builds the overview of `model`'s rank lanes: `bins` time bins over [start_ns, end_ns), at most
