@@ -60,18 +60,18 @@ void appendHoverAndSearch(const TimelineView& tv, const char* query, bool active
 }
 
 void appendLanesAndTargets(const TimelineModel& m, const TimelineView& tv, std::string* out) {
-  // Rank lanes whose rows were not built yet (folded, never shown: docs/viewer.md, "Memory at
-  // scale"); each is built below for its rows' names.
+  // Rank lanes whose rows are not built yet (folded, never shown: docs/viewer.md, "Memory at
+  // scale"); their rows are not listed (the state is written on every change: it builds nothing).
   *out += ",\n  \"lanes_unbuilt\": " + num(m.unbuiltLanes());
   *out += ",\n  \"lanes\": [";
   for (size_t i = 0; i < m.lanes.size(); ++i) {
-    m.buildLane(i);
     const LaneFlags f = i < tv.laneFlags().size() ? tv.laneFlags()[i] : LaneFlags{};
     *out += i ? ", {\"name\": " : "{\"name\": ";
     format::appendJsonString(m.lanes[i].name, out);
     *out += std::string(", \"hidden\": ") + boolean(f.hidden) +
             ", \"pinned\": " + boolean(f.pinned) + ", \"folded\": " + boolean(f.collapsed);
-    if (m.lanes[i].kind == LaneKind::kRank) {  // its rows: overlapping calls get sub-rows
+    if (m.lanes[i].kind == LaneKind::kRank && !m.lanes[i].built) *out += ", \"built\": false";
+    if (m.lanes[i].kind == LaneKind::kRank && m.lanes[i].built) {  // its rows: overlapping calls get sub-rows
       *out += ", \"call_rows\": " + num(m.lanes[i].call_rows) + ", \"rows\": [";
       for (size_t r = 0; r < m.lanes[i].rows.size(); ++r) {
         if (r) *out += ", ";

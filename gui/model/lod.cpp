@@ -154,8 +154,8 @@ std::vector<LaneLayout> layoutLanes(const TimelineModel& model, const std::vecto
     }
     float body = 0;
     if (!l.collapsed && lane.kind != LaneKind::kHost) {  // a host lane is its header only
-      model.buildLane(i);  // shown: its rows are built now, if they were not (loaded on demand)
-      body = lane.kind == LaneKind::kRank ? options.line * static_cast<float>(lane.rows.size())
+      // Rows counted, built or not: a lane's rows are built when a frame draws them.
+      body = lane.kind == LaneKind::kRank ? options.line * static_cast<float>(model.rowCount(i))
                                           : options.counter_height;
     }
     l.height = l.header + body;
@@ -199,6 +199,7 @@ Hit hitTest(const TimelineModel& model, const std::vector<LaneLayout>& layout, c
   if (i < 0) return Hit{};
   const Lane& lane = model.lanes[static_cast<size_t>(i)];
   if (lane.kind != LaneKind::kRank) return Hit{i, -1, -1, 0};
+  model.buildLane(static_cast<size_t>(i));
   return hitRankLane(lane, i, layout[static_cast<size_t>(i)], axis, x, y, min_px, slack_px);
 }
 
@@ -221,6 +222,7 @@ FrameGeometry buildFrameGeometry(const TimelineModel& model, const std::vector<L
     const LaneLayout& l = layout[i];
     if (l.height <= 0 || l.collapsed || l.y > clip_y1 || l.y + l.height < clip_y0) continue;
     if (lane.kind == LaneKind::kRank) {
+      model.buildLane(i);  // in view: its rows are built now, if they were not (loaded on demand)
       for (size_t r = 0; r < lane.rows.size(); ++r) {
         const float y0 = l.y + l.header + l.row_height * static_cast<float>(r);
         if (y0 > clip_y1 || y0 + l.row_height < clip_y0) continue;

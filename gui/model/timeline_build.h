@@ -88,6 +88,7 @@ struct LaneSources {
   std::vector<std::pair<int64_t, int64_t>> call_span;   // per lane: its calls [first, second)
   std::vector<uint32_t> phase_order;                     // indices into phases, lane by lane
   std::vector<std::pair<int64_t, int64_t>> phase_span;  // per lane: its part of phase_order
+  std::vector<std::pair<int32_t, int32_t>> rows;        // per lane: its call rows, phase rows
   // `c` as its lane's event: its op's label, its instance, drawn to end_ns if it never returned.
   TimelineEvent event(const CompactCall& c) const {
     return {c.start_ns, endOf(c), op_label[static_cast<size_t>(c.op)], instances.find(c.comm, c.seq), c.failed};

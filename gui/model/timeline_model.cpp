@@ -35,6 +35,46 @@ void EventRow::finish() {
   summarise(kBigChunk, &big_chunks);
 }
 
+namespace {
+
+// partitionRows' greedy rule, event by event in start order: the lowest row whose last event
+// ended by this one's start, a new row while under max_rows, else the row that frees first.
+class RowAssigner {
+ public:
+  explicit RowAssigner(size_t max_rows) : max_rows_(std::max<size_t>(1, max_rows)) {}
+  size_t assign(int64_t start_ns, int64_t end_ns) {
+    size_t row = last_end_.size();
+    for (size_t r = 0; r < last_end_.size(); ++r) {
+      if (last_end_[r] <= start_ns) {
+        row = r;
+        break;
+      }
+    }
+    if (row == last_end_.size() && last_end_.size() >= max_rows_) {
+      row = static_cast<size_t>(std::min_element(last_end_.begin(), last_end_.end()) - last_end_.begin());
+    }
+    if (row == last_end_.size()) last_end_.push_back(end_ns);
+    last_end_[row] = std::max(last_end_[row], end_ns);
+    return row;
+  }
+  size_t rows() const { return std::max<size_t>(1, last_end_.size()); }
+
+ private:
+  size_t max_rows_;
+  std::vector<int64_t> last_end_;  // per row
+};
+
+}  // namespace
+
+size_t partitionRowCount(std::vector<std::pair<int64_t, int64_t>> spans, size_t max_rows) {
+  // By start, stably, as partitionRows sorts its events.
+  auto by_start = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(spans.begin(), spans.end(), by_start)) std::stable_sort(spans.begin(), spans.end(), by_start);
+  RowAssigner rows(max_rows);
+  for (const auto& [start, end] : spans) rows.assign(start, end);
+  return rows.rows();
+}
+
 std::vector<EventRow> partitionRows(std::vector<TimelineEvent> events, const std::string& name,
                                     size_t max_rows) {
   auto by_start = [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_ns < b.start_ns; };
@@ -56,24 +96,10 @@ std::vector<EventRow> partitionRows(std::vector<TimelineEvent> events, const std
     rows[0].finish();
     return rows;
   }
-  std::vector<int64_t> last_end;  // per row
+  RowAssigner assigner(max_rows);
   for (const TimelineEvent& e : events) {
-    size_t row = last_end.size();
-    for (size_t r = 0; r < last_end.size(); ++r) {
-      if (last_end[r] <= e.start_ns) {
-        row = r;
-        break;
-      }
-    }
-    if (row == last_end.size() && last_end.size() >= std::max<size_t>(1, max_rows)) {
-      row = static_cast<size_t>(std::min_element(last_end.begin(), last_end.end()) - last_end.begin());
-    }
-    if (row == last_end.size()) {
-      last_end.push_back(e.end_ns);
-      rows.resize(last_end.size());
-      if (row > 0) rows[row].name = name + " " + std::to_string(row + 1);
-    }
-    last_end[row] = std::max(last_end[row], e.end_ns);
+    const size_t row = assigner.assign(e.start_ns, e.end_ns);
+    if (row == rows.size()) rows.emplace_back().name = name + " " + std::to_string(row + 1);
     rows[row].events.push_back(e);
   }
   for (EventRow& r : rows) r.finish();
@@ -302,6 +328,28 @@ void indexPhaseLanes(LaneCursor& lane_of, size_t lanes, const std::deque<PhaseRe
   for (size_t l = 0; l < lanes; ++l) src->phase_span[l] = {begin[l], begin[l + 1]};
 }
 
+// Each rank lane's rows, counted without building them: the layout's heights for lanes not shown.
+void countRows(const std::vector<Lane>& lanes, const std::deque<PhaseRecord>& phases,
+               detail::LaneSources* src) {
+  src->rows.assign(lanes.size(), {1, 1});
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (size_t l = 0; l < lanes.size() && l < src->call_span.size(); ++l) {
+    if (lanes[l].kind != LaneKind::kRank) continue;
+    spans.clear();
+    for (int64_t i = src->call_span[l].first; i < src->call_span[l].second; ++i) {
+      const detail::CompactCall& c = (*src->calls)[static_cast<size_t>(i)];
+      spans.emplace_back(c.start_ns, src->endOf(c));
+    }
+    src->rows[l].first = static_cast<int32_t>(partitionRowCount(spans));
+    spans.clear();
+    for (int64_t i = src->phase_span[l].first; i < src->phase_span[l].second; ++i) {
+      const PhaseRecord& r = phases[src->phase_order[static_cast<size_t>(i)]];
+      spans.emplace_back(r.start_ns, std::max(r.start_ns, r.end_ns));
+    }
+    src->rows[l].second = static_cast<int32_t>(partitionRowCount(spans));
+  }
+}
+
 // A lane per analysed link, by (src, dst): its bytes/s per bin, and the scale they all share.
 void addLinkLanes(TimelineModel* out) {
   const analyzer::Analysis& a = out->analysis;
@@ -396,6 +444,7 @@ void build(analyzer::Analysis analysis, const std::vector<std::string>& comms,
   TimeBounds t = indexCalls(lane_of, out->lanes.size(), src.get());
   addPhases(comms, src->instances, std::move(phases), out);
   indexPhaseLanes(lane_of, out->lanes.size(), out->phases, src.get());
+  if (lazy) countRows(out->lanes, out->phases, src.get());
   for (Lane& l : out->lanes) l.built = l.kind != LaneKind::kRank;
   out->lane_sources = std::move(src);
   addLinkLanes(out);
@@ -484,6 +533,13 @@ void TimelineModel::buildLane(size_t lane) const {
 
 void TimelineModel::buildLanes() const {
   for (size_t i = 0; i < lanes.size(); ++i) buildLane(i);
+}
+
+size_t TimelineModel::rowCount(size_t lane) const {
+  if (lane >= lanes.size()) return 0;
+  const detail::LaneSources* src = lane_sources.get();
+  if (lanes[lane].built || src == nullptr || lane >= src->rows.size()) return lanes[lane].rows.size();
+  return static_cast<size_t>(src->rows[lane].first) + static_cast<size_t>(src->rows[lane].second);
 }
 
 size_t TimelineModel::unbuiltLanes() const {

@@ -123,21 +123,25 @@ TEST(LazyLanes, AFoldedLaneBuildsNothing) {
     EXPECT_FALSE(l.built) << l.name;
     EXPECT_TRUE(l.rows.empty()) << l.name;
   }
-  // As the viewer opens many ranks: every host folded. The layout builds nothing.
+  // As the viewer opens many ranks: every host folded. A frame builds nothing.
   std::vector<LaneFlags> flags(m.lanes.size());
   for (size_t i = 0; i < m.lanes.size(); ++i) flags[i].collapsed = m.lanes[i].kind == LaneKind::kHost;
-  (void)layoutLanes(m, flags, 0);
+  const TimeAxis axis{m.start_ns, m.end_ns, 0, 1600};
+  (void)buildFrameGeometry(m, layoutLanes(m, flags, 0), axis, 0, 1e9f);
   EXPECT_EQ(m.unbuiltLanes(), 8u);
-  // Unfolding h1 builds its 4 lanes, and only those; a lane folded on its own stays unbuilt.
+  // Unfolding h1 lays its lanes out at their height (rows counted, not built); the frame that
+  // draws them builds them, and only those; a lane folded on its own, or out of view, stays unbuilt.
   ASSERT_EQ(m.lanes[5].kind, LaneKind::kHost);
   flags[5].collapsed = false;
   flags[6].collapsed = true;
   const std::vector<LaneLayout> layout = layoutLanes(m, flags, 0);
+  EXPECT_EQ(m.unbuiltLanes(), 8u);
+  EXPECT_FLOAT_EQ(layout[7].height, layout[7].header + layout[7].row_height * static_cast<float>(m.rowCount(7)));
+  (void)buildFrameGeometry(m, layout, axis, 0, layout[9].y - 1);  // rank 7's lane just out of view
   for (size_t i = 0; i < m.lanes.size(); ++i) {
     if (m.lanes[i].kind != LaneKind::kRank) continue;
-    EXPECT_EQ(m.lanes[i].built, i > 6) << m.lanes[i].name;
+    EXPECT_EQ(m.lanes[i].built, i == 7 || i == 8) << m.lanes[i].name;
   }
-  EXPECT_GT(layout[7].height, layout[7].header);  // shown, with its rows
   // The overview reads the calls without building a lane, and draws what the eager model does.
   const TimelineModel eager = model(/*lazy=*/false);
   EXPECT_EQ(eager.unbuiltLanes(), 0u);
@@ -152,8 +156,13 @@ TEST(LazyLanes, UnfoldingBuildsTheSameEventsAndLevelsOfDetailAsBuildingAtOnce) {
   const TimelineModel lazy = model(/*lazy=*/true), eager = model(/*lazy=*/false);
   ASSERT_EQ(lazy.lanes.size(), eager.lanes.size());
   EXPECT_EQ(lazy.labels, eager.labels);
-  (void)layoutLanes(lazy, std::vector<LaneFlags>(lazy.lanes.size()), 0);  // everything unfolded
+  std::vector<size_t> counted(lazy.lanes.size());
+  for (size_t i = 0; i < lazy.lanes.size(); ++i) counted[i] = lazy.rowCount(i);
+  // Everything unfolded, and in view.
+  const std::vector<LaneLayout> layout = layoutLanes(lazy, std::vector<LaneFlags>(lazy.lanes.size()), 0);
+  (void)buildFrameGeometry(lazy, layout, TimeAxis{lazy.start_ns, lazy.end_ns, 0, 1600}, 0, 1e9f);
   EXPECT_EQ(lazy.unbuiltLanes(), 0u);
+  for (size_t i = 0; i < lazy.lanes.size(); ++i) EXPECT_EQ(counted[i], lazy.lanes[i].rows.size()) << lazy.lanes[i].name;
   for (size_t i = 0; i < lazy.lanes.size(); ++i) {
     const Lane &g = lazy.lanes[i], &w = eager.lanes[i];
     EXPECT_EQ(g.name, w.name);

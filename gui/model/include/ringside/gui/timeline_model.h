@@ -171,6 +171,8 @@ struct TimelineModel {
   void buildLane(size_t lane) const;
   void buildLanes() const;         // every lane
   size_t unbuiltLanes() const;     // rank lanes not built yet
+  // Lane `lane`'s rows, built or not (an unbuilt lane's are counted at load): the layout's height.
+  size_t rowCount(size_t lane) const;
   // Rank lane `lane`'s calls as events, built or not, in the order their rows are built from.
   std::vector<TimelineEvent> callsOf(size_t lane) const;
 
@@ -234,6 +236,8 @@ bool loadTimeline(const std::string& path, const LoadOptions& options, TimelineM
 // Every row is finish()ed; there is always at least one row.
 std::vector<EventRow> partitionRows(std::vector<TimelineEvent> events, const std::string& name,
                                     size_t max_rows = 16);
+// How many rows partitionRows makes of events spanning `spans` ((start, end), any order).
+size_t partitionRowCount(std::vector<std::pair<int64_t, int64_t>> spans, size_t max_rows = 16);
 
 // Builds lanes from an analysis and per-rank collective rows (used by loadTimeline and by
 // the tests, which make models without a trace file).
