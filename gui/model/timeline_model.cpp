@@ -535,6 +535,16 @@ void TimelineModel::buildLanes() const {
   for (size_t i = 0; i < lanes.size(); ++i) buildLane(i);
 }
 
+void TimelineModel::releaseLane(size_t lane) const {
+  const detail::LaneSources* src = lane_sources.get();
+  if (lane >= lanes.size() || !lanes[lane].built || lanes[lane].kind != LaneKind::kRank || src == nullptr ||
+      lane >= src->rows.size())
+    return;
+  std::vector<EventRow>().swap(lanes[lane].rows);
+  lanes[lane].call_rows = 1;
+  lanes[lane].built = false;
+}
+
 size_t TimelineModel::rowCount(size_t lane) const {
   if (lane >= lanes.size()) return 0;
   const detail::LaneSources* src = lane_sources.get();

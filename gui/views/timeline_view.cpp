@@ -48,6 +48,7 @@ void drawRuler(ImDrawList* dl, const TimeAxis& axis, int64_t origin, ImVec2 at, 
 
 void TimelineView::reset(const TimelineModel& model) {
   flags_.assign(model.lanes.size(), LaneFlags{});
+  shown_.clear();
   // Many ranks: host groups start folded (a few dozen rank lanes fit a screen), except the group
   // of the rank the overview points at (the latest to arrive); the overview shows them all.
   int ranks = 0;
@@ -132,6 +133,7 @@ TimelineView::Frame TimelineView::beginFrame(const TimelineModel& model, ViewSta
   lf.dl = ImGui::GetWindowDrawList();
   const ImVec2 top = ImGui::GetCursorScreenPos();
   f.layout = layoutAndScroll(model, top.y);
+  releaseFolded(model, f.layout);
   lf.clip_min = ImGui::GetWindowPos();
   lf.clip_max =
       ImVec2(lf.clip_min.x + ImGui::GetWindowWidth(), lf.clip_min.y + ImGui::GetWindowHeight());
@@ -310,6 +312,16 @@ void TimelineView::followGesture(const Frame& f, ViewState* view, const Hit& hit
   }
   drag_ = Drag::kNone;
   dragged_ = false;
+}
+
+void TimelineView::releaseFolded(const TimelineModel& model, const std::vector<LaneLayout>& layout) {
+  if (shown_.size() != model.lanes.size()) shown_.assign(model.lanes.size(), 0);
+  for (size_t i = 0; i < model.lanes.size() && i < layout.size(); ++i) {
+    const bool shown = layout[i].height > 0 && !layout[i].collapsed;
+    // On the change only: another view of the same model (compare mode) may show the lane.
+    if (shown_[i] && !shown) model.releaseLane(i);
+    shown_[i] = shown ? 1 : 0;
+  }
 }
 
 // Lane names: click folds, right-click opens hide / pin.

@@ -77,6 +77,9 @@ class TimelineView {
   // The stages of draw(), in order.
   Frame beginFrame(const TimelineModel& model, ViewState* view, const TimelineDrawOptions& options);
   std::vector<LaneLayout> layoutAndScroll(const TimelineModel& model, float top);
+  // Rank lanes folded or hidden since the last frame give their rows back (built again when
+  // shown: TimelineModel::releaseLane).
+  void releaseFolded(const TimelineModel& model, const std::vector<LaneLayout>& layout);
   void drawLanes(const Frame& f);
   void drawRangeSelection(const Frame& f) const;
   Hit hoverLanes(const Frame& f, ViewState* view);
@@ -84,6 +87,7 @@ class TimelineView {
   void laneNameInput(const Frame& f, const Hit& hit);
 
   std::vector<LaneFlags> flags_;
+  std::vector<char> shown_;  // per lane: unfolded and not hidden at the last frame
   int selected_ = -1;
   int clicked_ = -1;
   Drag drag_ = Drag::kNone;

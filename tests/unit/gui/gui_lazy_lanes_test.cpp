@@ -142,6 +142,16 @@ TEST(LazyLanes, AFoldedLaneBuildsNothing) {
     if (m.lanes[i].kind != LaneKind::kRank) continue;
     EXPECT_EQ(m.lanes[i].built, i == 7 || i == 8) << m.lanes[i].name;
   }
+  // Folded again, a lane gives its rows back; shown again, it is built the same.
+  const EventRow before = m.lanes[7].rows[0];
+  const size_t rows_before = m.lanes[7].rows.size();
+  m.releaseLane(7);
+  EXPECT_FALSE(m.lanes[7].built);
+  EXPECT_TRUE(m.lanes[7].rows.empty());
+  EXPECT_EQ(m.rowCount(7), rows_before);  // laid out as before
+  m.buildLane(7);
+  EXPECT_EQ(m.lanes[7].rows[0].events.size(), before.events.size());
+  EXPECT_EQ(m.lanes[7].rows[0].max_end_prefix, before.max_end_prefix);
   // The overview reads the calls without building a lane, and draws what the eager model does.
   const TimelineModel eager = model(/*lazy=*/false);
   EXPECT_EQ(eager.unbuiltLanes(), 0u);

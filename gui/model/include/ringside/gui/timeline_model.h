@@ -170,6 +170,9 @@ struct TimelineModel {
   // cache behind every reader; call it on the thread that reads the model (the UI thread).
   void buildLane(size_t lane) const;
   void buildLanes() const;         // every lane
+  // Gives rank lane `lane`'s rows back (folded again), to be built again when needed; nothing
+  // when the model keeps no sources to build it from.
+  void releaseLane(size_t lane) const;
   size_t unbuiltLanes() const;     // rank lanes not built yet
   // Lane `lane`'s rows, built or not (an unbuilt lane's are counted at load): the layout's height.
   size_t rowCount(size_t lane) const;
