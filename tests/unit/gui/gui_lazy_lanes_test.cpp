@@ -217,18 +217,16 @@ TEST(LazyLanes, ReadersBuildTheLanesTheyRead) {
   ASSERT_EQ(got.ranks.size(), static_cast<size_t>(kRanks));
   ASSERT_EQ(got.ranks.size(), want.ranks.size());
   for (size_t i = 0; i < got.ranks.size(); ++i) {
-    EXPECT_EQ(got.ranks[i].rank, want.ranks[i].rank);
-    EXPECT_EQ(got.ranks[i].start_ns, want.ranks[i].start_ns);
-    EXPECT_EQ(got.ranks[i].end_ns, want.ranks[i].end_ns);
+    EXPECT_EQ(std::tie(got.ranks[i].rank, got.ranks[i].start_ns, got.ranks[i].end_ns, got.ranks[i].failed),
+              std::tie(want.ranks[i].rank, want.ranks[i].start_ns, want.ranks[i].end_ns, want.ranks[i].failed));
   }
   EXPECT_EQ(lazy.unbuiltLanes(), 8u);
   // So do a time range's statistics, the same on every rank.
   const RangeStats range = rangeStats(lazy, 1000000, 3000000), range_want = rangeStats(eager, 1000000, 3000000);
   ASSERT_EQ(range.ranks.size(), range_want.ranks.size());
   for (size_t i = 0; i < range.ranks.size(); ++i) {
-    EXPECT_EQ(range.ranks[i].rank, range_want.ranks[i].rank);
-    EXPECT_EQ(range.ranks[i].calls, range_want.ranks[i].calls);
-    EXPECT_EQ(range.ranks[i].busy_ns, range_want.ranks[i].busy_ns);
+    EXPECT_EQ(std::tie(range.ranks[i].rank, range.ranks[i].calls, range.ranks[i].busy_ns),
+              std::tie(range_want.ranks[i].rank, range_want.ranks[i].calls, range_want.ranks[i].busy_ns));
   }
   EXPECT_EQ(lazy.unbuiltLanes(), 8u);
   // Every (lane, row, event) of an instance points into built rows: those lanes are built.
