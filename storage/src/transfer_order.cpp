@@ -223,7 +223,7 @@ class LaneReadAhead {
     }
     // The thread reads this very batch: rather than wait for it, read the batch wanted last
     // (the back of todo_) meanwhile, so that the two threads share the decoding instead of the
-    // caller idling (on a 1,024-rank trace of 20 M transfers it waited 40 % of its time).
+    // caller idling (on a 1,024-rank trace of 20 M transfers it had waited a third of its time).
     while (slot.state == State::kReading && !failed_) {
       const uint32_t j = lastWanted();
       if (j == kNoLane) break;
