@@ -45,12 +45,28 @@ h::Input healthy(int ranks, int64_t done) {
 // messages have waited past the stall bound (hang.h: 1 s here, no delivery being slower).
 constexpr int64_t kStalledNow = 2 * kMs + 3000 * kMs;
 
+// judgeHang(in) gives one verdict, of `rule`, naming `culprits`.
+void expectSoleVerdict(const h::Input& in, std::string_view rule, const std::vector<int>& culprits) {
+  std::vector<h::Verdict> v = h::judgeHang(in);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, rule) << v[0].message;
+  EXPECT_EQ(v[0].culprits, culprits) << v[0].message;
+}
+
 // Every rank but those in `skip` enters #seq and stays there.
 void openAt(h::Input* in, int64_t seq, std::vector<int> skip) {
   for (h::Rank& r : in->ranks) {
     if (std::find(skip.begin(), skip.end(), r.rank) != skip.end()) continue;
     r.calls.push_back(call(seq, "allreduce", 4096, h::CallState::kEntered, seq * kMs, -1));
   }
+}
+
+// `ranks` ranks all inside all-reduce #2 since 2 ms, judged at kStalledNow.
+h::Input allInside(int ranks) {
+  h::Input in = healthy(ranks, 2);
+  openAt(&in, 2, {});
+  in.now_ns = kStalledNow;
+  return in;
 }
 
 }  // namespace
@@ -143,9 +159,7 @@ TEST(Hang, SizesThatDifferByDesignAreNoDesync) {
 }
 
 TEST(Hang, LinkThatStoppedDeliveringIsToldFromSilentPeer) {
-  h::Input in = healthy(3, 2);
-  openAt(&in, 2, {});
-  in.now_ns = kStalledNow;
+  h::Input in = allInside(3);
   // 0 sent to 1 (completed), 1 never received it; 2 waits for 1, which never sent.
   in.ranks[0].messages.push_back({"world", 2, 1, true, 4096, 2 * kMs, 2 * kMs + 10});
   in.ranks[1].messages.push_back({"world", 1, 0, false, 4096, kMs, kMs + 10});  // receives recorded
@@ -156,14 +170,9 @@ TEST(Hang, LinkThatStoppedDeliveringIsToldFromSilentPeer) {
   EXPECT_EQ(v[0].links_from, std::vector<int>{0});
   EXPECT_EQ(v[0].culprits, std::vector<int>{1});
 
-  h::Input silent = healthy(3, 2);
-  openAt(&silent, 2, {});
-  silent.now_ns = kStalledNow;
+  h::Input silent = allInside(3);
   silent.ranks[2].messages.push_back({"world", 2, 1, false, 4096, 2 * kMs, -1});
-  v = h::judgeHang(silent);
-  ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(v[0].rule, h::kNeverSent);
-  EXPECT_EQ(v[0].culprits, std::vector<int>{1});
+  expectSoleVerdict(silent, h::kNeverSent, {1});
 }
 
 // A cable cut in the middle of a ring all-reduce (e2e.flight-linkcut-3 once): rank 1 had sent
@@ -171,9 +180,7 @@ TEST(Hang, LinkThatStoppedDeliveringIsToldFromSilentPeer) {
 // rank 0's receives of them wait; 2 waits for 0 (which is stuck behind 1) and for 1 to post the
 // receive of its send. The link 1->0 is named, not the ranks waiting behind it.
 TEST(Hang, SendAndReceiveBothPostedNeverCompletedIsAStoppedLink) {
-  h::Input in = healthy(3, 2);
-  openAt(&in, 2, {});
-  in.now_ns = kStalledNow;
+  h::Input in = allInside(3);
   auto msg = [](int peer, bool send, int64_t bytes, int64_t done) {
     return h::Message{"world", 2, peer, send, bytes, 2 * kMs, done};
   };
@@ -203,9 +210,7 @@ TEST(Hang, SendAndReceiveBothPostedNeverCompletedIsAStoppedLink) {
 // The cut before the call's first message (e2e.flight-linkcut-3, the watchdog once named rank 2):
 // 1's sends to 0 and 2's sends to 1 posted, never completed; 0's and 1's receives wait; 0->2 done.
 TEST(Hang, CutBeforeTheFirstMessageNamesTheCutRanksLinks) {
-  h::Input in = healthy(3, 2);
-  openAt(&in, 2, {});
-  in.now_ns = kStalledNow;
+  h::Input in = allInside(3);
   auto msg = [](int peer, bool send, int64_t done) { return h::Message{"world", 2, peer, send, 684, 2 * kMs, done}; };
   in.ranks[0].messages = {msg(1, false, -1), msg(2, true, 2 * kMs + 5), msg(1, false, -1), msg(2, true, 2 * kMs + 6)};
   in.ranks[1].messages = {msg(2, false, -1), msg(0, true, -1), msg(2, false, -1), msg(0, true, -1)};
@@ -276,19 +281,14 @@ TEST(Hang, MessagesPostedJustBeforeTheEndAreInFlightNotStalled) {
   silent.now_ns = kPosted + 30000;
   EXPECT_TRUE(h::judgeHang(silent).empty());
   silent.now_ns = kPosted + 3000 * kMs;
-  v = h::judgeHang(silent);
-  ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(v[0].rule, h::kNeverSent);
-  EXPECT_EQ(v[0].culprits, std::vector<int>{1});
+  expectSoleVerdict(silent, h::kNeverSent, {1});
 }
 
 // A four-rank ring whose link 1->2 was cut at 2 ms while 3->0 is merely in flight at the end
 // (rank 3 posted its send 30 us before it; rank 0 had been waiting since 2 ms): only the cut link
 // is named, the in-flight one is told as such, and rank 3, queued behind the cut, is not blamed.
 TEST(Hang, RingWithOneCutLinkAndOneInFlightNamesOnlyTheCut) {
-  h::Input in = healthy(4, 2);
-  openAt(&in, 2, {});
-  in.now_ns = kStalledNow;
+  h::Input in = allInside(4);
   auto msg = [](int peer, bool send, int64_t posted, int64_t done) {
     return h::Message{"world", 2, peer, send, 1024, posted, done};
   };
@@ -351,9 +351,7 @@ TEST(Hang, StallBoundFollowsTheSlowestSimilarDelivery) {
 // Ranks that wait only on each other (each awaits a receive the other never sent) are named
 // together; a rank queued behind them is not.
 TEST(Hang, RanksWaitingOnEachOtherAreNamedNotThoseBehindThem) {
-  h::Input in = healthy(4, 2);
-  openAt(&in, 2, {});
-  in.now_ns = kStalledNow;
+  h::Input in = allInside(4);
   auto recv = [](int peer) { return h::Message{"world", 2, peer, false, 684, 2 * kMs, -1}; };
   in.ranks[1].messages = {recv(2)};
   in.ranks[2].messages = {recv(1)};
