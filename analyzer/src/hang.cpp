@@ -316,6 +316,8 @@ LinkFault linkFault(const Comm& comm, const Link& link, const LinkFlow& f) {
 // posted their oldest open message; a wait from the waiting end's oldest open message.
 struct Waiting {
   int64_t since = -1, bytes = 0;
+  int64_t until = -1;  // how far the record of both ends reaches (knownUntil)
+  int64_t lasted() const { return until - since; }
 };
 
 Waiting lostSince(LinkFlow& f) {
@@ -345,8 +347,20 @@ struct StallBound {
   const detail::DeliveryTimes& times;
   int64_t now = -1, floor_ns = kMinStallNs;
   int64_t bound(const Waiting& w) const { return times.bound(w.bytes, floor_ns); }
-  bool longEnough(const Waiting& w) const { return w.since >= 0 && now - w.since >= bound(w); }
+  bool longEnough(const Waiting& w) const { return w.since >= 0 && w.lasted() >= bound(w); }
 };
+
+// How far the records of ranks a and b both reach (Rank::seen_until_ns, now for a live one):
+// a message open at the end of one rank's record may have completed after it.
+int64_t knownUntil(const Comm& comm, int a, int b, int64_t now) {
+  int64_t until = now;
+  for (int r : {a, b}) {
+    auto it = comm.find(r);
+    const Rank* rank = it == comm.end() ? nullptr : it->second.rank;
+    if (rank != nullptr && rank->seen_until_ns >= 0) until = std::min(until, rank->seen_until_ns);
+  }
+  return until;
+}
 
 // The ranks to blame for waits no stopped link explains, from the wait-for graph of the ranks
 // in the call (a rank waits on a peer whose message it awaits, or on a peer that has not posted
@@ -445,10 +459,11 @@ LinkReading readLinks(const Comm& comm, std::map<Link, LinkFlow>& flows, const S
     if (!comm.contains(link.first)) continue;
     const LinkFault fault = linkFault(comm, link, f);
     if (fault != LinkFault::kNone) {
-      const Waiting w = fault == LinkFault::kLost ? lostSince(f) : openSince(f, true, true);
+      Waiting w = fault == LinkFault::kLost ? lostSince(f) : openSince(f, true, true);
+      w.until = knownUntil(comm, link.first, link.second, stall.now);
       if (!stall.longEnough(w)) {
         out.in_flight.push_back(link);
-        if (w.since >= 0) out.in_flight_ns = std::max(out.in_flight_ns, stall.now - w.since);
+        if (w.since >= 0) out.in_flight_ns = std::max(out.in_flight_ns, w.lasted());
         in_flight_waiters.insert(link.second);
         if (fault == LinkFault::kStalled) in_flight_waiters.insert(link.first);  // its send is open
         continue;
@@ -456,13 +471,14 @@ LinkReading readLinks(const Comm& comm, std::map<Link, LinkFlow>& flows, const S
       out.stopped.push_back(link);
       out.lost += fault == LinkFault::kLost ? 1 : 0;
       out.held.insert({link.first, link.second});
-      if (out.least_stop_ns < 0 || stall.now - w.since < out.least_stop_ns) {
-        out.least_stop_ns = stall.now - w.since;
+      if (out.least_stop_ns < 0 || w.lasted() < out.least_stop_ns) {
+        out.least_stop_ns = w.lasted();
         out.least_stop_bound_ns = stall.bound(w);
       }
       continue;
     }
-    auto wait = [&](int waiter, int peer, const Waiting& w) {
+    auto wait = [&](int waiter, int peer, Waiting w) {
+      w.until = knownUntil(comm, waiter, peer, stall.now);
       if (stall.longEnough(w)) out.waits_on[waiter].insert(peer);
       else in_flight_waiters.insert(waiter);
     };

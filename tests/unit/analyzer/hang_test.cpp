@@ -284,6 +284,19 @@ TEST(Hang, MessagesPostedJustBeforeTheEndAreInFlightNotStalled) {
   expectSoleVerdict(silent, h::kNeverSent, {1});
 }
 
+// Ranks whose records end at different times (flushed at different moments, a live rank
+// merged): rank 1's record ends 200 us after rank 0's send completed, so the receive it shows
+// open is known open for 200 us only, however long rank 0's record goes on.
+TEST(Hang, AMessageOpenWhereItsRanksRecordEndsIsNotLost) {
+  h::Input in = allInside(2);
+  in.ranks[0].messages = {{"world", 2, 1, true, 4096, 2 * kMs, 2 * kMs + 10}};
+  in.ranks[1].messages = {{"world", 2, 0, false, 4096, 2 * kMs, -1}};
+  in.ranks[1].seen_until_ns = 2 * kMs + 200000;
+  EXPECT_TRUE(h::judgeHang(in).empty());
+  in.ranks[1].seen_until_ns = -1;  // a live ring: known open until now, 3 s
+  expectSoleVerdict(in, h::kUndelivered, {1});
+}
+
 // A four-rank ring whose link 1->2 was cut at 2 ms while 3->0 is merely in flight at the end
 // (rank 3 posted its send 30 us before it; rank 0 had been waiting since 2 ms): only the cut link
 // is named, the in-flight one is told as such, and rank 3, queued behind the cut, is not blamed.

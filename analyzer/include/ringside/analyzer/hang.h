@@ -72,6 +72,10 @@ struct Rank {
   // false: its receives are not recorded (a trace of senders only), so a message sent to it
   // and not received says nothing (messages-undelivered is not judged for it).
   bool receives_recorded = true;
+  // Where its record ends (its last row, its exit): a message it shows open is known open until
+  // then, not after (ranks flushed at different times, a live rank merged). -1: until now_ns
+  // (a live ring).
+  int64_t seen_until_ns = -1;
 };
 
 // A link (or a peer) is blamed only for a wait no healthy one needs: a record can end (a dump, a
