@@ -74,7 +74,8 @@ int64_t DeliveryTimes::need(int64_t bytes) const {
     for (int j : {k + d, k - d}) {
       if (j < 0 || j >= kClasses || classes_[static_cast<size_t>(j)].slowest_ns < 0) continue;
       const SizeClass& c = classes_[static_cast<size_t>(j)];
-      double scaled = static_cast<double>(c.slowest_ns) * static_cast<double>(std::max<int64_t>(bytes, 1)) /
+      double scaled = static_cast<double>(c.slowest_ns) *
+                      static_cast<double>(std::max<int64_t>(bytes, 1)) /
                       static_cast<double>(c.smallest);
       if (j > k) scaled = std::min(scaled, static_cast<double>(c.slowest_ns));
       return static_cast<int64_t>(std::min(scaled, static_cast<double>(kMaxNeedNs)));

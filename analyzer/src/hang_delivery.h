@@ -29,7 +29,8 @@ class DeliveryTimes {
   int64_t bound(int64_t bytes, int64_t floor_ns) const;
 
  private:
-  struct SizeClass {  // messages of [2^k, 2^(k+1)) bytes (class 0 also holds 0 and 1)
+  // Messages of [2^k, 2^(k+1)) bytes (class 0 also holds 0 and 1).
+  struct SizeClass {
     int64_t slowest_ns = -1;  // -1: none delivered
     int64_t smallest = 0;     // its smallest message's bytes (to scale from, conservatively)
   };
