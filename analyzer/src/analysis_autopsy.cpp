@@ -232,7 +232,9 @@ void setSeenUntil(const FlightRecord& flight, hang::Input* in) {
     for (const hang::Call& c : r.calls) t = std::max({t, c.enter_ns, c.exit_ns});
     for (const hang::Message& m : r.messages) t = std::max({t, m.posted_ns, m.done_ns});
     auto f = flight.ranks.find(r.rank);
-    if (f != flight.ranks.end()) t = std::max({t, f->second.dump_ns, f->second.exited ? f->second.exit_ns : -1});
+    if (f != flight.ranks.end()) {
+      t = std::max({t, f->second.dump_ns, f->second.exited ? f->second.exit_ns : -1});
+    }
     r.seen_until_ns = t;
   }
 }

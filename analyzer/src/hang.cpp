@@ -334,7 +334,8 @@ Waiting lostSince(LinkFlow& f) {
 Waiting openSince(const LinkFlow& f, bool sender, bool receiver) {
   if (f.posted_unknown) return {};
   int64_t since = -1;
-  for (const auto& [wanted, posted] : {std::pair{sender, f.send_posted}, std::pair{receiver, f.receive_posted}}) {
+  for (const auto& [wanted, posted] :
+       {std::pair{sender, f.send_posted}, std::pair{receiver, f.receive_posted}}) {
     if (!wanted) continue;
     if (posted < 0) return {};
     since = std::max(since, posted);
@@ -484,7 +485,8 @@ LinkReading readLinks(const Comm& comm, std::map<Link, LinkFlow>& flows, const S
     };
     if (f.receives_open > 0) wait(link.second, link.first, openSince(f, false, true));
     if (f.sends_open > 0 && f.receives_open == 0 && recordsReceives(comm, link.second)) {
-      wait(link.first, link.second, openSince(f, true, false));  // its peer has not posted the receive
+      // its peer has not posted the receive
+      wait(link.first, link.second, openSince(f, true, false));
     }
   }
   for (int r : out.held) out.waits_on.erase(r);  // a stopped link's ends are explained by it
@@ -512,7 +514,8 @@ void stoppedLinksVerdict(const std::string& name, const LinkReading& r, Verdict*
   const int stalled = static_cast<int>(links.size()) - r.lost;
   const std::string how = stalled == 0 ? "sent, never received"
                           : r.lost == 0 ? "posted on both ends, never completed"
-                                        : "sent and never received, or posted on both ends and never completed";
+                                        : "sent and never received, or posted on both ends and never "
+                                          "completed";
   v->message = "link(s) " + linkList(links) + " stopped delivering in " + where(*v) + " on " + name +
                ": " + how;
   if (int end = commonEnd(links); end >= 0) v->message += " (each touches rank " + std::to_string(end) + ")";
@@ -524,10 +527,10 @@ void stoppedLinksVerdict(const std::string& name, const LinkReading& r, Verdict*
   }
   v->evidence += " (a cut link, a NIC or a host that stopped, or the receiving rank's progress); "
                  "each stopped for at least " + format::duration(r.least_stop_ns) +
-                 ", past the stall bound of " + format::duration(r.least_stop_bound_ns) +
-                 " (" + std::to_string(kStallFactor) +
-                 "x the slowest delivery of a similar message, at least the floor); the ranks waited up to " +
-                 format::duration(v->waited_ns) + inFlightNote(r);
+                 ", past the stall bound of " + format::duration(r.least_stop_bound_ns) + " (" +
+                 std::to_string(kStallFactor) +
+                 "x the slowest delivery of a similar message, at least the floor); "
+                 "the ranks waited up to " + format::duration(v->waited_ns) + inFlightNote(r);
 }
 
 // Everyone entered seq and it did not complete: which links stopped, else who never sent.
@@ -607,7 +610,8 @@ std::vector<Verdict> judgeHang(const Input& input) {
     missingRanks(name, comm, seq, now, &out);
     if (out.size() != before) continue;
     if (!times) times.emplace(input);
-    undelivered(name, comm, seq, StallBound{*times, now, std::max<int64_t>(0, input.min_stall_ns)}, &out);
+    const StallBound stall{*times, now, std::max<int64_t>(0, input.min_stall_ns)};
+    undelivered(name, comm, seq, stall, &out);
   }
   std::stable_sort(out.begin(), out.end(), [](const Verdict& a, const Verdict& b) {
     return order(a.rule) < order(b.rule);
