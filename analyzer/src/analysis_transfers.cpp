@@ -39,7 +39,9 @@ class TransferPass {
         calls_(s),
         dense_ranks_(std::clamp(std::max(s.meta.world_size, s.max_rank + 1), 0, 1024)),
         dense_link_(static_cast<size_t>(dense_ranks_) * static_cast<size_t>(dense_ranks_), -1),
-        dense_rank_acc_(static_cast<size_t>(dense_ranks_), nullptr),
+        listed_ranks_(std::clamp(std::max(s.meta.world_size, s.max_rank + 1), 0, kMaxListedRanks)),
+        peers_(static_cast<size_t>(listed_ranks_ > dense_ranks_ ? listed_ranks_ : 0)),
+        dense_rank_acc_(static_cast<size_t>(listed_ranks_), nullptr),
         total_rows_(std::max<int64_t>(1, s.reader.transferCount())),
         send_name_(collective::name(collective::Side::kSend)),
         recv_name_(collective::name(collective::Side::kRecv)) {}
@@ -62,9 +64,21 @@ class TransferPass {
   AnalysisState& s_;
   PhaseBuilder phases_;
   CallRates calls_;
-  // Links between ranks below dense_ranks_ are found in a flat table, the others by hash.
+  // Links between ranks below dense_ranks_ (1,024) are found in a flat table; past that, among
+  // the last few peers a source rank sent to (a ring's or a tree's ranks have at most three),
+  // and by hash only where those miss: at 16,384 ranks the hash's bucket and node were two
+  // cache misses a row, a quarter of this pass.
+  static constexpr int kMaxListedRanks = 1 << 20;
+  struct Peers {
+    static constexpr int kWays = 4;
+    int32_t dst[kWays] = {-1, -1, -1, -1};
+    int32_t link[kWays] = {-1, -1, -1, -1};
+    uint32_t next = 0;  // the way replaced next
+  };
   const int dense_ranks_;
   std::vector<int> dense_link_;
+  const int listed_ranks_;  // ranks below it have their peers_ (past dense_ranks_) and accs listed
+  std::vector<Peers> peers_;
   std::unordered_map<uint64_t, int> link_of_;
   std::vector<RankAcc*> dense_rank_acc_;  // [rank] -> s_.rank_acc[rank] once used
   int64_t last_collective_id_ = storage::kNone;  // consecutive rows share their collective
@@ -89,6 +103,15 @@ int TransferPass::linkIndex(int src, int dst) {
                                   static_cast<size_t>(dst)]
                    : nullptr;
   if (dense != nullptr && *dense >= 0) return *dense;
+  Peers* peers = dense == nullptr && src >= 0 && src < listed_ranks_ &&
+                         static_cast<size_t>(src) < peers_.size()
+                     ? &peers_[static_cast<size_t>(src)]
+                     : nullptr;
+  if (peers != nullptr) {
+    for (int w = 0; w < Peers::kWays; ++w) {
+      if (peers->dst[w] == dst && peers->link[w] >= 0) return peers->link[w];
+    }
+  }
   uint64_t key =
       (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
   auto [it, fresh] = link_of_.try_emplace(key, static_cast<int>(s_.links.size()));
@@ -100,12 +123,17 @@ int TransferPass::linkIndex(int src, int dst) {
     s_.max_rank = std::max({s_.max_rank, src, dst});
   }
   if (dense != nullptr) *dense = it->second;
+  if (peers != nullptr) {
+    const uint32_t w = peers->next++ % Peers::kWays;
+    peers->dst[w] = dst;
+    peers->link[w] = it->second;
+  }
   return it->second;
 }
 
 // s_.rank_acc[rank] without a map search per row (its entries never move).
 RankAcc& TransferPass::rankAcc(int rank) {
-  if (rank >= dense_ranks_) return s_.rank_acc[rank];
+  if (rank >= listed_ranks_) return s_.rank_acc[rank];
   RankAcc*& acc = dense_rank_acc_[static_cast<size_t>(rank)];
   if (acc == nullptr) acc = &s_.rank_acc[rank];
   return *acc;

@@ -458,18 +458,30 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
     }
     heap[k] = h;
   };
+  // The earliest row is copied out and the heap moves on before fn sees it, so that the next
+  // row is known while fn works and is asked for then: with thousands of lanes a lane's row
+  // (read long before, on the other thread) is no longer cached when its turn comes, and fn's
+  // first touch of it waited for memory (the copy's place: its lane may move on meanwhile).
+  TransferRow current;
   while (!heap.empty()) {
     const uint32_t i = heap[0].cursor;
-    if (!fn(cursors[i].rows[cursors[i].next])) return true;
+    current = cursors[i].rows[cursors[i].next];
     if (advance(i)) {
       heap[0] = head(i);
+      siftDown();
     } else {
       if (failed) return false;
       heap[0] = heap.back();
       heap.pop_back();
-      if (heap.empty()) break;
+      if (!heap.empty()) siftDown();
     }
-    siftDown();
+    if (!heap.empty()) {
+      const Cursor& c = cursors[heap[0].cursor];
+      const char* next = reinterpret_cast<const char*>(&c.rows[c.next]);
+      __builtin_prefetch(next);
+      __builtin_prefetch(next + sizeof(TransferRow) - 1);
+    }
+    if (!fn(current)) return true;
   }
   // Each stretch's rows came back in id order and within its ids: as many as the first read
   // found means the same rows (a seek that skipped some would give fewer).

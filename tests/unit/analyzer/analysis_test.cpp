@@ -430,6 +430,38 @@ TEST(AnalysisTest, AStragglerDoesNotMakeItsLinksLookSlow) {
   for (const LinkTotals& l : s.links) EXPECT_EQ(l.busy_ns, 10 * 200) << l.src << "->" << l.dst;
 }
 
+// Past 1,024 ranks a link is found among the last four peers its source sent to, by hash where
+// those miss: a source with six peers in turn (more than the four it lists) and sources past
+// 1,024 must still count every message on its own link.
+TEST(AnalysisTest, LinksPastTheDenseTableCountEveryMessageOnItsOwnLink) {
+  TraceBuilder t(2);
+  t.claimed_world = 1100;
+  t.colls.push_back({1, 0, 0, "allreduce", "ringside-ring", 4000, 1000, 90'000});
+  t.colls.push_back({1, 1, 0, "allreduce", "ringside-ring", 4000, 1000, 90'000});
+  int64_t at = 2000;
+  for (int round = 0; round < 5; ++round) {
+    for (int k = 0; k < 6; ++k) {  // rank 0 -> 1090 .. 1095, then again: six peers in turn
+      t.xfers.push_back({1, 0, 1090 + k, "send", 100 + k, at, at + 50, "", -1});
+      // rank 1 receives from 1090 + k: sources past the dense table
+      t.xfers.push_back({1, 1090 + k, 1, "recv", 10 + k, at, at + 60, "", -1});
+      at += 100;
+    }
+  }
+  Analysis a = run(t.build());
+  ASSERT_EQ(a.links.size(), 12u);
+  for (int k = 0; k < 6; ++k) {
+    const LinkStats* out = findLink(a, 0, 1090 + k);
+    ASSERT_NE(out, nullptr) << k;
+    EXPECT_EQ(out->messages, 5) << k;
+    EXPECT_EQ(out->bytes, 5 * (100 + k)) << k;
+    const LinkStats* in = findLink(a, 1090 + k, 1);
+    ASSERT_NE(in, nullptr) << k;
+    EXPECT_EQ(in->messages, 5) << k;
+    EXPECT_EQ(in->bytes, 5 * (10 + k)) << k;
+    EXPECT_TRUE(in->from_recv) << k;
+  }
+}
+
 TEST(AnalysisTest, TopologyIdleLinksAndCapacity) {
   TraceBuilder t(4);
   t.hosts_ = {"h0", "h1", "h2", "h3"};

@@ -72,6 +72,7 @@ class TraceBuilder {
   std::map<int, std::map<std::string, std::string>> meta;  // extra per-rank meta
   std::vector<int> unclean;                                 // ranks without end_state=clean
   std::vector<int> unreadable;  // ranks whose file the merge gets as skipped (as `merge -k` does)
+  int claimed_world = 0;  // > 0: the world size the files claim (their ranks stay 0..world-1)
 
   std::string path() const { return dir_ + "/trace.sqlite"; }
 
@@ -86,7 +87,7 @@ class TraceBuilder {
       EXPECT_NE(w, nullptr) << error;
       storage::RankInfo info;
       info.rank = r;
-      info.world_size = world_;
+      info.world_size = claimed_world > 0 ? claimed_world : world_;
       info.local_rank = r;
       info.host = hosts_[static_cast<size_t>(r)];
       info.pid = 100 + r;
