@@ -128,6 +128,7 @@ void addSilentRanks(const AnalysisState& s, hang::Input* in) {
 // One rank's flight record: its ring at its latest dump, and how it ended.
 struct FlightRank {
   int64_t dump = -1;  // the latest dump
+  int64_t dump_ns = -1;  // the latest stamp's time
   std::string detail;  // "reason: detail" of its latest dump that said something
   std::vector<hang::Call> calls;
   std::vector<hang::Message> messages;
@@ -147,6 +148,7 @@ bool readFlight(storage::TraceReader& reader, FlightRecord* out, std::string* er
   bool ok = reader.forEachFlightDump([&](const storage::FlightDumpRow& d) {
     FlightRank& r = ranks[d.rank];
     r.dump = std::max(r.dump, d.dump);
+    r.dump_ns = std::max(r.dump_ns, d.time_ns);
     if (!d.detail.empty() && d.reason != "watchdog") r.detail = d.reason + ": " + d.detail;
     if (d.reason == "watchdog" && d.time_ns >= 0 && (out->watchdog_ns < 0 || d.time_ns < out->watchdog_ns)) {
       out->watchdog_ns = d.time_ns;
@@ -222,6 +224,21 @@ void applyFlightExits(const FlightRecord& flight, hang::Input* in) {
   if (last_exit > latest && latest >= 0) in->now_ns = last_exit;
 }
 
+// Where each rank's record ends: its last row, message or call time, its ring's last stamp, its
+// exit. The autopsy takes what a rank shows open as known open only until then.
+void setSeenUntil(const FlightRecord& flight, hang::Input* in) {
+  for (hang::Rank& r : in->ranks) {
+    int64_t t = r.last_seen_ns;
+    for (const hang::Call& c : r.calls) t = std::max({t, c.enter_ns, c.exit_ns});
+    for (const hang::Message& m : r.messages) t = std::max({t, m.posted_ns, m.done_ns});
+    auto f = flight.ranks.find(r.rank);
+    if (f != flight.ranks.end()) {
+      t = std::max({t, f->second.dump_ns, f->second.exited ? f->second.exit_ns : -1});
+    }
+    r.seen_until_ns = t;
+  }
+}
+
 hang::Input autopsyInput(AnalysisState& s) {
   std::map<int, hang::Rank> ranks;
   const std::vector<char>& receives = s.autopsy.receives;
@@ -256,6 +273,7 @@ hang::Input autopsyInput(AnalysisState& s) {
   for (auto& [rank, r] : ranks) in.ranks.push_back(std::move(r));
   addSilentRanks(s, &in);
   applyFlightExits(flight, &in);
+  setSeenUntil(flight, &in);
   return in;
 }
 

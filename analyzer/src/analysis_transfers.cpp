@@ -69,11 +69,12 @@ class TransferPass {
   // and by hash only where those miss: at 16,384 ranks the hash's bucket and node were two
   // cache misses a row, a quarter of this pass.
   static constexpr int kMaxListedRanks = 1 << 20;
-  struct Peers {
+  // 32 bytes, aligned: one cache line a rank. The latest peer first; a new one pushes out the
+  // oldest.
+  struct alignas(32) Peers {
     static constexpr int kWays = 4;
     int32_t dst[kWays] = {-1, -1, -1, -1};
     int32_t link[kWays] = {-1, -1, -1, -1};
-    uint32_t next = 0;  // the way replaced next
   };
   const int dense_ranks_;
   std::vector<int> dense_link_;
@@ -124,9 +125,12 @@ int TransferPass::linkIndex(int src, int dst) {
   }
   if (dense != nullptr) *dense = it->second;
   if (peers != nullptr) {
-    const uint32_t w = peers->next++ % Peers::kWays;
-    peers->dst[w] = dst;
-    peers->link[w] = it->second;
+    for (int w = Peers::kWays - 1; w > 0; --w) {
+      peers->dst[w] = peers->dst[w - 1];
+      peers->link[w] = peers->link[w - 1];
+    }
+    peers->dst[0] = dst;
+    peers->link[0] = it->second;
   }
   return it->second;
 }

@@ -2,13 +2,17 @@
 // messages and liveness. Stages, each over one communicator: index the calls by sequence number,
 // find the first desync, find the first collective some rank never completed, then ask who is
 // missing from it (never entered: stuck or dead) or, when everyone entered, which messages never
-// arrived. docs/analyzer.md ("The autopsy") gives the rules in words.
+// arrived (a wait counts only past the stall bound: hang_delivery.h). docs/analyzer.md ("The
+// autopsy") gives the rules in words.
 #include "ringside/analyzer/hang.h"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
+
+#include "hang_delivery.h"
 
 #include "ringside/analyzer/summary.h"  // formatRankList
 #include "ringside/format/units.h"
@@ -268,6 +272,24 @@ void missingRanks(const std::string& name, const Comm& comm, int64_t seq, int64_
 struct LinkFlow {
   int64_t sent = 0, received = 0;  // bytes whose send / receive completed
   int sends_open = 0, receives_open = 0;
+  int64_t send_posted = -1, receive_posted = -1;  // the earliest open send / receive posted
+  bool posted_unknown = false;     // an open message without its posting time
+  int64_t open_bytes = 0;          // the largest open message
+  std::vector<const Message*> sends_done;
+
+  void add(const Message& m) {
+    const bool done = m.done_ns >= 0;
+    if (done) {
+      (m.send ? sent : received) += m.bytes;
+      if (m.send) sends_done.push_back(&m);
+      return;
+    }
+    ++(m.send ? sends_open : receives_open);
+    open_bytes = std::max(open_bytes, m.bytes);
+    int64_t& posted = m.send ? send_posted : receive_posted;
+    if (m.posted_ns < 0) posted_unknown = true;
+    else if (posted < 0 || m.posted_ns < posted) posted = m.posted_ns;
+  }
 };
 using Link = std::pair<int, int>;  // (sender, receiver)
 
@@ -286,6 +308,59 @@ LinkFault linkFault(const Comm& comm, const Link& link, const LinkFlow& f) {
   if (!recordsReceives(comm, link.second)) return LinkFault::kNone;
   if (f.sent > f.received) return LinkFault::kLost;
   return f.sends_open > 0 && f.receives_open > 0 ? LinkFault::kStalled : LinkFault::kNone;
+}
+
+// Since when a link's fault or a wait has lasted, and the bytes it waits for; since -1: unknown
+// (never judged). A loss runs from the completion of the first send never received (the sends
+// in posting order, the received bytes taken from the front); a stall from both ends having
+// posted their oldest open message; a wait from the waiting end's oldest open message.
+struct Waiting {
+  int64_t since = -1, bytes = 0;
+  int64_t until = -1;  // how far the record of both ends reaches (knownUntil)
+  int64_t lasted() const { return until - since; }
+};
+
+Waiting lostSince(LinkFlow& f) {
+  std::sort(f.sends_done.begin(), f.sends_done.end(),
+            [](const Message* a, const Message* b) { return a->posted_ns < b->posted_ns; });
+  int64_t sent = 0;
+  for (const Message* m : f.sends_done) {
+    sent += m->bytes;
+    if (sent > f.received) return {m->done_ns, m->bytes};
+  }
+  return {};
+}
+
+Waiting openSince(const LinkFlow& f, bool sender, bool receiver) {
+  if (f.posted_unknown) return {};
+  int64_t since = -1;
+  for (const auto& [wanted, posted] :
+       {std::pair{sender, f.send_posted}, std::pair{receiver, f.receive_posted}}) {
+    if (!wanted) continue;
+    if (posted < 0) return {};
+    since = std::max(since, posted);
+  }
+  return {since, f.open_bytes};
+}
+
+// Judges waits against the stall bound (hang.h, kStallFactor): long enough to blame someone.
+struct StallBound {
+  const detail::DeliveryTimes& times;
+  int64_t now = -1, floor_ns = kMinStallNs;
+  int64_t bound(const Waiting& w) const { return times.bound(w.bytes, floor_ns); }
+  bool longEnough(const Waiting& w) const { return w.since >= 0 && w.lasted() >= bound(w); }
+};
+
+// How far the records of ranks a and b both reach (Rank::seen_until_ns, now for a live one):
+// a message open at the end of one rank's record may have completed after it.
+int64_t knownUntil(const Comm& comm, int a, int b, int64_t now) {
+  int64_t until = now;
+  for (int r : {a, b}) {
+    auto it = comm.find(r);
+    const Rank* rank = it == comm.end() ? nullptr : it->second.rank;
+    if (rank != nullptr && rank->seen_until_ns >= 0) until = std::min(until, rank->seen_until_ns);
+  }
+  return until;
 }
 
 // The ranks to blame for waits no stopped link explains, from the wait-for graph of the ranks
@@ -363,77 +438,126 @@ int commonEnd(const std::vector<Link>& links) {
   return found;
 }
 
-void stoppedLinksVerdict(const std::string& name, const std::vector<Link>& links, int lost,
-                         Verdict* v) {
+// The links of one collective as they read at the record's end: stopped (a fault that lasted
+// past the stall bound), in flight (one that had not: nobody is blamed), and who waits on whom
+// for longer than the bound. A stopped link's ends, and a rank waiting only on what is in
+// flight, are explained (`held`): nobody behind them is taken for a silent peer.
+struct LinkReading {
+  std::vector<Link> stopped;
+  int lost = 0;                   // of them, sent and never received
+  int64_t least_stop_ns = -1;     // the shortest stop among them, and the bound it passed
+  int64_t least_stop_bound_ns = -1;
+  std::vector<Link> in_flight;
+  int64_t in_flight_ns = -1;      // the longest of their waits
+  std::set<int> held;
+  std::map<int, std::set<int>> waits_on;  // rank -> the peers it waited on past the bound
+};
+
+LinkReading readLinks(const Comm& comm, std::map<Link, LinkFlow>& flows, const StallBound& stall) {
+  LinkReading out;
+  std::set<int> in_flight_waiters;
+  for (auto& [link, f] : flows) {
+    if (!comm.contains(link.first)) continue;
+    const LinkFault fault = linkFault(comm, link, f);
+    if (fault != LinkFault::kNone) {
+      Waiting w = fault == LinkFault::kLost ? lostSince(f) : openSince(f, true, true);
+      w.until = knownUntil(comm, link.first, link.second, stall.now);
+      if (!stall.longEnough(w)) {
+        out.in_flight.push_back(link);
+        if (w.since >= 0) out.in_flight_ns = std::max(out.in_flight_ns, w.lasted());
+        in_flight_waiters.insert(link.second);
+        if (fault == LinkFault::kStalled) in_flight_waiters.insert(link.first);  // its send is open
+        continue;
+      }
+      out.stopped.push_back(link);
+      out.lost += fault == LinkFault::kLost ? 1 : 0;
+      out.held.insert({link.first, link.second});
+      if (out.least_stop_ns < 0 || w.lasted() < out.least_stop_ns) {
+        out.least_stop_ns = w.lasted();
+        out.least_stop_bound_ns = stall.bound(w);
+      }
+      continue;
+    }
+    auto wait = [&](int waiter, int peer, Waiting w) {
+      w.until = knownUntil(comm, waiter, peer, stall.now);
+      if (stall.longEnough(w)) out.waits_on[waiter].insert(peer);
+      else in_flight_waiters.insert(waiter);
+    };
+    if (f.receives_open > 0) wait(link.second, link.first, openSince(f, false, true));
+    if (f.sends_open > 0 && f.receives_open == 0 && recordsReceives(comm, link.second)) {
+      // its peer has not posted the receive
+      wait(link.first, link.second, openSince(f, true, false));
+    }
+  }
+  for (int r : out.held) out.waits_on.erase(r);  // a stopped link's ends are explained by it
+  for (int r : in_flight_waiters) {
+    if (!out.waits_on.contains(r)) out.held.insert(r);
+  }
+  return out;
+}
+
+// "; link(s) 0->2 in flight at the end ...": what was left unjudged, for a verdict's evidence.
+std::string inFlightNote(const LinkReading& links) {
+  if (links.in_flight.empty()) return "";
+  std::string out = "; link(s) " + linkList(links.in_flight) + " in flight at the end";
+  if (links.in_flight_ns >= 0) out += " (for at most " + format::duration(links.in_flight_ns) + ")";
+  return out + ", under the stall bound: not judged";
+}
+
+void stoppedLinksVerdict(const std::string& name, const LinkReading& r, Verdict* v) {
+  const std::vector<Link>& links = r.stopped;
   v->rule = kUndelivered;
   for (const Link& l : links) {
     v->links_from.push_back(l.first);
     v->culprits.push_back(l.second);
   }
-  const int stalled = static_cast<int>(links.size()) - lost;
+  const int stalled = static_cast<int>(links.size()) - r.lost;
   const std::string how = stalled == 0 ? "sent, never received"
-                          : lost == 0  ? "posted on both ends, never completed"
-                                       : "sent and never received, or posted on both ends and never completed";
+                          : r.lost == 0 ? "posted on both ends, never completed"
+                                        : "sent and never received, or posted on both ends and never "
+                                          "completed";
   v->message = "link(s) " + linkList(links) + " stopped delivering in " + where(*v) + " on " + name +
                ": " + how;
   if (int end = commonEnd(links); end >= 0) v->message += " (each touches rank " + std::to_string(end) + ")";
   v->evidence.clear();
-  if (lost > 0) v->evidence = "the senders' messages completed, the receivers never got them";
+  if (r.lost > 0) v->evidence = "the senders' messages completed, the receivers never got them";
   if (stalled > 0) {
-    v->evidence += std::string(lost > 0 ? "; on other links " : "") +
+    v->evidence += std::string(r.lost > 0 ? "; on other links " : "") +
                    "the sends and their receives were both posted and neither completed";
   }
   v->evidence += " (a cut link, a NIC or a host that stopped, or the receiving rank's progress); "
-                 "waited up to " + format::duration(v->waited_ns);
+                 "each stopped for at least " + format::duration(r.least_stop_ns) +
+                 ", past the stall bound of " + format::duration(r.least_stop_bound_ns) + " (" +
+                 std::to_string(kStallFactor) +
+                 "x the slowest delivery of a similar message, at least the floor); "
+                 "the ranks waited up to " + format::duration(v->waited_ns) + inFlightNote(r);
 }
 
 // Everyone entered seq and it did not complete: which links stopped, else who never sent.
-void undelivered(const std::string& name, const Comm& comm, int64_t seq, int64_t now,
+void undelivered(const std::string& name, const Comm& comm, int64_t seq, const StallBound& stall,
                  std::vector<Verdict>* out) {
   std::map<Link, LinkFlow> flows;
   for (const auto& [rank, m] : comm) {
     if (m.rank == nullptr) continue;
     for (const Message& msg : m.rank->messages) {
       if (msg.comm != name || msg.seq != seq) continue;
-      LinkFlow& f = flows[msg.send ? Link{rank, msg.peer} : Link{msg.peer, rank}];
-      const bool done = msg.done_ns >= 0;
-      if (msg.send && done) f.sent += msg.bytes;
-      if (msg.send && !done) ++f.sends_open;
-      if (!msg.send && done) f.received += msg.bytes;
-      if (!msg.send && !done) ++f.receives_open;
+      flows[msg.send ? Link{rank, msg.peer} : Link{msg.peer, rank}].add(msg);
     }
   }
-  std::vector<Link> stopped;
-  int lost = 0;
-  std::set<int> held;                      // the ends of stopped links
-  std::map<int, std::set<int>> waits_on;   // rank -> the peers it waits on
-  for (const auto& [link, f] : flows) {
-    if (!comm.contains(link.first)) continue;
-    const LinkFault fault = linkFault(comm, link, f);
-    if (fault != LinkFault::kNone) {
-      stopped.push_back(link);
-      lost += fault == LinkFault::kLost ? 1 : 0;
-      held.insert({link.first, link.second});
-      continue;
-    }
-    if (f.receives_open > 0) waits_on[link.second].insert(link.first);
-    if (f.sends_open > 0 && f.receives_open == 0 && recordsReceives(comm, link.second)) {
-      waits_on[link.first].insert(link.second);  // its peer has not posted the receive
-    }
-  }
-  for (int r : held) waits_on.erase(r);  // a stopped link's ends are explained by it
-  if (!stopped.empty()) {
+  const LinkReading links = readLinks(comm, flows, stall);
+  if (!links.stopped.empty()) {
     Verdict v;
-    describeWait(name, comm, seq, now, &v);
-    stoppedLinksVerdict(name, stopped, lost, &v);
+    describeWait(name, comm, seq, stall.now, &v);
+    stoppedLinksVerdict(name, links, &v);
     out->push_back(std::move(v));
   }
   Verdict silent;
-  describeWait(name, comm, seq, now, &silent);
-  silent.culprits = silentRanks(waits_on, held);
+  describeWait(name, comm, seq, stall.now, &silent);
+  silent.culprits = silentRanks(links.waits_on, links.held);
   if (!silent.culprits.empty()) {
     silent.rule = kNeverSent;
     addLastSeen(comm, &silent);
+    silent.evidence += inFlightNote(links);
     silent.message = ranksWord(silent.culprits) + " entered " + where(silent) + " on " + name +
                      " but never sent what the others wait for";
     out->push_back(std::move(silent));
@@ -467,6 +591,7 @@ std::vector<Verdict> judgeHang(const Input& input) {
     }
   }
   const int64_t now = input.now_ns >= 0 ? input.now_ns : latestTime(input);
+  std::optional<detail::DeliveryTimes> times;  // built once, when a collective's links are read
   std::vector<Verdict> out;
   for (const auto& [name, comm] : comms) {
     Verdict mismatch;
@@ -483,7 +608,10 @@ std::vector<Verdict> judgeHang(const Input& input) {
     if (seq < 0) continue;
     size_t before = out.size();
     missingRanks(name, comm, seq, now, &out);
-    if (out.size() == before) undelivered(name, comm, seq, now, &out);
+    if (out.size() != before) continue;
+    if (!times) times.emplace(input);
+    const StallBound stall{*times, now, std::max<int64_t>(0, input.min_stall_ns)};
+    undelivered(name, comm, seq, stall, &out);
   }
   std::stable_sort(out.begin(), out.end(), [](const Verdict& a, const Verdict& b) {
     return order(a.rule) < order(b.rule);

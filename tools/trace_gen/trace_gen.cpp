@@ -23,6 +23,9 @@ constexpr int kOpenWriters = 64;
 constexpr int64_t kCallGapNs = 50'000;      // between the calls of a step
 constexpr int64_t kComputeNs = 5'000'000;   // between steps: the "forward and backward pass"
 constexpr int64_t kJitterNs = 20'000;       // arrival spread of the ranks at a call
+// GenFault cut: how long the ranks wait on the cut links before the call fails (Gloo's default
+// timeout). The record must outlast the autopsy's stall bound (hang.h), as a real cut's does.
+constexpr int64_t kCutTimeoutNs = 30'000'000'000;
 constexpr int64_t kUnixBase = 1'700'000'000'000'000'000;  // the trace's wall-clock start
 
 uint64_t mix(uint64_t x) {  // splitmix64
@@ -196,6 +199,10 @@ bool faultCall(const GenFault& f, int r, storage::CollectiveRow* c) {
     c->end_ns = c->start_ns + 50'000'000;
     c->status = 1;
   }
+  if (f.kind == "cut") {  // every rank waits until Gloo's default timeout fails the call
+    c->end_ns = c->start_ns + kCutTimeoutNs;
+    c->status = 1;
+  }
   return true;
 }
 
@@ -259,6 +266,7 @@ bool writeBatch(const GenOptions& o, const std::vector<std::string>& paths, int 
     for (int r = 0; r < o.ranks; ++r) {
       const size_t u = static_cast<size_t>(r);
       last_end = std::max(last_end, call.ends()[u]);
+      if (fault && o.fault.kind == "cut") last_end = std::max(last_end, arrive[u] + kCutTimeoutNs);
       if (!mine(r)) continue;
       storage::CollectiveRow c;
       c.id = i + 1;

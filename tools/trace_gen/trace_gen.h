@@ -22,9 +22,10 @@ namespace ringside::gen {
 //                fail 50 ms after they entered (a reset peer is noticed at once)
 //   desync-op    `rank` calls allgather where the others call allreduce; no call returns
 //   desync-size  `rank` passes twice the others' bytes; no call returns
-//   cut          `rank`'s cable goes down as #seq begins: everyone enters it, no call returns;
-//                on each link to or from `rank` the first message is posted on both ends (a
-//                send row and a recv row) and never completes
+//   cut          `rank`'s cable goes down as #seq begins: everyone enters it and waits until
+//                its call fails 30 s later (Gloo's default timeout); on each link to or from
+//                `rank` the first message is posted on both ends (a send row and a recv row)
+//                and never completes
 // Calls of #seq carry no other messages.
 struct GenFault {
   std::string kind;  // "" none, or one of the above

@@ -46,7 +46,8 @@ const char kHelp[] =
     "  --fault KIND:RANK@SEQ  a hang or desync at call SEQ, the job's last: stuck (RANK never\n"
     "                         enters it), dead (RANK dies before it: cut off), desync-op (RANK\n"
     "                         calls allgather), desync-size (RANK passes twice the bytes), cut\n"
-    "                         (RANK's cable goes down: its links' first messages never complete)\n"
+    "                         (RANK's cable goes down: its links' first messages never complete,\n"
+    "                         every call of SEQ fails 30 s later)\n"
     "  --seed N               seed of the arrival jitter (default 1)\n"
     "  --no-fsync             never fsync the rank files (fast; a power loss may damage them)\n"
     "  --help                 this text\n";

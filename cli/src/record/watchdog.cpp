@@ -142,6 +142,10 @@ void Watchdog::check() {
     input.ranks.push_back(std::move(missing));
   }
   input.now_ns = now;
+  // Every rank has gone hang_timeout_s without completing a call: a message waiting that long
+  // is not in flight, so the floor of the stall bound is no longer than the timeout.
+  input.min_stall_ns =
+      std::min(hang::kMinStallNs, static_cast<int64_t>(options_.hang_timeout_s * 1e9));
   const std::vector<hang::Verdict> verdicts = hang::judgeHang(input);
   if (verdicts.empty()) return;
   const hang::Verdict& v = verdicts.front();

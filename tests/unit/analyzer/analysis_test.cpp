@@ -824,6 +824,35 @@ TEST(AnalysisTest, NoTransfersNoIdleLinks) {
   EXPECT_EQ(a.collectives[0].duration_ns, 50);
 }
 
+// The autopsy measures a wait to where the records of both its ends reach: rank 0 sent rank 1
+// its all-reduce message (completed) and went on recording, on another communicator, until 3 s;
+// rank 1's record ends where it posted the receive, still open there (its last flush). That is
+// no lost message; when rank 1's record also runs to 3 s, it is.
+TEST(AnalysisTest, AutopsyWaitsEndWhereEachRanksRecordEnds) {
+  constexpr int64_t kMs = 1000 * 1000;
+  for (bool receiver_goes_on : {false, true}) {
+    TraceBuilder t(2);
+    for (int r = 0; r < 2; ++r) {
+      t.colls.push_back({1, r, 0, "allreduce", "gloo", 4096, 1 * kMs, 2 * kMs});
+      t.colls.push_back({2, r, 1, "allreduce", "gloo", 4096, 3 * kMs, storage::kNone});
+      if (r == 0 || receiver_goes_on) {
+        t.colls.push_back({3, r, 0, "barrier", "gloo", 0, 3000 * kMs, 3001 * kMs, "other"});
+      }
+    }
+    t.xfers.push_back({2, 0, 1, "send", 4096, 3 * kMs, 3 * kMs + 10, ""});
+    t.xfers.push_back({2, 0, 1, "recv", 4096, 3 * kMs, storage::kNone, ""});
+    Analysis a = run(t.build());
+    if (!receiver_goes_on) {
+      EXPECT_TRUE(a.autopsy.empty()) << a.autopsy.front().message;
+      continue;
+    }
+    ASSERT_EQ(a.autopsy.size(), 1u);
+    EXPECT_EQ(a.autopsy[0].rule, "messages-undelivered");
+    EXPECT_NE(a.autopsy[0].message.find("link(s) 0->1 stopped delivering"), std::string::npos)
+        << a.autopsy[0].message;
+  }
+}
+
 TEST(AnalysisTest, LowBusbwAgainstTopology) {
   TraceBuilder t(4);
   t.hosts_ = {"h0", "h1", "h2", "h3"};

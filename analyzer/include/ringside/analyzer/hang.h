@@ -72,11 +72,27 @@ struct Rank {
   // false: its receives are not recorded (a trace of senders only), so a message sent to it
   // and not received says nothing (messages-undelivered is not judged for it).
   bool receives_recorded = true;
+  // Where its record ends (its last row, its exit): a message it shows open is known open until
+  // then, not after (ranks flushed at different times, a live rank merged). -1: until now_ns
+  // (a live ring).
+  int64_t seen_until_ns = -1;
 };
+
+// A link (or a peer) is blamed only for a wait no healthy one needs: a record can end (a dump, a
+// kill, a closed recording window) while a message is merely in flight. A link is stalled, a
+// message lost, a peer silent, only after waiting at least kStallFactor times the slowest
+// delivery of a message of similar size the record shows (on any link: both ends posted ->
+// the receive completed), and never less than Input::min_stall_ns. Shorter waits are "in
+// flight at the end" and blame nobody. docs/analyzer.md ("The autopsy") gives the reasoning.
+inline constexpr int64_t kMinStallNs = 1'000'000'000;  // 1 s: the default floor
+inline constexpr int64_t kStallFactor = 4;
 
 struct Input {
   std::vector<Rank> ranks;     // any order; at most one entry per rank id
   int64_t now_ns = -1;         // when judged (waits are measured to it); -1: the latest time seen
+  // The floor of the wait that can blame a link or a peer (see kStallFactor). The watchdog,
+  // which judges only after --hang-timeout without progress, passes the smaller of that and 1 s.
+  int64_t min_stall_ns = kMinStallNs;
   // Ranks that belong to a communicator beyond those with calls on it (a rank that died before
   // recording any call): communicator -> ranks, each with an entry in `ranks`.
   std::map<std::string, std::vector<int>> members;
@@ -110,7 +126,8 @@ struct Verdict {
 // The verdicts, root causes first: collective-mismatch, rank-exited, stuck-collective, then
 // messages-undelivered and peer-never-sent. Empty for a healthy record: every collective
 // completed, or only calls still open on every rank of their communicator while all are alive
-// and exchanging messages. At most one verdict per (rule, communicator).
+// and their messages in flight (waits shorter than the stall bound above). At most one verdict
+// per (rule, communicator).
 std::vector<Verdict> judgeHang(const Input& input);
 
 // True for the k* rule ids above (the autopsy's findings come first in every report).
