@@ -104,8 +104,8 @@ int TransferPass::linkIndex(int src, int dst) {
                                   static_cast<size_t>(dst)]
                    : nullptr;
   if (dense != nullptr && *dense >= 0) return *dense;
-  Peers* peers = dense == nullptr && src >= 0 && src < listed_ranks_ &&
-                         static_cast<size_t>(src) < peers_.size()
+  // peers_ is empty unless ranks reach past the flat table (listed_ranks_ long then).
+  Peers* peers = dense == nullptr && src >= 0 && static_cast<size_t>(src) < peers_.size()
                      ? &peers_[static_cast<size_t>(src)]
                      : nullptr;
   if (peers != nullptr) {

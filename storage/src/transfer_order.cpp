@@ -409,19 +409,20 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
     read += static_cast<int64_t>(c.rows.size());
     return !c.rows.empty();
   };
-  // Advances cursor i to its next row; false at its lane's end.
-  // The row after the new head is asked for now: the lane comes up again only after the other
-  // lanes' heads (1,024 of them on a 1,024-rank trace), its row filled long before on the other
-  // thread, a cache and TLB miss each when first touched; asked for a lane's turn ahead, it
-  // waits in the cache instead.
+  // Asks for a row's first and last cache lines.
+  auto prefetch = [](const TransferRow& r) {
+    const char* at = reinterpret_cast<const char*>(&r);
+    __builtin_prefetch(at);
+    __builtin_prefetch(at + sizeof(TransferRow) - 1);
+  };
+  // Advances cursor i to its next row; false at its lane's end. The row after the new head is
+  // asked for now: the lane comes up again only after the other lanes' heads (1,024 of them on a
+  // 1,024-rank trace), its row filled long before on the other thread, a cache and TLB miss each
+  // when first touched; asked for a lane's turn ahead, it waits in the cache instead.
   auto advance = [&](uint32_t i) {
     Cursor& c = cursors[i];
     if (++c.next >= c.rows.size() && !refill(i)) return false;
-    if (c.next + 1 < c.rows.size()) {
-      const char* after = reinterpret_cast<const char*>(&c.rows[c.next + 1]);
-      __builtin_prefetch(after);
-      __builtin_prefetch(after + sizeof(TransferRow) - 1);
-    }
+    if (c.next + 1 < c.rows.size()) prefetch(c.rows[c.next + 1]);
     return true;
   };
   // The heap holds each cursor's key beside it: comparisons stay within the heap's memory.
@@ -477,9 +478,7 @@ bool SqliteTraceReader::mergeTransferLanes(const std::vector<std::vector<IdRun>>
     }
     if (!heap.empty()) {
       const Cursor& c = cursors[heap[0].cursor];
-      const char* next = reinterpret_cast<const char*>(&c.rows[c.next]);
-      __builtin_prefetch(next);
-      __builtin_prefetch(next + sizeof(TransferRow) - 1);
+      prefetch(c.rows[c.next]);
     }
     if (!fn(current)) return true;
   }
